@@ -1,0 +1,47 @@
+# Talekeeper: `make run` to play on this machine, `make test` to check it.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell cksum requirements.txt | cut -d' ' -f1)
+
+# make test runs against the real servers; override for another machine.
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/talekeeper
+TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: install run demo test test-fast test-sqlite bench clean
+
+$(STAMP): requirements.txt
+	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	rm -f $(VENV)/.installed-*
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# One command on a laptop: SQLite, the in-memory channel layer, one daphne.
+run: install
+	DEBUG=1 $(PY) manage.py migrate --noinput
+	DEBUG=1 $(PY) manage.py demo
+	@echo "Talekeeper is at http://$(HOST):$(PORT)/ (Ctrl-C stops it)"
+	DEBUG=1 $(PY) -m daphne -b $(HOST) -p $(PORT) campaign.asgi:application
+
+# The whole suite on PostgreSQL + Redis, then the database contract suite on SQLite.
+test: install
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest -q
+	$(MAKE) --no-print-directory test-sqlite
+
+test-sqlite: install
+	DATABASE_URL= REDIS_URL= $(PY) -m pytest -q -m "not postgres and not redis and not browser" tests/campaign tests/sessions
+
+# Rules engines only: no database, no Django.
+test-fast: install
+	$(PY) -m pytest -q -p no:django tests/rules
+
+bench: install
+	$(PY) bench/run.py
+
+clean:
+	rm -rf $(VENV) talekeeper.sqlite3* test_talekeeper.sqlite3* staticfiles

@@ -1,0 +1,257 @@
+"""Shared plumbing for the benchmarks: configuration, the bench database,
+server processes, statistics and a description of the machine.
+
+Everything here talks to 127.0.0.1 only, and every process it starts is
+tracked and terminated (on normal exit, on an exception, on SIGINT/SIGTERM).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import platform
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlparse, urlunparse
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+RESULTS = BENCH / "results"
+
+DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/talekeeper_bench"
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/14"
+SECRET_KEY = "talekeeper-bench-secret-key-not-for-production-0123456789"
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+def require_loopback(url: str, what: str) -> None:
+    host = urlparse(url).hostname
+    if host not in LOOPBACK:
+        raise SystemExit(f"{what} must point at 127.0.0.1 (the benchmarks never leave this machine): {url}")
+
+
+def base_env(database_url: str, redis_url: str | None, **extra: str) -> dict[str, str]:
+    """The environment of every Talekeeper process the bench starts (and of itself)."""
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "DEBUG": "0",
+        "SECRET_KEY": SECRET_KEY,
+        "SECURE_COOKIES": "0",
+        "ALLOWED_HOSTS": "127.0.0.1,localhost,testserver",
+        "LOG_LEVEL": "WARNING",
+        "DJANGO_SETTINGS_MODULE": "campaign.settings",
+        "PYTHONPATH": str(ROOT),
+        **extra,
+    }
+    env.pop("REDIS_URL", None)
+    if redis_url:
+        env["REDIS_URL"] = redis_url
+    return env
+
+
+# --- the bench database ---------------------------------------------------------
+
+def ensure_database(database_url: str, fresh: bool = False) -> None:
+    """Create the bench database if missing (drop it first with ``fresh``); never any other."""
+    import psycopg
+
+    parsed = urlparse(database_url)
+    name = parsed.path.lstrip("/")
+    if not name or name in {"postgres", "template0", "template1", "talekeeper", "test_talekeeper", "test"} \
+            or "bench" not in name:
+        raise SystemExit(f"refusing to use database {name!r}: the bench database's name must contain 'bench'")
+    admin = urlunparse(parsed._replace(path="/postgres"))
+    with psycopg.connect(admin, autocommit=True, connect_timeout=10) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
+        if exists and fresh:
+            conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+            exists = None
+        if not exists:
+            conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def migrate(env: dict[str, str]) -> None:
+    subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env,
+                   check=True, timeout=300)
+
+
+def setup_django(env: dict[str, str]) -> None:
+    """Configure this process as a Talekeeper process with the bench settings."""
+    os.environ.update(env)
+    if "REDIS_URL" not in env:
+        os.environ.pop("REDIS_URL", None)
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+
+
+# --- server processes -----------------------------------------------------------
+
+_PROCS: list[subprocess.Popen] = []
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server on port {port} exited with {proc.returncode}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"server on port {port} did not start within {timeout}s")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+    if proc in _PROCS:
+        _PROCS.remove(proc)
+
+
+def stop_all() -> None:
+    for proc in list(_PROCS):
+        with contextlib.suppress(Exception):
+            stop(proc)
+
+
+def _on_signal(signum, frame):
+    stop_all()
+    raise SystemExit(128 + signum)
+
+
+atexit.register(stop_all)
+signal.signal(signal.SIGTERM, _on_signal)
+
+
+@contextlib.contextmanager
+def daphnes(app: str, count: int, env: dict[str, str], log_dir: Path, label: str):
+    """Start ``count`` daphne processes serving ``app`` on spare loopback ports; yield their ports."""
+    log_dir.mkdir(parents=True, exist_ok=True)
+    procs, ports, logs = [], [], []
+    try:
+        for i in range(count):
+            port = free_port()
+            log = open(log_dir / f"{label}-{i}.log", "wb")
+            logs.append(log)
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), app],
+                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+            )
+            _PROCS.append(proc)
+            procs.append(proc)
+            ports.append(port)
+        for port, proc in zip(ports, procs):
+            wait_for_port(port, proc)
+        yield ports, procs
+    finally:
+        for proc in procs:
+            stop(proc)
+        for log in logs:
+            log.close()
+
+
+# --- statistics -----------------------------------------------------------------
+
+def percentile(sorted_values: list[float], q: float) -> float | None:
+    """Nearest-rank percentile of an already sorted list (q in 0..100)."""
+    if not sorted_values:
+        return None
+    k = max(0, min(len(sorted_values) - 1, int(round(q / 100 * len(sorted_values) + 0.5)) - 1))
+    return sorted_values[k]
+
+
+def summary_ms(values_s: list[float]) -> dict:
+    """p50/p95/p99/max/mean of durations given in seconds, in milliseconds."""
+    values = sorted(v * 1000 for v in values_s)
+    if not values:
+        return {"n": 0, "p50": None, "p95": None, "p99": None, "max": None, "mean": None}
+    return {
+        "n": len(values),
+        "p50": round(percentile(values, 50), 3),
+        "p95": round(percentile(values, 95), 3),
+        "p99": round(percentile(values, 99), 3),
+        "max": round(values[-1], 3),
+        "mean": round(sum(values) / len(values), 3),
+    }
+
+
+def ratio(a, b, digits: int = 2):
+    if a is None or b in (None, 0):
+        return None
+    return round(a / b, digits)
+
+
+# --- the machine ----------------------------------------------------------------
+
+def _first_line(cmd: list[str]) -> str | None:
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=10).stdout.strip()
+        return out.splitlines()[0] if out else None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def machine_info(database_url: str, redis_url: str | None) -> dict:
+    cpu = None
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    info = {
+        "nproc": os.cpu_count(),
+        "nproc_cmd": _first_line(["nproc"]),
+        "cpu_model": cpu,
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
+    with contextlib.suppress(OSError):
+        mem = Path("/proc/meminfo").read_text().splitlines()[0]
+        info["mem_total"] = mem.split(":", 1)[1].strip()
+    try:
+        import psycopg
+
+        with psycopg.connect(database_url, connect_timeout=5) as conn:
+            info["postgresql"] = conn.execute("SHOW server_version").fetchone()[0]
+    except Exception as e:  # noqa: BLE001 (reported, not fatal)
+        info["postgresql"] = f"unknown ({e!r})"
+    if redis_url:
+        try:
+            import redis
+
+            client = redis.Redis.from_url(redis_url, socket_timeout=5)
+            info["redis"] = client.info("server").get("redis_version")
+            client.close()
+        except Exception as e:  # noqa: BLE001
+            info["redis"] = f"unknown ({e!r})"
+    import django
+    import channels
+    import channels_redis
+    import daphne
+    import websockets
+
+    info["versions"] = {
+        "django": django.__version__, "channels": channels.__version__, "channels_redis": channels_redis.__version__,
+        "daphne": daphne.__version__, "websockets": websockets.__version__,
+    }
+    return info

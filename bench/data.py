@@ -1,0 +1,136 @@
+"""Benchmark data in the bench database, made through Talekeeper's own write path.
+
+* :func:`make_tables`: N campaigns with a GM and players, each with an API
+  token (users get unusable passwords: no PBKDF2 per user);
+* :func:`ensure_log`: a WYRM campaign whose log holds at least ``n`` events,
+  built fast by calling ``campaign.log.append`` with thousands of drafts per
+  transaction (the drafts come from the rules' own ``decide``, fed the state
+  folded so far, so every event is one the server could have stored). Scene
+  starts and ends go through ``do_command``. Such a log is reused by later
+  runs (it is only read), and resumed if a run stopped half-way.
+
+Django must be set up (``common.setup_django``) before this is imported.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from campaign.actions import do_add_member, do_command, do_create_campaign
+from campaign.log import Draft, append, lock_campaign
+from campaign.models import ApiToken, Campaign, Character, Membership
+from rules import get_system
+from rules.base import SecretDice
+
+User = get_user_model()
+
+LOG_SLUG = "bench-log-{n}"
+CHUNK = 2000  # events per append() transaction when building a log
+SCENE_EVERY = 1000  # a scene ends and a new one starts every this many events (campaign-wide events)
+CHARACTERS = ["Mira", "Oskar", "Tove", "Ilse"]
+
+
+def _user(username: str):
+    user = User(username=username)
+    user.set_unusable_password()
+    user.save()
+    return user
+
+
+def make_tables(prefix: str, tables: int, clients: int, system: str = "tote") -> list[dict]:
+    """``tables`` campaigns of ``clients`` members each: member 0 is the GM, the rest players."""
+    made = []
+    for t in range(tables):
+        people = [_user(f"{prefix}-t{t}-c{c}") for c in range(clients)]
+        campaign = do_create_campaign(people[0], f"Bench table {t}", system, slug=f"{prefix}-t{t}")
+        for person in people[1:]:
+            do_add_member(campaign, person, "player", actor=people[0])
+        campaign.refresh_from_db()
+        made.append({
+            "slug": campaign.slug,
+            "head": campaign.last_seq,
+            "members": [{"username": p.username, "token": ApiToken.objects.create(user=p).key,
+                         "role": "gm" if i == 0 else "player"} for i, p in enumerate(people)],
+        })
+    return made
+
+
+def membership(campaign: Campaign, user) -> Membership:
+    return Membership.objects.select_related("user", "campaign").get(campaign=campaign, user=user)
+
+
+def _log_campaign(n: int) -> tuple[Campaign, object]:
+    slug = LOG_SLUG.format(n=n)
+    campaign = Campaign.objects.filter(slug=slug).first()
+    if campaign is None:
+        gm = User.objects.filter(username=f"{slug}-gm").first() or _user(f"{slug}-gm")
+        campaign = do_create_campaign(gm, f"Bench log of {n} events", "wyrm", slug=slug)
+    gm = Membership.objects.get(campaign=campaign, role="gm").user
+    return campaign, gm
+
+
+def ensure_log(n: int, seed: int = 7, progress=None) -> dict:
+    """A WYRM campaign with at least ``n`` events; returns its slug, GM and how it was made."""
+    campaign, gm = _log_campaign(n)
+    gm_member = membership(campaign, gm)
+    rules = get_system("wyrm")
+    t0 = time.perf_counter()
+    reused = campaign.last_seq >= n
+    if not reused:
+        rng = random.Random(seed + campaign.last_seq)
+        dice = SecretDice()
+        characters = list(Character.objects.filter(campaign=campaign).order_by("id"))
+        for name in CHARACTERS[len(characters):]:
+            result = do_command(gm_member, {"id": f"create-{name}", "action": {
+                "type": "create_character", "name": name, "sheet": rules.example_sheet}})
+            characters.append(result.events[0].character)
+        from campaign.projections import replay
+
+        states, _ = replay(campaign)  # the state each character is in now (resuming a partial build)
+        skills = {c.id: [s["name"] for s in states[c.id]["skills"]] for c in characters}
+        while True:
+            campaign.refresh_from_db()
+            left = n - campaign.last_seq
+            if left <= 0:
+                break
+            stamp = f"{campaign.last_seq}"
+            if campaign.current_scene is not None:
+                do_command(gm_member, {"id": f"end-scene-{stamp}", "action": {"type": "end_scene"}})
+                left -= 1
+            if campaign.current_session is None:
+                do_command(gm_member, {"id": f"start-session-{stamp}", "action": {"type": "start_session"}})
+                left -= 1
+            if left > 1:
+                do_command(gm_member, {"id": f"start-scene-{stamp}", "action": {"type": "start_scene"}})
+                left -= 1
+            drafts = []
+            for _ in range(max(0, min(left, CHUNK, SCENE_EVERY - 3))):
+                character = rng.choice(characters)
+                state = states[character.id]
+                roll = rng.random()
+                if roll < 0.05 and state["fate"] < 90:
+                    action = {"type": "grant_fate", "character": character.id, "amount": 1, "reason": "heroics"}
+                elif roll < 0.10:
+                    action = {"type": "award_points", "character": character.id, "points": 1}
+                else:
+                    action = {"type": "check", "character": character.id,
+                              "attribute": rng.choice(["warrior", "rogue", "mage"]),
+                              "skills": rng.sample(skills[character.id], k=rng.randint(0, 1)),
+                              "dl": rng.randint(4, 10)}
+                for event in rules.decide(state, action, dice):
+                    state = rules.evolve(state, event)
+                    drafts.append(Draft(event.type, event.payload, event.version, character))
+                states[character.id] = state
+            if drafts:
+                with transaction.atomic():
+                    locked = lock_campaign(campaign.id)
+                    append(locked, drafts, actor=gm)
+            if progress:
+                progress(f"log of {n}: {campaign.last_seq + len(drafts)} events")
+        campaign.refresh_from_db()
+    return {"slug": campaign.slug, "campaign_id": campaign.id, "events": campaign.last_seq, "gm": gm.username,
+            "reused": reused, "build_s": round(time.perf_counter() - t0, 2)}

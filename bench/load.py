@@ -1,0 +1,364 @@
+"""The load generator: real WebSocket clients, tables of them, players rolling.
+
+Pure asyncio and ``websockets``; no Django in here, so the same code drives
+Talekeeper (``match="seq"``: an ack names the seq of the stored event, and
+every client of the table must receive an ``event`` frame with that seq) and
+the bare relay (``match="id"``: the relay echoes the command id in its event).
+
+Open loop: each table's players roll at exponentially spaced times (a Poisson
+process at ``rate_per_table``), whether or not earlier rolls were answered, so
+a slow server shows up as latency instead of hiding in a slower send rate.
+Latency of a roll to a client = when that client's socket delivered the event
+frame minus when the roller's frame was handed to its socket (or, over HTTP,
+when the request was started). Both ends are in this process, on one clock.
+
+Every loop is bounded in count and time, and everything is closed at the end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from urllib.parse import urlparse
+
+import websockets
+
+from .common import summary_ms
+
+perf = time.perf_counter
+
+
+@dataclass
+class ClientSpec:
+    table: int
+    ws_url: str
+    token: str | None = None
+    roller: bool = True
+    command_url: str | None = None  # POST target for via="http"
+
+
+@dataclass
+class LoadConfig:
+    rate_per_table: float = 1.0  # rolls per second per table, all its players together
+    duration: float = 20.0  # seconds of rolling, warm-up included
+    warmup: float = 2.0  # the first seconds of rolling are not measured
+    drain: float = 10.0  # at most this long to wait for the last events after rolling stops
+    via: str = "ws"  # "ws" (command frames) or "http" (POST with the bearer token)
+    notation: str = "2d6"
+    connect_concurrency: int = 25
+    connect_timeout: float = 60.0
+    max_commands_per_table: int = 5000
+    seed: int = 1
+    run_id: str = "bench"
+
+
+@dataclass
+class Conn:
+    spec: ClientSpec
+    ws: object = None
+    recv: dict = field(default_factory=dict)  # key (seq or command id) -> perf time
+    last_seq: int | None = None
+    connect_s: float | None = None
+    event_bytes: int = 0
+    events: int = 0
+
+
+@dataclass
+class Sent:
+    table: int
+    t0: float
+    measured: bool
+
+
+class State:
+    def __init__(self):
+        self.sent: dict[str, Sent] = {}
+        self.acks: dict[str, tuple[float, object]] = {}  # command id -> (perf time, seq)
+        self.errors: Counter = Counter()
+        self.error_examples: list[str] = []
+        self.stopping = False
+
+    def refusals(self) -> int:
+        """Commands answered with an error (or never sent): they will get no ack."""
+        return sum(n for k, n in self.errors.items() if k.startswith(("error_frame:", "http_", "send_failed")))
+
+    def error(self, kind: str, example: str | None = None) -> None:
+        self.errors[kind] += 1
+        if example and len(self.error_examples) < 10:
+            self.error_examples.append(f"{kind}: {example[:200]}")
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """utime + stime of a process (Linux), in seconds."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+async def _reader(conn: Conn, st: State, match: str, ready: asyncio.Event) -> None:
+    try:
+        async for raw in conn.ws:
+            t = perf()
+            try:
+                frame = json.loads(raw)
+                kind = frame.get("type")
+            except (ValueError, AttributeError):
+                st.error("bad_frame", str(raw)[:200])
+                continue
+            if kind == "event":
+                ev = frame["event"]
+                seq = ev.get("seq")
+                key = ev.get("id") if match == "id" else seq
+                if key in conn.recv:
+                    st.error("duplicate_event", f"table {conn.spec.table} key {key}")
+                conn.recv[key] = t
+                conn.events += 1
+                conn.event_bytes += len(raw)
+                if match == "seq" and ready.is_set() and conn.last_seq is not None and seq != conn.last_seq + 1:
+                    st.error("seq_gap", f"table {conn.spec.table}: {conn.last_seq} -> {seq}")
+                conn.last_seq = seq
+            elif kind == "ack":
+                st.acks[frame.get("id")] = (t, frame.get("seq"))
+            elif kind == "ready":
+                if match == "seq":
+                    conn.last_seq = frame.get("seq")
+                ready.set()
+            elif kind == "error":
+                st.error("error_frame:" + str(frame.get("code")), json.dumps(frame))
+            # heartbeat, pong: nothing to do
+    except websockets.ConnectionClosed as e:
+        if not st.stopping:
+            st.error("closed_early", repr(e))
+    except asyncio.CancelledError:
+        raise
+    except Exception as e:  # noqa: BLE001 (counted, never hides a hang: everything is bounded)
+        st.error("reader_failed", repr(e))
+
+
+async def _connect(conn: Conn, st: State, match: str, sem: asyncio.Semaphore, cfg: LoadConfig,
+                   readers: list) -> None:
+    async with sem:
+        headers = {"Authorization": f"Bearer {conn.spec.token}"} if conn.spec.token else None
+        t0 = perf()
+        try:
+            conn.ws = await websockets.connect(
+                conn.spec.ws_url, additional_headers=headers, open_timeout=cfg.connect_timeout,
+                ping_interval=None, close_timeout=2, max_size=2**20,
+            )
+        except Exception as e:  # noqa: BLE001
+            st.error("connect_failed", repr(e))
+            return
+        ready = asyncio.Event()
+        readers.append(asyncio.create_task(_reader(conn, st, match, ready)))
+        try:
+            await asyncio.wait_for(ready.wait(), cfg.connect_timeout)
+        except asyncio.TimeoutError:
+            st.error("no_ready_frame", conn.spec.ws_url)
+            return
+        conn.connect_s = perf() - t0
+
+
+async def _http_post(url: str, token: str | None, body: bytes, timeout: float) -> tuple[int, bytes]:
+    """One POST over a fresh loopback connection (Connection: close); a minimal HTTP/1.1 client."""
+    u = urlparse(url)
+    reader, writer = await asyncio.wait_for(asyncio.open_connection(u.hostname, u.port), timeout)
+    try:
+        head = (f"POST {u.path} HTTP/1.1\r\nHost: {u.hostname}:{u.port}\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\nConnection: close\r\n")
+        if token:
+            head += f"Authorization: Bearer {token}\r\n"
+        writer.write(head.encode("latin1") + b"\r\n" + body)
+        await writer.drain()
+        data = await asyncio.wait_for(reader.read(1 << 20), timeout)
+        while not reader.at_eof() and len(data) < (1 << 20):
+            more = await asyncio.wait_for(reader.read(1 << 20), timeout)
+            if not more:
+                break
+            data += more
+    finally:
+        writer.close()
+    status = int(data.split(b" ", 2)[1])
+    return status, data.split(b"\r\n\r\n", 1)[1] if b"\r\n\r\n" in data else b""
+
+
+async def _post_command(conn: Conn, st: State, cid: str, cfg: LoadConfig) -> None:
+    body = json.dumps({"id": cid, "action": {"type": "roll", "notation": cfg.notation}}).encode()
+    try:
+        status, raw = await _http_post(conn.spec.command_url, conn.spec.token, body, 30.0)
+    except Exception as e:  # noqa: BLE001
+        st.error("http_failed", repr(e))
+        return
+    t = perf()
+    if status not in (200, 201):
+        st.error(f"http_{status}", raw.decode("utf-8", "replace"))
+        return
+    st.acks[cid] = (t, json.loads(raw)["seq"])
+
+
+async def _drive_table(table: int, conns: list[Conn], st: State, cfg: LoadConfig, start: float,
+                       http_tasks: set) -> None:
+    rng = random.Random(cfg.seed * 1_000_003 + table)
+    rollers = [c for c in conns if c.spec.roller and c.ws is not None]
+    if not rollers:
+        return
+    end = start + cfg.duration
+    at = start + rng.expovariate(cfg.rate_per_table)
+    n = 0
+    while at < end and n < cfg.max_commands_per_table:
+        delay = at - perf()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        conn = rng.choice(rollers)
+        cid = f"{cfg.run_id}-t{table}-{n}"
+        measured = at >= start + cfg.warmup
+        if cfg.via == "http":
+            st.sent[cid] = Sent(table, perf(), measured)
+            task = asyncio.create_task(_post_command(conn, st, cid, cfg))
+            http_tasks.add(task)
+            task.add_done_callback(http_tasks.discard)
+        else:
+            frame = json.dumps({"type": "command", "id": cid,
+                                "action": {"type": "roll", "notation": cfg.notation}})
+            st.sent[cid] = Sent(table, perf(), measured)
+            try:
+                await conn.ws.send(frame)
+            except websockets.ConnectionClosed as e:
+                st.error("send_failed", repr(e))
+        n += 1
+        at += rng.expovariate(cfg.rate_per_table)
+
+
+def _pending(st: State, by_table: dict[int, list[Conn]], match: str) -> int:
+    missing = 0
+    for cid, (_, seq) in st.acks.items():
+        sent = st.sent.get(cid)
+        if sent is None:
+            continue
+        key = cid if match == "id" else seq
+        missing += sum(1 for c in by_table[sent.table] if c.ws is not None and key not in c.recv)
+    return missing
+
+
+async def run_load(specs: list[ClientSpec], cfg: LoadConfig, match: str, pids: list[int] = ()) -> dict:
+    """Connect every client, roll for ``cfg.duration`` seconds, drain, close; return the numbers."""
+    budget = cfg.connect_timeout * 2 + cfg.duration + cfg.drain + 30
+    return await asyncio.wait_for(_run(specs, cfg, match, list(pids)), budget)
+
+
+async def _run(specs: list[ClientSpec], cfg: LoadConfig, match: str, pids: list[int]) -> dict:
+    st = State()
+    conns = [Conn(spec) for spec in specs]
+    by_table: dict[int, list[Conn]] = {}
+    for c in conns:
+        by_table.setdefault(c.spec.table, []).append(c)
+    readers: list[asyncio.Task] = []
+    http_tasks: set[asyncio.Task] = set()
+    sem = asyncio.Semaphore(cfg.connect_concurrency)
+    t_connect = perf()
+    try:
+        await asyncio.gather(*[_connect(c, st, match, sem, cfg, readers) for c in conns])
+        connect_wall = perf() - t_connect
+        await asyncio.sleep(0.5)  # let the last group_add settle everywhere
+
+        start = perf() + 0.2
+        cpu_window: dict = {}
+
+        async def sample_cpu():
+            await asyncio.sleep(max(0.0, start + cfg.warmup - perf()))
+            before = {pid: _cpu_seconds(pid) for pid in pids}
+            mine_before = sum(os.times()[:2])
+            t_before = perf()
+            await asyncio.sleep(max(0.0, start + cfg.duration - perf()))
+            after = {pid: _cpu_seconds(pid) for pid in pids}
+            cpu_window["server_cpu_s"] = round(sum((after[p] or 0) - (before[p] or 0) for p in pids), 3)
+            cpu_window["loadgen_cpu_s"] = round(sum(os.times()[:2]) - mine_before, 3)
+            cpu_window["wall_s"] = round(perf() - t_before, 3)
+
+        sampler = asyncio.create_task(sample_cpu())
+        await asyncio.gather(*[_drive_table(t, cs, st, cfg, start, http_tasks) for t, cs in by_table.items()])
+        sending_wall = perf() - start
+        await sampler
+        # Drain: wait for answers and deliveries still in flight, bounded.
+        drain_deadline = perf() + cfg.drain
+        while perf() < drain_deadline:
+            if not http_tasks and len(st.acks) >= len(st.sent) - st.refusals() \
+                    and _pending(st, by_table, match) == 0:
+                break
+            await asyncio.sleep(0.05)
+        drain_wall = perf() - (start + sending_wall)
+    finally:
+        st.stopping = True
+        for task in list(http_tasks):
+            task.cancel()
+        await asyncio.gather(*[c.ws.close() for c in conns if c.ws is not None], return_exceptions=True)
+        for task in readers:
+            task.cancel()
+        await asyncio.gather(*readers, return_exceptions=True)
+
+    return _report(st, conns, by_table, cfg, match, connect_wall, sending_wall, drain_wall, cpu_window)
+
+
+def _report(st: State, conns, by_table, cfg: LoadConfig, match: str, connect_wall: float, sending_wall: float,
+            drain_wall: float, cpu: dict) -> dict:
+    window = max(1e-9, cfg.duration - cfg.warmup)
+    latencies, ack_latencies = [], []
+    missing = 0
+    measured = [(cid, s) for cid, s in st.sent.items() if s.measured]
+    acked = 0
+    for cid, sent in measured:
+        ack = st.acks.get(cid)
+        if ack is None:
+            continue
+        acked += 1
+        ack_latencies.append(ack[0] - sent.t0)
+        key = cid if match == "id" else ack[1]
+        for c in by_table[sent.table]:
+            if c.ws is None:
+                continue
+            t = c.recv.get(key)
+            if t is None:
+                missing += 1
+            else:
+                latencies.append(t - sent.t0)
+    errors = Counter(st.errors)
+    unacked = sum(1 for cid in st.sent if cid not in st.acks) - st.refusals()
+    if unacked > 0:
+        errors["unanswered_command"] += unacked
+    if missing:
+        errors["missing_delivery"] += missing
+    connected = [c for c in conns if c.ws is not None and c.connect_s is not None]
+    total_events = sum(c.events for c in conns)
+    result = {
+        "match": match,
+        "via": cfg.via,
+        "tables": len(by_table),
+        "sockets": len(conns),
+        "sockets_ready": len(connected),
+        "offered_rolls_per_s": round(cfg.rate_per_table * len(by_table), 2),
+        "rolls_sent": len(st.sent),
+        "rolls_measured": len(measured),
+        "rolls_per_s": round(acked / window, 2),
+        "deliveries_per_s": round(len(latencies) / window, 2),
+        "latency_ms": summary_ms(latencies),
+        "ack_ms": summary_ms(ack_latencies),
+        "connect_to_ready_ms": summary_ms([c.connect_s for c in connected]),
+        "connect_wall_s": round(connect_wall, 2),
+        "sending_wall_s": round(sending_wall, 2),
+        "drain_wall_s": round(drain_wall, 2),
+        "mean_event_frame_bytes": round(sum(c.event_bytes for c in conns) / total_events) if total_events else None,
+        "errors": dict(sorted(errors.items())),
+        "errors_total": sum(errors.values()),
+        "error_examples": st.error_examples,
+        **cpu,
+    }
+    if cpu.get("server_cpu_s") is not None and acked:
+        result["server_cpu_ms_per_roll"] = round(cpu["server_cpu_s"] * 1000 / acked, 3)
+    return result

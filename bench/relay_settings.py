@@ -1,0 +1,37 @@
+"""Django settings of the bare relay (bench/relay.py): a channel layer and nothing else.
+
+The layer is configured exactly as Talekeeper's (campaign/settings.py): the
+same Redis, capacity and expiry, and the same ``max_connections`` (redis-py
+caps an async pool at 100 connections by default, which fails past ~100
+sockets). No database, no apps, no middleware.
+"""
+
+import os
+
+SECRET_KEY = os.environ.get("SECRET_KEY") or "talekeeper-bench-relay"
+DEBUG = False
+ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
+INSTALLED_APPS: list[str] = []
+DATABASES: dict = {}
+USE_TZ = True
+
+CHANNEL_LAYERS = {
+    "default": {
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "CONFIG": {
+            "hosts": [{
+                "address": os.environ["REDIS_URL"],
+                "max_connections": int(os.environ.get("REDIS_MAX_CONNECTIONS") or 2000),
+            }],
+            "capacity": int(os.environ.get("CHANNEL_CAPACITY") or 500),
+            "expiry": 60,
+        },
+    }
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL") or "WARNING"},
+}

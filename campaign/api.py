@@ -1,0 +1,152 @@
+"""The HTTP API: the same commands as the socket, and paging through the log.
+
+``POST /api/campaigns/<slug>/commands`` with ``{"id", "action"}``:
+201 with the event (200 with the original for a repeated id), or 4xx with
+``{"error": {"code", "message"}}``.
+``GET /api/campaigns/<slug>/events?after=N&limit=M`` pages through the log.
+Authenticate with the session cookie (plus CSRF token) or a bearer token.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from django.conf import settings
+from django.http import JsonResponse
+from django.middleware.csrf import CsrfViewMiddleware
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_http_methods
+
+from rules import RuleError, odds_json
+
+from .actions import ActionError, Forbidden, access_campaign, access_character, access_character_for_reading, do_command
+from .auth import InvalidToken, bearer_key, user_from_request
+from .log import events_after, serialize_event
+from .projections import state_as_of
+from .visibility import Viewer, for_viewer
+
+log = logging.getLogger(__name__)
+MAX_BODY_BYTES = 64 * 1024
+
+
+def error(status: int, code: str, message: str) -> JsonResponse:
+    return JsonResponse({"error": {"code": code, "message": message}}, status=status)
+
+
+def _csrf_failure(request):
+    """Session-authenticated writes need the CSRF token; bearer tokens do not."""
+    if bearer_key(request.headers.get("Authorization")) is not None:
+        return None
+    return CsrfViewMiddleware(lambda r: None).process_view(request, None, (), {})
+
+
+def _member(request, slug):
+    try:
+        user = user_from_request(request)
+    except InvalidToken:
+        raise ActionError("That API token is not valid.", "unauthenticated")
+    return access_campaign(user, slug)
+
+
+def _fail(e: ActionError) -> JsonResponse:
+    status = 401 if e.code == "unauthenticated" else e.status
+    return error(status, e.code, e.message)
+
+
+class TooLarge(ActionError):
+    status = 413
+    code = "too_large"
+
+
+def _write_request(request, slug):
+    """Who is writing, and the JSON body: size, auth, CSRF and JSON checked in that order."""
+    if len(request.body) > MAX_BODY_BYTES:
+        raise TooLarge(f"Requests are limited to {MAX_BODY_BYTES // 1024} KB.")
+    campaign, membership = _member(request, slug)
+    if _csrf_failure(request) is not None:
+        raise Forbidden("The CSRF token is missing or wrong: reload the page and try again.", "csrf")
+    try:
+        body = json.loads(request.body.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise ActionError("The request body is not valid JSON text.", "bad_json")
+    return campaign, membership, body
+
+
+@csrf_exempt
+@require_http_methods(["POST"])
+def commands(request, slug):
+    try:
+        campaign, membership, body = _write_request(request, slug)
+        result = do_command(membership, body)
+    except ActionError as e:
+        return _fail(e)
+    viewer = Viewer.of(membership)
+    events = [for_viewer(serialize_event(e), viewer) for e in result.events]
+    return JsonResponse({**events[0], "events": events}, status=200 if result.replayed else 201)
+
+
+def _int_param(request, name: str, default: int, lo: int, hi: int) -> int:
+    raw = request.GET.get(name)
+    if raw is None or raw == "":
+        return default
+    if not raw.isdigit() or len(raw) > 18:
+        raise ActionError(f"'{name}' must be a whole number from {lo} to {hi}.")
+    value = int(raw)
+    if not lo <= value <= hi:
+        raise ActionError(f"'{name}' must be a whole number from {lo} to {hi}.")
+    return value
+
+
+@require_GET
+def events(request, slug):
+    try:
+        campaign, membership = _member(request, slug)
+        after = _int_param(request, "after", 0, 0, 10**17)
+        limit = _int_param(request, "limit", 100, 1, settings.EVENTS_PAGE_MAX)
+    except ActionError as e:
+        return _fail(e)
+    viewer = Viewer.of(membership)
+    stored, revealed = events_after(campaign.id, after, limit)
+    page = [for_viewer(data, viewer, revealed) for data in stored]
+    return JsonResponse({
+        "events": page,
+        "head": campaign.last_seq,
+        "next_after": page[-1]["seq"] if page else after,
+        "has_more": bool(page) and page[-1]["seq"] < campaign.last_seq,
+    })
+
+
+@require_GET
+def character_state(request, slug, character_id):
+    """A character's projected state now, or ``?as_of=SEQ`` as it stood then."""
+    try:
+        campaign, membership = _member(request, slug)
+        as_of = _int_param(request, "as_of", 0, 0, 10**17)
+        character = access_character_for_reading(membership, character_id)
+    except ActionError as e:
+        return _fail(e)
+    if as_of:
+        state, seq = state_as_of(character, as_of), min(as_of, campaign.last_seq)
+    else:
+        state, seq = character.projection.state, character.projection.last_seq
+    return JsonResponse({"character": character.id, "name": character.name, "owner": character.owner.username,
+                         "seq": seq, "state": state})
+
+
+@csrf_exempt
+@require_http_methods(["POST"])
+def preview(request, slug):
+    """Exact odds of an action before it is rolled: ``{"action": {...}}`` -> ``{"odds": {...}}``."""
+    try:
+        campaign, membership, body = _write_request(request, slug)
+        action = body.get("action") if isinstance(body, dict) else None
+        if not isinstance(action, dict) or action.get("type") not in campaign.rules.actions:
+            raise ActionError(f"'action' must be one of {campaign.rules.title}'s actions.", "unknown_action")
+        character = access_character(membership, action.get("character"))
+        odds = campaign.rules.preview(character.projection.state, action)
+    except ActionError as e:
+        return _fail(e)
+    except RuleError as e:
+        return error(400 if e.code in ("invalid", "invalid_sheet") else 422, e.code, e.message)
+    return JsonResponse({"odds": odds_json(odds)})

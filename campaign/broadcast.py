@@ -1,0 +1,92 @@
+"""Broadcasting appended events to open tables, after commit.
+
+A broadcast is a doorbell, not the log: the channel layer may drop a message
+(a full channel, an expired group, Redis down), so consumers that see a seq
+jump, or learn a newer seq from a heartbeat, read the missing events from the
+database. A failed broadcast is logged and never fails the command.
+
+From synchronous code ``async_to_sync(group_send)`` per call has leaked
+Redis connections (a new event loop and pool each time), so with Redis the
+broadcasts go through one long-lived loop per process. The in-memory layer
+only reaches consumers of this process, so it is called on their loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+
+from asgiref.sync import async_to_sync
+from channels.layers import InMemoryChannelLayer, get_channel_layer
+from django.db import transaction
+
+log = logging.getLogger(__name__)
+
+
+def group_name(campaign_id: int) -> str:
+    return f"campaign-{campaign_id}"
+
+
+def broadcast_on_commit(campaign_id: int, events) -> None:
+    """Ring the table's doorbell for ``events`` once the transaction commits."""
+    if not events:
+        return
+    from .log import serialize_event
+
+    data = [serialize_event(e) for e in events]
+    transaction.on_commit(lambda: send(campaign_id, data))
+
+
+def send(campaign_id: int, data: list[dict]) -> None:
+    message = {"type": "table.events", "events": data}
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    try:
+        if isinstance(layer, InMemoryChannelLayer):
+            async_to_sync(layer.group_send)(group_name(campaign_id), message)
+        else:
+            _Sender.get().submit(group_name(campaign_id), message)
+    except Exception:  # never fail a stored command because a doorbell failed
+        log.exception("broadcast of seq %s failed", data[-1]["seq"])
+
+
+class _Sender:
+    """One background event loop per process that owns its own channel layer."""
+
+    _instance: "_Sender | None" = None
+    _lock = threading.Lock()
+
+    def __init__(self):
+        from channels.layers import channel_layers
+        from django.conf import settings
+
+        self.loop = asyncio.new_event_loop()
+        self.layer = channel_layers.make_backend("default") if settings.CHANNEL_LAYERS else None
+        self.thread = threading.Thread(target=self.loop.run_forever, name="talekeeper-broadcast", daemon=True)
+        self.thread.start()
+
+    @classmethod
+    def get(cls) -> "_Sender":
+        with cls._lock:
+            if cls._instance is None:
+                cls._instance = cls()
+            return cls._instance
+
+    def submit(self, group: str, message: dict) -> None:
+        future = asyncio.run_coroutine_threadsafe(self._send(group, message), self.loop)
+        future.add_done_callback(_log_failure)
+
+    async def _send(self, group: str, message: dict) -> None:
+        await asyncio.wait_for(self.layer.group_send(group, message), timeout=5)
+
+    def flush(self, timeout: float = 5.0) -> None:
+        """Wait until everything submitted so far has been sent (tests, shutdown)."""
+        asyncio.run_coroutine_threadsafe(asyncio.sleep(0), self.loop).result(timeout)
+
+
+def _log_failure(future) -> None:
+    if future.exception() is not None:
+        log.warning("broadcast failed (clients will catch up from the log): %r", future.exception())
+

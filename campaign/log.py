@@ -1,0 +1,229 @@
+"""The campaign event log: the one append path, the hash chain, the one serializer.
+
+Everything that enters a log goes through :func:`append`. It must be called
+inside ``transaction.atomic()`` with the campaign row locked by
+:func:`lock_campaign`, which is what makes seq gap-free and commit-ordered.
+Only ``campaign.actions.do_*`` functions call it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import timezone as dt_timezone
+from typing import Any, Iterable, Mapping
+
+from django.db import transaction
+from django.utils import timezone
+
+from .models import GENESIS_HASH, VISIBILITY_PUBLIC, Campaign, Character, Command, Event
+
+
+@dataclass(frozen=True)
+class Draft:
+    """An event about to be appended: what the rules decided plus who it concerns."""
+
+    type: str
+    payload: Mapping[str, Any] = field(default_factory=dict)
+    version: int = 1
+    character: Character | None = None
+    visibility: str = VISIBILITY_PUBLIC
+
+
+def canonical_json(value: Any) -> bytes:
+    """The canonical encoding hashed into the chain: sorted keys, no spaces, UTF-8."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode(
+        "utf-8"
+    )
+
+
+def timestamp(value) -> str:
+    """Event timestamps as hashed and served: UTC ISO 8601 with microseconds."""
+    return value.astimezone(dt_timezone.utc).isoformat(timespec="microseconds")
+
+
+def hashed_fields(event: Event) -> dict:
+    """Exactly the fields the chain covers (documented in docs/event-log.md)."""
+    return {
+        "campaign": event.campaign_id,
+        "seq": event.seq,
+        "type": event.type,
+        "version": event.version,
+        "payload": event.payload,
+        "actor": event.actor_id,
+        "character": event.character_id,
+        "session": event.session,
+        "scene": event.scene,
+        "visibility": event.visibility,
+        "created_at": timestamp(event.created_at),
+    }
+
+
+def event_hash(prev_hash: str, fields: Mapping[str, Any]) -> str:
+    """SHA-256 over the previous hash and the canonical encoding of the fields."""
+    digest = hashlib.sha256()
+    digest.update(prev_hash.encode("ascii"))
+    digest.update(canonical_json(fields))
+    return digest.hexdigest()
+
+
+def lock_campaign(campaign_id: int) -> Campaign:
+    """Lock and return the campaign's stream row. Call inside ``atomic()``.
+
+    On PostgreSQL this is ``SELECT ... FOR UPDATE``: a second appender waits
+    here until the first commits, so seq order is commit order. On SQLite the
+    IMMEDIATE transaction already holds the database's single write lock.
+    """
+    return Campaign.objects.select_for_update().get(pk=campaign_id)
+
+
+def append(campaign: Campaign, drafts: Iterable[Draft], *, actor=None, command: Command | None = None) -> list[Event]:
+    """Append events to a locked campaign's log and return them, stored.
+
+    The caller holds the lock from :func:`lock_campaign` inside an atomic
+    block; the campaign object passed is that locked row and is updated in
+    place (``last_seq``, ``head_hash``).
+    """
+    assert transaction.get_connection().in_atomic_block, "append() needs a transaction"
+    stored = []
+    now = timezone.now()
+    for draft in drafts:
+        _open_session_or_scene(campaign, draft)
+        event = Event(
+            campaign=campaign,
+            seq=campaign.last_seq + 1,
+            type=draft.type,
+            version=draft.version,
+            payload=json.loads(canonical_json(dict(draft.payload))),  # plain JSON, exactly as stored
+            actor=actor,
+            character=draft.character,
+            session=campaign.current_session,
+            scene=campaign.current_scene,
+            visibility=draft.visibility,
+            command=command,
+            created_at=now,
+            prev_hash=campaign.head_hash,
+        )
+        event.hash = event_hash(event.prev_hash, hashed_fields(event))
+        event.save()
+        campaign.last_seq = event.seq
+        campaign.head_hash = event.hash
+        _close_session_or_scene(campaign, draft)
+        stored.append(event)
+    Campaign.objects.filter(pk=campaign.pk).update(
+        last_seq=campaign.last_seq,
+        head_hash=campaign.head_hash,
+        session_count=campaign.session_count,
+        current_session=campaign.current_session,
+        scene_count=campaign.scene_count,
+        current_scene=campaign.current_scene,
+    )
+    return stored
+
+
+def _open_session_or_scene(campaign: Campaign, draft: Draft) -> None:
+    # A start event is stamped with the session/scene it opens...
+    if draft.type == "session_started":
+        campaign.session_count += 1
+        campaign.current_session = campaign.session_count
+    elif draft.type == "scene_started":
+        campaign.scene_count += 1
+        campaign.current_scene = campaign.scene_count
+
+
+def _close_session_or_scene(campaign: Campaign, draft: Draft) -> None:
+    # ...and an end event with the one it closes; what follows carries none.
+    if draft.type == "session_ended":
+        campaign.current_session = None
+    elif draft.type == "scene_ended":
+        campaign.current_scene = None
+
+
+@dataclass
+class ChainReport:
+    ok: bool
+    count: int
+    bad_seq: int | None = None
+    reason: str = ""
+
+
+def verify_chain(campaign: Campaign, batch: int = 2000) -> ChainReport:
+    """Check every link and hash of a campaign's log, in seq order.
+
+    Names the first seq whose seq, link or hash is wrong.
+    """
+    prev_hash = GENESIS_HASH
+    expected_seq = 1
+    count = 0
+    events = Event.objects.filter(campaign=campaign).order_by("seq")
+    for event in events.iterator(chunk_size=batch):
+        if event.seq != expected_seq:
+            return ChainReport(False, count, expected_seq, f"seq {expected_seq} is missing (next stored is {event.seq})")
+        if event.prev_hash != prev_hash:
+            return ChainReport(False, count, event.seq, "its prev_hash does not match the previous event's hash")
+        if event_hash(prev_hash, hashed_fields(event)) != event.hash:
+            return ChainReport(False, count, event.seq, "its hash does not match its contents")
+        prev_hash = event.hash
+        expected_seq += 1
+        count += 1
+    if count != campaign.last_seq:
+        return ChainReport(False, count, count + 1, f"the stream head says {campaign.last_seq} events")
+    if campaign.head_hash != prev_hash:
+        return ChainReport(False, count, count, "the stream head hash does not match the last event")
+    return ChainReport(True, count)
+
+
+def serialize_event(event: Event) -> dict:
+    """The one JSON form of an event, as stored (before any visibility filter)."""
+    return {
+        "seq": event.seq,
+        "type": event.type,
+        "version": event.version,
+        "payload": event.payload,
+        "actor": event.actor.username if event.actor_id else None,
+        "actor_id": event.actor_id,
+        "character": event.character_id,
+        "character_name": event.character.name if event.character_id else None,
+        "session": event.session,
+        "scene": event.scene,
+        "visibility": event.visibility,
+        "created_at": timestamp(event.created_at),
+        "prev_hash": event.prev_hash,
+        "hash": event.hash,
+    }
+
+
+def marks_after(campaign_id: int, after: int) -> tuple[set[int], set[int]]:
+    """(voided, revealed): seqs after ``after`` that a later void or reveal names.
+
+    A void or reveal always comes after its target, so looking at marks with
+    seq > ``after`` finds every mark on the events after ``after``.
+    """
+    voided, revealed = set(), set()
+    marks = Event.objects.filter(campaign_id=campaign_id, seq__gt=after, type__in=("event_voided", "roll_revealed"))
+    for kind, payload in marks.values_list("type", "payload"):
+        (voided if kind == "event_voided" else revealed).add(payload["seq"])
+    return voided, revealed
+
+
+def events_after(campaign_id: int, after: int, limit: int) -> tuple[list[dict], set[int]]:
+    """Stored events with seq > ``after``, in order, at most ``limit``, serialized.
+
+    Returns ``(events, revealed)``: each event carries ``"voided": true`` if a
+    later event voided it; ``revealed`` is the set of hidden seqs since made
+    public (pass it to the visibility filter).
+    """
+    rows = (
+        Event.objects.filter(campaign_id=campaign_id, seq__gt=after)
+        .select_related("actor", "character")
+        .order_by("seq")[:limit]
+    )
+    voided, revealed = marks_after(campaign_id, after)
+    events = []
+    for row in rows:
+        data = serialize_event(row)
+        if row.seq in voided:
+            data["voided"] = True
+        events.append(data)
+    return events, revealed

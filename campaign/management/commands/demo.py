@@ -1,0 +1,55 @@
+"""Create (idempotently) a demo campaign with a GM and three players."""
+
+import hashlib
+import hmac
+import json
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+
+from campaign.actions import do_add_member, do_create_campaign
+from campaign.models import ROLE_GM, ROLE_PLAYER, ApiToken, Campaign
+
+DEMO_SLUG = "demo"
+MEMBERS = [("gm", ROLE_GM), ("alice", ROLE_PLAYER), ("bob", ROLE_PLAYER), ("carol", ROLE_PLAYER)]
+
+
+def demo_password(username: str) -> str:
+    """Stable for one SECRET_KEY, so running the demo twice prints the same logins."""
+    digest = hmac.new(settings.SECRET_KEY.encode(), f"demo:{username}".encode(), hashlib.sha256).hexdigest()
+    return f"{username}-{digest[:10]}"
+
+
+class Command(BaseCommand):
+    help = "Create (idempotently) a demo campaign with a GM and three players, and print their logins."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--json", action="store_true", help="print one JSON object, for scripts")
+        parser.add_argument("--system", default="tote", help="rule system of the demo campaign")
+
+    def handle(self, *args, **options):
+        User = get_user_model()
+        users = {}
+        for username, _ in MEMBERS:
+            user, _ = User.objects.get_or_create(username=username)
+            user.set_password(demo_password(username))
+            user.save()
+            users[username] = user
+        campaign = Campaign.objects.filter(slug=DEMO_SLUG).first()
+        if campaign is None:
+            campaign = do_create_campaign(users["gm"], "Demo: The Torn Road", options["system"], slug=DEMO_SLUG)
+        for username, role in MEMBERS:
+            do_add_member(campaign, users[username], role, actor=users["gm"])
+        members = []
+        for username, role in MEMBERS:
+            token = ApiToken.objects.filter(user=users[username]).order_by("created_at").first()
+            token = token or ApiToken.objects.create(user=users[username])
+            members.append({"username": username, "password": demo_password(username), "role": role,
+                            "token": token.key})
+        if options["json"]:
+            self.stdout.write(json.dumps({"campaign": campaign.slug, "members": members}))
+            return
+        self.stdout.write(f"Demo campaign '{campaign.name}' at /campaigns/{campaign.slug}/")
+        for m in members:
+            self.stdout.write(f"  {m['role']:<7} {m['username']:<6} password: {m['password']}")

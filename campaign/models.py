@@ -1,0 +1,202 @@
+"""Campaigns, their members and characters, and the campaign event log.
+
+The log (:class:`Event`) is the product: every other table here either names
+things (campaign, membership, character) or is a projection that can be
+rebuilt from the log (:class:`CharacterProjection`, the stream head kept on
+:class:`Campaign`).
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.db import models
+
+from rules import system_choices
+
+ROLE_GM = "gm"
+ROLE_PLAYER = "player"
+ROLE_SPECTATOR = "spectator"
+ROLE_CHOICES = [(ROLE_GM, "GM"), (ROLE_PLAYER, "Player"), (ROLE_SPECTATOR, "Spectator")]
+
+VISIBILITY_PUBLIC = "public"
+VISIBILITY_GM = "gm"
+VISIBILITY_SECRET = "secret"
+VISIBILITY_CHOICES = [
+    (VISIBILITY_PUBLIC, "Everyone sees the dice"),
+    (VISIBILITY_GM, "Only the GM sees the dice"),
+    (VISIBILITY_SECRET, "Only the roller and the GM see the dice"),
+]
+
+GENESIS_HASH = "0" * 64
+
+
+class Campaign(models.Model):
+    """A campaign, and the head of its event stream.
+
+    ``last_seq`` and ``head_hash`` are the stream row: every append locks this
+    row, so appends to one campaign are serialised and seq order is commit
+    order. ``current_session``/``current_scene`` are kept beside them because
+    every event is stamped with them inside the same lock.
+    """
+
+    slug = models.SlugField(max_length=60, unique=True)
+    name = models.CharField(max_length=120)
+    system = models.CharField(max_length=20, choices=system_choices())
+    created_at = models.DateTimeField(auto_now_add=True)
+    invite_code = models.CharField(max_length=64, unique=True, default=secrets.token_urlsafe)
+
+    last_seq = models.PositiveBigIntegerField(default=0)
+    head_hash = models.CharField(max_length=64, default=GENESIS_HASH)
+    session_count = models.PositiveIntegerField(default=0)
+    current_session = models.PositiveIntegerField(null=True, blank=True)
+    scene_count = models.PositiveIntegerField(default=0)
+    current_scene = models.PositiveIntegerField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def rules(self):
+        from rules import get_system
+
+        return get_system(self.system)
+
+
+class Membership(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="memberships")
+    role = models.CharField(max_length=10, choices=ROLE_CHOICES)
+    joined_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["campaign", "user"], name="one_membership_per_user")]
+
+    def __str__(self) -> str:
+        return f"{self.user} as {self.role} in {self.campaign}"
+
+    @property
+    def is_gm(self) -> bool:
+        return self.role == ROLE_GM
+
+
+class Character(models.Model):
+    """A character's identity. Its state lives in :class:`CharacterProjection`."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="characters")
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True)
+    name = models.CharField(max_length=80)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ImmutableError(Exception):
+    """Raised on any attempt to change or remove a stored event."""
+
+
+class EventQuerySet(models.QuerySet):
+    def update(self, **kwargs):
+        raise ImmutableError("Events are immutable: correct a mistake with a new event.")
+
+    def delete(self):
+        raise ImmutableError("Events are immutable: correct a mistake with a new event.")
+
+    _raw_delete = delete
+    bulk_update = update
+
+
+class Command(models.Model):
+    """A client's command, remembered forever so a retry never acts twice.
+
+    The unique constraint, not a cache, is what makes commands idempotent: a
+    retry a year later still finds the original.
+    """
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT)
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT)
+    client_id = models.CharField(max_length=100)
+    body_hash = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "actor", "client_id"], name="one_command_per_client_id")
+        ]
+
+
+class Event(models.Model):
+    """One immutable entry of a campaign's log.
+
+    ``seq`` runs 1..N without gaps per campaign. ``hash`` is SHA-256 over
+    ``prev_hash`` and a canonical encoding of the other fields (see
+    :func:`campaign.log.event_hash`), so any edit behind the server's back
+    breaks the chain. Model, queryset and database triggers all refuse
+    UPDATE and DELETE.
+    """
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="events")
+    seq = models.PositiveBigIntegerField()
+    type = models.CharField(max_length=40)
+    version = models.PositiveSmallIntegerField(default=1)
+    payload = models.JSONField(default=dict)
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True)
+    character = models.ForeignKey(Character, on_delete=models.PROTECT, null=True, blank=True)
+    session = models.PositiveIntegerField(null=True, blank=True)
+    scene = models.PositiveIntegerField(null=True, blank=True)
+    visibility = models.CharField(max_length=10, choices=VISIBILITY_CHOICES, default=VISIBILITY_PUBLIC)
+    command = models.ForeignKey(Command, on_delete=models.PROTECT, null=True, blank=True, related_name="events")
+    created_at = models.DateTimeField()
+    prev_hash = models.CharField(max_length=64)
+    hash = models.CharField(max_length=64)
+
+    objects = EventQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["campaign", "seq"]
+        constraints = [models.UniqueConstraint(fields=["campaign", "seq"], name="gap_free_seq_per_campaign")]
+        indexes = [models.Index(fields=["campaign", "type", "seq"]), models.Index(fields=["campaign", "character", "seq"])]
+
+    def __str__(self) -> str:
+        return f"{self.campaign_id}#{self.seq} {self.type}"
+
+    def save(self, *args, **kwargs):
+        if not self._state.adding:
+            raise ImmutableError("Events are immutable: correct a mistake with a new event.")
+        kwargs["force_insert"] = True
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise ImmutableError("Events are immutable: correct a mistake with a new event.")
+
+
+class CharacterProjection(models.Model):
+    """A character's current state, folded from the log up to ``last_seq``.
+
+    Updated in the same transaction as each append, and rebuildable at any
+    time with ``manage.py rebuild_projections``.
+    """
+
+    character = models.OneToOneField(Character, on_delete=models.PROTECT, primary_key=True, related_name="projection")
+    state = models.JSONField(default=dict)
+    last_seq = models.PositiveBigIntegerField(default=0)
+
+
+def new_token_key() -> str:
+    return secrets.token_urlsafe(32)
+
+
+class ApiToken(models.Model):
+    """A bearer token for scripts and bots (``Authorization: Bearer <key>``)."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    key = models.CharField(max_length=64, unique=True, default=new_token_key)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"token for {self.user}"

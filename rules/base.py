@@ -1,0 +1,187 @@
+"""The one small interface every rule system implements.
+
+Nothing in ``rules/`` imports Django or does I/O: a system is a set of pure
+functions over plain JSON-able data, so it can be tested, replayed and reused
+alone.
+
+The shape of a system (see ``rules/README.md`` for how to add a fifth):
+
+* ``validate_sheet(sheet) -> sheet``: checks a character sheet submitted by a
+  person and returns it normalised; raises :class:`SheetError` naming the field
+  and the allowed range.
+* ``initial_state(sheet) -> state``: the state of a new character.
+* ``actions``: ``{action_type: fn(state, action, dice) -> [Event, ...]}``. Each
+  function is pure: it reads the state and the action, takes every die from
+  ``dice`` and returns the events to store. It raises :class:`RuleError` for an
+  action the rules do not allow; then nothing is stored.
+* ``evolve(state, event) -> state``: applies one event and returns a *new*
+  state; it never mutates its arguments and returns the state unchanged for an
+  event type it does not know (generic events such as ``roll`` pass through).
+* ``odds(action) -> {outcome: Fraction}``: exact odds of a raw rolling action
+  (the forms ``manage.py odds`` accepts).
+* ``preview(state, action) -> {outcome: Fraction}``: exact odds of an action a
+  character is about to take, as the table shows them before the roll.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Callable, Mapping, Protocol, Sequence
+
+JSON = Any
+State = dict
+Action = dict
+
+
+class DiceSource(Protocol):
+    """Where every die comes from. Never a module-level ``random``."""
+
+    def roll(self, sides: int) -> int:
+        """Return one face in ``1..sides``, each equally likely."""
+
+
+class SecretDice:
+    """Dice from the operating system's cryptographic randomness."""
+
+    def roll(self, sides: int) -> int:
+        if sides < 1:
+            raise ValueError("a die needs at least one side")
+        return secrets.randbelow(sides) + 1
+
+
+class SeededDice:
+    """Reproducible pseudo-random dice for simulations and property tests."""
+
+    def __init__(self, seed: int = 0):
+        import random  # local: only simulations use a PRNG, never play
+
+        self._random = random.Random(seed)
+
+    def roll(self, sides: int) -> int:
+        return self._random.randint(1, sides)
+
+
+class DiceExhausted(AssertionError):
+    """A scripted dice source ran out: the test scripted too few dice."""
+
+
+class ScriptedDice:
+    """Dice that come up exactly as a test says, in order.
+
+    ``ScriptedDice([6, 3, 1])`` rolls 6, then 3, then 1. A face outside the
+    die's range, or running out, fails loudly so a test can't pass by accident.
+    """
+
+    def __init__(self, faces: Sequence[int]):
+        self._faces = list(faces)
+        self.rolled: list[tuple[int, int]] = []
+
+    @property
+    def remaining(self) -> list[int]:
+        return list(self._faces)
+
+    def roll(self, sides: int) -> int:
+        if not self._faces:
+            raise DiceExhausted(f"no scripted face left for a d{sides}")
+        face = self._faces.pop(0)
+        if not 1 <= face <= sides:
+            raise ValueError(f"scripted face {face} is not on a d{sides}")
+        self.rolled.append((sides, face))
+        return face
+
+
+@dataclass(frozen=True)
+class Event:
+    """What an action decided, ready to be stored. Immutable.
+
+    ``payload`` must be JSON-able (ints, strings, bools, lists, dicts; exact
+    odds as ``"p/q"`` strings, see :func:`fraction_json`).
+    """
+
+    type: str
+    payload: Mapping[str, JSON] = field(default_factory=dict)
+    version: int = 1
+
+
+class RuleError(Exception):
+    """An action the rules refuse. ``message`` is written for a player."""
+
+    code = "rules"
+
+    def __init__(self, message: str, code: str | None = None):
+        super().__init__(message)
+        self.message = message
+        if code:
+            self.code = code
+
+
+class SheetError(RuleError):
+    """A character sheet that does not fit the system's schema."""
+
+    code = "invalid_sheet"
+
+    def __init__(self, field_name: str, message: str):
+        super().__init__(f"{field_name}: {message}")
+        self.field = field_name
+
+
+def fraction_json(p: Fraction) -> dict:
+    """An exact probability as stored in events: ``{"p": "3/8", "float": 0.375}``."""
+    p = Fraction(p)
+    return {"p": f"{p.numerator}/{p.denominator}", "float": float(p)}
+
+
+def odds_json(odds: Mapping[str, Fraction]) -> dict:
+    """A whole odds table as stored in events and printed by ``manage.py odds``."""
+    return {outcome: fraction_json(p) for outcome, p in odds.items()}
+
+
+def require_int(action: Mapping, key: str, lo: int, hi: int, default: int | None = None) -> int:
+    """Read an integer field of an action, refusing anything outside ``lo..hi``."""
+    value = action.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int):
+        if value is None:
+            raise RuleError(f"'{key}' is required: a whole number from {lo} to {hi}.", "invalid")
+        raise RuleError(f"'{key}' must be a whole number from {lo} to {hi}.", "invalid")
+    if not lo <= value <= hi:
+        # Never format a huge int: Python refuses to print ones over 4300 digits.
+        shown = value if abs(value) < 10**12 else ("a huge number" if value > 0 else "a huge negative number")
+        raise RuleError(f"'{key}' must be from {lo} to {hi}, not {shown}.", "invalid")
+    return value
+
+
+@dataclass(frozen=True)
+class RuleSystem:
+    """One rule system, as the rest of Talekeeper sees it."""
+
+    name: str
+    title: str
+    validate_sheet: Callable[[JSON], dict]
+    initial_state: Callable[[dict], State]
+    actions: Mapping[str, Callable[[State, Action, DiceSource], list[Event]]]
+    evolve: Callable[[State, Event], State]
+    odds: Callable[[Action], dict[str, Fraction]]
+    preview: Callable[[State, Action], dict[str, Fraction]]
+    # Action types only the GM may take (granting Fate, awarding points, ...).
+    gm_actions: frozenset[str] = frozenset()
+    # A valid sheet for demos, tests and the "new character" form's starting point.
+    example_sheet: Mapping[str, JSON] = field(default_factory=dict)
+
+    def decide(self, state: State, action: Action, dice: DiceSource) -> list[Event]:
+        """Run one action; raise :class:`RuleError` if the rules refuse it."""
+        if not isinstance(action, Mapping):
+            raise RuleError("An action must be a JSON object.", "invalid")
+        kind = action.get("type")
+        fn = self.actions.get(kind) if isinstance(kind, str) else None
+        if fn is None:
+            known = ", ".join(sorted(self.actions))
+            raise RuleError(f"{self.title} has no action '{kind}'. Known actions: {known}.", "unknown_action")
+        return fn(state, action, dice)
+
+    def replay(self, state: State, events: Sequence[Event]) -> State:
+        """Apply events in order; how projections are built."""
+        for event in events:
+            state = self.evolve(state, event)
+        return state

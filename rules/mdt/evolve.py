@@ -1,0 +1,93 @@
+"""Mundo das Trevas Lite: apply one stored event to a character's state.
+
+``evolve`` reads only the event's payload (never re-rolls or recomputes rules)
+and returns a new state; the input is never mutated. Events that change
+nothing here (``test``, ``opposed_test``, ``say_yes``, unknown types) return
+the state unchanged.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Callable
+
+from ..base import Event
+
+
+def _award_points(state: dict, p: dict) -> dict:
+    state["points"]["earned"] += p["points"]
+    return state
+
+
+def _buy_advance(state: dict, p: dict) -> dict:
+    state["points"]["spent"] += p["cost"]
+    table = "attributes" if p["kind"] == "attribute" else "specializations"
+    state["sheet"][table][p["name"]] = p["to"]
+    return state
+
+
+def _start_contest(state: dict, p: dict) -> dict:
+    keys = ("label", "attribute", "specialization", "modifier", "vs_pool", "target", "mine", "theirs", "round")
+    state["contest"] = {key: p[key] for key in keys}
+    return state
+
+
+def _contest_round(state: dict, p: dict) -> dict:
+    if p["finished"] or not state.get("contest"):
+        state["contest"] = None
+    else:
+        state["contest"].update(mine=p["mine"], theirs=p["theirs"], round=p["round"])
+    return state
+
+
+def _end_contest(state: dict, p: dict) -> dict:
+    state["contest"] = None
+    return state
+
+
+def _start_project(state: dict, p: dict) -> dict:
+    keys = ("name", "target", "attribute", "specialization", "modifier", "interval",
+            "reset_on_dramatic_failure", "progress", "rolls")
+    state["projects"][p["name"]] = {key: p[key] for key in keys}
+    return state
+
+
+def _project_roll(state: dict, p: dict) -> dict:
+    if p["complete"]:
+        # A finished project leaves the sheet; its last event records the result.
+        state["projects"].pop(p["project"], None)
+    elif p["project"] in state["projects"]:
+        state["projects"][p["project"]].update(progress=p["progress"], rolls=p["roll_number"])
+    return state
+
+
+def _abandon_project(state: dict, p: dict) -> dict:
+    state["projects"].pop(p["project"], None)
+    return state
+
+
+def _scene_ended(state: dict, p: dict) -> dict:
+    # A contest is a scene's conflict: it lapses with the scene. Projects span scenes.
+    state["contest"] = None
+    return state
+
+
+_APPLY: dict[str, Callable[[dict, dict], dict]] = {
+    "award_points": _award_points,
+    "buy_advance": _buy_advance,
+    "start_contest": _start_contest,
+    "contest_round": _contest_round,
+    "end_contest": _end_contest,
+    "start_project": _start_project,
+    "project_roll": _project_roll,
+    "abandon_project": _abandon_project,
+    "scene_ended": _scene_ended,
+}
+
+
+def evolve(state: dict, event: Event) -> dict:
+    """Return the state after ``event``; unknown event types leave it unchanged."""
+    apply = _APPLY.get(event.type)
+    if apply is None:
+        return state
+    return apply(copy.deepcopy(state), dict(event.payload))

@@ -1,0 +1,539 @@
+"""Tale RPG actions: one pure function per action, ``(state, action, dice) -> [Event]``.
+
+Every die comes from ``dice.roll(6)``, in the order each function's docstring
+gives, and only when the result can matter. A refused action raises
+:class:`RuleError` before any die is rolled and returns no events.
+
+The heart of the game is the *sorted elimination* of iterated resolution
+(:func:`walk`): the loser's and the winner's dice, each sorted high to low, are
+compared pair by pair from the top; each of the loser's dice that is lower than
+the winner's die beside it is eliminated, and the walk stops at the first pair
+where it is not (a tie or higher). This is the only reading that reproduces the
+text's Sinistre/Autopet example round by round (12, 12 and 11 dice); see
+docs/rules.md for why, and for ``"ties": "eliminate"``, the reading under
+which Evilbloke spots Torkild in the first round.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..base import DiceSource, Event, RuleError, odds_json, require_int
+from .odds import (
+    MAX_POOL, TIE_RULES, available, choice, combat_odds, flag, read_challenge,
+    read_challenge_dice, read_place, read_portions, round_odds, straight_odds,
+)
+from .sheet import (
+    CHARACTERISTIC_MAX, CHARACTERISTICS, DEFAULT_SKILLS, SKILL_DICE_MAX, current, damage_room,
+    damage_targets, find_skill, read_pair, skill_name, skill_pool,
+)
+
+MAX_ROUNDS = 50
+MAX_TEXT = 200
+MAX_POINTS = 100
+MAX_REST_DAYS = 365
+MAX_PENALTY = 10
+
+
+# --- small readers and checks --------------------------------------------------------------------
+
+def _text(action: dict, key: str, required: bool = False, limit: int = MAX_TEXT) -> str:
+    value = action.get(key)
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str) or len(value) > limit or (required and not value.strip()):
+        need = "is required: " if required else "must be "
+        raise RuleError(f"'{key}' {need}text of 1 to {limit} characters.", "invalid")
+    return value.strip()
+
+
+def _optional_int(action: dict, key: str, lo: int, hi: int) -> int | None:
+    return None if action.get(key) is None else require_int(action, key, lo, hi)
+
+
+def _roll(dice: DiceSource, n: int) -> list[int]:
+    return [dice.roll(6) for _ in range(n)]
+
+
+def _desc(faces: list[int]) -> list[int]:
+    return sorted(faces, reverse=True)
+
+
+def _ready_to_roll(state: dict) -> None:
+    """Pools are only right once combat damage sits on the characteristics it was spread over."""
+    if state["unassigned_damage"]:
+        raise RuleError(f"Spread your {state['unassigned_damage']}D of damage over "
+                        f"{' and '.join(damage_targets(state))} first (assign_damage).")
+
+
+def _no_contest(state: dict) -> None:
+    if state.get("contest"):
+        raise RuleError("A contest is already running: finish it or end it first.")
+
+
+def _contest(state: dict, combat: bool) -> dict:
+    contest = state.get("contest")
+    if not contest:
+        raise RuleError("There is no contest running.")
+    if (contest["kind"] == "combat") != combat:
+        raise RuleError("That is a combat: use combat_round." if not combat else
+                        "That contest is not a combat: use iterated_round.")
+    return contest
+
+
+def _pool(state: dict, action: dict) -> dict:
+    picked = skill_pool(state, action)
+    if picked["pool"] < 1:
+        raise RuleError(f"You have no dice to roll: {' and '.join(picked['characteristics'])} are at 0D.")
+    return picked
+
+
+def _ties(action: dict) -> str:
+    return choice(action, "ties", TIE_RULES, "stop")
+
+
+# --- the sorted elimination ----------------------------------------------------------------------
+
+def walk(winner: list[int], loser: list[int], ties: str = "stop") -> list[str]:
+    """Verdicts for each pair of the winner's and loser's dice, both sorted high to low.
+
+    ``"eliminated"`` (the loser's die is lower: it is knocked out), ``"stopped"`` (the first pair
+    where it is not; with ``ties="eliminate"`` a tie also eliminates, so only a higher die stops),
+    ``"not_reached"`` (after the stop). Pairs exist only where both sides have a die.
+    """
+    verdicts, stopped = [], False
+    for w, lo in zip(winner, loser):
+        if stopped:
+            verdicts.append("not_reached")
+        elif lo < w or (lo == w and ties == "eliminate"):
+            verdicts.append("eliminated")
+        else:
+            verdicts.append("stopped")
+            stopped = True
+    return verdicts
+
+
+def _new_contest(kind: str, label: str, mine: int, theirs: int, rounds: int | None,
+                 at_time_out: str, ties: str, pool: dict) -> dict:
+    return {"kind": kind, "label": label, "mine": mine, "theirs": theirs, "start_mine": mine,
+            "start_theirs": theirs, "round": 0, "rounds_left": rounds, "at_time_out": at_time_out,
+            "ties": ties, "penalties": [], "damage_taken": 0, "damage_dealt": 0, "pool": pool}
+
+
+def end_payload(state: dict, contest: dict, winner: str | None, reason: str) -> dict:
+    """What ending a contest records; combat damage becomes damage to spread (at most what fits)."""
+    payload = {"kind": contest["kind"], "label": contest["label"], "winner": winner, "reason": reason,
+               "rounds": contest["round"], "mine": contest["mine"], "theirs": contest["theirs"],
+               "exhaustion_reclaimed": sum(p["dice"] for p in contest["penalties"]),
+               "damage_taken": contest["damage_taken"], "damage_dealt": contest["damage_dealt"],
+               "damage_to_assign": min(contest["damage_taken"], damage_room(state))}
+    if contest["kind"] == "hide":
+        payload["result"] = "spotted" if winner == "theirs" else "hidden" if winner == "mine" else "undecided"
+    return payload
+
+
+def _ending(contest: dict) -> tuple[str | None, str] | None:
+    """(winner, reason) if the contest (as a round left it) is decided, else ``None``."""
+    mine, theirs = contest["mine"], contest["theirs"]
+    if mine == 0 and theirs == 0:
+        return None, "both_exhausted"
+    if mine == 0:
+        return "theirs", "pool_exhausted"
+    if theirs == 0:
+        return "mine", "pool_exhausted"
+    if contest["rounds_left"] == 0:
+        return (None if contest["at_time_out"] == "none" else contest["at_time_out"]), "time_out"
+    return None
+
+
+def _after_round(state: dict, contest: dict, kind: str, payload: dict) -> list[Event]:
+    """The round event, plus an ``end_contest`` event when the round decided the contest."""
+    events = [Event(kind, payload)]
+    # What the contest looks like after this round (evolve applies the same change).
+    after = {**contest, "mine": payload["mine_after"], "theirs": payload["theirs_after"],
+             "round": payload["round"], "rounds_left": payload["rounds_left"],
+             "damage_taken": contest["damage_taken"] + payload.get("damage", {}).get("to_me", 0),
+             "damage_dealt": contest["damage_dealt"] + payload.get("damage", {}).get("to_them", 0),
+             "penalties": payload.get("penalties_after", contest["penalties"])}
+    decided = _ending(after)
+    if decided:
+        events.append(Event("end_contest", end_payload(state, after, *decided)))
+    return events
+
+
+# --- rolls ---------------------------------------------------------------------------------------
+
+def _straight(pool: int, challenge: dict, dice: DiceSource) -> dict:
+    """Roll ``pool`` d6, then the challenge dice if the challenge is rolled; the shared payload."""
+    chances = straight_odds(pool, challenge)
+    faces = _roll(dice, pool)
+    total = sum(faces)
+    payload = {"pool": pool, "dice": faces, "total": total, **challenge}
+    if "target" in challenge:
+        success = total >= challenge["target"]  # "equal or higher to the target number"
+        payload["margin"] = total - challenge["target"]
+    else:
+        theirs = _roll(dice, challenge["vs_pool"])
+        payload.update(challenge_dice=theirs, challenge_total=sum(theirs), margin=total - sum(theirs))
+        success = total > sum(theirs) or (total == sum(theirs) and challenge["on_tie"] == "success")
+    payload.update(outcome="success" if success else "failure", success=success, odds=odds_json(chances))
+    return payload
+
+
+def straight_roll(state: dict, action: dict, dice: DiceSource) -> list[Event]:
+    """Sum the pool's d6 against ``target`` or a rolled ``vs_pool``. Dice: the pool, then the challenge.
+
+    Fields: ``skill`` or ``characteristics`` (else primary + secondary), and ``target`` or
+    ``vs_pool`` (with optional ``average``, ``on_tie``).
+    """
+    picked = _pool(state, action)
+    challenge = read_challenge(action)
+    _ready_to_roll(state)
+    return [Event("straight_roll", {**picked, **_straight(picked["pool"], challenge, dice)})]
+
+
+def hide(state: dict, action: dict, dice: DiceSource) -> list[Event]:
+    """The initial straight roll of hiding (Hide pool vs the place's challenge dice), and, when it
+    succeeds against a named searcher (``seeker_pool``), the iterated hiding contest.
+
+    Dice: the Hide pool, then the challenge dice.
+    """
+    seeker = _optional_int(action, "seeker_pool", 1, MAX_POOL)
+    rounds = _optional_int(action, "rounds", 1, MAX_ROUNDS)
+    ties, label = _ties(action), _text(action, "label")
+    if seeker is not None:
+        _no_contest(state)
+    picked = _pool(state, {"skill": "Hide"})
+    place = action.get("place")
+    challenge = read_challenge_dice(action, read_place(action))
+    _ready_to_roll(state)
+    roll = _straight(picked["pool"], challenge, dice)
+    events = [Event("hide", {**picked, "place": place, **roll, "seeker_pool": seeker})]
+    if roll["success"] and seeker is not None:
+        contest = _new_contest("hide", label or "hiding", picked["pool"], seeker, rounds, "mine", ties, picked)
+        events.append(Event("start_contest", {"contest": contest}))
+    return events
+
+
+# --- iterated resolution -------------------------------------------------------------------------
+
+def start_contest(state: dict, action: dict, dice: DiceSource) -> list[Event]:
+    """Start an iterated contest: my pool (``skill``/``characteristics``) against ``vs_pool`` dice.
+
+    Optional: ``rounds`` (a time limit), ``at_time_out`` (who wins when it runs out: mine, theirs
+    or none), ``ties`` (stop or eliminate), ``label``. Rolls nothing.
+    """
+    _no_contest(state)
+    picked = _pool(state, action)
+    theirs = require_int(action, "vs_pool", 1, MAX_POOL)
+    rounds = _optional_int(action, "rounds", 1, MAX_ROUNDS)
+    at_time_out = choice(action, "at_time_out", ("mine", "theirs", "none"), "none")
+    ties, label = _ties(action), _text(action, "label")
+    _ready_to_roll(state)
+    contest = _new_contest("iterated", label, picked["pool"], theirs, rounds, at_time_out, ties, picked)
+    return [Event("start_contest", {"contest": contest})]
+
+
+def _columns(mine: list[int], theirs: list[int], verdicts: list[str] | None) -> list[dict]:
+    """The text's two-row table, column by column; a missing die is ``None``.
+
+    ``verdict`` is about the loser's die in that column (see :func:`walk`); ``"unpaired"`` where
+    one side has no die; ``None`` everywhere when the sums were equal.
+    """
+    width = max(len(mine), len(theirs))
+    cols = []
+    for i in range(width):
+        verdict = None
+        if verdicts is not None:
+            verdict = verdicts[i] if i < len(verdicts) else "unpaired"
+        cols.append({"mine": mine[i] if i < len(mine) else None,
+                     "theirs": theirs[i] if i < len(theirs) else None, "verdict": verdict})
+    return cols
+
+
+def iterated_round(state: dict, action: dict, dice: DiceSource) -> list[Event]:
+    """One round of an iterated contest. Dice: all of mine, then all of theirs.
+
+    Equal sums: nothing happens. Otherwise the loser's dice are eliminated by :func:`walk`.
+    """
+    contest = _contest(state, combat=False)
+    mine_n, theirs_n = contest["mine"], contest["theirs"]
+    chances = round_odds(mine_n, theirs_n)
+    mine, theirs = _roll(dice, mine_n), _roll(dice, theirs_n)
+    mine_sorted, theirs_sorted = _desc(mine), _desc(theirs)
+    lost = {"mine": 0, "theirs": 0}
+    verdicts = None
+    if sum(mine) == sum(theirs):
+        outcome, winner = "tie", None
+    else:
+        winner = "mine" if sum(mine) > sum(theirs) else "theirs"
+        outcome = "win" if winner == "mine" else "lose"
+        loser = "theirs" if winner == "mine" else "mine"
+        sorted_dice = {"mine": mine_sorted, "theirs": theirs_sorted}
+        verdicts = walk(sorted_dice[winner], sorted_dice[loser], contest["ties"])
+        lost[loser] = verdicts.count("eliminated")
+    rounds_left = None if contest["rounds_left"] is None else contest["rounds_left"] - 1
+    payload = {
+        "kind": contest["kind"], "label": contest["label"],
+        "round": contest["round"] + 1, "ties": contest["ties"],
+        "mine_before": mine_n, "theirs_before": theirs_n,
+        "dice": {"mine": mine, "theirs": theirs}, "mine_sum": sum(mine), "theirs_sum": sum(theirs),
+        "outcome": outcome, "winner": winner, "success": outcome == "win",
+        "sorted": {"mine": mine_sorted, "theirs": theirs_sorted},
+        "columns": _columns(mine_sorted, theirs_sorted, verdicts),
+        "eliminated": lost,
+        "mine_after": mine_n - lost["mine"], "theirs_after": theirs_n - lost["theirs"],
+        "rounds_left": rounds_left, "odds": odds_json(chances),
+    }
+    return _after_round(state, contest, "iterated_round", payload)
+
+
+def end_contest(state: dict, action: dict, dice: DiceSource) -> list[Event]:
+    """End the running contest now (GM or player): ``winner`` mine/theirs/none, ``reason`` text.
+
+    Exhaustion dice are reclaimed; combat damage taken becomes damage to spread.
+    """
+    contest = state.get("contest")
+    if not contest:
+        raise RuleError("There is no contest running.")
+    winner = choice(action, "winner", ("mine", "theirs", "none"), "none")
+    payload = end_payload(state, contest, None if winner == "none" else winner, "ended")
+    payload["why"] = _text(action, "reason")
+    return [Event("end_contest", payload)]
+
+
+# --- combat --------------------------------------------------------------------------------------
+
+def combat_pool(state: dict, with_secondary: bool) -> list[str]:
+    """The characteristics a combat pool is made of: primary + Skill (+ secondary if used)."""
+    names = list(damage_targets(state))
+    if with_secondary:
+        names.append(state["sheet"]["secondary"])
+    return names
+
+
+def start_combat(state: dict, action: dict, dice: DiceSource) -> list[Event]:
+    """Start a combat: my pool (primary + Skill, + secondary if ``with_secondary``) against
+    ``their_pool`` dice. Optional ``ties``, ``label``. Rolls nothing.
+    """
+    _no_contest(state)
+    theirs = require_int(action, "their_pool", 1, MAX_POOL)
+    names = combat_pool(state, flag(action, "with_secondary"))
+    ties, label = _ties(action), _text(action, "label")
+    _ready_to_roll(state)
+    mine = sum(current(state, c) for c in names)
+    if mine < 1:
+        raise RuleError(f"You have no dice to fight with: {' and '.join(names)} are at 0D.")
+    pool = {"pool": mine, "characteristics": names}
+    contest = _new_contest("combat", label or "combat", mine, theirs, None, "none", ties, pool)
+    return [Event("start_contest", {"contest": contest})]
+
+
+def _exchange(attack: list[int], defence: list[int], their_attack: list[int], idle: int, ties: str) -> dict:
+    """One side's attack against the other's defence; a hit eliminates like iterated resolution,
+    rolling over onto the defender's attack dice, then onto its unrolled dice (worth 0 each).
+    """
+    if not attack:
+        return {"outcome": "no_attack", "attack_sum": 0, "defence_sum": sum(defence), "columns": [],
+                "eliminated": {"defence": 0, "attack": 0, "idle": 0}, "damage": 0, "penalty": 0}
+    a, d = sum(attack), sum(defence)
+    outcome = "hit" if a > d else "even" if a == d else "miss"
+    columns, lost = [], {"defence": 0, "attack": 0, "idle": 0}
+    if outcome == "hit":
+        winner = _desc(attack)
+        loser = [(f, "defence") for f in _desc(defence)] + [(f, "attack") for f in _desc(their_attack)]
+        loser += [(0, "idle")] * idle
+        verdicts = walk(winner, [f for f, _ in loser], ties)
+        for (face, portion), w, verdict in zip(loser, winner, verdicts):
+            columns.append({"attack": w, "defender": face, "portion": portion, "verdict": verdict})
+            if verdict == "eliminated":
+                lost[portion] += 1
+    return {"outcome": outcome, "attack_sum": a, "defence_sum": d, "columns": columns,
+            "eliminated": lost, "damage": sum(lost.values()), "penalty": 1 if outcome == "miss" else 0}
+
+
+def combat_round(state: dict, action: dict, dice: DiceSource) -> list[Event]:
+    """One round of combat, both sides at once. Fields: ``attack``, ``defence`` (my portions),
+    ``their_attack``, ``their_defence``; the rest of each pool does nothing.
+
+    Dice, in order: my attack; my defence (only if they attack); their attack; their defence
+    (only if I attack).
+    """
+    contest = _contest(state, combat=True)
+    mine_av, theirs_av = available(contest)
+    p = read_portions(action, mine_av, theirs_av)
+    chances = combat_odds(p)
+    my_attack = _roll(dice, p["attack"])
+    my_defence = _roll(dice, p["defence"]) if p["their_attack"] else []
+    their_attack = _roll(dice, p["their_attack"])
+    their_defence = _roll(dice, p["their_defence"]) if p["attack"] else []
+    idle = {"mine": contest["mine"] - p["attack"] - p["defence"],
+            "theirs": contest["theirs"] - p["their_attack"] - p["their_defence"]}
+    # The attacks and defences all happen at the same time: both use the dice as rolled.
+    mine_x = _exchange(my_attack, their_defence, their_attack, idle["theirs"], contest["ties"])
+    theirs_x = _exchange(their_attack, my_defence, my_attack, idle["mine"], contest["ties"])
+    # Penalties that applied this round run down; a miss costs 1D next round.
+    penalties = [{**pen, "rounds": pen["rounds"] - 1} for pen in contest["penalties"] if pen["rounds"] > 1]
+    for side, x in (("mine", mine_x), ("theirs", theirs_x)):
+        if x["penalty"]:
+            penalties.append({"side": side, "dice": 1, "rounds": 1, "why": "missed"})
+    payload = {
+        "kind": "combat", "label": contest["label"], "round": contest["round"] + 1,
+        "ties": contest["ties"], "mine_before": contest["mine"], "theirs_before": contest["theirs"],
+        "available": {"mine": mine_av, "theirs": theirs_av},
+        "portions": {"mine": {"attack": p["attack"], "defence": p["defence"], "idle": idle["mine"]},
+                     "theirs": {"attack": p["their_attack"], "defence": p["their_defence"], "idle": idle["theirs"]}},
+        "dice": {"my_attack": my_attack, "my_defence": my_defence,
+                 "their_attack": their_attack, "their_defence": their_defence},
+        "exchanges": {"mine": mine_x, "theirs": theirs_x},
+        "outcome": f"{mine_x['outcome']}/{theirs_x['outcome']}",
+        "damage": {"to_me": theirs_x["damage"], "to_them": mine_x["damage"]},
+        "mine_after": contest["mine"] - theirs_x["damage"], "theirs_after": contest["theirs"] - mine_x["damage"],
+        "rounds_left": contest["rounds_left"], "penalties_after": penalties, "odds": odds_json(chances),
+    }
+    return _after_round(state, contest, "combat_round", payload)
+
+
+def impose_penalty(state: dict, action: dict, dice: DiceSource) -> list[Event]:
+    """GM: an exhaustion penalty of ``dice`` D on ``side`` (mine/theirs) for the next ``rounds``
+    (1 or 2) combat rounds; reclaimed when the combat ends.
+    """
+    _contest(state, combat=True)
+    penalty = {"side": choice(action, "side", ("mine", "theirs"), "mine"),
+               "dice": require_int(action, "dice", 1, MAX_PENALTY),
+               "rounds": require_int(action, "rounds", 1, 2, default=1),
+               "why": _text(action, "reason") or "exhaustion"}
+    return [Event("impose_penalty", {"penalty": penalty})]
+
+
+# --- damage and recovery -------------------------------------------------------------------------
+
+def take_damage(state: dict, action: dict, dice: DiceSource) -> list[Event]:
+    """GM: ``dice`` D of damage outside combat (a fall, a trap), to be spread like combat damage."""
+    wanted = require_int(action, "dice", 1, MAX_POOL)
+    reason = _text(action, "reason")
+    room = damage_room(state)
+    if room == 0:
+        raise RuleError(f"{' and '.join(damage_targets(state)).capitalize()} are already at 0D: there is nothing left to damage.")
+    taken = min(wanted, room)
+    return [Event("take_damage", {"dice": wanted, "taken": taken, "reason": reason,
+                                  "unassigned_after": state["unassigned_damage"] + taken})]
+
+
+def assign_damage(state: dict, action: dict, dice: DiceSource) -> list[Event]:
+    """Spread the damage taken over the primary characteristic and Skill:
+    ``{"damage": {"brawn": 1, "skill": 1}}``, summing to exactly the damage taken.
+    """
+    owed = state["unassigned_damage"]
+    if not owed:
+        raise RuleError("You have no damage to assign.")
+    spread = action.get("damage")
+    targets = damage_targets(state)
+    if not isinstance(spread, dict) or not spread or set(spread) - set(targets):
+        raise RuleError(f"'damage' must be an object spreading {owed}D over {' and '.join(targets)}, "
+                        f"e.g. {{\"{targets[0]}\": {owed}}}.", "invalid")
+    clean = {}
+    for name in targets:
+        if name in spread:
+            clean[name] = require_int(spread, name, 0, current(state, name))
+    if sum(clean.values()) != owed:
+        raise RuleError(f"Spread exactly {owed}D of damage, not {sum(clean.values())}D.", "invalid")
+    return [Event("assign_damage", {"damage": clean, "unassigned_before": owed})]
+
+
+def rest(state: dict, action: dict, dice: DiceSource) -> list[Event]:
+    """``days`` of full rest: each damaged characteristic recovers 1D per day."""
+    days = require_int(action, "days", 1, MAX_REST_DAYS, default=1)
+    if state.get("contest"):
+        raise RuleError("You cannot rest in the middle of a contest.")
+    _ready_to_roll(state)
+    if not any(state["damage"].values()):
+        raise RuleError("You have no damage to recover from.")
+    recovered = {c: min(days, n) for c, n in state["damage"].items() if n}
+    after = {c: n - recovered.get(c, 0) for c, n in state["damage"].items()}
+    return [Event("rest", {"days": days, "recovered": recovered, "damage_after": after})]
+
+
+# --- advancement ---------------------------------------------------------------------------------
+
+def award_points(state: dict, action: dict, dice: DiceSource) -> list[Event]:
+    """GM: award advancement points (the text suggests 2 to 5 a session) with a ``reason``."""
+    points = require_int(action, "points", 1, MAX_POINTS)
+    reason = _text(action, "reason", required=True)
+    return [Event("award_points", {"points": points, "reason": reason,
+                                   "earned_after": state["points"]["earned"] + points})]
+
+
+def characteristic_cost(to: int) -> int:
+    """Raising a characteristic to ``to`` D costs ``to`` points."""
+    return to
+
+
+def skill_cost(to: int) -> int:
+    """Raising a skill to +``to`` D costs half a characteristic's price, rounded up."""
+    return (to + 1) // 2
+
+
+def buy_advance(state: dict, action: dict, dice: DiceSource) -> list[Event]:
+    """Raise one ``characteristic`` or one ``skill`` by 1D, paying advancement points.
+
+    A skill the sheet does not have yet needs ``characteristics`` (its two), unless it is one of
+    the skills the text names (Jump, Hide, Spot Hidden).
+    """
+    has_char, has_skill = action.get("characteristic") is not None, action.get("skill") is not None
+    if has_char == has_skill:
+        raise RuleError("Name exactly one 'characteristic' or one 'skill' to raise.", "invalid")
+    sheet = state["sheet"]
+    if has_char:
+        name = action["characteristic"]
+        if not isinstance(name, str) or name.strip().lower() not in CHARACTERISTICS:
+            raise RuleError(f"'characteristic' must be one of {', '.join(CHARACTERISTICS)}.", "invalid")
+        name = name.strip().lower()
+        start = sheet["characteristics"][name]
+        if start >= CHARACTERISTIC_MAX:
+            raise RuleError(f"{name.capitalize()} is already at the {CHARACTERISTIC_MAX}D maximum.")
+        advance = {"characteristic": name, "from": start, "to": start + 1, "cost": characteristic_cost(start + 1)}
+    else:
+        name = skill_name(action["skill"])
+        known = find_skill(sheet["skills"], name)
+        if known:
+            name, pair, start = known, sheet["skills"][known]["characteristics"], sheet["skills"][known]["dice"]
+        else:
+            default = find_skill(DEFAULT_SKILLS, name)
+            start = 0
+            if default:
+                name, pair = default, list(DEFAULT_SKILLS[default])
+            elif action.get("characteristics") is None:
+                raise RuleError(f"{name} is a new skill: say which two characteristics it is based on "
+                                "('characteristics': [two of " + ", ".join(CHARACTERISTICS) + "]).")
+            else:
+                pair = read_pair(action["characteristics"])
+        if start >= SKILL_DICE_MAX:
+            raise RuleError(f"{name} is already at the +{SKILL_DICE_MAX}D maximum.")
+        advance = {"skill": name, "characteristics": list(pair), "from": start, "to": start + 1,
+                   "cost": skill_cost(start + 1)}
+    have = state["points"]["earned"] - state["points"]["spent"]
+    if advance["cost"] > have:
+        what = advance.get("characteristic") or advance["skill"]
+        level = f"{advance['to']}D" if has_char else f"+{advance['to']}D"
+        raise RuleError(f"Raising {what} to {level} costs {advance['cost']} advancement points; you have {have}.")
+    return [Event("buy_advance", {**advance, "available_before": have, "available_after": have - advance["cost"]})]
+
+
+ACTIONS: dict[str, Callable[[dict, dict, DiceSource], list[Event]]] = {
+    "straight_roll": straight_roll,
+    "hide": hide,
+    "start_contest": start_contest,
+    "iterated_round": iterated_round,
+    "start_combat": start_combat,
+    "combat_round": combat_round,
+    "impose_penalty": impose_penalty,
+    "end_contest": end_contest,
+    "take_damage": take_damage,
+    "assign_damage": assign_damage,
+    "rest": rest,
+    "award_points": award_points,
+    "buy_advance": buy_advance,
+}
+
+GM_ACTIONS = frozenset({"award_points", "take_damage", "impose_penalty"})

@@ -1,0 +1,105 @@
+"""Tale RPG ``evolve``: apply one stored event to a character's state.
+
+Payloads carry the results (counts after a round, damage to spread...), so this
+module only copies them into the state; it never re-decides anything. The
+input state is never mutated.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Callable
+
+from ..base import Event
+from .sheet import damage_room
+
+
+def _start_contest(state: dict, p: dict) -> None:
+    state["contest"] = copy.deepcopy(p["contest"])
+
+
+def _iterated_round(state: dict, p: dict) -> None:
+    contest = state["contest"]
+    if contest:
+        contest.update(mine=p["mine_after"], theirs=p["theirs_after"], round=p["round"],
+                       rounds_left=p["rounds_left"])
+
+
+def _combat_round(state: dict, p: dict) -> None:
+    contest = state["contest"]
+    if contest:
+        _iterated_round(state, p)
+        contest["damage_taken"] += p["damage"]["to_me"]
+        contest["damage_dealt"] += p["damage"]["to_them"]
+        contest["penalties"] = copy.deepcopy(p["penalties_after"])
+
+
+def _impose_penalty(state: dict, p: dict) -> None:
+    if state["contest"]:
+        state["contest"]["penalties"].append(dict(p["penalty"]))
+
+
+def _end_contest(state: dict, p: dict) -> None:
+    # Exhaustion dice go with the contest; combat damage now waits to be spread.
+    state["contest"] = None
+    state["unassigned_damage"] += p["damage_to_assign"]
+
+
+def _scene_ended(state: dict, p: dict) -> None:
+    # A contest does not outlive its scene: it ends undecided, as an end_contest would.
+    contest = state["contest"]
+    if contest:
+        state["contest"] = None
+        state["unassigned_damage"] += min(contest["damage_taken"], damage_room(state))
+
+
+def _take_damage(state: dict, p: dict) -> None:
+    state["unassigned_damage"] += p["taken"]
+
+
+def _assign_damage(state: dict, p: dict) -> None:
+    for name, dice in p["damage"].items():
+        state["damage"][name] += dice
+    state["unassigned_damage"] -= sum(p["damage"].values())
+
+
+def _rest(state: dict, p: dict) -> None:
+    state["damage"] = dict(p["damage_after"])
+
+
+def _award_points(state: dict, p: dict) -> None:
+    state["points"]["earned"] += p["points"]
+
+
+def _buy_advance(state: dict, p: dict) -> None:
+    state["points"]["spent"] += p["cost"]
+    sheet = state["sheet"]
+    if "characteristic" in p:
+        sheet["characteristics"][p["characteristic"]] = p["to"]
+    else:
+        sheet["skills"][p["skill"]] = {"characteristics": list(p["characteristics"]), "dice": p["to"]}
+
+
+HANDLERS: dict[str, Callable[[dict, dict], None]] = {
+    "start_contest": _start_contest,
+    "iterated_round": _iterated_round,
+    "combat_round": _combat_round,
+    "impose_penalty": _impose_penalty,
+    "end_contest": _end_contest,
+    "scene_ended": _scene_ended,
+    "take_damage": _take_damage,
+    "assign_damage": _assign_damage,
+    "rest": _rest,
+    "award_points": _award_points,
+    "buy_advance": _buy_advance,
+}
+
+
+def evolve(state: dict, event: Event) -> dict:
+    """The state after ``event``; the same state object for an event type that changes nothing."""
+    handler = HANDLERS.get(event.type)
+    if handler is None:
+        return state  # straight_roll, hide, session events, generic rolls: nothing to track
+    new = copy.deepcopy(state)
+    handler(new, dict(event.payload))
+    return new

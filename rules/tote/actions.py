@@ -1,0 +1,497 @@
+"""TOTE's actions: ``fn(state, action, dice) -> [Event]``, pure, one per action.
+
+Each function validates every field it reads, refuses what the rules refuse
+with a :class:`RuleError` a player can read, rolls every die it needs from
+``dice`` (in the order its docstring gives) and returns the events; ``evolve``
+applies them. The platform's own fields (``visibility``, ``character``,
+``note``, ``target_user``) and any other unknown key are ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ..base import DiceSource, Event, RuleError, odds_json
+from .odds import effect_score, effect_test_odds, is_critical, select_skill_die, skill_test_odds
+from .sheet import (
+    SKILL_MAX,
+    SPEC_BONUS_MAX,
+    SPECS_PER_SKILL,
+    TOTEM_MAX,
+    TOTEMS,
+    find_name,
+    grid_skills,
+    show,
+    skill_position,
+)
+
+TARGET_MIN, TARGET_MAX = 1, 30
+MODIFIER_MAX = 10
+ASPECT_PENALTY = -2
+EFFECT_DICE_MAX = 10
+EFFECT_TARGET_MAX = 60
+POINTS_MAX = 100
+INJURY_COUNT_MAX = 10
+GRANT_MAX = 20
+REASON_MAX = 500
+BUBBLE_CHOICES = ("auto", "column", "row", "none")
+
+
+# --- reading action fields ---------------------------------------------------------
+
+
+def field_int(action: Mapping, key: str, lo: int, hi: int, default: int | None = None) -> int:
+    """An integer field in ``lo..hi``; ``default`` when missing or null (required if no default)."""
+    value = action.get(key)
+    if value is None:
+        value = default
+    if value is None:
+        raise RuleError(f"'{key}' is required: a whole number from {lo} to {hi}.", "invalid")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise RuleError(f"'{key}' must be a whole number from {lo} to {hi}.", "invalid")
+    if not lo <= value <= hi:
+        raise RuleError(f"'{key}' must be from {lo} to {hi}, not {show(value)}.", "invalid")
+    return value
+
+
+def field_text(action: Mapping, key: str, max_len: int, *, required: bool = False) -> str | None:
+    """A text field of at most ``max_len`` characters, stripped; None when optional and missing."""
+    value = action.get(key)
+    if value is None or (isinstance(value, str) and not value.strip() and not required):
+        if required:
+            raise RuleError(f"'{key}' is required.", "invalid")
+        return None
+    if not isinstance(value, str) or not value.strip() or len(value.strip()) > max_len:
+        raise RuleError(f"'{key}' must be text of 1 to {max_len} characters.", "invalid")
+    return value.strip()
+
+
+def field_choice(action: Mapping, key: str, choices: tuple, default: str | None = None) -> str:
+    value = action.get(key)
+    if value is None:
+        value = default
+    if value not in choices:
+        raise RuleError(f"'{key}' must be one of {', '.join(choices)}, not {show(value)}.", "invalid")
+    return value
+
+
+def _object(action: Any) -> Mapping:
+    if not isinstance(action, Mapping):
+        raise RuleError("An action must be a JSON object.", "invalid")
+    return action
+
+
+def _skill(state: dict, action: Mapping) -> str:
+    names = grid_skills(state["sheet"]["grid"])
+    skill = find_name(names, action.get("skill"))
+    if skill is None:
+        raise RuleError(f"'skill' must be one of your skills: {', '.join(names)}.", "invalid")
+    return skill
+
+
+def _totem(action: Mapping) -> str:
+    totem = find_name(TOTEMS, action.get("totem"))
+    if totem is None:
+        raise RuleError(f"'totem' must be one of {', '.join(TOTEMS)}.", "invalid")
+    return totem
+
+
+# --- what the state says ---------------------------------------------------------------
+
+
+def blocked_spots(state: dict) -> list[dict]:
+    """The filled injury spots that carry a number: ``[{"spot": 1, "number": 5}, ...]``."""
+    track = state["sheet"]["options"]["injury_track"]
+    return [{"spot": i + 1, "number": n} for i, n in enumerate(track[: state["injuries"]]) if n]
+
+
+def blocked_values(state: dict) -> list[int]:
+    """Skill die faces the injury track forbids selecting, sorted."""
+    return sorted({s["number"] for s in blocked_spots(state)})
+
+
+def available_points(state: dict) -> int:
+    return state["points"]["earned"] - state["points"]["spent"]
+
+
+# --- skill tests ----------------------------------------------------------------------
+
+
+def prepare_skill_test(state: dict, action: Mapping) -> dict:
+    """Validate a skill test and gather what it rolls and adds (shared with ``preview``)."""
+    action = _object(action)
+    sheet = state["sheet"]
+    skill = _skill(state, action)
+    row, column = skill_position(sheet["grid"], skill)
+    spec = None
+    if action.get("specialization") not in (None, ""):
+        specs = sheet["specializations"][skill]
+        name = find_name([s["name"] for s in specs], action.get("specialization"))
+        if name is None:
+            yours = ", ".join(s["name"] for s in specs) or "none"
+            raise RuleError(f"{skill} has no specialization {show(action.get('specialization'))} (yours: {yours}).", "invalid")
+        spec = next(dict(s) for s in specs if s["name"] == name)
+    modifier = field_int(action, "modifier", -MODIFIER_MAX, MODIFIER_MAX, 0)
+    target = field_int(action, "target", TARGET_MIN, TARGET_MAX)
+    bubble = field_choice(action, "bubble", BUBBLE_CHOICES, "auto")
+    if state["taken_out"]:
+        raise RuleError("Your hero is taken out: the injury track is full. Heal an injury before testing a skill.")
+    penalty = state["gm_penalty"]
+    return {
+        "skill": skill,
+        "row": row,
+        "column": column,
+        "rating": sheet["skills"][skill],
+        "specialization": spec,
+        "modifier": modifier,
+        "penalty": penalty,
+        "bonus": (spec["bonus"] if spec else 0) + modifier + penalty,
+        "target": target,
+        "blocked": blocked_values(state),
+        "bubble": bubble,
+    }
+
+
+def _choose_bubble(state: dict, row: int, column: int, preference: str) -> tuple[dict | None, str]:
+    """Which experience bubble a critical fills: the preferred line, else the other one."""
+    if preference == "none":
+        return None, "the player chose not to fill a bubble"
+    grid = state["sheet"]["grid"]
+    order = ("row", "column") if preference == "row" else ("column", "row")
+    for line in order:
+        index = row if line == "row" else column
+        if not state["bubbles"][line + "s"][index]:
+            totem = grid["rows" if line == "row" else "columns"][index]
+            return {"line": line, "index": index, "totem": totem}, f"filled the {totem} {line} bubble"
+    return None, "both of this skill's bubbles are already filled: no more experience from it this Tale"
+
+
+def skill_test(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
+    """Roll a skill test.
+
+    Action: ``{"type": "skill_test", "skill": str, "target": 1..30,
+    "specialization": name (optional), "modifier": -10..10 (optional),
+    "bubble": "auto"|"column"|"row"|"none" (which bubble a critical fills)}``.
+    Dice, in order: one d6 per skill rating, then the Paragon d6.
+    """
+    test = prepare_skill_test(state, action)
+    odds = skill_test_odds(test["rating"], test["bonus"], test["target"], test["blocked"])
+    faces = [dice.roll(6) for _ in range(test["rating"])]
+    paragon = dice.roll(6)
+
+    index = select_skill_die(faces, test["blocked"])
+    skill_die = 0 if index is None else faces[index]
+    total = skill_die + paragon + test["bonus"]
+    success = total >= test["target"]
+    critical = is_critical(faces, paragon)
+    spots = {s["number"]: s["spot"] for s in blocked_spots(state)}
+
+    logged = []
+    for i, face in enumerate(faces):
+        if i == index:
+            why = "selected: the highest face the injury track allows"
+        elif face in spots:
+            why = f"blocked: injury spot {spots[face]} ({face}) is filled"
+        else:
+            why = "not selected"
+        logged.append({"die": "skill", "face": face, "selected": i == index, "blocked": face in spots, "why": why})
+    logged.append({"die": "paragon", "face": paragon, "selected": True, "blocked": False, "why": "the Paragon is always added"})
+
+    bubble, bubble_note = (None, None)
+    if critical:
+        bubble, bubble_note = _choose_bubble(state, test["row"], test["column"], test["bubble"])
+    grid = state["sheet"]["grid"]
+    payload = {
+        "skill": test["skill"],
+        "rating": test["rating"],
+        "totems": [grid["rows"][test["row"]], grid["columns"][test["column"]]],
+        "specialization": test["specialization"],
+        "modifier": test["modifier"],
+        "aspect_penalty": test["penalty"],
+        "bonus": test["bonus"],
+        "target": test["target"],
+        "blocked": test["blocked"],
+        "dice": logged,
+        "skill_die": skill_die,
+        "paragon": paragon,
+        "total": total,
+        "success": success,
+        "outcome": "success" if success else "failure",
+        "critical": critical,
+        "bubble": bubble,
+        "bubble_note": bubble_note,
+        "odds": odds_json(odds),
+    }
+    return [Event("skill_test", payload)]
+
+
+# --- Resolve and aspects --------------------------------------------------------------
+
+
+def spend_resolve(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
+    """Spend a point of Resolve on this scene's last, failed skill test, adding a totem.
+
+    Action: ``{"type": "spend_resolve", "totem": "Bear"}``. The aspect's free
+    point (if any) is spent before the pool, since it lapses with the scene.
+    Refused when there is no such test, it succeeded or was already rescued,
+    there is no Resolve, or the totem would not make it succeed. Rolls nothing.
+    """
+    action = _object(action)
+    totem = _totem(action)
+    last = state["last_test"]
+    if last is None:
+        raise RuleError("There is no skill test this scene to spend Resolve on.")
+    if last["rescued"]:
+        raise RuleError("You already spent Resolve on your last test, and it succeeded.")
+    if last["success"]:
+        raise RuleError("Your last skill test succeeded: there is nothing to spend Resolve on.")
+    if state["scene_resolve"] + state["resolve"] <= 0:
+        raise RuleError("You have no Resolve left to spend.")
+    value = state["sheet"]["totems"][totem]
+    total = last["total"] + value
+    if total < last["target"]:
+        raise RuleError(
+            f"Adding {totem} ({value}) makes {total}, still short of T{last['target']}. "
+            "You never need to spend Resolve if it won't make you succeed."
+        )
+    source = "aspect" if state["scene_resolve"] > 0 else "pool"
+    payload = {
+        "totem": totem,
+        "totem_value": value,
+        "skill_totem": totem in last["totems"],  # the table still decides whether it fits
+        "source": source,
+        "skill": last["skill"],
+        "total_before": last["total"],
+        "total": total,
+        "target": last["target"],
+        "success": True,
+        "outcome": "success",
+        "resolve_left": state["resolve"] - (source == "pool"),
+        "scene_resolve_left": state["scene_resolve"] - (source == "aspect"),
+    }
+    return [Event("spend_resolve", payload)]
+
+
+def invoke_aspect(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
+    """The player invokes the aspect: a free Resolve point until the scene ends, once a scene.
+
+    Action: ``{"type": "invoke_aspect"}``. Rolls nothing.
+    """
+    _object(action)
+    aspect = state["sheet"]["aspect"]
+    if not aspect:
+        raise RuleError("Your hero has no aspect to invoke.")
+    if state["aspect_invoked"]:
+        raise RuleError("You have already invoked your aspect this scene.")
+    return [Event("invoke_aspect", {"aspect": aspect, "scene_resolve": 1})]
+
+
+def gm_invoke_aspect(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
+    """GM: invoke the hero's aspect for -2 on the hero's next skill test (this scene).
+
+    Action: ``{"type": "gm_invoke_aspect"}``. Rolls nothing.
+    """
+    _object(action)
+    aspect = state["sheet"]["aspect"]
+    if not aspect:
+        raise RuleError("This hero has no aspect for the GM to invoke.")
+    if state["gm_penalty"]:
+        raise RuleError("The aspect penalty is already waiting for this hero's next skill test.")
+    return [Event("gm_invoke_aspect", {"aspect": aspect, "penalty": ASPECT_PENALTY})]
+
+
+def grant_resolve(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
+    """GM: give the hero Resolve points, up to the campaign maximum.
+
+    Action: ``{"type": "grant_resolve", "amount": 1..20 (default 1), "reason": str}``.
+    """
+    action = _object(action)
+    requested = field_int(action, "amount", 1, GRANT_MAX, 1)
+    reason = field_text(action, "reason", REASON_MAX) or ""
+    cap = state["sheet"]["options"]["resolve_max"]
+    if state["resolve"] >= cap:
+        raise RuleError(f"This hero's Resolve is already at its maximum of {cap}.")
+    amount = min(requested, cap - state["resolve"])
+    payload = {"amount": amount, "requested": requested, "resolve": state["resolve"] + amount, "reason": reason}
+    return [Event("grant_resolve", payload)]
+
+
+# --- injuries ------------------------------------------------------------------------
+
+
+def _injury_payload(state: dict, injuries: int, requested: int, spots: list) -> dict:
+    after = dict(state, injuries=injuries)
+    track = state["sheet"]["options"]["injury_track"]
+    return {
+        "requested": requested,
+        "spots": spots,
+        "injuries": injuries,
+        "blocked": blocked_values(after),
+        "taken_out": injuries >= len(track),
+    }
+
+
+def mark_injury(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
+    """GM: fill the next ``count`` spots of the injury track (as many as are left).
+
+    Action: ``{"type": "mark_injury", "count": 1..10 (default 1)}``.
+    """
+    action = _object(action)
+    count = field_int(action, "count", 1, INJURY_COUNT_MAX, 1)
+    track = state["sheet"]["options"]["injury_track"]
+    if state["injuries"] >= len(track):
+        raise RuleError("The injury track is already full: the hero is taken out.")
+    new = min(len(track), state["injuries"] + count)
+    spots = [{"spot": i + 1, "number": track[i]} for i in range(state["injuries"], new)]
+    return [Event("mark_injury", _injury_payload(state, new, count, spots))]
+
+
+def heal_injury(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
+    """GM: clear the last ``count`` filled spots of the injury track.
+
+    Action: ``{"type": "heal_injury", "count": 1..10 (default 1)}``.
+    """
+    action = _object(action)
+    count = field_int(action, "count", 1, INJURY_COUNT_MAX, 1)
+    if state["injuries"] <= 0:
+        raise RuleError("This hero has no injuries to heal.")
+    track = state["sheet"]["options"]["injury_track"]
+    new = max(0, state["injuries"] - count)
+    spots = [{"spot": i + 1, "number": track[i]} for i in range(new, state["injuries"])]
+    return [Event("heal_injury", _injury_payload(state, new, count, spots))]
+
+
+# --- effect tests ---------------------------------------------------------------------
+
+
+def prepare_effect_test(state: dict, action: Mapping) -> dict:
+    """Validate an effect test (shared with ``preview``)."""
+    action = _object(action)
+    options = state["sheet"]["options"]["effect_test"]
+    target = action.get("target")
+    return {
+        "dice": field_int(action, "dice", 1, EFFECT_DICE_MAX),
+        "modifier": field_int(action, "modifier", -MODIFIER_MAX, MODIFIER_MAX, 0),
+        "target": None if target is None else field_int(action, "target", 1, EFFECT_TARGET_MAX),
+        "label": field_text(action, "label", 60),
+        "mode": options["mode"],
+        "threshold": options["threshold"],
+    }
+
+
+def effect_test(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
+    """Roll effect dice: plain d6s, no Paragon, no criticals, no injury blocks.
+
+    Action: ``{"type": "effect_test", "dice": 1..10, "modifier": -10..10,
+    "target": 1..60 (optional), "label": str (optional, e.g. "damage")}``.
+    The campaign option ``effect_test.mode`` decides the score: ``sum`` of the
+    faces (default) or ``count`` of faces >= ``threshold``. Dice: ``dice`` d6s.
+    """
+    test = prepare_effect_test(state, action)
+    odds = effect_test_odds(test["dice"], test["mode"], test["threshold"], test["modifier"], test["target"])
+    faces = [dice.roll(6) for _ in range(test["dice"])]
+    score = effect_score(faces, test["mode"], test["threshold"])
+    total = score + test["modifier"]
+    counted = [test["mode"] == "sum" or face >= test["threshold"] for face in faces]
+    payload = {
+        "label": test["label"],
+        "mode": test["mode"],
+        "threshold": test["threshold"] if test["mode"] == "count" else None,
+        "dice": [{"die": "effect", "face": f, "counted": c} for f, c in zip(faces, counted)],
+        "score": score,
+        "modifier": test["modifier"],
+        "total": total,
+        "target": test["target"],
+        "success": None if test["target"] is None else total >= test["target"],
+        "outcome": "rolled" if test["target"] is None else ("success" if total >= test["target"] else "failure"),
+        "odds": odds_json(odds),
+    }
+    return [Event("effect_test", payload)]
+
+
+# --- experience and advancement ---------------------------------------------------------
+
+
+def award_points(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
+    """GM: award experience points. ``{"type": "award_points", "points": 1..100, "reason": str}``."""
+    action = _object(action)
+    points = field_int(action, "points", 1, POINTS_MAX)
+    reason = field_text(action, "reason", REASON_MAX) or ""
+    return [Event("award_points", {"points": points, "reason": reason})]
+
+
+def end_tale(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
+    """GM: the Tale ends; each filled experience bubble becomes one XP, and the bubbles clear.
+
+    Action: ``{"type": "end_tale"}``.
+    """
+    _object(action)
+    grid = state["sheet"]["grid"]
+    rows = [grid["rows"][i] for i, filled in enumerate(state["bubbles"]["rows"]) if filled]
+    columns = [grid["columns"][i] for i, filled in enumerate(state["bubbles"]["columns"]) if filled]
+    return [Event("end_tale", {"xp": len(rows) + len(columns), "rows": rows, "columns": columns})]
+
+
+def buy_advance(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
+    """Spend XP on an advance; the cost is the new rating times the campaign's cost per point.
+
+    Actions:
+    ``{"type": "buy_advance", "advance": "skill", "skill": "Hunt"}`` (+1 skill, max 5);
+    ``{"type": "buy_advance", "advance": "totem", "totem": "Bear"}`` (+1 totem, max 5);
+    ``{"type": "buy_advance", "advance": "specialization", "skill": "Hunt",
+    "specialization": "Tracking"}`` (+1 to it, or a new one at +1; max +5, 3 per skill).
+    """
+    action = _object(action)
+    kind = field_choice(action, "advance", ("skill", "totem", "specialization"))
+    sheet = state["sheet"]
+    per_point = sheet["options"]["advance_costs"][kind]
+    payload: dict[str, Any] = {"advance": kind}
+    if kind == "skill":
+        skill = _skill(state, action)
+        current, top = sheet["skills"][skill], SKILL_MAX
+        payload["skill"] = skill
+        what = skill
+    elif kind == "totem":
+        totem = _totem(action)
+        current, top = sheet["totems"][totem], TOTEM_MAX
+        payload["totem"] = totem
+        what = f"your {totem} totem"
+    else:
+        skill = _skill(state, action)
+        wanted = field_text(action, "specialization", 60, required=True)
+        specs = sheet["specializations"][skill]
+        name = find_name([s["name"] for s in specs], wanted)
+        if name is None:
+            if len(specs) >= SPECS_PER_SKILL:
+                raise RuleError(f"{skill} already has {SPECS_PER_SKILL} specializations; raise one of those instead.")
+            name, current = wanted, 0
+        else:
+            current = next(s["bonus"] for s in specs if s["name"] == name)
+        top = SPEC_BONUS_MAX
+        payload.update(skill=skill, specialization=name, new=current == 0)
+        what = f"{skill} ({name})"
+    if current >= top:
+        raise RuleError(f"{what[0].upper() + what[1:]} is already at {current}, the highest it can go.")
+    cost = per_point * (current + 1)
+    have = available_points(state)
+    if cost > have:
+        raise RuleError(f"Raising {what} to {current + 1} costs {cost} XP; you have {have}.")
+    payload.update({"from": current, "to": current + 1, "cost": cost})
+    return [Event("buy_advance", payload)]
+
+
+ACTIONS = {
+    "skill_test": skill_test,
+    "spend_resolve": spend_resolve,
+    "invoke_aspect": invoke_aspect,
+    "gm_invoke_aspect": gm_invoke_aspect,
+    "grant_resolve": grant_resolve,
+    "mark_injury": mark_injury,
+    "heal_injury": heal_injury,
+    "effect_test": effect_test,
+    "award_points": award_points,
+    "end_tale": end_tale,
+    "buy_advance": buy_advance,
+}
+
+GM_ACTIONS = frozenset({"gm_invoke_aspect", "grant_resolve", "mark_injury", "heal_injury", "award_points", "end_tale"})

@@ -1,0 +1,112 @@
+"""``evolve(state, event) -> new state``: how each TOTE event changes a hero.
+
+Never mutates its input. Trusts the payloads (the actions computed them) but
+clamps counters, so even a hand-edited log cannot make an impossible state.
+Unknown event types, and the session events, leave the state as it was.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from ..base import Event
+
+
+def _lapse_scene(state: dict) -> None:
+    """What lasts only a scene: the aspect's free Resolve, the once-a-scene
+    invocation, the GM's pending -2, and the test Resolve could still rescue."""
+    state["scene_resolve"] = 0
+    state["aspect_invoked"] = False
+    state["gm_penalty"] = 0
+    state["last_test"] = None
+
+
+def _skill_test(state: dict, p: dict) -> None:
+    state["last_test"] = {
+        "skill": p["skill"],
+        "totems": list(p["totems"]),
+        "total": p["total"],
+        "target": p["target"],
+        "success": bool(p["success"]),
+        "critical": bool(p["critical"]),
+        "rescued": False,
+    }
+    if p.get("aspect_penalty"):
+        state["gm_penalty"] = 0
+    bubble = p.get("bubble")
+    if bubble:
+        state["bubbles"][bubble["line"] + "s"][bubble["index"]] = True
+
+
+def _spend_resolve(state: dict, p: dict) -> None:
+    if p["source"] == "aspect":
+        state["scene_resolve"] = max(0, state["scene_resolve"] - 1)
+    else:
+        state["resolve"] = max(0, state["resolve"] - 1)
+    if state["last_test"] is not None:
+        state["last_test"].update(total=p["total"], success=True, rescued=True)
+
+
+def _injuries(state: dict, p: dict) -> None:
+    track = state["sheet"]["options"]["injury_track"]
+    state["injuries"] = max(0, min(len(track), p["injuries"]))
+    state["taken_out"] = state["injuries"] >= len(track)
+
+
+def _buy_advance(state: dict, p: dict) -> None:
+    sheet = state["sheet"]
+    state["points"]["spent"] += p["cost"]
+    if p["advance"] == "skill":
+        sheet["skills"][p["skill"]] = p["to"]
+    elif p["advance"] == "totem":
+        sheet["totems"][p["totem"]] = p["to"]
+    else:
+        specs = sheet["specializations"][p["skill"]]
+        for spec in specs:
+            if spec["name"] == p["specialization"]:
+                spec["bonus"] = p["to"]
+                break
+        else:
+            specs.append({"name": p["specialization"], "bonus": p["to"]})
+
+
+def _end_tale(state: dict, p: dict) -> None:
+    state["points"]["earned"] += p["xp"]
+    state["bubbles"] = {"rows": [False] * 4, "columns": [False] * 4}
+
+
+def _invoke_aspect(state: dict, p: dict) -> None:
+    state["aspect_invoked"] = True
+    state["scene_resolve"] = 1
+
+
+def _grant_resolve(state: dict, p: dict) -> None:
+    cap = state["sheet"]["options"]["resolve_max"]
+    state["resolve"] = min(cap, state["resolve"] + p["amount"])
+
+
+HANDLERS = {
+    "skill_test": _skill_test,
+    "spend_resolve": _spend_resolve,
+    "invoke_aspect": _invoke_aspect,
+    "gm_invoke_aspect": lambda s, p: s.update(gm_penalty=p["penalty"]),
+    "grant_resolve": _grant_resolve,
+    "mark_injury": _injuries,
+    "heal_injury": _injuries,
+    "award_points": lambda s, p: s["points"].update(earned=s["points"]["earned"] + p["points"]),
+    "buy_advance": _buy_advance,
+    "end_tale": _end_tale,
+    "scene_started": lambda s, p: _lapse_scene(s),
+    "scene_ended": lambda s, p: _lapse_scene(s),
+    # effect_test, session_started, session_ended: nothing to track.
+}
+
+
+def evolve(state: dict, event: Event) -> dict:
+    """Return the state after ``event``; the input state is never changed."""
+    handler = HANDLERS.get(event.type)
+    if handler is None:
+        return state
+    new = copy.deepcopy(state)
+    handler(new, dict(event.payload))
+    return new

@@ -1,0 +1,343 @@
+"""TOTE character sheet: the schema, its validation, and a new character's state.
+
+A sheet is a JSON object::
+
+    {
+      "name": "Ayasha",                        # optional text
+      "skills": {"Strike": 1, ...},            # all 16 skills of the grid, 0..5
+      "totems": {"Bear": 1, ...},              # optional, 1..5, missing totems are 1
+      "specializations": {"Hunt": [{"name": "Tracking", "bonus": 1}]},  # <= 3 per skill
+      "resolve": 3,                            # optional starting Resolve, 0..resolve_max
+      "aspect": "Never leaves a friend behind",  # optional text
+      "grid": {...},                           # optional campaign grid, see DEFAULT_GRID
+      "options": {...}                         # optional campaign options, see DEFAULT_OPTIONS
+    }
+
+``validate_sheet`` returns it normalised: every key present, names spelt as the
+grid spells them, every skill listed under ``specializations``.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from ..base import SheetError
+
+TOTEMS = ("Bear", "Bison", "Coyote", "Hawk", "Owl", "Stag", "Turtle", "Wolf")
+
+# The real placement is not public (docs/rules.md). Rows are what a hero
+# does (fight, wander, think, deal with people); columns are how (force,
+# cunning, keen eyes, patience). Persuade sits under Stag and Turtle as the
+# wiki says. Heal and Command are invented to fill the 16.
+DEFAULT_GRID = {
+    "rows": ["Wolf", "Bison", "Owl", "Stag"],
+    "columns": ["Bear", "Coyote", "Hawk", "Turtle"],
+    "skills": [
+        ["Strike", "Sneak", "Shoot", "Grapple"],
+        ["Move", "Hunt", "Journey", "Survive"],
+        ["Craft", "Know", "Guide", "Heal"],
+        ["Command", "Bargain", "Judge", "Persuade"],
+    ],
+}
+
+DEFAULT_OPTIONS = {
+    "resolve_max": 5,
+    # XP per point of the NEW rating: a skill to 3 costs 3, a totem to 3 costs 6.
+    "advance_costs": {"skill": 1, "totem": 2, "specialization": 1},
+    # Injury spots in order; 0 is a spot without a number. Filling the last
+    # spot takes the hero out.
+    "injury_track": [5, 4, 3, 2, 1, 0],
+    # Effect dice: "sum" adds the faces, "count" counts faces >= threshold.
+    "effect_test": {"mode": "sum", "threshold": 4},
+}
+
+SKILL_MAX = 5
+TOTEM_MIN, TOTEM_MAX = 1, 5
+SPEC_BONUS_MAX = 5
+SPECS_PER_SKILL = 3
+DEFAULT_RESOLVE = 3
+RESOLVE_MAX_LIMIT = 20
+CREATION_SKILL_MAX = 2
+CREATION_LINE_SUM = 4
+NAME_MAX = 60
+TEXT_MAX = 200
+INJURY_TRACK_MAX = 10
+
+SHEET_KEYS = {"name", "skills", "totems", "specializations", "resolve", "aspect", "grid", "options"}
+
+
+# --- small checkers -------------------------------------------------------
+
+
+def show(value: Any) -> str:
+    """A short, safe rendering of user input for error messages.
+
+    Never ``str()`` a huge int: Python refuses ints over 4300 digits.
+    """
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, int):
+        return str(value) if abs(value) < 10**12 else "a huge number"
+    if isinstance(value, str):
+        return repr(value[:40] + ("..." if len(value) > 40 else ""))
+    return f"a {type(value).__name__}"
+
+
+def check_int(value: Any, field: str, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise SheetError(field, f"must be a whole number, allowed range {lo}..{hi}, not {show(value)}")
+    if not lo <= value <= hi:
+        raise SheetError(field, f"allowed range {lo}..{hi}, not {show(value)}")
+    return value
+
+
+def check_text(value: Any, field: str, max_len: int, *, optional: bool = False) -> str | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise SheetError(field, f"must be text of at most {max_len} characters")
+    value = value.strip()
+    if len(value) > max_len:
+        raise SheetError(field, f"must be at most {max_len} characters")
+    if not value:
+        if optional:
+            return None
+        raise SheetError(field, "must not be empty")
+    return value
+
+
+def check_object(value: Any, field: str, allowed: set[str] | None = None) -> dict:
+    if not isinstance(value, dict):
+        raise SheetError(field, "must be a JSON object")
+    if allowed is not None:
+        for key in value:
+            if key not in allowed:
+                raise SheetError(field, f"unknown key {show(key)}; allowed: {', '.join(sorted(allowed))}")
+    return value
+
+
+def find_name(names, wanted: Any) -> str | None:
+    """The canonical spelling of ``wanted`` among ``names`` (case-insensitive), or None."""
+    if not isinstance(wanted, str):
+        return None
+    key = wanted.strip().casefold()
+    for name in names:
+        if name.casefold() == key:
+            return name
+    return None
+
+
+# --- the grid ----------------------------------------------------------------
+
+
+def grid_skills(grid: dict) -> list[str]:
+    """The 16 skill names, row by row."""
+    return [name for row in grid["skills"] for name in row]
+
+
+def skill_position(grid: dict, skill: str) -> tuple[int, int]:
+    """``(row, column)`` of a canonical skill name."""
+    for r, row in enumerate(grid["skills"]):
+        if skill in row:
+            return r, row.index(skill)
+    raise KeyError(skill)
+
+
+def skill_totems(grid: dict, skill: str) -> tuple[str, str]:
+    """A skill's two totems: its row's and its column's."""
+    r, c = skill_position(grid, skill)
+    return grid["rows"][r], grid["columns"][c]
+
+
+def _grid(raw: Any) -> dict:
+    if raw is None:
+        return copy.deepcopy(DEFAULT_GRID)
+    check_object(raw, "grid", {"rows", "columns", "skills"})
+    lines = []
+    for key in ("rows", "columns"):
+        value = raw.get(key)
+        if not isinstance(value, list) or len(value) != 4:
+            raise SheetError(f"grid.{key}", "must be a list of 4 totems")
+        for i, totem in enumerate(value):
+            name = find_name(TOTEMS, totem)
+            if name is None:
+                raise SheetError(f"grid.{key}[{i}]", f"must be one of {', '.join(TOTEMS)}")
+            lines.append(name)
+    if len(set(lines)) != 8:
+        raise SheetError("grid", "the 4 rows and 4 columns must use each of the eight totems exactly once")
+    skills = raw.get("skills")
+    if not isinstance(skills, list) or len(skills) != 4:
+        raise SheetError("grid.skills", "must be 4 rows of 4 skill names")
+    rows = []
+    for r, row in enumerate(skills):
+        if not isinstance(row, list) or len(row) != 4:
+            raise SheetError(f"grid.skills[{r}]", "must be a row of 4 skill names")
+        rows.append([check_text(name, f"grid.skills[{r}][{c}]", 30) for c, name in enumerate(row)])
+    flat = [name.casefold() for row in rows for name in row]
+    if len(set(flat)) != 16:
+        raise SheetError("grid.skills", "the 16 skill names must all differ")
+    return {"rows": lines[:4], "columns": lines[4:], "skills": rows}
+
+
+# --- options -------------------------------------------------------------------
+
+
+def _options(raw: Any) -> dict:
+    options = copy.deepcopy(DEFAULT_OPTIONS)
+    if raw is None:
+        return options
+    check_object(raw, "options", set(DEFAULT_OPTIONS))
+    if "resolve_max" in raw:
+        options["resolve_max"] = check_int(raw["resolve_max"], "options.resolve_max", 1, RESOLVE_MAX_LIMIT)
+    if "advance_costs" in raw:
+        costs = check_object(raw["advance_costs"], "options.advance_costs", set(DEFAULT_OPTIONS["advance_costs"]))
+        for key, value in costs.items():
+            options["advance_costs"][key] = check_int(value, f"options.advance_costs.{key}", 0, 10)
+    if "injury_track" in raw:
+        track = raw["injury_track"]
+        if not isinstance(track, list) or not 1 <= len(track) <= INJURY_TRACK_MAX:
+            raise SheetError("options.injury_track", f"must be a list of 1..{INJURY_TRACK_MAX} spots (0 = no number)")
+        options["injury_track"] = [check_int(v, f"options.injury_track[{i}]", 0, 6) for i, v in enumerate(track)]
+    if "effect_test" in raw:
+        effect = check_object(raw["effect_test"], "options.effect_test", {"mode", "threshold"})
+        if "mode" in effect:
+            if effect["mode"] not in ("sum", "count"):
+                raise SheetError("options.effect_test.mode", "must be 'sum' or 'count'")
+            options["effect_test"]["mode"] = effect["mode"]
+        if "threshold" in effect:
+            options["effect_test"]["threshold"] = check_int(effect["threshold"], "options.effect_test.threshold", 2, 6)
+    return options
+
+
+# --- the sheet ---------------------------------------------------------------------
+
+
+def _skills(raw: Any, grid: dict) -> dict:
+    names = grid_skills(grid)
+    check_object(raw, "skills")
+    skills: dict[str, int] = {}
+    for key, value in raw.items():
+        name = find_name(names, key)
+        if name is None:
+            raise SheetError("skills", f"unknown skill {show(key)}; the grid has {', '.join(names)}")
+        if name in skills:
+            raise SheetError(f"skills.{name}", "is given twice")
+        skills[name] = check_int(value, f"skills.{name}", 0, SKILL_MAX)
+    missing = [n for n in names if n not in skills]
+    if missing:
+        raise SheetError("skills", f"missing {', '.join(missing)}; every skill needs a rating 0..{SKILL_MAX}")
+    return {n: skills[n] for n in names}
+
+
+def _totems(raw: Any) -> dict:
+    totems = {t: TOTEM_MIN for t in TOTEMS}
+    if raw is None:
+        return totems
+    check_object(raw, "totems")
+    seen = set()
+    for key, value in raw.items():
+        name = find_name(TOTEMS, key)
+        if name is None:
+            raise SheetError("totems", f"unknown totem {show(key)}; the totems are {', '.join(TOTEMS)}")
+        if name in seen:
+            raise SheetError(f"totems.{name}", "is given twice")
+        seen.add(name)
+        totems[name] = check_int(value, f"totems.{name}", TOTEM_MIN, TOTEM_MAX)
+    return totems
+
+
+def _specializations(raw: Any, grid: dict) -> dict:
+    names = grid_skills(grid)
+    specs: dict[str, list] = {n: [] for n in names}
+    if raw is None:
+        return specs
+    check_object(raw, "specializations")
+    seen = set()
+    for key, entries in raw.items():
+        skill = find_name(names, key)
+        if skill is None:
+            raise SheetError("specializations", f"unknown skill {show(key)}")
+        if skill in seen:
+            raise SheetError(f"specializations.{skill}", "is given twice")
+        seen.add(skill)
+        if not isinstance(entries, list) or len(entries) > SPECS_PER_SKILL:
+            raise SheetError(f"specializations.{skill}", f"must be a list of at most {SPECS_PER_SKILL} specializations")
+        for i, entry in enumerate(entries):
+            field = f"specializations.{skill}[{i}]"
+            check_object(entry, field, {"name", "bonus"})
+            name = check_text(entry.get("name"), f"{field}.name", NAME_MAX)
+            bonus = check_int(entry.get("bonus"), f"{field}.bonus", 1, SPEC_BONUS_MAX)
+            if find_name([s["name"] for s in specs[skill]], name):
+                raise SheetError(field, f"{skill} already has a specialization called {show(name)}")
+            specs[skill].append({"name": name, "bonus": bonus})
+    return specs
+
+
+def _creation_rules(skills: dict, totems: dict, grid: dict) -> None:
+    """Character creation: skills at most 2, each row and column sums to 4, totems at 1."""
+    for name, rating in skills.items():
+        if rating > CREATION_SKILL_MAX:
+            raise SheetError(f"skills.{name}", f"allowed range 0..{CREATION_SKILL_MAX} at character creation")
+    for r, row in enumerate(grid["skills"]):
+        total = sum(skills[n] for n in row)
+        if total != CREATION_LINE_SUM:
+            raise SheetError("skills", f"the {grid['rows'][r]} row ({', '.join(row)}) must sum to {CREATION_LINE_SUM} at character creation, not {total}")
+    for c, totem in enumerate(grid["columns"]):
+        column = [row[c] for row in grid["skills"]]
+        total = sum(skills[n] for n in column)
+        if total != CREATION_LINE_SUM:
+            raise SheetError("skills", f"the {totem} column ({', '.join(column)}) must sum to {CREATION_LINE_SUM} at character creation, not {total}")
+    for totem, value in totems.items():
+        if value != TOTEM_MIN:
+            raise SheetError(f"totems.{totem}", f"totems start at {TOTEM_MIN} at character creation")
+
+
+def validate_sheet(sheet: Any, *, creation: bool = True) -> dict:
+    """Check a sheet and return it normalised; raise :class:`SheetError` otherwise.
+
+    ``creation=True`` (the default, what the platform calls for a submitted
+    character) also enforces the creation rules: skills at most 2, each row and
+    column summing to 4, every totem at 1. ``creation=False`` checks only the
+    ranges, for a hero who has advanced (imported characters, replayed states).
+    Idempotent: a normalised sheet validates to itself.
+    """
+    check_object(sheet, "sheet", SHEET_KEYS)
+    options = _options(sheet.get("options"))
+    grid = _grid(sheet.get("grid"))
+    if "skills" not in sheet:
+        raise SheetError("skills", f"required: a rating 0..{SKILL_MAX} for each of the 16 skills")
+    skills = _skills(sheet["skills"], grid)
+    totems = _totems(sheet.get("totems"))
+    specs = _specializations(sheet.get("specializations"), grid)
+    resolve = sheet.get("resolve")
+    resolve = check_int(min(DEFAULT_RESOLVE, options["resolve_max"]) if resolve is None else resolve, "resolve", 0, options["resolve_max"])
+    if creation:
+        _creation_rules(skills, totems, grid)
+    return {
+        "name": check_text(sheet.get("name"), "name", NAME_MAX, optional=True),
+        "skills": skills,
+        "totems": totems,
+        "specializations": specs,
+        "resolve": resolve,
+        "aspect": check_text(sheet.get("aspect"), "aspect", TEXT_MAX, optional=True),
+        "grid": grid,
+        "options": options,
+    }
+
+
+def initial_state(sheet: Any) -> dict:
+    """The state of a new hero: full Resolve, no injuries, empty bubbles, no XP."""
+    sheet = validate_sheet(sheet, creation=False)
+    return {
+        "sheet": sheet,
+        "points": {"earned": 0, "spent": 0},
+        "resolve": sheet["resolve"],
+        "scene_resolve": 0,  # the aspect's free point, gone when the scene ends
+        "aspect_invoked": False,  # by the player, this scene
+        "gm_penalty": 0,  # -2 waiting for the next skill test after the GM invokes the aspect
+        "injuries": 0,  # filled spots on the injury track, from the first
+        "taken_out": False,  # the last injury spot is filled
+        "bubbles": {"rows": [False] * 4, "columns": [False] * 4},
+        "last_test": None,  # this scene's last skill test, for spend_resolve
+    }

@@ -1,0 +1,373 @@
+"""WYRM actions: one pure function per action type, ``(state, action, dice) -> [Event]``.
+
+Dice order (what a test scripts with ``ScriptedDice``):
+
+* ``check``: for a rolled opposed check, the passive side's die first (it sets
+  the DL), then its explosions; then the active character's die and its
+  explosions. An unopposed check, or an opposed one with the static +3, rolls
+  only the active die.
+* ``damage``: each damage die in turn, each followed by its own explosions.
+* ``approve_fate`` of a reroll: the new die and its explosions.
+
+A die explodes (a 6 adds another roll) only where the text says: damage dice,
+and checks where a skill applies (the passive side's too, when it has one),
+at most ``EXPLOSION_CAP`` extra rolls per die.
+
+Fate needs the GM's approval, so spending it is two steps: the player's
+``spend_fate`` records a request (nothing is spent), the GM's ``approve_fate``
+spends the point and applies it (rolling any reroll), or ``deny_fate`` drops it.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from functools import lru_cache
+from typing import Callable, Mapping
+
+from ..base import DiceSource, Event, RuleError, odds_json, require_int
+from .odds import EXPLOSION_CAP, SKILL_BONUS, STATIC_OPPOSITION, check_odds, check_spec, damage_odds, damage_spec
+from .sheet import (
+    MAX_FATE,
+    MAX_NAME,
+    MAX_POINTS,
+    MAX_SKILLS,
+    find_skill,
+    parse_attribute,
+    read_text,
+)
+
+FATE_USES = ("ignore_attack", "minor_detail", "reroll", "plus_two")
+FATE_BONUS = 2
+MAX_FATE_GRANT = 10
+MAX_AWARD = 100
+
+EXPLODE_RULE_SKILL = "6s explode: a skill applies to this check"
+EXPLODE_RULE_NO_SKILL = "6s do not explode: no skill applies"
+EXPLODE_RULE_DAMAGE = "6s explode: damage rolls always explode"
+
+
+# --- dice --------------------------------------------------------------------
+
+
+def roll_die(dice: DiceSource, explodes: bool) -> list[dict]:
+    """Roll one d6 and, if it explodes, its chain: ``[{"face": 6, "exploded": true}, ...]``.
+
+    A 6 that would explode past ``EXPLOSION_CAP`` is marked ``"capped": true``.
+    """
+    chain: list[dict] = []
+    while True:
+        face = dice.roll(6)
+        again = explodes and face == 6 and len(chain) < EXPLOSION_CAP
+        entry = {"face": face, "exploded": again}
+        if explodes and face == 6 and not again:
+            entry["capped"] = True
+        chain.append(entry)
+        if not again:
+            return chain
+
+
+def chain_total(chain: list[dict]) -> int:
+    return sum(d["face"] for d in chain)
+
+
+def _outcome(success: bool) -> str:
+    return "success" if success else "failure"
+
+
+def _succeeds(total: int, dl: int, ties_succeed: bool) -> bool:
+    return total >= dl if ties_succeed else total > dl
+
+
+# --- checks and damage ---------------------------------------------------------
+
+
+def check(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
+    """An attribute check, unopposed (``dl``) or opposed (``vs``)."""
+    spec = check_spec(state, action)
+    odds = spec.odds()  # before any die is rolled
+    opposition = None
+    if spec.vs is None:
+        dl_base = spec.dl
+    else:
+        vs_attribute, vs_skills, static = spec.vs
+        opposition = {
+            "attribute": vs_attribute,
+            "skills": vs_skills,
+            "skill_bonus": SKILL_BONUS * vs_skills,
+            "static": static,
+        }
+        if static:
+            opposition.update(dice=[], static_bonus=STATIC_OPPOSITION, total=spec.vs_bonus + STATIC_OPPOSITION)
+        else:
+            vs_dice = roll_die(dice, vs_skills >= 1)
+            opposition.update(
+                dice=vs_dice,
+                explodes=vs_skills >= 1,
+                die_total=chain_total(vs_dice),
+                total=chain_total(vs_dice) + spec.vs_bonus,
+            )
+        dl_base = opposition["total"]
+    dl = dl_base + spec.modifier
+    chain = roll_die(dice, spec.explodes)
+    total = chain_total(chain) + spec.bonus
+    success = _succeeds(total, dl, spec.ties_succeed)
+    return [
+        Event(
+            "attribute_check",
+            {
+                "roll": state["rolls"] + 1,
+                "task": spec.task,
+                "attribute": spec.attribute,
+                "attribute_value": spec.attribute_value,
+                "skills": list(spec.skills),
+                "skill_bonus": SKILL_BONUS * spec.skill_count,
+                "explodes": spec.explodes,
+                "explode_rule": EXPLODE_RULE_SKILL if spec.explodes else EXPLODE_RULE_NO_SKILL,
+                "dice": chain,
+                "die_total": chain_total(chain),
+                "total": total,
+                "opposed": opposition is not None,
+                "opposition": opposition,
+                "dl_base": dl_base,
+                "modifier": spec.modifier,
+                "dl": dl,
+                "ties_succeed": spec.ties_succeed,
+                "success": success,
+                "outcome": _outcome(success),
+                "odds": odds_json(odds),
+            },
+        )
+    ]
+
+
+@lru_cache(maxsize=256)
+def _damage_odds_json(count: int, bonus: int) -> dict:
+    # A damage table has up to ~100 totals; formatting it is most of a damage
+    # action's time, so it is formatted once per (dice, bonus) and copied.
+    return odds_json(damage_odds(count, bonus))
+
+
+def damage(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
+    """A damage roll: ``dice`` d6s (each exploding) plus ``bonus``."""
+    spec = damage_spec(action)
+    odds = {total: dict(entry) for total, entry in _damage_odds_json(spec.dice, spec.bonus).items()}
+    chains = [roll_die(dice, True) for _ in range(spec.dice)]
+    total = sum(chain_total(c) for c in chains) + spec.bonus
+    return [
+        Event(
+            "damage_roll",
+            {
+                "roll": state["rolls"] + 1,
+                "task": read_text(action, "task"),
+                "dice_count": spec.dice,
+                "dice": chains,
+                "die_totals": [chain_total(c) for c in chains],
+                "bonus": spec.bonus,
+                "explodes": True,
+                "explode_rule": EXPLODE_RULE_DAMAGE,
+                "total": total,
+                "outcome": str(total),
+                "odds": odds,
+            },
+        )
+    ]
+
+
+def automatic_success(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
+    """The GM declares that no roll is needed; the character must know a relevant skill."""
+    attribute = parse_attribute(action.get("attribute"))
+    skill = find_skill(state["skills"], action.get("skill"))
+    if skill is None:
+        raise RuleError("An automatic success needs a relevant skill the character knows; name it in 'skill'.", "no_skill")
+    return [
+        Event(
+            "automatic_success",
+            {
+                "task": read_text(action, "task"),
+                "attribute": attribute,
+                "attribute_value": state["attributes"][attribute],
+                "skill": skill["name"],
+                "dice": [],
+                "success": True,
+                "outcome": "success",
+                "odds": odds_json({"success": Fraction(1), "failure": Fraction(0)}),
+            },
+        )
+    ]
+
+
+# --- Fate --------------------------------------------------------------------
+
+
+def _roll_use_problem(state: dict, use: str, roll: int | None) -> str | None:
+    """Why a reroll / +2 cannot apply to the last roll now (None if it can)."""
+    last = state["last_roll"]
+    if last is None and roll is None:
+        return "There is no roll of yours in this scene for Fate to change."
+    if last is None or (roll is not None and last["roll"] != roll):
+        return "The roll that Fate was asked for is no longer your last roll; the GM should deny the request."
+    if last["fate_used"]:
+        return "Fate has already changed that roll; a roll takes one Fate point at most."
+    if use == "plus_two" and last["kind"] != "check":
+        return "+2 applies to a check, not to a damage roll; a damage roll can be rerolled."
+    return None
+
+
+def spend_fate(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
+    """Ask to spend one Fate point; the GM approves (``approve_fate``) or denies it."""
+    use = action.get("use")
+    if use not in FATE_USES:
+        raise RuleError(f"'use' must be one of {', '.join(FATE_USES)}.", "invalid")
+    if state["fate"] < 1:
+        raise RuleError("You have no Fate left to spend.", "no_fate")
+    if state["pending_fate"] is not None:
+        raise RuleError("You already asked to spend Fate; wait for the GM's answer.", "pending")
+    detail = read_text(action, "detail", required=(use == "minor_detail"))
+    roll = die = None
+    if use in ("reroll", "plus_two"):
+        problem = _roll_use_problem(state, use, None)
+        if problem:
+            raise RuleError(problem, "no_roll")
+        last = state["last_roll"]
+        roll = last["roll"]
+        if use == "reroll":
+            count = len(last["dice"]) if last["kind"] == "damage" else 1
+            default = 1 if count == 1 else None
+            if default is None and action.get("die") is None:
+                raise RuleError(f"Say which damage die to reroll: 'die' from 1 to {count}.", "invalid")
+            die = require_int(action, "die", 1, count, default=default)
+    return [Event("fate_requested", {"use": use, "roll": roll, "die": die, "detail": detail, "fate": state["fate"]})]
+
+
+def approve_fate(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
+    """GM: approve the pending Fate request; the point is spent and its effect applied."""
+    request = state["pending_fate"]
+    if request is None:
+        raise RuleError("There is no Fate request waiting for approval.", "no_request")
+    if state["fate"] < 1:  # cannot happen through the actions; guards odd replays
+        raise RuleError("The character has no Fate left to spend.", "no_fate")
+    use = request["use"]
+    payload = {"use": use, "detail": request["detail"], "fate_left": state["fate"] - 1}
+    if use in ("reroll", "plus_two"):
+        problem = _roll_use_problem(state, use, request["roll"])
+        if problem:
+            raise RuleError(problem, "no_roll")
+        last = state["last_roll"]
+        payload.update(roll=last["roll"], kind=last["kind"], original_total=last["total"])
+        if last["kind"] == "check":
+            payload.update(dl=last["dl"], original_outcome=_outcome(last["success"]))
+        payload.update(_reroll(last, request["die"], dice) if use == "reroll" else _plus_two(last))
+    return [Event("fate_spent", payload)]
+
+
+def _reroll(last: dict, die: int, dice: DiceSource) -> dict:
+    """Reroll the check's die (or one damage die), keeping the original dice for the log."""
+    if last["kind"] == "check":
+        odds = check_odds(last["bonus"], last["explodes"], last["dl"], last["ties_succeed"])
+        new = roll_die(dice, last["explodes"])
+        total = chain_total(new) + last["bonus"]
+        success = _succeeds(total, last["dl"], last["ties_succeed"])
+        return {
+            "original_dice": last["dice"],
+            "new_dice": new,
+            "dice": new,
+            "total": total,
+            "success": success,
+            "outcome": _outcome(success),
+            "odds": odds_json(odds),
+        }
+    others = sum(chain_total(c) for i, c in enumerate(last["dice"]) if i != die - 1)
+    odds = damage_odds(1, last["bonus"], others)
+    new = roll_die(dice, True)
+    chains = [new if i == die - 1 else c for i, c in enumerate(last["dice"])]
+    total = others + chain_total(new) + last["bonus"]
+    return {
+        "die": die,
+        "original_dice": last["dice"],
+        "new_dice": new,
+        "dice": chains,
+        "total": total,
+        "outcome": str(total),
+        "odds": odds_json(odds),
+    }
+
+
+def _plus_two(last: dict) -> dict:
+    total = last["total"] + FATE_BONUS
+    success = _succeeds(total, last["dl"], last["ties_succeed"])
+    return {"bonus": FATE_BONUS, "total": total, "success": success, "outcome": _outcome(success)}
+
+
+def deny_fate(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
+    """GM: refuse the pending Fate request; nothing is spent."""
+    request = state["pending_fate"]
+    if request is None:
+        raise RuleError("There is no Fate request waiting for an answer.", "no_request")
+    return [Event("fate_denied", {"use": request["use"], "roll": request["roll"], "reason": read_text(action, "reason")})]
+
+
+def grant_fate(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
+    """GM: grant Fate for heroic actions, good role playing or goals achieved."""
+    amount = require_int(action, "amount", 1, MAX_FATE_GRANT, default=1)
+    if state["fate"] + amount > MAX_FATE:
+        raise RuleError(f"A character can hold at most {MAX_FATE} Fate points.", "too_much")
+    return [Event("fate_granted", {"amount": amount, "reason": read_text(action, "reason"), "fate": state["fate"] + amount})]
+
+
+# --- advancement -------------------------------------------------------------
+
+
+def award_points(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
+    """GM: award advancement points."""
+    points = require_int(action, "points", 1, MAX_AWARD)
+    if state["points"]["earned"] + points > MAX_POINTS:
+        raise RuleError(f"A character can earn at most {MAX_POINTS} points in all.", "too_much")
+    return [Event("points_awarded", {"points": points, "reason": read_text(action, "reason")})]
+
+
+def buy_advance(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
+    """Spend points to raise an attribute by one or learn a new skill."""
+    kind = action.get("advance")
+    options = state["sheet"]["options"]
+    available = state["points"]["earned"] - state["points"]["spent"]
+    if kind == "attribute":
+        attribute = parse_attribute(action.get("attribute"))
+        now = state["attributes"][attribute]
+        if now >= options["attribute_max"]:
+            raise RuleError(f"{attribute.title()} is already {now}, the highest this campaign allows.", "at_max")
+        cost = options["advance_costs"]["attribute"]
+        what = f"Raising {attribute.title()} to {now + 1}"
+        payload = {"advance": "attribute", "attribute": attribute, "from": now, "to": now + 1}
+    elif kind == "skill":
+        name = action.get("skill")
+        if not isinstance(name, str) or not name.strip() or len(name.strip()) > MAX_NAME:
+            raise RuleError(f"'skill' must be the new skill's name, 1 to {MAX_NAME} characters.", "invalid")
+        attribute = parse_attribute(action.get("attribute"))
+        if find_skill(state["skills"], name):
+            raise RuleError(f"Your character already knows '{name.strip()}'.", "known")
+        if len(state["skills"]) >= MAX_SKILLS:
+            raise RuleError(f"A character can know at most {MAX_SKILLS} skills.", "at_max")
+        cost = options["advance_costs"]["skill"]
+        what = f"Learning {name.strip()}"
+        payload = {"advance": "skill", "skill": name.strip(), "attribute": attribute}
+    else:
+        raise RuleError("'advance' must be 'attribute' (raise one by 1) or 'skill' (learn a new one).", "invalid")
+    if cost > available:
+        raise RuleError(f"{what} costs {cost} points; you have {available}.", "cannot_afford")
+    payload.update(cost=cost, points_left=available - cost)
+    return [Event("advance_bought", payload)]
+
+
+ACTIONS: dict[str, Callable[[dict, Mapping, DiceSource], list[Event]]] = {
+    "check": check,
+    "damage": damage,
+    "automatic_success": automatic_success,
+    "spend_fate": spend_fate,
+    "approve_fate": approve_fate,
+    "deny_fate": deny_fate,
+    "grant_fate": grant_fate,
+    "award_points": award_points,
+    "buy_advance": buy_advance,
+}
+
+GM_ACTIONS = frozenset({"automatic_success", "approve_fate", "deny_fate", "grant_fate", "award_points"})

@@ -1,0 +1,108 @@
+"""WYRM ``evolve``: apply one stored event to a character's state.
+
+Never mutates its arguments: a changed state is a deep copy. Unknown event
+types (generic ``roll`` events, other systems' events) leave the state as it is.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Callable
+
+from ..base import Event
+
+
+def _check(state: dict, p: dict) -> None:
+    state["rolls"] = p["roll"]
+    state["last_roll"] = {
+        "kind": "check",
+        "roll": p["roll"],
+        "bonus": p["attribute_value"] + p["skill_bonus"],  # what the die is added to
+        "explodes": p["explodes"],
+        "dl": p["dl"],
+        "ties_succeed": p["ties_succeed"],
+        "dice": p["dice"],
+        "total": p["total"],
+        "success": p["success"],
+        "fate_used": False,
+    }
+
+
+def _damage(state: dict, p: dict) -> None:
+    state["rolls"] = p["roll"]
+    state["last_roll"] = {
+        "kind": "damage",
+        "roll": p["roll"],
+        "bonus": p["bonus"],
+        "dice": p["dice"],
+        "total": p["total"],
+        "fate_used": False,
+    }
+
+
+def _fate_requested(state: dict, p: dict) -> None:
+    state["pending_fate"] = {"use": p["use"], "roll": p["roll"], "die": p["die"], "detail": p["detail"]}
+
+
+def _fate_spent(state: dict, p: dict) -> None:
+    state["fate"] = max(0, state["fate"] - 1)
+    state["pending_fate"] = None
+    last = state["last_roll"]
+    if p["use"] in ("reroll", "plus_two") and last is not None and last["roll"] == p["roll"]:
+        last["fate_used"] = True
+        last["total"] = p["total"]
+        if "success" in p:
+            last["success"] = p["success"]
+        if p["use"] == "reroll":
+            last["dice"] = p["dice"]
+
+
+def _fate_denied(state: dict, p: dict) -> None:
+    state["pending_fate"] = None
+
+
+def _fate_granted(state: dict, p: dict) -> None:
+    state["fate"] += p["amount"]
+
+
+def _points_awarded(state: dict, p: dict) -> None:
+    state["points"]["earned"] += p["points"]
+
+
+def _advance_bought(state: dict, p: dict) -> None:
+    state["points"]["spent"] += p["cost"]
+    if p["advance"] == "attribute":
+        state["attributes"][p["attribute"]] = p["to"]
+    else:
+        state["skills"].append({"name": p["skill"], "attribute": p["attribute"]})
+
+
+def _scene_over(state: dict, p: dict) -> None:
+    # Fate rerolls and +2 change a roll of the current scene only; an
+    # unanswered request lapses with the scene.
+    state["last_roll"] = None
+    state["pending_fate"] = None
+
+
+_APPLY: dict[str, Callable[[dict, dict], None]] = {
+    "attribute_check": _check,
+    "damage_roll": _damage,
+    "fate_requested": _fate_requested,
+    "fate_spent": _fate_spent,
+    "fate_denied": _fate_denied,
+    "fate_granted": _fate_granted,
+    "points_awarded": _points_awarded,
+    "advance_bought": _advance_bought,
+    "scene_ended": _scene_over,
+    "session_ended": _scene_over,
+}
+
+
+def evolve(state: dict, event: Event) -> dict:
+    """Return the state after ``event``; the input state is never changed."""
+    apply = _APPLY.get(event.type)
+    if apply is None:
+        return state  # automatic_success, scene_started, ... change nothing
+    new = copy.deepcopy(state)
+    apply(new, copy.deepcopy(dict(event.payload)))
+    return new

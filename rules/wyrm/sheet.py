@@ -1,0 +1,215 @@
+"""WYRM character sheets: schema, validation and a new character's state.
+
+A sheet, as a person submits it (only ``attributes`` is required)::
+
+    {
+      "name": "Mira",                                   # optional, 1..80 characters
+      "attributes": {"warrior": 1, "rogue": 3, "mage": 2},
+      "skills": [{"name": "Stealth", "attribute": "rogue"}],
+      "fate": 2,                                        # starting Fate points, 0..99
+      "options": {                                      # campaign settings, all optional
+        "second_skill_bonus": false,   # +2 more for a second relevant skill, always
+        "ties_succeed": true,          # a total equal to the DL succeeds
+        "attribute_max": 6,            # highest attribute rating, 1..10
+        "advance_costs": {"attribute": 10, "skill": 5}
+      }
+    }
+
+``validate_sheet`` returns the sheet with every default filled in and every
+name normalised (attribute keys lower case, skill names stripped).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Mapping
+
+from ..base import RuleError, SheetError
+
+ATTRIBUTES = ("warrior", "rogue", "mage")
+
+# Hard bounds: the text says attributes are "usually 0 to 6"; a GM may raise
+# the ceiling for a campaign of demigods, but never beyond these.
+ATTRIBUTE_HARD_MAX = 10
+DEFAULT_ATTRIBUTE_MAX = 6
+MAX_SKILLS = 30
+MAX_NAME = 80
+MAX_TEXT = 500
+MAX_FATE = 99
+MAX_COST = 1000
+MAX_POINTS = 1_000_000
+
+DEFAULT_OPTIONS = {
+    "second_skill_bonus": False,
+    "ties_succeed": True,
+    "attribute_max": DEFAULT_ATTRIBUTE_MAX,
+    "advance_costs": {"attribute": 10, "skill": 5},
+}
+
+
+# --- small readers shared by the sheet, the actions and the odds ------------
+
+
+def is_int(value: Any) -> bool:
+    """True for a JSON whole number (``bool`` is not one)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def parse_attribute(value: Any, field: str = "attribute") -> str:
+    """Read an attribute name ("Warrior", "rogue", ...) and return it in lower case."""
+    if isinstance(value, str) and value.strip().lower() in ATTRIBUTES:
+        return value.strip().lower()
+    raise RuleError(f"'{field}' must be one of Warrior, Rogue or Mage.", "invalid")
+
+
+def read_text(mapping: Mapping, key: str, limit: int = MAX_TEXT, required: bool = False) -> str | None:
+    """Read an optional (or required) free-text field of at most ``limit`` characters."""
+    value = mapping.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise RuleError(f"'{key}' must be some text.", "invalid")
+    if len(value) > limit:
+        raise RuleError(f"'{key}' must be at most {limit} characters.", "invalid")
+    return value.strip()
+
+
+def read_bool(mapping: Mapping, key: str, default: bool = False) -> bool:
+    """Read an optional true/false field."""
+    value = mapping.get(key, default)
+    if not isinstance(value, bool):
+        raise RuleError(f"'{key}' must be true or false.", "invalid")
+    return value
+
+
+def find_skill(skills: list[dict], name: Any) -> dict | None:
+    """The skill called ``name`` (case-insensitive) in ``skills``, or None."""
+    if not isinstance(name, str):
+        return None
+    wanted = name.strip().casefold()
+    for skill in skills:
+        if skill["name"].casefold() == wanted:
+            return skill
+    return None
+
+
+# --- the sheet ---------------------------------------------------------------
+
+
+def _int_in(value: Any, field: str, lo: int, hi: int) -> int:
+    if not is_int(value) or not lo <= value <= hi:
+        raise SheetError(field, f"allowed range is a whole number from {lo} to {hi}.")
+    return value
+
+
+def _only_keys(obj: Mapping, allowed: set[str], field: str) -> None:
+    unknown = sorted(str(k) for k in obj if k not in allowed)
+    if unknown:
+        raise SheetError(field, f"unknown field(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}.")
+
+
+def _options(raw: Any) -> dict:
+    if raw is None:
+        return copy.deepcopy(DEFAULT_OPTIONS)
+    if not isinstance(raw, dict):
+        raise SheetError("options", "must be an object.")
+    _only_keys(raw, set(DEFAULT_OPTIONS), "options")
+    options = copy.deepcopy(DEFAULT_OPTIONS)
+    for key in ("second_skill_bonus", "ties_succeed"):
+        if key in raw:
+            if not isinstance(raw[key], bool):
+                raise SheetError(f"options.{key}", "must be true or false.")
+            options[key] = raw[key]
+    if "attribute_max" in raw:
+        options["attribute_max"] = _int_in(raw["attribute_max"], "options.attribute_max", 1, ATTRIBUTE_HARD_MAX)
+    if "advance_costs" in raw:
+        costs = raw["advance_costs"]
+        if not isinstance(costs, dict):
+            raise SheetError("options.advance_costs", "must be an object like {\"attribute\": 10, \"skill\": 5}.")
+        _only_keys(costs, {"attribute", "skill"}, "options.advance_costs")
+        for key, value in costs.items():
+            options["advance_costs"][key] = _int_in(value, f"options.advance_costs.{key}", 1, MAX_COST)
+    return options
+
+
+def _skills(raw: Any) -> list[dict]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise SheetError("skills", "must be a list of {\"name\": ..., \"attribute\": ...}.")
+    if len(raw) > MAX_SKILLS:
+        raise SheetError("skills", f"allowed range is at most {MAX_SKILLS} skills.")
+    skills: list[dict] = []
+    for i, item in enumerate(raw):
+        field = f"skills[{i}]"
+        if not isinstance(item, dict):
+            raise SheetError(field, "must be an object {\"name\": ..., \"attribute\": ...}.")
+        _only_keys(item, {"name", "attribute"}, field)
+        name = item.get("name")
+        if not isinstance(name, str) or not name.strip() or len(name.strip()) > MAX_NAME:
+            raise SheetError(f"{field}.name", f"must be a name of 1 to {MAX_NAME} characters.")
+        try:
+            attribute = parse_attribute(item.get("attribute"))
+        except RuleError:
+            raise SheetError(f"{field}.attribute", "allowed values are Warrior, Rogue or Mage.") from None
+        if find_skill(skills, name):
+            raise SheetError(f"{field}.name", f"the skill '{name.strip()}' is listed twice.")
+        skills.append({"name": name.strip(), "attribute": attribute})
+    return skills
+
+
+def validate_sheet(sheet: Any) -> dict:
+    """Check a submitted sheet; return it normalised or raise :class:`SheetError`."""
+    if not isinstance(sheet, dict):
+        raise SheetError("sheet", "must be an object with at least \"attributes\".")
+    _only_keys(sheet, {"name", "attributes", "skills", "fate", "options"}, "sheet")
+    options = _options(sheet.get("options"))
+    top = options["attribute_max"]
+
+    raw_attributes = sheet.get("attributes")
+    if not isinstance(raw_attributes, dict):
+        raise SheetError("attributes", "must be an object {\"warrior\": n, \"rogue\": n, \"mage\": n}.")
+    attributes: dict[str, int] = {}
+    for key, value in raw_attributes.items():
+        try:
+            name = parse_attribute(key)
+        except RuleError:
+            raise SheetError("attributes", f"unknown attribute '{key}'; allowed: warrior, rogue, mage.") from None
+        if name in attributes:
+            raise SheetError(f"attributes.{name}", "is given twice.")
+        attributes[name] = _int_in(value, f"attributes.{name}", 0, top)
+    missing = [a for a in ATTRIBUTES if a not in attributes]
+    if missing:
+        raise SheetError(f"attributes.{missing[0]}", f"is required: a whole number from 0 to {top}.")
+
+    result: dict[str, Any] = {
+        "attributes": {a: attributes[a] for a in ATTRIBUTES},
+        "skills": _skills(sheet.get("skills")),
+        "fate": _int_in(sheet.get("fate", 0), "fate", 0, MAX_FATE),
+        "options": options,
+    }
+    if sheet.get("name") is not None:
+        name = sheet["name"]
+        if not isinstance(name, str) or not name.strip() or len(name.strip()) > MAX_NAME:
+            raise SheetError("name", f"must be a name of 1 to {MAX_NAME} characters.")
+        result["name"] = name.strip()
+    return result
+
+
+def initial_state(sheet: dict) -> dict:
+    """A new character: current ratings and Fate copied from the (validated) sheet.
+
+    ``sheet`` keeps what the player submitted; ``attributes``, ``skills`` and
+    ``fate`` are the live values that advances and Fate spending change.
+    """
+    sheet = validate_sheet(sheet)
+    return {
+        "sheet": sheet,
+        "attributes": dict(sheet["attributes"]),
+        "skills": [dict(s) for s in sheet["skills"]],
+        "fate": sheet["fate"],
+        "points": {"earned": 0, "spent": 0},
+        "rolls": 0,  # how many rolls this character has made; numbers each roll
+        "last_roll": None,  # the roll a Fate reroll or +2 applies to
+        "pending_fate": None,  # a Fate spend waiting for the GM's approval
+    }

@@ -1,0 +1,224 @@
+"""The live table: one WebSocket per member at ``/ws/campaigns/<slug>/table/?after=N``.
+
+Protocol (docs/protocol.md has it whole):
+
+* on connect the server sends every event after ``N`` in seq order, then
+  ``{"type": "ready", "seq": <last sent>, ...}``, then live events as they
+  commit; every event is sent once, in order, with no gap;
+* ``{"type": "heartbeat", "seq": <newest seq>}`` every few seconds, so an idle
+  client can tell it is up to date;
+* the client sends ``{"type": "command", "id": "...", "action": {...}}`` and
+  gets ``{"type": "ack", "id": ..., "seq": ...}`` or
+  ``{"type": "error", "id": ..., "code": ..., "message": ...}``.
+
+The database is the log and the channel layer only a doorbell: a message whose
+first seq is beyond the next expected one, or a heartbeat that finds a newer
+seq, makes the consumer read what it missed from the database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from urllib.parse import parse_qs
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
+
+from campaign.actions import ActionError, access_campaign, do_command
+from campaign.broadcast import group_name
+from campaign.log import events_after
+from campaign.models import Campaign
+from campaign.visibility import Viewer, for_viewer
+
+from . import models as presence
+
+log = logging.getLogger(__name__)
+
+MAX_FRAME_BYTES = 64 * 1024
+CLOSE_UNAUTHENTICATED = 4401
+CLOSE_NOT_FOUND = 4404
+CLOSE_BAD_REQUEST = 4400
+
+
+class TableConsumer(AsyncWebsocketConsumer):
+    campaign_id: int | None = None
+    last_sent = 0
+    heartbeat_task: asyncio.Task | None = None
+
+    async def connect(self):
+        await self.accept()
+        self.send_lock = asyncio.Lock()
+        query = parse_qs(self.scope.get("query_string", b"").decode("latin1"))
+        after_text = (query.get("after") or ["0"])[0]
+        if not after_text.isdigit() or len(after_text) > 18:
+            await self._refuse(CLOSE_BAD_REQUEST, "bad_request", "'after' must be a whole number (the last seq you saw).")
+            return
+        if self.scope.get("invalid_token"):
+            await self._refuse(CLOSE_UNAUTHENTICATED, "unauthenticated", "That API token is not valid.")
+            return
+        try:
+            campaign, membership = await database_sync_to_async(access_campaign)(
+                self.scope.get("user"), self.scope["url_route"]["kwargs"]["slug"]
+            )
+        except ActionError as e:
+            code = CLOSE_UNAUTHENTICATED if e.code == "unauthenticated" else CLOSE_NOT_FOUND
+            await self._refuse(code, e.code, e.message)
+            return
+        self.campaign_id = campaign.id
+        self.membership = membership
+        self.viewer = Viewer.of(membership)
+        self.last_sent = int(after_text)
+        # Join the group before reading the backlog, or an event committed
+        # in between would be in neither.
+        try:
+            await self.channel_layer.group_add(group_name(campaign.id), self.channel_name)
+        except Exception as e:  # the layer is down: heartbeats keep this socket in sync
+            log.warning("group_add failed, relying on heartbeats: %r", e)
+        await self.catch_up()
+        await self._send_json({
+            "type": "ready",
+            "seq": self.last_sent,
+            "campaign": {"slug": campaign.slug, "name": campaign.name, "system": campaign.system},
+            "you": {"username": membership.user.username, "role": membership.role},
+        })
+        self.heartbeat_task = asyncio.create_task(self.heartbeat())
+        members = await database_sync_to_async(presence.arrive)(
+            campaign.id, membership.user_id, membership.role, self.channel_name)
+        await self._announce_presence(members)
+
+    async def _announce_presence(self, members: list[dict]):
+        try:
+            await self.channel_layer.group_send(group_name(self.campaign_id),
+                                                {"type": "table.presence", "members": members})
+        except Exception as e:  # presence is a nicety; never fail a socket over it
+            log.warning("presence broadcast failed: %r", e)
+
+    async def table_presence(self, message):
+        await self._send_json({"type": "presence", "members": message["members"]})
+
+    async def _refuse(self, close_code: int, code: str, message: str):
+        await self.send(text_data=json.dumps({"type": "error", "id": None, "code": code, "message": message}))
+        await self.close(code=close_code)
+
+    async def disconnect(self, close_code):
+        if self.heartbeat_task:
+            self.heartbeat_task.cancel()
+        if self.campaign_id is not None:
+            members = await database_sync_to_async(presence.leave)(self.campaign_id, self.channel_name)
+            await self._announce_presence(members)
+            try:
+                await self.channel_layer.group_discard(group_name(self.campaign_id), self.channel_name)
+            except Exception as e:
+                log.warning("group discard failed: %r", e)
+
+    # --- sending the log -------------------------------------------------------
+
+    async def _send_json(self, data: dict):
+        await self.send(text_data=json.dumps(data))
+
+    async def catch_up(self):
+        """Send every stored event after the last one sent, in order."""
+        async with self.send_lock:
+            while True:
+                page, revealed = await database_sync_to_async(events_after)(
+                    self.campaign_id, self.last_sent, settings.EVENTS_PAGE_MAX
+                )
+                for data in page:
+                    await self._send_event(data, revealed)
+                if len(page) < settings.EVENTS_PAGE_MAX:
+                    return
+
+    async def _send_event(self, data: dict, revealed=frozenset()):
+        # Caller holds send_lock. Anything at or below the last seq sent is a
+        # duplicate (a doorbell for an event the backlog already carried).
+        if data["seq"] != self.last_sent + 1:
+            return
+        await self._send_json({"type": "event", "event": for_viewer(data, self.viewer, revealed)})
+        self.last_sent = data["seq"]
+
+    async def table_events(self, message):
+        """A doorbell from the channel layer, carrying freshly committed events."""
+        events = message["events"]
+        if not events or events[-1]["seq"] <= self.last_sent:
+            return
+        if events[0]["seq"] > self.last_sent + 1:
+            await self.catch_up()  # we missed something: the database has it
+            return
+        async with self.send_lock:
+            for data in events:
+                if data["seq"] == self.last_sent + 1:
+                    await self._send_event(data)
+
+    async def heartbeat(self):
+        group = group_name(self.campaign_id)
+        try:
+            while True:
+                await asyncio.sleep(settings.TABLE_HEARTBEAT_SECONDS)
+                head = await database_sync_to_async(_head)(self.campaign_id, self.channel_name)
+                if head > self.last_sent:
+                    await self.catch_up()
+                await self._send_json({"type": "heartbeat", "seq": head})
+                try:
+                    # Refresh membership: groups expire silently in the layer.
+                    await self.channel_layer.group_add(group, self.channel_name)
+                except Exception as e:  # Redis away: the heartbeat keeps us in sync anyway
+                    log.warning("group refresh failed: %r", e)
+        except asyncio.CancelledError:
+            pass
+
+    # --- receiving commands ---------------------------------------------------
+
+    async def receive(self, text_data=None, bytes_data=None):
+        if self.campaign_id is None:
+            return
+        raw = text_data if text_data is not None else bytes_data
+        if raw is not None and len(raw) > MAX_FRAME_BYTES:
+            await self._error(None, "too_large", f"Frames are limited to {MAX_FRAME_BYTES // 1024} KB.")
+            return
+        try:
+            if isinstance(raw, bytes):
+                raw = raw.decode("utf-8")
+            frame = json.loads(raw)
+        except (UnicodeDecodeError, ValueError, TypeError):
+            await self._error(None, "bad_json", "That frame is not valid JSON text.")
+            return
+        if not isinstance(frame, dict):
+            await self._error(None, "bad_frame", 'A frame must be a JSON object such as {"type": "command", ...}.')
+            return
+        kind = frame.get("type")
+        client_id = frame.get("id") if isinstance(frame.get("id"), str) else None
+        if kind == "ping":
+            await self._send_json({"type": "pong", "seq": self.last_sent})
+            return
+        if kind != "command":
+            await self._error(client_id, "bad_frame", "Unknown frame type: send {\"type\": \"command\", ...}.")
+            return
+        try:
+            result = await database_sync_to_async(do_command)(
+                self.membership, {"id": frame.get("id"), "action": frame.get("action")}
+            )
+        except ActionError as e:
+            await self._error(client_id, e.code, e.message)
+            return
+        except Exception:
+            log.exception("command failed")
+            await self._error(client_id, "server_error", "Something went wrong on the server; nothing was stored.")
+            return
+        await self._send_json({
+            "type": "ack",
+            "id": client_id,
+            "seq": result.events[0].seq,
+            "seqs": [e.seq for e in result.events],
+            "replayed": result.replayed,
+        })
+
+    async def _error(self, client_id, code: str, message: str):
+        await self._send_json({"type": "error", "id": client_id, "code": code, "message": message})
+
+
+def _head(campaign_id: int, channel_name: str) -> int:
+    presence.still_here(channel_name)
+    return Campaign.objects.values_list("last_seq", flat=True).get(pk=campaign_id)

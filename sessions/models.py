@@ -1,0 +1,54 @@
+"""Who is at the table right now.
+
+Presence is not part of the log (it is not something that happened in the
+game): one row per open socket, refreshed by its heartbeat, so a process that
+died without cleaning up stops counting after a few missed heartbeats.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+class Presence(models.Model):
+    campaign = models.ForeignKey("campaign.Campaign", on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    role = models.CharField(max_length=10)
+    channel_name = models.CharField(max_length=200, unique=True)
+    seen_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["campaign", "seen_at"])]
+
+
+def present(campaign_id: int) -> list[dict]:
+    """Members with at least one live socket, sorted by name."""
+    fresh = timezone.now() - timedelta(seconds=3 * settings.TABLE_HEARTBEAT_SECONDS + 5)
+    rows = (
+        Presence.objects.filter(campaign_id=campaign_id, seen_at__gte=fresh)
+        .values_list("user__username", "role")
+        .distinct()
+        .order_by("user__username")
+    )
+    return [{"username": username, "role": role} for username, role in rows]
+
+
+def arrive(campaign_id: int, user_id: int, role: str, channel_name: str) -> list[dict]:
+    Presence.objects.update_or_create(
+        channel_name=channel_name,
+        defaults={"campaign_id": campaign_id, "user_id": user_id, "role": role, "seen_at": timezone.now()},
+    )
+    return present(campaign_id)
+
+
+def leave(campaign_id: int, channel_name: str) -> list[dict]:
+    Presence.objects.filter(channel_name=channel_name).delete()
+    return present(campaign_id)
+
+
+def still_here(channel_name: str) -> None:
+    Presence.objects.filter(channel_name=channel_name).update(seen_at=timezone.now())

@@ -1,0 +1,77 @@
+"""Operating commands: demo, create_token, export_log, odds."""
+
+from __future__ import annotations
+
+import io
+import json
+from fractions import Fraction
+
+import pytest
+from django.contrib.auth import authenticate
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from campaign.models import ApiToken, Campaign, Event, Membership
+
+
+def run(*args) -> str:
+    out = io.StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def test_demo_json_is_idempotent_and_its_logins_work(db):
+    first = json.loads(run("demo", "--json"))
+    second = json.loads(run("demo", "--json"))
+    assert first == second
+    assert first["campaign"] == "demo"
+    roles = sorted(m["role"] for m in first["members"])
+    assert roles == ["gm", "player", "player", "player"]
+    for member in first["members"]:
+        user = authenticate(username=member["username"], password=member["password"])
+        assert user is not None
+        assert ApiToken.objects.get(key=member["token"]).user == user
+        assert Membership.objects.get(campaign__slug="demo", user=user).role == member["role"]
+    assert Campaign.objects.count() == 1
+    assert Event.objects.filter(type="member_joined").count() == 3
+
+
+def test_demo_prints_logins(db):
+    out = run("demo")
+    assert "gm" in out and "alice" in out and "password" in out
+
+
+def test_create_token(table):
+    key = run("create_token", "alice").strip()
+    assert ApiToken.objects.get(key=key).user == table.alice
+    with pytest.raises(CommandError):
+        run("create_token", "nobody")
+
+
+def test_export_log_is_the_whole_log_as_json_lines(table):
+    table.command(table.alice, {"type": "roll", "notation": "1d6"})
+    lines = run("export_log", table.campaign.slug).splitlines()
+    events = [json.loads(line) for line in lines]
+    assert [e["seq"] for e in events] == list(range(1, Event.objects.count() + 1))
+    assert events[-1]["type"] == "roll" and events[-1]["hash"] == Event.objects.order_by("-seq")[0].hash
+
+
+@pytest.mark.parametrize("system, action, outcome", [
+    ("mdt", {"type": "test", "dice": 5, "difficulty": 2}, "success"),
+    ("wyrm", {"type": "check", "attribute": 3, "skills": 1, "dl": 9}, "success"),
+])
+def test_odds_prints_exact_fractions(system, action, outcome):
+    data = json.loads(run("odds", system, json.dumps(action)))
+    entry = data["odds"][outcome]
+    p = Fraction(entry["p"])
+    assert 0 < p < 1 and abs(float(p) - entry["float"]) < 1e-12
+
+
+@pytest.mark.parametrize("args, message", [
+    (("odds", "chess", "{}"), "Unknown system"),
+    (("odds", "mdt", "{not json"), "not valid JSON"),
+    (("odds", "mdt", "[]"), "JSON object"),
+])
+def test_odds_refuses_bad_input(args, message):
+    with pytest.raises(CommandError, match=message):
+        run(*args)

@@ -1,0 +1,205 @@
+"""The event log: gap-free seq, hash chain, immutability, idempotent commands."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.db import DatabaseError, connection, transaction
+
+from campaign import triggers
+from campaign.actions import ActionError, Conflict, do_command
+from campaign.log import verify_chain
+from campaign.models import Campaign, Event, ImmutableError
+from rules import ScriptedDice
+from rules.base import DiceExhausted
+
+
+def roll(table, user, notation="2d6", **kw):
+    return table.command(user, {"type": "roll", "notation": notation}, **kw)
+
+
+def test_campaign_log_starts_with_its_creation_and_members(table):
+    types = list(Event.objects.filter(campaign=table.campaign).values_list("type", flat=True))
+    assert types == ["campaign_created", "member_joined", "member_joined", "member_joined"]
+    assert verify_chain(table.campaign).ok
+
+
+def test_appends_are_gap_free_and_chained(table):
+    for _ in range(5):
+        roll(table, table.alice)
+    events = list(Event.objects.filter(campaign=table.campaign).order_by("seq"))
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    for previous, event in zip(events, events[1:]):
+        assert event.prev_hash == previous.hash
+    table.campaign.refresh_from_db()
+    assert table.campaign.last_seq == len(events)
+    assert table.campaign.head_hash == events[-1].hash
+
+
+def test_roll_records_every_die_from_the_server(table):
+    result = roll(table, table.alice, "4d6kh3+1", dice=ScriptedDice([2, 6, 5, 1]))
+    payload = result.events[0].payload
+    term = payload["terms"][0]
+    assert [d["face"] for d in term["dice"]] == [2, 6, 5, 1]
+    assert [d["kept"] for d in term["dice"]] == [True, True, True, False]
+    assert payload["total"] == 2 + 6 + 5 + 1
+
+
+class TestImmutability:
+    def test_model_refuses_save_and_delete(self, table):
+        event = Event.objects.filter(campaign=table.campaign).first()
+        event.type = "forged"
+        with pytest.raises(ImmutableError):
+            event.save()
+        with pytest.raises(ImmutableError):
+            event.delete()
+
+    def test_queryset_refuses_update_and_delete(self, table):
+        with pytest.raises(ImmutableError):
+            Event.objects.filter(campaign=table.campaign).update(type="forged")
+        with pytest.raises(ImmutableError):
+            Event.objects.filter(campaign=table.campaign).delete()
+
+    @pytest.mark.parametrize("sql", [
+        "UPDATE campaign_event SET type = 'forged'",
+        "DELETE FROM campaign_event",
+    ])
+    def test_database_trigger_refuses_raw_sql(self, table, sql):
+        with pytest.raises(DatabaseError, match="append-only"):
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute(sql)
+        assert Event.objects.filter(campaign=table.campaign, type="forged").count() == 0
+
+    def test_campaign_with_a_log_cannot_be_deleted(self, table):
+        from django.db.models import ProtectedError
+
+        with pytest.raises(ProtectedError):
+            Campaign.objects.filter(pk=table.campaign.pk).delete()
+
+
+class TestIdempotency:
+    def test_repeated_id_returns_the_original_and_never_rolls_again(self, table):
+        first = roll(table, table.alice, client_id="click-1", dice=ScriptedDice([3, 4]))
+        # The scripted dice are empty: a second roll would raise DiceExhausted.
+        again = roll(table, table.alice, client_id="click-1", dice=ScriptedDice([]))
+        assert again.replayed and not first.replayed
+        assert [e.seq for e in again.events] == [e.seq for e in first.events]
+        assert again.events[0].payload == first.events[0].payload
+        assert Event.objects.filter(campaign=table.campaign, type="roll").count() == 1
+
+    def test_repeated_id_with_a_different_action_is_a_conflict(self, table):
+        roll(table, table.alice, "1d6", client_id="x1")
+        with pytest.raises(Conflict):
+            roll(table, table.alice, "2d6", client_id="x1")
+        assert Event.objects.filter(campaign=table.campaign, type="roll").count() == 1
+
+    def test_ids_are_per_member(self, table):
+        roll(table, table.alice, "1d6", client_id="same")
+        result = roll(table, table.bob, "1d6", client_id="same")
+        assert not result.replayed
+
+    def test_refused_command_stores_nothing(self, table):
+        head = table.campaign.last_seq
+        with pytest.raises(ActionError):
+            roll(table, table.alice, "1d6+", dice=ScriptedDice([]))
+        table.campaign.refresh_from_db()
+        assert table.campaign.last_seq == head
+
+    def test_crash_mid_command_leaves_no_half_written_event(self, table):
+        head = Event.objects.filter(campaign=table.campaign).count()
+        with pytest.raises(DiceExhausted):
+            roll(table, table.alice, "3d6", dice=ScriptedDice([1]))  # dies mid-roll
+        assert Event.objects.filter(campaign=table.campaign).count() == head
+        assert verify_chain(Campaign.objects.get(pk=table.campaign.pk)).ok
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_appends_are_gap_free_duplicate_free_and_chained(transactional_table, require_postgres):
+    """8 threads x 100 commands against the real PostgreSQL server."""
+    table = transactional_table
+    threads_n, per_thread = 8, 100
+    errors = []
+    start = threading.Barrier(threads_n)
+
+    def worker(n):
+        from django.db import connections
+
+        try:
+            membership = table.membership(table.alice if n % 2 else table.bob)
+            start.wait()
+            for i in range(per_thread):
+                do_command(membership, {"id": f"t{n}-{i}", "action": {"type": "roll", "notation": "1d20"}})
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(repr(e))
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(threads_n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    seqs = list(Event.objects.filter(campaign=table.campaign).order_by("seq").values_list("seq", flat=True))
+    assert seqs == list(range(1, len(seqs) + 1))
+    assert Event.objects.filter(campaign=table.campaign, type="roll").count() == threads_n * per_thread
+    report = verify_chain(Campaign.objects.get(pk=table.campaign.pk))
+    assert report.ok, report
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_appends_on_this_database(transactional_table):
+    """The same guarantee on whichever database this run uses (SQLite included)."""
+    table = transactional_table
+    errors = []
+
+    def worker(n):
+        from django.db import connections
+
+        try:
+            membership = table.membership(table.alice)
+            for i in range(25):
+                do_command(membership, {"id": f"s{n}-{i}", "action": {"type": "roll", "notation": "1d6"}})
+        except Exception as e:  # pragma: no cover
+            errors.append(repr(e))
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    assert errors == []
+    campaign = Campaign.objects.get(pk=table.campaign.pk)
+    assert verify_chain(campaign).ok
+    assert Event.objects.filter(campaign=campaign, type="roll").count() == 100
+
+
+class TestVerifyLog:
+    def test_ok(self, table, capsys):
+        roll(table, table.alice)
+        call_command("verify_log", table.campaign.slug)
+        assert capsys.readouterr().out.strip() == f"OK {table.campaign.last_seq + 1} events"
+
+    def test_edit_behind_the_servers_back_is_detected(self, table):
+        for _ in range(3):
+            roll(table, table.alice)
+        target = Event.objects.filter(campaign=table.campaign, type="roll").order_by("seq")[1]
+        triggers.uninstall(connection)  # what an operator with database access could do
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "UPDATE campaign_event SET payload = %s WHERE id = %s",
+                    ['{"notation": "2d6", "total": 12, "terms": []}', target.id],
+                )
+        finally:
+            triggers.install(connection)
+        with pytest.raises(CommandError, match=f"BAD seq {target.seq}"):
+            call_command("verify_log", table.campaign.slug)
+
+    def test_unknown_campaign(self, db):
+        with pytest.raises(CommandError, match="No campaign"):
+            call_command("verify_log", "nope")

@@ -1,0 +1,47 @@
+"""Play sessions and scenes: GM-only events that stamp everything in between."""
+
+import pytest
+
+from campaign.actions import Forbidden, Refused
+from campaign.models import Event
+
+
+def test_events_carry_the_session_and_scene_they_happened_in(table):
+    table.command(table.gm, {"type": "start_session"})
+    in_session = table.command(table.alice, {"type": "roll", "notation": "1d6"}).events[0]
+    table.command(table.gm, {"type": "start_scene"})
+    in_scene = table.command(table.alice, {"type": "roll", "notation": "1d6"}).events[0]
+    ended = table.command(table.gm, {"type": "end_scene"}).events[0]
+    table.command(table.gm, {"type": "end_session"})
+    after = table.command(table.alice, {"type": "roll", "notation": "1d6"}).events[0]
+    table.command(table.gm, {"type": "start_session"})
+    second = table.command(table.gm, {"type": "start_scene"}).events[0]
+    assert (in_session.session, in_session.scene) == (1, None)
+    assert (in_scene.session, in_scene.scene) == (1, 1)
+    assert (ended.session, ended.scene, ended.payload) == (1, 1, {"scene": 1})
+    assert (after.session, after.scene) == (None, None)
+    assert (second.session, second.scene, second.payload) == (2, 2, {"scene": 2})
+
+
+@pytest.mark.parametrize("steps, refused", [
+    (["start_scene"], "Start a session"),
+    (["end_session"], "No session"),
+    (["end_scene"], "No scene"),
+    (["start_session", "start_session"], "still running"),
+    (["start_session", "start_scene", "start_scene"], "still running"),
+    (["start_session", "start_scene", "end_session"], "end it first"),
+])
+def test_out_of_order_is_refused(table, steps, refused):
+    *ok, last = steps
+    for step in ok:
+        table.command(table.gm, {"type": step})
+    head = Event.objects.filter(campaign=table.campaign).count()
+    with pytest.raises(Refused, match=refused):
+        table.command(table.gm, {"type": last})
+    assert Event.objects.filter(campaign=table.campaign).count() == head
+
+
+@pytest.mark.parametrize("who", ["alice", "watcher"])
+def test_only_the_gm_runs_sessions(table, who):
+    with pytest.raises(Forbidden):
+        table.command(getattr(table, who), {"type": "start_session"})

@@ -1,0 +1,100 @@
+"""Personas and services shared by the whole suite.
+
+Personas, not factories: a campaign has a GM (``gm``), two players
+(``alice`` owns ``hero``, ``bob`` owns ``rival``), a spectator (``watcher``) and
+there is an outsider who belongs to nothing. Tests say who acts, not how
+users are built.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+CI = os.environ.get("CI", "").lower() == "true"
+
+
+def missing_service(what: str) -> None:
+    """Skip on a laptop without the service; fail loudly in CI."""
+    if CI:
+        pytest.fail(f"{what} is required in CI (CI=true) and is not configured", pytrace=False)
+    pytest.skip(f"{what} not configured")
+
+
+@pytest.fixture
+def require_postgres():
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        missing_service("PostgreSQL (DATABASE_URL=postgres://...)")
+
+
+@pytest.fixture
+def require_redis(settings):
+    if not os.environ.get("REDIS_URL"):
+        missing_service("Redis (REDIS_URL=redis://...)")
+    return os.environ["REDIS_URL"]
+
+
+class Table:
+    """A campaign with its people, as most tests need it."""
+
+    def __init__(self, system: str = "tote"):
+        from django.contrib.auth import get_user_model
+
+        from campaign.actions import do_add_member, do_create_campaign
+
+        User = get_user_model()
+        self.gm = User.objects.create_user("gm", password="pw-gm-123456")
+        self.alice = User.objects.create_user("alice", password="pw-alice-123456")
+        self.bob = User.objects.create_user("bob", password="pw-bob-123456")
+        self.watcher = User.objects.create_user("watcher", password="pw-watcher-123456")
+        self.outsider = User.objects.create_user("outsider", password="pw-outsider-123456")
+        self.campaign = do_create_campaign(self.gm, "The Torn Road", system, slug="torn-road")
+        do_add_member(self.campaign, self.alice, "player")
+        do_add_member(self.campaign, self.bob, "player")
+        do_add_member(self.campaign, self.watcher, "spectator")
+        self.campaign.refresh_from_db()
+
+    def membership(self, user):
+        return self.campaign.memberships.select_related("user", "campaign").get(user=user)
+
+    def command(self, user, action, client_id=None, dice=None):
+        """Run a command as ``user``; returns the CommandResult."""
+        import uuid
+
+        from campaign.actions import do_command
+
+        body = {"id": client_id or uuid.uuid4().hex, "action": action}
+        return do_command(self.membership(user), body, dice=dice)
+
+    def create_character(self, user, name, sheet=None):
+        from campaign.models import Character
+
+        result = self.command(user, {"type": "create_character", "name": name, "sheet": sheet or {}})
+        return Character.objects.get(pk=result.events[0].character_id)
+
+
+@pytest.fixture
+def table(db):
+    return Table()
+
+
+@pytest.fixture
+def table_for(db):
+    """``table_for("wyrm")``: a table playing that system."""
+    return Table
+
+
+@pytest.fixture
+def transactional_table(transactional_db):
+    return Table()
+
+
+@pytest.fixture(autouse=True)
+def _fast_passwords(request):
+    # PBKDF2 costs ~0.3 s per user; tests create many. Real servers keep the default.
+    # (rules/ tests may run without Django at all: -p no:django.)
+    if request.config.pluginmanager.has_plugin("django"):
+        request.getfixturevalue("settings").PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -1,0 +1,301 @@
+"""Real processes for fault tests: a private redis-server, restartable daphnes,
+HTTP commands with bearer tokens, and a reconnecting WebSocket client that
+checks the log it is sent has no gap and no duplicate.
+
+Everything here is bounded in time: processes are always stopped (killed if
+they do not stop), waits have deadlines, and sockets have timeouts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from tests.conftest import missing_service
+from tests.servers import ROOT, free_port, test_database_url, wait_for_port
+
+SLUG = "torn-road"
+
+
+# --- processes --------------------------------------------------------------------
+
+def _stop(proc: subprocess.Popen | None, sig=signal.SIGTERM, timeout: float = 10.0) -> None:
+    if proc is None or proc.poll() is not None:
+        return
+    proc.send_signal(sig)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+class RedisServer:
+    """Our own ``redis-server`` on a spare loopback port (never the shared one)."""
+
+    def __init__(self, workdir: Path, port: int | None = None):
+        self.binary = shutil.which("redis-server")
+        if self.binary is None:
+            missing_service("redis-server (the binary, to start a private Redis)")
+        self.port = port or free_port()
+        self.workdir = workdir
+        self.proc: subprocess.Popen | None = None
+        self.starts = 0
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        assert self.proc is None or self.proc.poll() is not None, "already running"
+        self.starts += 1
+        out = open(self.workdir / f"redis-{self.port}-{self.starts}.log", "wb")
+        self.proc = subprocess.Popen(
+            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--daemonize", "no", "--dir", str(self.workdir)],
+            stdout=out, stderr=subprocess.STDOUT,
+        )
+        out.close()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"redis-server on {self.port} exited with {self.proc.returncode}")
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), 0.2) as s:
+                s.sendall(b"PING\r\n")
+                if s.recv(16).startswith(b"+PONG"):
+                    return
+            time.sleep(0.05)
+        raise RuntimeError(f"redis-server on {self.port} did not answer PING")
+
+    def stop(self) -> None:
+        """Stop it abruptly (SIGKILL): nothing is saved, every connection drops."""
+        _stop(self.proc, signal.SIGKILL)
+
+    def close(self) -> None:
+        _stop(self.proc)
+
+
+class Daphne:
+    """``daphne campaign.asgi:application`` on a fixed port, killable and restartable."""
+
+    def __init__(self, workdir: Path, redis_url: str | None, port: int | None = None, **env):
+        self.port = port or free_port()
+        self.workdir = workdir
+        self.redis_url = redis_url
+        self.env = env
+        self.proc: subprocess.Popen | None = None
+        self.starts = 0
+        self.logs: list[Path] = []
+
+    @property
+    def base(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        assert self.proc is None or self.proc.poll() is not None, "already running"
+        environment = {
+            **os.environ,
+            "DATABASE_URL": test_database_url(),
+            "DEBUG": "0",
+            "SECRET_KEY": "test-secret-key-for-servers",
+            "SECURE_COOKIES": "0",
+            "ALLOWED_HOSTS": "127.0.0.1,localhost",
+            "LOG_LEVEL": "WARNING",
+            "PYTHONUNBUFFERED": "1",
+            **self.env,
+        }
+        environment.pop("REDIS_URL", None)
+        if self.redis_url:
+            environment["REDIS_URL"] = self.redis_url
+        self.starts += 1
+        log = self.workdir / f"daphne-{self.port}-{self.starts}.log"
+        self.logs.append(log)
+        out = open(log, "wb")  # a file, not a pipe nobody reads: a full pipe would block the server
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port), "campaign.asgi:application"],
+            cwd=ROOT, env=environment, stdout=out, stderr=subprocess.STDOUT,
+        )
+        out.close()
+        wait_for_port(self.port, self.proc)
+
+    def kill(self) -> None:
+        """SIGKILL: no cleanup, no group_discard, open sockets just die."""
+        _stop(self.proc, signal.SIGKILL)
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def close(self) -> None:
+        _stop(self.proc)
+
+    def log_text(self) -> str:
+        return "\n".join(p.read_text(errors="replace") for p in self.logs if p.exists())
+
+
+# --- HTTP ---------------------------------------------------------------------------
+
+def post_command(base: str, token: str, client_id: str, action: dict | None = None, timeout: float = 10):
+    """POST a command; returns (status, json). Network errors propagate."""
+    action = action or {"type": "roll", "notation": "3d6"}
+    request = urllib.request.Request(
+        f"http://{base}/api/campaigns/{SLUG}/commands",
+        data=json.dumps({"id": client_id, "action": action}).encode(),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"{}")
+
+
+def get_head(base: str, token: str, timeout: float = 5) -> int:
+    request = urllib.request.Request(
+        f"http://{base}/api/campaigns/{SLUG}/events?after=0&limit=1", headers={"Authorization": f"Bearer {token}"}
+    )
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        return json.loads(response.read())["head"]
+
+
+# --- the reconnecting client --------------------------------------------------------
+
+class TableClient:
+    """A table socket that reconnects with ``?after=<last seq seen>`` and backoff.
+
+    It records, rather than raises, anything that breaks the protocol's promise
+    (an event that is not ``last + 1``, an error frame, a refused connect), so a
+    test can assert on ``problems`` at the end and say exactly what happened.
+    """
+
+    def __init__(self, name: str, token: str, bases, max_backoff: float = 0.5):
+        self.name = name
+        self.token = token
+        self.bases = list(bases) if not isinstance(bases, str) else [bases]
+        self.max_backoff = max_backoff
+        self.events: list[dict] = []
+        self.problems: list[str] = []
+        self.connect_failures: list[str] = []
+        self.closes: list[str] = []
+        self.opened = 0
+        self.readies = 0
+        self.connected = False
+        self._task: asyncio.Task | None = None
+
+    @property
+    def last(self) -> int:
+        return self.events[-1]["seq"] if self.events else 0
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name=f"client-{self.name}")
+
+    async def stop(self) -> None:
+        if self._task:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _run(self) -> None:
+        import websockets
+
+        backoff, attempt = 0.05, 0
+        while True:
+            base = self.bases[attempt % len(self.bases)]
+            attempt += 1
+            url = f"ws://{base}/ws/campaigns/{SLUG}/table/?after={self.last}"
+            try:
+                async with websockets.connect(
+                    url, additional_headers={"Authorization": f"Bearer {self.token}"},
+                    open_timeout=5, close_timeout=1, ping_interval=None,
+                ) as ws:
+                    self.opened += 1
+                    reason = await self._read(ws)
+                    if reason:
+                        self.closes.append(reason)
+                    else:
+                        self.closes.append(f"closed {ws.close_code} {ws.close_reason!r}")
+                    if self.connected:
+                        backoff = 0.05
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # refused, reset, handshake timeout: try again later
+                self.connect_failures.append(f"{type(e).__name__}: {e}"[:200])
+            finally:
+                self.connected = False
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, self.max_backoff)
+
+    async def _read(self, ws) -> str | None:
+        """Read frames until the socket closes; return a reason if we chose to leave."""
+        import websockets
+
+        try:
+            async for raw in ws:
+                frame = json.loads(raw)
+                kind = frame.get("type")
+                if kind == "event":
+                    seq = frame["event"]["seq"]
+                    if seq == self.last + 1:
+                        self.events.append(frame["event"])
+                    elif seq <= self.last:
+                        self.problems.append(f"duplicate: seq {seq} after {self.last}")
+                    else:
+                        self.problems.append(f"gap: seq {seq} after {self.last}")
+                        return f"left after gap at {seq}"  # the protocol says: reconnect with after=last
+                elif kind == "ready":
+                    self.readies += 1
+                    self.connected = True
+                    if frame["seq"] != self.last:
+                        self.problems.append(f"ready says {frame['seq']} but the last event sent was {self.last}")
+                elif kind == "heartbeat":
+                    if frame["seq"] > self.last:
+                        # The server catches up before each heartbeat, so this should not happen.
+                        self.problems.append(f"heartbeat {frame['seq']} ahead of last event {self.last}")
+                        return f"left after stale heartbeat {frame['seq']}"
+                elif kind == "error":
+                    self.problems.append(f"error frame: {frame}")
+                # presence, pong, ack...: not about the log
+        except websockets.ConnectionClosed:
+            pass
+        return None
+
+
+async def wait_until(predicate, timeout: float, what: str, poll: float = 0.05) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        await asyncio.sleep(poll)
+
+
+def describe(client: TableClient) -> str:
+    return (f"{client.name}: last={client.last} opened={client.opened} readies={client.readies} "
+            f"problems={client.problems[:5]} closes={client.closes[-5:]} "
+            f"connect_failures={len(client.connect_failures)} {client.connect_failures[-2:]}")
+
+
+def assert_exactly_the_log(clients, campaign) -> list:
+    """Every client saw exactly the stored log: seqs 1..N, same hashes, nothing twice."""
+    from campaign.log import verify_chain
+    from campaign.models import Event
+
+    campaign.refresh_from_db()
+    stored = list(Event.objects.filter(campaign=campaign).order_by("seq").values_list("seq", "hash"))
+    assert [s for s, _ in stored] == list(range(1, campaign.last_seq + 1))
+    report = verify_chain(campaign)
+    assert report.ok, report
+    for client in clients:
+        assert not client.problems, describe(client)
+        assert [(e["seq"], e["hash"]) for e in client.events] == stored, describe(client)
+    return stored

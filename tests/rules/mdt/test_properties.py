@@ -1,0 +1,228 @@
+"""Mundo das Trevas Lite: hypothesis properties.
+
+1. Exact odds agree with a simulation through the real action functions.
+2. Replaying any sequence of actions and platform events never yields an impossible state.
+3. validate_sheet, every action, odds and preview raise only RuleError/SheetError on any JSON.
+"""
+
+import json
+import math
+from collections import Counter
+
+from hypothesis import Phase, given, settings
+from hypothesis import strategies as st
+
+from rules import Event, RuleError, SeededDice, get_system
+from rules.mdt.actions import MAX_EARNED, MAX_PROJECTS
+from rules.mdt.sheet import ATTRIBUTES, MAX_SPECIALIZATIONS
+
+MDT = get_system("mdt")
+TRIALS = 20_000
+
+
+def character(rating=2, spec=0, options=None):
+    sheet = {"attributes": {key: rating for key in ATTRIBUTES},
+             "specializations": {"Foco": spec} if spec else {}, "options": options or {}}
+    return MDT.initial_state(sheet)
+
+
+def assert_close(counts: Counter, odds: dict, trials: int = TRIALS):
+    """Each simulated frequency within 5 standard errors of the exact probability."""
+    for outcome, p in odds.items():
+        freq = counts[outcome] / trials
+        if p in (0, 1):
+            assert freq == p, (outcome, freq, p)
+            continue
+        sigma = math.sqrt(p * (1 - p) / trials)
+        assert abs(freq - float(p)) <= 5 * sigma, (outcome, freq, float(p), sigma)
+
+
+def simulate(state, action, flags, seed, count_outcomes=True):
+    """Run the real action TRIALS times; count each outcome (optionally) and each true flag."""
+    dice, counts = SeededDice(seed), Counter()
+    for _ in range(TRIALS):
+        [event] = MDT.decide(state, action, dice)
+        if count_outcomes:
+            counts[event.payload["outcome"]] += 1
+        counts.update(flag for flag in flags if event.payload[flag])
+    return counts
+
+
+# Simulations are slow: no shrinking (a failure prints its inputs anyway).
+SIMULATION = settings(deadline=None, derandomize=True, phases=[Phase.explicit, Phase.generate])
+
+
+# ---------------------------------------------------------------- 1. odds vs simulation
+
+@settings(SIMULATION, max_examples=5)
+@given(rating=st.integers(0, 5), spec=st.integers(0, 3), modifier=st.integers(-8, 6),
+       difficulty=st.integers(1, 3), luck_ten=st.integers(1, 2))
+def test_test_odds_match_simulation(rating, spec, modifier, difficulty, luck_ten):
+    state = character(rating, spec, {"luck_ten_successes": luck_ten})
+    action = {"type": "test", "attribute": "wits", "specialization": "Foco" if spec else None,
+              "modifier": modifier, "difficulty": difficulty}
+    odds = MDT.preview(state, action)
+    # The test's odds table is success/failure plus two special cases: count the payload's flags.
+    counts = simulate(state, action, ["success", "exceptional", "dramatic_failure"], seed=rating * 1000 + modifier,
+                      count_outcomes=False)
+    counts["failure"] = TRIALS - counts["success"]
+    assert_close(counts, odds)
+
+
+@settings(SIMULATION, max_examples=3)
+@given(rating=st.integers(0, 5), vs_pool=st.integers(-1, 8), ties=st.sampled_from(["none", "character", "opponent"]))
+def test_opposed_odds_match_simulation(rating, vs_pool, ties):
+    state = character(rating)
+    action = {"type": "opposed_test", "attribute": "strength", "vs_pool": vs_pool, "tie_goes_to": ties}
+    counts = simulate(state, action, ["dramatic_failure"], seed=vs_pool)
+    assert_close(counts, MDT.preview(state, action))
+
+
+@settings(SIMULATION, max_examples=3)
+@given(rating=st.integers(0, 4), vs_pool=st.integers(0, 6), target=st.integers(1, 6),
+       mine=st.integers(0, 5), theirs=st.integers(0, 5))
+def test_contest_round_odds_match_simulation(rating, vs_pool, target, mine, theirs):
+    state = character(rating)
+    state["contest"] = {"label": "", "attribute": "wits", "specialization": None, "modifier": 0,
+                        "vs_pool": vs_pool, "target": target, "mine": min(mine, target - 1),
+                        "theirs": min(theirs, target - 1), "round": 1}
+    action = {"type": "contest_round"}
+    counts = simulate(state, action, ["dramatic_failure"], seed=target)
+    assert_close(counts, MDT.preview(state, action))
+
+
+@settings(SIMULATION, max_examples=3)
+@given(rating=st.integers(0, 5), target=st.integers(1, 12), progress=st.integers(0, 11), modifier=st.integers(-4, 3))
+def test_project_roll_odds_match_simulation(rating, target, progress, modifier):
+    state = character(rating)
+    state["projects"]["Tomo"] = {"name": "Tomo", "target": target, "attribute": "intelligence",
+                                 "specialization": None, "modifier": modifier, "interval": "dia",
+                                 "reset_on_dramatic_failure": False, "progress": min(progress, target - 1),
+                                 "rolls": 0}
+    action = {"type": "project_roll", "project": "Tomo"}
+    counts = simulate(state, action, ["dramatic_failure"], seed=target)
+    assert_close(counts, MDT.preview(state, action))
+
+
+# ---------------------------------------------------------------- 2. replay never yields an impossible state
+
+# Mostly valid values (so long games get played), with a few invalid ones mixed in.
+names = st.sampled_from(["Foco", "foco", "Carro", "Tomo", "Nova", "Carro", "Tomo", "", "x" * 41])
+attributes = st.sampled_from([*ATTRIBUTES, "wits", "wits", "luck"])
+small = st.integers(-6, 6) | st.integers(-12, 12)
+pools = st.integers(-2, 8) | st.integers(-31, 31)
+targets = st.integers(1, 6) | st.integers(-1, 101)
+
+actions = st.one_of(
+    st.fixed_dictionaries({"type": st.just("test"), "attribute": attributes},
+                          optional={"specialization": names, "modifier": small, "difficulty": st.integers(0, 4)}),
+    st.fixed_dictionaries({"type": st.just("opposed_test"), "attribute": attributes, "vs_pool": pools}),
+    st.fixed_dictionaries({"type": st.just("start_contest"), "attribute": attributes, "vs_pool": pools,
+                           "target": targets}, optional={"modifier": small}),
+    st.fixed_dictionaries({"type": st.just("contest_round")}, optional={"modifier": small, "vs_modifier": small}),
+    st.fixed_dictionaries({"type": st.just("contest_round")}),
+    st.fixed_dictionaries({"type": st.just("end_contest")}),
+    st.fixed_dictionaries({"type": st.just("start_project"), "name": names, "attribute": attributes,
+                           "target": targets},
+                          optional={"reset_on_dramatic_failure": st.booleans(), "specialization": names}),
+    st.fixed_dictionaries({"type": st.just("project_roll"), "project": names}, optional={"modifier": small}),
+    st.fixed_dictionaries({"type": st.just("project_roll"), "project": st.sampled_from(["Carro", "Tomo"])}),
+    st.fixed_dictionaries({"type": st.just("abandon_project"), "project": names}),
+    st.fixed_dictionaries({"type": st.just("say_yes")}),
+    st.fixed_dictionaries({"type": st.just("award_points"), "points": st.integers(-1, 101)}),
+    st.fixed_dictionaries({"type": st.just("buy_advance"), "attribute": attributes}),
+    st.fixed_dictionaries({"type": st.just("buy_advance"), "specialization": names}),
+    st.builds(lambda kind, n: Event(kind, {"scene" if "scene" in kind else "session": n}),
+              st.sampled_from(["scene_started", "scene_ended", "session_started", "session_ended"]),
+              st.integers(1, 9)),
+)
+
+
+def assert_possible(state):
+    points = state["points"]
+    assert 0 <= points["spent"] <= points["earned"] <= MAX_EARNED
+    assert MDT.validate_sheet(state["sheet"]) == state["sheet"]  # ratings in range, <= 20 specializations
+    assert len(state["sheet"]["specializations"]) <= MAX_SPECIALIZATIONS
+    contest = state["contest"]
+    if contest is not None:
+        assert 0 <= contest["mine"] and 0 <= contest["theirs"] and contest["round"] >= 0
+        # A finished race never lingers in the state.
+        assert max(contest["mine"], contest["theirs"]) < contest["target"] or contest["mine"] == contest["theirs"]
+    assert len(state["projects"]) <= MAX_PROJECTS
+    for project in state["projects"].values():
+        assert 0 <= project["progress"] < project["target"] and project["rolls"] >= 0
+    json.dumps(state)
+
+
+@settings(max_examples=300, deadline=None)
+@given(steps=st.lists(actions, min_size=5, max_size=60), seed=st.integers(0, 2**32))
+def test_replay_never_yields_an_impossible_state(steps, seed):
+    state = character(2, 1)
+    dice = SeededDice(seed)
+    for step in steps:
+        if isinstance(step, Event):
+            events = [step]
+        else:
+            try:
+                events = MDT.decide(state, step, dice)
+            except RuleError:
+                continue
+            for event in events:
+                json.dumps(event.payload)
+        state = MDT.replay(state, events)
+        assert_possible(state)
+
+
+# ---------------------------------------------------------------- 3. arbitrary JSON
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.integers(10**18, 10**30) | st.floats() | st.text(max_size=50),
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=20), inner, max_size=5),
+    max_leaves=20,
+)
+FIELDS = ["attribute", "specialization", "modifier", "difficulty", "vs_pool", "vs_modifier", "tie_goes_to",
+          "target", "label", "name", "project", "interval", "reset_on_dramatic_failure", "points", "reason",
+          "goal", "opponent", "dice", "mine", "theirs", "progress", "luck_ten_successes",
+          "luck_dramatic_failure", "exceptional_margin"]
+fuzzed_actions = st.builds(
+    lambda kind, fields, extra: {**extra, **fields, "type": kind},
+    st.sampled_from([*MDT.actions, "bogus"]),
+    st.dictionaries(st.sampled_from(FIELDS), json_values, max_size=6),
+    st.dictionaries(st.text(max_size=10), json_values, max_size=2),
+)
+
+
+def busy_character():
+    """A character with a contest and a project running, so fuzzing reaches every code path."""
+    state = character(3, 2)
+    state = MDT.replay(state, MDT.decide(state, {"type": "start_contest", "attribute": "wits",
+                                                 "vs_pool": 3, "target": 4}, SeededDice(0)))
+    state = MDT.replay(state, MDT.decide(state, {"type": "start_project", "name": "Carro",
+                                                 "attribute": "wits", "target": 4}, SeededDice(0)))
+    return MDT.replay(state, MDT.decide(state, {"type": "award_points", "points": 50}, SeededDice(0)))
+
+
+BUSY = busy_character()
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=json_values)
+def test_validate_sheet_only_raises_sheet_error(value):
+    for sheet in (value, {"attributes": value}, {"attributes": {key: 2 for key in ATTRIBUTES},
+                                                 "specializations": value, "options": value}):
+        try:
+            MDT.validate_sheet(sheet)
+        except RuleError:
+            pass
+
+
+@settings(max_examples=500, deadline=None)
+@given(action=fuzzed_actions | json_values)
+def test_actions_odds_and_preview_only_raise_rule_error(action):
+    for run in (lambda: MDT.decide(BUSY, action, SeededDice(1)),
+                lambda: MDT.preview(BUSY, action),
+                lambda: MDT.odds(action)):
+        try:
+            run()
+        except RuleError:
+            pass

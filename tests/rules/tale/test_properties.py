@@ -1,0 +1,244 @@
+"""Hypothesis properties of the Tale RPG engine."""
+
+import json
+import math
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rules.base import Event, RuleError, SeededDice, SheetError
+from rules.tale.odds import available
+from rules.tale.sheet import CHARACTERISTICS, current, damage_room, damage_targets
+
+from .helpers import SYSTEM, act, sheet, state
+
+TRIALS = 20_000
+
+
+def _close(counts: dict, odds: dict, trials: int) -> None:
+    """Every outcome's frequency within 5 standard errors of its exact probability."""
+    for outcome, p in odds.items():
+        p = float(p)
+        error = math.sqrt(max(p * (1 - p), 1 / trials) / trials)
+        assert abs(counts.get(outcome, 0) / trials - p) <= 5 * error, (outcome, counts, p)
+
+
+# --- (1) exact odds agree with the real actions, rolled many times -----------------------------------
+
+@settings(max_examples=4, deadline=None, derandomize=True)
+@given(deft=st.integers(1, 6), skill=st.integers(1, 6), vs=st.integers(1, 12), by_target=st.booleans())
+def test_straight_roll_odds_match_simulation(deft, skill, vs, by_target):
+    character = state(deft=deft, skill=skill)
+    action = {"type": "straight_roll", "skill": "Jump"}
+    action.update({"target": round(3.5 * vs)} if by_target else {"vs_pool": vs})
+    odds = SYSTEM.preview(character, action)
+    assert odds == SYSTEM.odds({**action, "pool": deft + skill})
+    dice, counts = SeededDice(deft * 1000 + skill * 100 + vs), {}
+    for _ in range(TRIALS):
+        outcome = SYSTEM.decide(character, action, dice)[0].payload["outcome"]
+        counts[outcome] = counts.get(outcome, 0) + 1
+    _close(counts, odds, TRIALS)
+
+
+@settings(max_examples=3, deadline=None, derandomize=True)
+@given(mine=st.integers(1, 8), theirs=st.integers(1, 8))
+def test_iterated_round_odds_match_simulation(mine, theirs):
+    _, character = act(state(clever=4, deft=4), {"type": "start_contest", "skill": "Hide", "vs_pool": theirs})
+    character["contest"]["mine"] = mine  # as if worn down to this many dice
+    odds = SYSTEM.preview(character, {"type": "iterated_round"})
+    dice, counts = SeededDice(mine * 100 + theirs), {}
+    for _ in range(TRIALS):
+        outcome = SYSTEM.decide(character, {"type": "iterated_round"}, dice)[0].payload["outcome"]
+        counts[outcome] = counts.get(outcome, 0) + 1
+    _close(counts, odds, TRIALS)
+
+
+@settings(max_examples=3, deadline=None, derandomize=True)
+@given(attack=st.integers(1, 4), defence=st.integers(0, 3), their_attack=st.integers(1, 4), their_defence=st.integers(0, 3))
+def test_combat_round_odds_match_simulation(attack, defence, their_attack, their_defence):
+    _, character = act(state(brawn=4, skill=4), {"type": "start_combat", "their_pool": 8})
+    action = {"type": "combat_round", "attack": attack, "defence": defence,
+              "their_attack": their_attack, "their_defence": their_defence}
+    odds = SYSTEM.preview(character, action)
+    dice, counts = SeededDice(attack * 1000 + defence * 100 + their_attack * 10 + their_defence), {}
+    for _ in range(TRIALS // 2):
+        exchanges = SYSTEM.decide(character, action, dice)[0].payload["exchanges"]
+        for who, side in (("my", "mine"), ("their", "theirs")):
+            key = f"{who}_{exchanges[side]['outcome']}"
+            counts[key] = counts.get(key, 0) + 1
+    _close(counts, odds, TRIALS // 2)
+
+
+# --- (2) any sequence of actions leaves a possible state ---------------------------------------------
+
+small = st.integers(0, 12)
+share = st.fractions(0, 1, max_denominator=4)
+# "The next round" of whatever contest runs; combat portions as shares of each side's dice.
+ROUND = st.builds(lambda a, d, x, y: {"type": "round", "shares": [a, d, x, y]}, share, share, share, share)
+START = st.one_of(
+    st.builds(lambda c, s, r, t: {"type": "hide", "challenge": c, "seeker_pool": s, "rounds": r, "ties": t},
+              st.integers(1, 6), st.integers(1, 10), st.integers(1, 4), st.sampled_from(["stop", "eliminate"])),
+    st.builds(lambda v, r, w, t: {"type": "start_contest", "vs_pool": v, "rounds": r, "at_time_out": w, "ties": t},
+              st.integers(1, 10), st.integers(1, 5), st.sampled_from(["mine", "theirs", "none"]),
+              st.sampled_from(["stop", "eliminate"])),
+    st.builds(lambda p, s, t: {"type": "start_combat", "their_pool": p, "with_secondary": s, "ties": t},
+              st.integers(1, 10), st.booleans(), st.sampled_from(["stop", "eliminate"])),
+)
+ACTION = st.one_of(
+    st.builds(lambda t: {"type": "straight_roll", "target": t}, st.integers(1, 40)),
+    st.builds(lambda v, s: {"type": "straight_roll", "vs_pool": v, "skill": s}, st.integers(1, 8),
+              st.sampled_from(["Hide", "Jump", "Ride", "Spot Hidden"])),
+    START,
+    ROUND,
+    st.builds(lambda a, d, x, y: {"type": "combat_round", "attack": a, "defence": d, "their_attack": x,
+                                  "their_defence": y}, small, small, small, small),
+    st.builds(lambda s, d, r: {"type": "impose_penalty", "side": s, "dice": d, "rounds": r},
+              st.sampled_from(["mine", "theirs"]), st.integers(1, 3), st.integers(1, 2)),
+    st.builds(lambda w: {"type": "end_contest", "winner": w}, st.sampled_from(["mine", "theirs", "none"])),
+    st.builds(lambda d: {"type": "take_damage", "dice": d}, st.integers(1, 8)),
+    st.builds(lambda a, b: {"type": "assign_damage", "damage": {"brawn": a, "skill": b}}, small, small),
+    st.builds(lambda k: {"type": "assign_damage", "first": k}, small),  # a valid spread, see _resolve
+    st.builds(lambda d: {"type": "rest", "days": d}, st.integers(1, 3)),
+    st.builds(lambda p: {"type": "award_points", "points": p, "reason": "play"}, st.integers(1, 20)),
+    st.builds(lambda c: {"type": "buy_advance", "characteristic": c}, st.sampled_from(CHARACTERISTICS)),
+    st.builds(lambda s: {"type": "buy_advance", "skill": s, "characteristics": ["deft", "brawn"]},
+              st.sampled_from(["Hide", "Ride", "Jump"])),
+    st.builds(lambda n: {"type": "scene_ended", "scene": n}, st.integers(1, 9)),  # a platform event
+)
+
+# Contests come with a burst of rounds, so they get played out rather than abandoned.
+BURST = st.tuples(START, st.lists(ROUND, min_size=1, max_size=8)).map(lambda b: [b[0], *b[1]])
+RECOVER = st.builds(lambda k, d: [{"type": "end_contest"}, {"type": "assign_damage", "first": k},
+                                  {"type": "rest", "days": d}], small, st.integers(1, 3))
+SEQUENCE = st.lists(st.one_of(ACTION.map(lambda a: [a]), BURST, BURST, RECOVER),
+                    min_size=4, max_size=16).map(lambda chunks: [a for chunk in chunks for a in chunk])
+
+
+def _resolve(action: dict, s: dict) -> dict:
+    """Turn the strategy's placeholders into concrete (mostly valid) fields for this state."""
+    if action["type"] == "round":
+        if not s["contest"] or s["contest"]["kind"] != "combat":
+            return {"type": "iterated_round"}
+        mine, theirs = available(s["contest"])
+        a, d, x, y = action["shares"]
+        attack, their_attack = int(a * mine), int(x * theirs)
+        return {"type": "combat_round", "attack": attack, "defence": int(d * (mine - attack)),
+                "their_attack": their_attack, "their_defence": int(y * (theirs - their_attack))}
+    if "first" in action:
+        owed, targets = s["unassigned_damage"], damage_targets(s)
+        first = min(action["first"], owed, current(s, targets[0]))
+        spread = {targets[0]: first}
+        if owed > first and len(targets) > 1:
+            spread[targets[1]] = owed - first
+        return {"type": "assign_damage", "damage": spread}
+    return action
+
+
+def _check_possible(s: dict) -> None:
+    json.dumps(s)
+    assert SYSTEM.validate_sheet(s["sheet"]) == s["sheet"]
+    points = s["points"]
+    assert 0 <= points["spent"] <= points["earned"]
+    for name in CHARACTERISTICS:
+        assert 0 <= s["damage"][name] <= s["sheet"]["characteristics"][name]
+    assert all(n == 0 for c, n in s["damage"].items() if c not in damage_targets(s))
+    assert 0 <= s["unassigned_damage"] <= sum(current(s, c) for c in damage_targets(s))
+    assert damage_room(s) >= 0
+    contest = s["contest"]
+    if contest:
+        assert 1 <= contest["mine"] <= contest["start_mine"] and 1 <= contest["theirs"] <= contest["start_theirs"]
+        assert contest["rounds_left"] is None or contest["rounds_left"] >= 1
+        assert contest["damage_taken"] == contest["start_mine"] - contest["mine"] or contest["kind"] != "combat"
+        for penalty in contest["penalties"]:
+            assert penalty["dice"] >= 1 and 1 <= penalty["rounds"] <= 2
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32), actions=SEQUENCE, brawn=st.integers(1, 10),
+       skill=st.integers(1, 10), primary=st.sampled_from(CHARACTERISTICS))
+def test_any_sequence_leaves_a_possible_state(seed, actions, brawn, skill, primary):
+    secondary = "wisecrack" if primary != "wisecrack" else "clever"
+    s = SYSTEM.initial_state(sheet(brawn=brawn, skill=skill, primary=primary, secondary=secondary))
+    dice = SeededDice(seed)
+    for action in actions:
+        if action["type"] == "scene_ended":
+            events = [Event("scene_ended", {"scene": action["scene"]})]
+        else:
+            try:
+                events = SYSTEM.decide(s, _resolve(action, s), dice)
+            except RuleError:
+                continue
+        for event in events:
+            json.dumps(dict(event.payload))
+            s = SYSTEM.evolve(s, event)
+        _check_possible(s)
+
+
+# --- (3) no input crashes anything -------------------------------------------------------------------
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=8)
+    | st.sampled_from(["brawn", "skill", "Hide", "open_space", "stop", "mine", "theirs", "success"]),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=12,
+)
+FIELDS = ["skill", "characteristics", "target", "vs_pool", "average", "on_tie", "place", "challenge",
+          "seeker_pool", "rounds", "ties", "label", "at_time_out", "their_pool", "with_secondary", "attack",
+          "defence", "their_attack", "their_defence", "side", "dice", "reason", "winner", "damage", "days",
+          "points", "characteristic", "pool", "mine", "theirs"]
+SMALL_OR_JSON = st.one_of(st.integers(-2, 12), JSON)
+
+
+def _states():
+    plain = state(brawn=4)
+    _, contest = act(plain, {"type": "start_contest", "vs_pool": 5})
+    _, combat = act(plain, {"type": "start_combat", "their_pool": 5})
+    _, hurt = act(plain, {"type": "take_damage", "dice": 3})
+    return [plain, contest, combat, hurt]
+
+
+STATES = _states()
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON)
+def test_validate_sheet_never_crashes(value):
+    try:
+        SYSTEM.validate_sheet(value)
+    except SheetError:
+        pass
+
+
+@settings(max_examples=150, deadline=None)
+@given(chars=st.dictionaries(st.sampled_from(list(CHARACTERISTICS) + ["luck"]), SMALL_OR_JSON),
+       rest=st.dictionaries(st.sampled_from(["primary", "secondary", "skills", "archetype"]), JSON))
+def test_nearly_valid_sheets_never_crash(chars, rest):
+    try:
+        SYSTEM.validate_sheet({**sheet(), "characteristics": {**sheet()["characteristics"], **chars}, **rest})
+    except SheetError:
+        pass
+
+
+@settings(max_examples=400, deadline=None)
+@given(kind=st.sampled_from(sorted(SYSTEM.actions) + ["nothing", None]),
+       fields=st.dictionaries(st.sampled_from(FIELDS), SMALL_OR_JSON, max_size=6),
+       which=st.integers(0, len(STATES) - 1), seed=st.integers(0, 1000))
+def test_actions_odds_and_previews_never_crash(kind, fields, which, seed):
+    action = {**fields, "type": kind}
+    for call in (lambda: SYSTEM.decide(STATES[which], action, SeededDice(seed)),
+                 lambda: SYSTEM.odds(action), lambda: SYSTEM.preview(STATES[which], action)):
+        try:
+            call()
+        except RuleError:
+            pass
+
+
+@settings(max_examples=100, deadline=None)
+@given(JSON)
+def test_non_object_actions_are_refused(value):
+    for call in (lambda: SYSTEM.decide(STATES[0], value, SeededDice(0)), lambda: SYSTEM.odds(value),
+                 lambda: SYSTEM.preview(STATES[0], value)):
+        try:
+            call()
+        except RuleError:
+            pass

@@ -1,0 +1,79 @@
+"""Real server processes for tests: daphne on spare loopback ports.
+
+Each process is started with the test database and the given channel layer,
+waited for, and always stopped (it also dies with the test run).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_database_url() -> str:
+    """A DATABASE_URL naming the database this test run uses."""
+    s = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{s['NAME']}"
+    host = s.get("HOST") or "127.0.0.1"
+    port = s.get("PORT") or 5432
+    return f"postgres://{s.get('USER') or 'postgres'}@{host}:{port}/{s['NAME']}"
+
+
+def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server on port {port} exited with {proc.returncode}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"server on port {port} did not start within {timeout}s")
+
+
+@contextlib.contextmanager
+def daphne(port: int | None = None, redis_url: str | None = None, **env):
+    """Run ``daphne campaign.asgi:application`` on 127.0.0.1; yield its base URL."""
+    port = port or free_port()
+    environment = {
+        **os.environ,
+        "DATABASE_URL": test_database_url(),
+        "DEBUG": "0",
+        "SECRET_KEY": "test-secret-key-for-servers",
+        "SECURE_COOKIES": "0",
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "LOG_LEVEL": "WARNING",
+        **env,
+    }
+    environment.pop("REDIS_URL", None)
+    if redis_url:
+        environment["REDIS_URL"] = redis_url
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "campaign.asgi:application"],
+        cwd=ROOT, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        wait_for_port(port, proc)
+        yield f"127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

@@ -1,0 +1,260 @@
+"""The live table socket: backlog then live events, exactly once, members only."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.db import transaction
+
+from campaign.asgi import application
+from campaign.models import ApiToken
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@database_sync_to_async
+def token_for(user):
+    return ApiToken.objects.create(user=user).key
+
+
+@database_sync_to_async
+def command(table, user, action, client_id=None):
+    return table.command(user, action, client_id=client_id)
+
+
+async def connect(table, user, after=0, origin=b"http://127.0.0.1:8000", slug="torn-road", token=None):
+    headers = [(b"origin", origin)] if origin else []
+    if user is not None or token is not None:
+        key = token if token is not None else await token_for(user)
+        headers.append((b"authorization", f"Bearer {key}".encode()))
+    comm = WebsocketCommunicator(application, f"/ws/campaigns/{slug}/table/?after={after}", headers=headers)
+    connected, _ = await comm.connect()
+    assert connected
+    return comm
+
+
+async def until_ready(comm):
+    """Read frames up to ``ready``; return the events before it."""
+    events = []
+    while True:
+        frame = await comm.receive_json_from(timeout=5)
+        if frame["type"] == "ready":
+            return events, frame
+        assert frame["type"] == "event", frame
+        events.append(frame["event"])
+
+
+async def next_event(comm, timeout=5):
+    while True:
+        frame = await comm.receive_json_from(timeout=timeout)
+        if frame["type"] == "event":
+            return frame["event"]
+
+
+async def receive(comm, timeout=5):
+    """The next frame that is not presence (presence frames come and go as people connect)."""
+    while True:
+        frame = await comm.receive_json_from(timeout=timeout)
+        if frame["type"] != "presence":
+            return frame
+
+
+async def head(table):
+    return await database_sync_to_async(lambda: type(table.campaign).objects.get(pk=table.campaign.pk).last_seq)()
+
+
+async def test_backlog_then_live_events_in_order(transactional_table):
+    table = transactional_table
+    await command(table, table.alice, {"type": "roll", "notation": "1d6"})
+    comm = await connect(table, table.bob)
+    backlog, ready = await until_ready(comm)
+    assert [e["seq"] for e in backlog] == list(range(1, await head(table) + 1))
+    assert ready["seq"] == backlog[-1]["seq"] and ready["you"]["role"] == "player"
+    await command(table, table.alice, {"type": "roll", "notation": "2d6"})
+    live = await next_event(comm)
+    assert live["seq"] == ready["seq"] + 1 and live["type"] == "roll" and live["actor"] == "alice"
+    await comm.disconnect()
+
+
+async def test_reconnect_after_n_gets_exactly_the_rest(transactional_table):
+    table = transactional_table
+    for _ in range(5):
+        await command(table, table.alice, {"type": "roll", "notation": "1d6"})
+    total = await head(table)
+    comm = await connect(table, table.bob, after=3)
+    backlog, ready = await until_ready(comm)
+    assert [e["seq"] for e in backlog] == list(range(4, total + 1))
+    await comm.disconnect()
+
+
+async def test_command_over_socket_is_acked_and_broadcast_once(transactional_table):
+    table = transactional_table
+    alice = await connect(table, table.alice)
+    bob = await connect(table, table.bob)
+    await until_ready(alice)
+    _, ready = await until_ready(bob)
+    await alice.send_json_to({"type": "command", "id": "s1", "action": {"type": "roll", "notation": "3d6"}})
+    frames = [await receive(alice), await receive(alice)]
+    ack = next(f for f in frames if f["type"] == "ack")
+    event = next(f for f in frames if f["type"] == "event")["event"]
+    assert ack["id"] == "s1" and ack["seq"] == event["seq"] == ready["seq"] + 1
+    assert (await next_event(bob))["seq"] == event["seq"]
+    # The same id again: the original, no second roll, no second broadcast.
+    await alice.send_json_to({"type": "command", "id": "s1", "action": {"type": "roll", "notation": "3d6"}})
+    again = await receive(alice)
+    assert again["type"] == "ack" and again["seq"] == event["seq"] and again["replayed"]
+    assert await bob.receive_nothing(timeout=0.3)
+    await alice.disconnect()
+    await bob.disconnect()
+
+
+@pytest.mark.parametrize("frame, code", [
+    ("not json", "bad_json"),
+    ("[1]", "bad_frame"),
+    ('{"type": "dance"}', "bad_frame"),
+    ('{"type": "command", "id": "e1", "action": {"type": "roll", "notation": "1d0"}}', "bad_notation"),
+    ('{"type": "command", "id": "e2", "action": {"type": "start_scene"}}', "forbidden"),
+    ('{"type": "command", "id": "e3"}', "invalid"),
+    ("x" * 70000, "too_large"),
+])
+async def test_bad_frames_get_error_frames_and_store_nothing(transactional_table, frame, code):
+    table = transactional_table
+    comm = await connect(table, table.alice)
+    await until_ready(comm)
+    before = await head(table)
+    await comm.send_to(text_data=frame)
+    reply = await receive(comm)
+    assert reply["type"] == "error" and reply["code"] == code and reply["message"]
+    assert await head(table) == before
+    await comm.disconnect()
+
+
+async def test_non_utf8_bytes_get_an_error_frame(transactional_table):
+    table = transactional_table
+    comm = await connect(table, table.alice)
+    await until_ready(comm)
+    await comm.send_to(bytes_data=b"\xff\xfe\x00")
+    reply = await receive(comm)
+    assert reply["code"] == "bad_json"
+    await comm.disconnect()
+
+
+async def test_outsider_is_refused_and_learns_nothing(transactional_table):
+    table = transactional_table
+    replies = []
+    for slug in ("torn-road", "no-such-campaign"):
+        comm = await connect(table, table.outsider, slug=slug)
+        replies.append(await comm.receive_json_from(timeout=5))
+        closed = await comm.receive_output(timeout=5)
+        assert closed["type"] == "websocket.close" and closed["code"] == 4404
+    assert replies[0] == replies[1]
+    assert replies[0]["type"] == "error" and replies[0]["code"] == "not_found"
+
+
+async def test_anonymous_and_bad_token_are_refused(transactional_table):
+    table = transactional_table
+    comm = await connect(table, None)
+    assert (await comm.receive_json_from(timeout=5))["code"] == "unauthenticated"
+    comm = await connect(table, None, token="forged")
+    assert (await comm.receive_json_from(timeout=5))["code"] == "unauthenticated"
+
+
+async def test_foreign_origin_is_refused(transactional_table):
+    comm = WebsocketCommunicator(application, "/ws/campaigns/torn-road/table/",
+                                 headers=[(b"origin", b"http://evil.example")])
+    connected, _ = await comm.connect()
+    assert not connected
+
+
+async def test_session_cookie_login_works(transactional_table):
+    from django.test import Client
+
+    table = transactional_table
+    client = Client()
+    await database_sync_to_async(client.force_login)(table.gm)
+    cookie = f"sessionid={client.cookies['sessionid'].value}".encode()
+    comm = WebsocketCommunicator(application, "/ws/campaigns/torn-road/table/",
+                                 headers=[(b"origin", b"http://localhost"), (b"cookie", cookie)])
+    assert (await comm.connect())[0]
+    _, ready = await until_ready(comm)
+    assert ready["you"] == {"username": "gm", "role": "gm"}
+    await comm.disconnect()
+
+
+async def test_broadcast_waits_for_commit(transactional_table):
+    table = transactional_table
+    comm = await connect(table, table.bob)
+    await until_ready(comm)
+    gate = asyncio.Event()
+
+    def append_and_wait(loop):
+        with transaction.atomic():
+            table.command(table.alice, {"type": "roll", "notation": "1d6"})
+            loop.call_soon_threadsafe(gate.set)
+            import time
+            time.sleep(0.5)  # committed only after this
+
+    task = asyncio.ensure_future(database_sync_to_async(append_and_wait)(asyncio.get_running_loop()))
+    await gate.wait()
+    assert await comm.receive_nothing(timeout=0.3)  # inside the transaction: no doorbell yet
+    await task
+    assert (await next_event(comm))["type"] == "roll"
+    await comm.disconnect()
+
+
+async def test_a_lost_doorbell_is_recovered_from_the_log(transactional_table, settings):
+    """The channel layer drops a message: the next one (or a heartbeat) fills the gap."""
+    from campaign import broadcast
+
+    table = transactional_table
+    comm = await connect(table, table.bob)
+    _, ready = await until_ready(comm)
+    real_send = broadcast.send
+    broadcast.send = lambda *a, **k: None  # this doorbell is lost
+    try:
+        await command(table, table.alice, {"type": "roll", "notation": "1d6"})
+    finally:
+        broadcast.send = real_send
+    await command(table, table.alice, {"type": "roll", "notation": "1d8"})
+    got = [await next_event(comm), await next_event(comm)]
+    assert [e["seq"] for e in got] == [ready["seq"] + 1, ready["seq"] + 2]
+    await comm.disconnect()
+
+
+async def test_heartbeat_carries_the_newest_seq_and_catches_up(transactional_table, settings):
+    from campaign import broadcast
+
+    settings.TABLE_HEARTBEAT_SECONDS = 0.2
+    table = transactional_table
+    comm = await connect(table, table.bob)
+    _, ready = await until_ready(comm)
+    real_send = broadcast.send
+    broadcast.send = lambda *a, **k: None
+    try:
+        await command(table, table.alice, {"type": "roll", "notation": "1d6"})
+    finally:
+        broadcast.send = real_send
+    event = await next_event(comm, timeout=3)  # delivered by the heartbeat's check
+    assert event["seq"] == ready["seq"] + 1
+    frame = await receive(comm, timeout=3)
+    assert frame == {"type": "heartbeat", "seq": event["seq"]}
+    await comm.disconnect()
+
+
+async def test_presence_shows_who_is_at_the_table(transactional_table):
+    table = transactional_table
+    gm = await connect(table, table.gm)
+    await until_ready(gm)
+    assert (await gm.receive_json_from(timeout=5))["members"] == [{"username": "gm", "role": "gm"}]
+    alice = await connect(table, table.alice)
+    await until_ready(alice)
+    frame = await gm.receive_json_from(timeout=5)
+    assert frame["type"] == "presence"
+    assert [m["username"] for m in frame["members"]] == ["alice", "gm"]
+    await alice.disconnect()
+    frame = await gm.receive_json_from(timeout=5)
+    assert [m["username"] for m in frame["members"]] == ["gm"]
+    await gm.disconnect()
