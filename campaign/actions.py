@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
@@ -25,11 +25,13 @@ from rules import RuleError, get_system
 from rules.notation import roll_event
 
 from . import dice as dice_module
+from . import fairdice
 from . import projections
 from .broadcast import broadcast_on_commit
 from .log import Draft, append, canonical_json, lock_campaign
 from .models import (
     ROLE_CHOICES,
+    DiceSeed,
     ROLE_GM,
     ROLE_PLAYER,
     ROLE_SPECTATOR,
@@ -189,14 +191,25 @@ def do_command(membership: Membership, body, dice=None) -> CommandResult:
             if previous.body_hash != body_hash:
                 raise Conflict(f"Command id '{client_id}' was already used for a different action.")
             return CommandResult(list(previous.events.select_related("actor", "character").order_by("seq")), True)
-        drafts = _decide(campaign, membership, action, dice or dice_module.dice_for(campaign))
+        source = dice or dice_module.dice_for(campaign)
+        recorder = source if isinstance(source, fairdice.RecordingDice) else fairdice.RecordingDice(source)
+        drafts = _decide(campaign, membership, action, recorder)
         if not drafts:
             raise Refused("That action changes nothing, so nothing was stored.")
+        drafts = _record_dice_and_seal(drafts, recorder.log)
         command = Command.objects.create(campaign=campaign, actor=user, client_id=client_id, body_hash=body_hash)
         events = append(campaign, drafts, actor=user, command=command)
         projections.apply(campaign, events)
         broadcast_on_commit(campaign.id, events)
     return CommandResult(events, False)
+
+
+def _record_dice_and_seal(drafts: list[Draft], dice_log: list[list[int]]) -> list[Draft]:
+    """Record every die drawn on the command's first event; seal hidden events."""
+    if dice_log:
+        drafts = [replace(drafts[0], payload={**drafts[0].payload, "dice_log": dice_log}), *drafts[1:]]
+    return [replace(d, payload=fairdice.seal(dict(d.payload))) if d.visibility != VISIBILITY_PUBLIC else d
+            for d in drafts]
 
 
 def _require_gm(membership: Membership, what: str) -> None:
@@ -220,6 +233,8 @@ def _decide(campaign: Campaign, membership: Membership, action: dict, dice) -> l
         except RuleError as e:
             raise ActionError(e.message, e.code)
         return [Draft(event.type, event.payload, event.version, character, visibility)]
+    if kind == "add_seed":
+        return [_decide_add_seed(campaign, action)]
     if kind == "create_character":
         return [_decide_create_character(campaign, membership, action)]
     if kind in SCENE_ACTIONS:
@@ -231,7 +246,7 @@ def _decide(campaign: Campaign, membership: Membership, action: dict, dice) -> l
     # Anything else is the campaign's rule system's to decide.
     rules = campaign.rules
     if kind not in rules.actions:
-        known = sorted(["roll", "create_character", *SCENE_ACTIONS, *GM_TABLE_ACTIONS, *rules.actions])
+        known = sorted(["roll", "add_seed", "create_character", *SCENE_ACTIONS, *GM_TABLE_ACTIONS, *rules.actions])
         raise ActionError(f"Unknown action '{kind[:40]}'. Known actions: {', '.join(known)}.", "unknown_action")
     if kind in rules.gm_actions:
         _require_gm(membership, f"take the action '{kind}'")
@@ -245,6 +260,16 @@ def _decide(campaign: Campaign, membership: Membership, action: dict, dice) -> l
         # Malformed input is a 400; anything else is the rules saying no (422).
         raise ActionError(e.message, e.code) if e.code in INPUT_ERRORS else Refused(e.message, e.code)
     return [Draft(e.type, e.payload, e.version, character, visibility) for e in decided]
+
+
+def _decide_add_seed(campaign: Campaign, action: dict) -> Draft:
+    """A player's own randomness, mixed into every later die of the session."""
+    if campaign.current_session is None:
+        raise Refused("Seeds are added to a running session: wait for the GM to start one.")
+    seed = action.get("seed")
+    if not isinstance(seed, str) or not 1 <= len(seed) <= fairdice.MAX_PLAYER_SEED or not seed.isprintable():
+        raise ActionError(f"'seed' must be 1 to {fairdice.MAX_PLAYER_SEED} printable characters of your choice.")
+    return Draft("seed_added", {"seed": seed})
 
 
 def _decide_create_character(campaign: Campaign, membership: Membership, action: dict) -> Draft:
@@ -269,7 +294,10 @@ def _decide_create_character(campaign: Campaign, membership: Membership, action:
 def _start_session(campaign: Campaign) -> Draft:
     if campaign.current_session is not None:
         raise Refused(f"Session {campaign.current_session} is still running: end it first.")
-    return Draft("session_started", {"session": campaign.session_count + 1})
+    number = campaign.session_count + 1
+    seed = fairdice.new_seed(campaign, number)
+    return Draft("session_started", {"session": number, "dice_scheme": fairdice.SCHEME,
+                                     "dice_commitment": fairdice.seed_commitment(seed.seed)})
 
 
 def _end_session(campaign: Campaign) -> Draft:
@@ -277,7 +305,8 @@ def _end_session(campaign: Campaign) -> Draft:
         raise Refused("No session is running.")
     if campaign.current_scene is not None:
         raise Refused(f"Scene {campaign.current_scene} is still running: end it first.")
-    return Draft("session_ended", {"session": campaign.current_session})
+    seed = DiceSeed.objects.filter(campaign=campaign, session=campaign.current_session).first()
+    return Draft("session_ended", {"session": campaign.current_session, "dice_seed": seed.seed if seed else None})
 
 
 def _start_scene(campaign: Campaign) -> Draft:

@@ -200,3 +200,19 @@ class ApiToken(models.Model):
 
     def __str__(self) -> str:
         return f"token for {self.user}"
+
+
+class DiceSeed(models.Model):
+    """The secret seed behind every die of one play session (see docs/fair-dice.md).
+
+    Its SHA-256 is published in the session's start event and the seed itself
+    in the end event; until then only the server knows it.
+    """
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="dice_seeds")
+    session = models.PositiveIntegerField()
+    seed = models.CharField(max_length=64)  # 32 random bytes, hex
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["campaign", "session"], name="one_seed_per_session")]

@@ -82,7 +82,16 @@ class RedisServer:
         """Stop it abruptly (SIGKILL): nothing is saved, every connection drops."""
         _stop(self.proc, signal.SIGKILL)
 
+    def freeze(self) -> None:
+        """SIGSTOP: connections stay open but nothing answers (a hung or unreachable Redis)."""
+        self.proc.send_signal(signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGCONT)
+
     def close(self) -> None:
+        self.thaw()
         _stop(self.proc)
 
 

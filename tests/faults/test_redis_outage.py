@@ -1,17 +1,22 @@
 """Redis stopped in the middle of a session, then started again on the same port.
 
 Redis is only the doorbell: commands must keep being stored (201) while it is
-down, the failed broadcasts must be logged and not fatal, and every socket must
-end up with exactly the log, 1..N, nothing missing and nothing twice.
+down, the failed broadcasts must be logged and not fatal, sockets must keep in
+sync through the heartbeat, and every socket must end up with exactly the log,
+1..N, nothing missing and nothing twice. Each test runs its own redis-server on
+a spare port; the machine's shared Redis is never touched.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import time
 
 import pytest
+from channels_redis.core import RedisChannelLayer
 
+from campaign.broadcast import group_name
 from campaign.models import ApiToken, Command, Event
 
 from .helpers import Daphne, RedisServer, TableClient, assert_exactly_the_log, describe, post_command, wait_until
@@ -46,6 +51,29 @@ def tokens(table):
             for name in ("gm", "alice", "bob", "watcher")}
 
 
+def everyone(clients) -> str:
+    return "; ".join(map(describe, clients))
+
+
+async def doorbell_rings(redis_url: str, campaign_id: int, post, servers) -> None:
+    """Each server's broadcast reaches the layer again: listen to the group ourselves."""
+    layer = RedisChannelLayer(hosts=[redis_url])
+    channel = await layer.new_channel()
+    await layer.group_add(group_name(campaign_id), channel)
+    try:
+        for server in servers:
+            seq = await post(server)
+            deadline = time.monotonic() + 5
+            while True:
+                left = deadline - time.monotonic()
+                assert left > 0, f"no doorbell for seq {seq} from {server.base} after Redis came back"
+                message = await asyncio.wait_for(layer.receive(channel), left)
+                if message["type"] == "table.events" and message["events"][-1]["seq"] == seq:
+                    break
+    finally:
+        await layer.close_pools()
+
+
 def test_commands_are_stored_and_every_socket_converges_across_a_redis_outage(
         transactional_table, private_redis, two_servers):
     table = transactional_table
@@ -77,10 +105,11 @@ def test_commands_are_stored_and_every_socket_converges_across_a_redis_outage(
                 head = await post(server, "bob" if server is b else "alice")
 
             private_redis.start()  # same port, empty: every group membership is gone
-            for server in (b, a, b):
+            await doorbell_rings(private_redis.url, table.campaign.id, post, (a, b))
+            for server in (b, a):
                 head = await post(server)
             await wait_until(lambda: all(c.last == head for c in clients), 15,
-                             "every socket caught up after Redis came back: " + "; ".join(map(describe, clients)))
+                             "every socket caught up after Redis came back: " + everyone(clients))
         finally:
             for c in clients:
                 await c.stop()
@@ -88,53 +117,81 @@ def test_commands_are_stored_and_every_socket_converges_across_a_redis_outage(
 
     clients = asyncio.run(scenario())
     assert all(server.alive() for server in two_servers), [s.log_text()[-2000:] for s in two_servers]
-    stored = assert_exactly_the_log(clients, table.campaign)
+    assert_exactly_the_log(clients, table.campaign)
     # Every command stored exactly once, with the seq and dice its answer gave.
+    assert Command.objects.filter(client_id__startswith="outage-").count() == len(results) == 12
     for client_id, _, body in results:
         event = Event.objects.get(command__client_id=client_id)
-        assert (event.seq, event.payload) == (body["seq"], body["payload"])
-    assert Command.objects.filter(client_id__startswith="outage-").count() == len(results) == 11
-    assert len(stored) == table.campaign.last_seq
+        assert (event.seq, event.payload, event.hash) == (body["seq"], body["payload"], body["hash"])
     logs = a.log_text() + b.log_text()
     assert "broadcast failed" in logs, logs[-3000:]
 
 
-def test_sockets_keep_in_sync_and_new_ones_connect_while_redis_is_down(
-        transactional_table, private_redis, two_servers):
+def test_sockets_stay_open_and_in_sync_while_redis_is_down(transactional_table, private_redis, two_servers):
     """The doorbell is down, not the table: the heartbeat reads new events from the database."""
     table = transactional_table
     key = tokens(table)
     a, b = two_servers
 
     async def scenario():
-        before = [TableClient("gm@a", key["gm"], a.base), TableClient("bob@b", key["bob"], b.base)]
-        for c in before:
+        clients = [TableClient("gm@a", key["gm"], a.base), TableClient("bob@b", key["bob"], b.base)]
+        for c in clients:
             c.start()
         try:
-            await wait_until(lambda: all(c.readies for c in before), 10, "every socket ready")
+            await wait_until(lambda: all(c.readies for c in clients), 10, "every socket ready")
             private_redis.stop()
-            await asyncio.sleep(0.5)
-            status, body = await asyncio.to_thread(post_command, a.base, key["alice"], "down-1")
-            assert status == 201, body
-            await wait_until(lambda: all(c.last == body["seq"] for c in before), 5,
-                             "sockets opened before the outage to hear of a roll made during it: "
-                             + "; ".join(map(describe, before)))
+            for n, server in enumerate((a, b)):
+                status, body = await asyncio.to_thread(post_command, server.base, key["alice"], f"down-{n}")
+                assert status == 201, body
+                await wait_until(lambda: all(c.last == body["seq"] for c in clients), 5,
+                                 f"every socket to hear of roll {n} made during the outage: " + everyone(clients))
             late = TableClient("watcher@b", key["watcher"], b.base)
             late.start()
-            before.append(late)
+            clients.append(late)
             await wait_until(lambda: late.readies and late.last == body["seq"], 5,
                              "a socket opened during the outage to get the backlog: " + describe(late))
-            status, body = await asyncio.to_thread(post_command, b.base, key["bob"], "down-2")
-            assert status == 201, body
-            await wait_until(lambda: all(c.last == body["seq"] for c in before), 5,
-                             "every socket to hear of a second roll during the outage: "
-                             + "; ".join(map(describe, before)))
-            assert all(c.opened == 1 for c in before), "; ".join(map(describe, before))
+            await asyncio.sleep(1.5)  # a heartbeat or two more with Redis still down
         finally:
-            for c in before:
+            for c in clients:
                 await c.stop()
-            private_redis.start()
-        return before
+        return clients
 
     clients = asyncio.run(scenario())
+    assert all(c.opened == 1 and not c.closes for c in clients), (
+        "the server dropped sockets while Redis was down (the docs promise the heartbeat keeps them in sync): "
+        + everyone(clients))
+    assert_exactly_the_log(clients, table.campaign)
+
+
+def test_a_frozen_redis_neither_hangs_connects_nor_silences_sockets(transactional_table, private_redis, two_servers):
+    """SIGSTOP: Redis accepts nothing and answers nothing, like a host gone off the network."""
+    table = transactional_table
+    key = tokens(table)
+    a, b = two_servers
+
+    async def scenario():
+        clients = [TableClient("gm@a", key["gm"], a.base)]
+        clients[0].start()
+        try:
+            await wait_until(lambda: clients[0].readies, 10, "the socket ready")
+            private_redis.freeze()
+            for n in range(2):
+                started = time.monotonic()
+                status, body = await asyncio.to_thread(post_command, b.base, key["alice"], f"frozen-{n}")
+                assert status == 201 and time.monotonic() - started < 3, body
+                await wait_until(lambda: clients[0].last == body["seq"], 6,
+                                 f"the socket to hear of roll {n} made while Redis is frozen: " + everyone(clients))
+            late = TableClient("bob@a", key["bob"], a.base)
+            late.start()
+            clients.append(late)
+            await wait_until(lambda: late.readies and late.last == body["seq"], 6,
+                             "a socket opened while Redis is frozen to get ready and the backlog: " + describe(late))
+        finally:
+            private_redis.thaw()
+            for c in clients:
+                await c.stop()
+        return clients
+
+    clients = asyncio.run(scenario())
+    assert all(c.opened == 1 and not c.closes for c in clients), everyone(clients)
     assert_exactly_the_log(clients, table.campaign)

@@ -1,0 +1,211 @@
+"""Talekeeper benchmarks: ``make bench`` or ``.venv/bin/python bench/run.py [--quick] [options]``.
+
+Load: real WebSocket clients against real daphne processes on PostgreSQL and
+Redis, N tables x M clients, players rolling; the same load against a bare
+Channels relay on the same Redis (bench/relay.py) for the ratio.
+Store: appends through do_command against raw INSERTs, projection rebuilds,
+and read times with a small and a large log.
+
+Results are printed and written as JSON to bench/results/. See bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shlex
+import sys
+import time
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import common  # noqa: E402
+from bench.common import RESULTS, ratio  # noqa: E402
+
+
+def sizes(text: str) -> list[int]:
+    return [int(float(x.replace("k", "e3"))) for x in text.split(",") if x.strip()]
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="a smoke-sized run (under a minute)")
+    p.add_argument("--only", choices=["load", "store"], help="run only the load or only the store benchmarks")
+    g = p.add_argument_group("load")
+    g.add_argument("--procs", type=int, default=2, help="daphne processes (app and relay alike) [2]")
+    g.add_argument("--tables", type=int, default=10, help="tables of the main load [10]")
+    g.add_argument("--clients", type=int, default=6, help="sockets per table, 1 GM + players [6]")
+    g.add_argument("--rate", type=float, default=2.0, help="rolls per second per table (Poisson) [2]")
+    g.add_argument("--duration", type=float, help="seconds of rolling per scenario [20; quick 8]")
+    g.add_argument("--warmup", type=float, help="first seconds not measured [3; quick 2]")
+    g.add_argument("--via", choices=["ws", "http"], default="ws",
+                   help="send commands as socket frames or HTTP POSTs with a bearer token [ws]")
+    g.add_argument("--big-tables", type=int, default=20, help="tables of the large load [20]")
+    g.add_argument("--big-clients", type=int, default=10, help="sockets per table of the large load [10]")
+    g.add_argument("--big-rate", type=float, default=1.0, help="rolls/s per table of the large load [1]")
+    g.add_argument("--no-big", action="store_true", help="skip the large load (default in --quick)")
+    g.add_argument("--http-too", action="store_true",
+                   help="also run the main load with commands sent over HTTP (the relay gets socket frames)")
+    g.add_argument("--no-relay", action="store_true", help="skip the relay baseline")
+    g.add_argument("--app-env", action="append", default=[], metavar="KEY=VALUE",
+                   help="extra environment for the Talekeeper daphnes, e.g. DB_CONN_MAX_AGE=60 (repeatable)")
+    g.add_argument("--app-settings", default="campaign.settings", metavar="MODULE",
+                   help="DJANGO_SETTINGS_MODULE of the Talekeeper daphnes, e.g. bench.settings_pool "
+                        "(PostgreSQL connection pool experiment) [campaign.settings]")
+    g = p.add_argument_group("store")
+    g.add_argument("--appends", type=int, help="commands per append benchmark [1000; quick 200]")
+    g.add_argument("--rebuild-sizes", type=sizes, help="log sizes to rebuild [10k,100k; quick 10k]")
+    g.add_argument("--rebuild-repeat", type=int, help="rebuilds per size, best is reported [2; quick 1]")
+    g.add_argument("--read-sizes", type=sizes, help="log sizes for page timings [1k,100k; quick 1k,10k]")
+    g.add_argument("--read-requests", type=int, help="requests per page and size [50; quick 20]")
+    g = p.add_argument_group("services")
+    g.add_argument("--database-url", default=common.DEFAULT_DATABASE_URL,
+                   help=f"the bench's own PostgreSQL database (created if missing) [{common.DEFAULT_DATABASE_URL}]")
+    g.add_argument("--redis-url", default=common.DEFAULT_REDIS_URL,
+                   help=f"the bench's own Redis database index [{common.DEFAULT_REDIS_URL}]")
+    g.add_argument("--fresh", action="store_true", help="drop and recreate the bench database first")
+    g.add_argument("--out", type=Path, help="JSON result file [bench/results/<time>-<mode>.json]")
+    g.add_argument("--seed", type=int, default=1)
+    a = p.parse_args(argv)
+    q = a.quick
+    a.duration = a.duration if a.duration is not None else (8.0 if q else 20.0)
+    a.warmup = a.warmup if a.warmup is not None else (2.0 if q else 3.0)
+    a.appends = a.appends if a.appends is not None else (200 if q else 1000)
+    a.rebuild_sizes = a.rebuild_sizes or ([10_000] if q else [10_000, 100_000])
+    a.rebuild_repeat = a.rebuild_repeat or (1 if q else 2)
+    a.read_sizes = a.read_sizes or ([1_000, 10_000] if q else [1_000, 100_000])
+    a.read_requests = a.read_requests or (20 if q else 50)
+    a.no_big = a.no_big or q
+    if a.warmup >= a.duration:
+        p.error("--warmup must be shorter than --duration")
+    return a
+
+
+def log(msg: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+# --- load -----------------------------------------------------------------------
+
+def load_scenarios(a) -> list[dict]:
+    main = {"name": f"{a.tables}x{a.clients}", "tables": a.tables, "clients": a.clients, "rate": a.rate, "via": a.via}
+    out = [main]
+    if a.http_too and a.via != "http":
+        out.append({**main, "name": main["name"] + "-http", "via": "http"})
+    if not a.no_big:
+        out.append({"name": f"{a.big_tables}x{a.big_clients}", "tables": a.big_tables, "clients": a.big_clients,
+                    "rate": a.big_rate, "via": a.via})
+    return out
+
+
+def run_load(a, env: dict, run_id: str, log_dir: Path) -> dict:
+    from bench import data
+    from bench.load import ClientSpec, LoadConfig, run_load as drive
+
+    app_env = {**env, "DJANGO_SETTINGS_MODULE": a.app_settings}
+    for item in a.app_env:
+        key, _, value = item.partition("=")
+        app_env[key] = value
+    relay_env = {**env, "DJANGO_SETTINGS_MODULE": "bench.relay_settings"}
+    scenarios = load_scenarios(a)
+    results = {"scenarios": {}, "procs": a.procs, "app_env": a.app_env, "app_settings": a.app_settings}
+    with common.daphnes("campaign.asgi:application", a.procs, app_env, log_dir, "app") as (app_ports, app_procs), \
+            common.daphnes("bench.relay:application", 0 if a.no_relay else a.procs, relay_env, log_dir,
+                           "relay") as (relay_ports, relay_procs):
+        for i, sc in enumerate(scenarios):
+            t0 = time.perf_counter()
+            tables = data.make_tables(f"{run_id}-{i}", sc["tables"], sc["clients"])
+            log(f"load {sc['name']} ({sc['tables'] * sc['clients']} sockets, {sc['rate']} rolls/s per table, "
+                f"via {sc['via']}): {len(tables)} tables made in {time.perf_counter() - t0:.1f}s")
+            cfg = LoadConfig(rate_per_table=sc["rate"], duration=a.duration, warmup=a.warmup, via=sc["via"],
+                             seed=a.seed + i, run_id=f"{run_id}-{i}")
+            specs, k = [], 0
+            for t, table in enumerate(tables):
+                for member in table["members"]:
+                    port = app_ports[k % len(app_ports)]
+                    k += 1
+                    specs.append(ClientSpec(
+                        table=t, token=member["token"], roller=member["role"] == "player",
+                        ws_url=f"ws://127.0.0.1:{port}/ws/campaigns/{table['slug']}/table/?after={table['head']}",
+                        command_url=f"http://127.0.0.1:{port}/api/campaigns/{table['slug']}/commands"))
+            app = asyncio.run(drive(specs, cfg, "seq", [p.pid for p in app_procs]))
+            entry = {"config": sc, "talekeeper": app}
+            log(f"  talekeeper: {_line(app)}")
+            if not a.no_relay:
+                relay_specs = [ClientSpec(table=s.table, roller=s.roller,
+                                          ws_url=f"ws://127.0.0.1:{relay_ports[j % len(relay_ports)]}"
+                                                 f"/relay/{run_id}-{i}-t{s.table}/")
+                               for j, s in enumerate(specs)]
+                relay_cfg = LoadConfig(**{**cfg.__dict__, "via": "ws"})
+                relay = asyncio.run(drive(relay_specs, relay_cfg, "id", [p.pid for p in relay_procs]))
+                entry["relay"] = relay
+                entry["ratio_talekeeper_over_relay"] = {
+                    q: ratio(app["latency_ms"][q], relay["latency_ms"][q]) for q in ("p50", "p95", "p99")
+                }
+                entry["ratio_talekeeper_over_relay"]["server_cpu_per_roll"] = ratio(
+                    app.get("server_cpu_ms_per_roll"), relay.get("server_cpu_ms_per_roll"))
+                log(f"  relay:      {_line(relay)}")
+                log(f"  ratio talekeeper/relay: {entry['ratio_talekeeper_over_relay']}")
+            results["scenarios"][sc["name"]] = entry
+    return results
+
+
+def _line(r: dict) -> str:
+    lat = r["latency_ms"]
+    return (f"{r['rolls_per_s']} rolls/s (offered {r['offered_rolls_per_s']}), {r['deliveries_per_s']} deliveries/s, "
+            f"latency p50 {lat['p50']} p95 {lat['p95']} p99 {lat['p99']} ms, ack p50 {r['ack_ms']['p50']} ms, "
+            f"server CPU {r.get('server_cpu_ms_per_roll')} ms/roll, errors {r['errors_total']} {r['errors'] or ''}")
+
+
+# --- main -----------------------------------------------------------------------
+
+def main(argv=None) -> int:
+    a = parse_args(argv)
+    common.require_loopback(a.database_url, "--database-url")
+    common.require_loopback(a.redis_url, "--redis-url")
+    started = datetime.now(timezone.utc)
+    run_id = "b" + uuid.uuid4().hex[:6]
+    mode = "quick" if a.quick else "full"
+    out = a.out or RESULTS / f"{started.strftime('%Y%m%dT%H%M%SZ')}-{mode}.json"
+    log_dir = RESULTS / "logs" / run_id
+    t_all = time.perf_counter()
+
+    env = common.base_env(a.database_url, a.redis_url)
+    common.ensure_database(a.database_url, fresh=a.fresh)
+    common.migrate(env)
+    common.setup_django(env)
+    result = {
+        "command": " ".join(shlex.quote(x) for x in [".venv/bin/python", "bench/run.py", *(argv or sys.argv[1:])]),
+        "mode": mode,
+        "run_id": run_id,
+        "started": started.isoformat(timespec="seconds"),
+        "machine": common.machine_info(a.database_url, a.redis_url),
+        "note": "shared, noisy 2-core machine: compare the ratios, not the absolute numbers",
+    }
+    log(f"run {run_id} ({mode}); machine: {result['machine']['nproc']} cores, {result['machine']['cpu_model']}, "
+        f"load {result['machine']['load_average']}")
+    try:
+        if a.only != "store":
+            result["load"] = run_load(a, env, run_id, log_dir)
+        if a.only != "load":
+            from bench.store import run_store
+
+            log("store benchmarks")
+            result["store"] = run_store(a.appends, a.rebuild_sizes, a.rebuild_repeat, a.read_sizes,
+                                        a.read_requests, prefix=run_id, progress=log)
+    finally:
+        common.stop_all()
+        result["wall_s"] = round(time.perf_counter() - t_all, 1)
+        result["machine"]["load_average_end"] = [round(x, 2) for x in __import__("os").getloadavg()]
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=2, default=str) + "\n")
+        log(f"wrote {out} ({result['wall_s']}s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
