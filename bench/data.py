@@ -129,8 +129,8 @@ def ensure_log(n: int, seed: int = 7, progress=None) -> dict:
                 with transaction.atomic():
                     locked = lock_campaign(campaign.id)
                     append(locked, drafts, actor=gm)
-            if progress:
-                progress(f"log of {n}: {campaign.last_seq + len(drafts)} events")
+            if progress and (campaign.last_seq // 20_000) != ((campaign.last_seq + len(drafts)) // 20_000):
+                progress(f"building the log of {n} events: {campaign.last_seq + len(drafts)} so far")
         campaign.refresh_from_db()
     return {"slug": campaign.slug, "campaign_id": campaign.id, "events": campaign.last_seq, "gm": gm.username,
             "reused": reused, "build_s": round(time.perf_counter() - t0, 2)}

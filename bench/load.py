@@ -103,6 +103,17 @@ def _cpu_seconds(pid: int) -> float | None:
         return None
 
 
+def _machine_jiffies() -> tuple[int, int] | None:
+    """(busy, total) jiffies of the whole machine since boot, from /proc/stat."""
+    try:
+        with open("/proc/stat") as f:
+            values = [int(x) for x in f.readline().split()[1:]]
+        idle = values[3] + (values[4] if len(values) > 4 else 0)
+        return sum(values) - idle, sum(values)
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 async def _reader(conn: Conn, st: State, match: str, ready: asyncio.Event) -> None:
     try:
         async for raw in conn.ws:
@@ -207,7 +218,7 @@ async def _drive_table(table: int, conns: list[Conn], st: State, cfg: LoadConfig
                        http_tasks: set) -> None:
     rng = random.Random(cfg.seed * 1_000_003 + table)
     rollers = [c for c in conns if c.spec.roller and c.ws is not None]
-    if not rollers:
+    if not rollers or cfg.rate_per_table <= 0:  # rate 0: sockets stay idle (heartbeats only)
         return
     end = start + cfg.duration
     at = start + rng.expovariate(cfg.rate_per_table)
@@ -275,9 +286,16 @@ async def _run(specs: list[ClientSpec], cfg: LoadConfig, match: str, pids: list[
             await asyncio.sleep(max(0.0, start + cfg.warmup - perf()))
             before = {pid: _cpu_seconds(pid) for pid in pids}
             mine_before = sum(os.times()[:2])
+            machine_before = _machine_jiffies()
             t_before = perf()
             await asyncio.sleep(max(0.0, start + cfg.duration - perf()))
             after = {pid: _cpu_seconds(pid) for pid in pids}
+            machine_after = _machine_jiffies()
+            if machine_before and machine_after and machine_after[1] > machine_before[1]:
+                # All processes (PostgreSQL, Redis, the load generator, and whatever else runs on
+                # this shared machine), as a share of all cores: 100 means every core was busy.
+                cpu_window["machine_busy_pct"] = round(100 * (machine_after[0] - machine_before[0])
+                                                       / (machine_after[1] - machine_before[1]), 1)
             cpu_window["server_cpu_s"] = round(sum((after[p] or 0) - (before[p] or 0) for p in pids), 3)
             cpu_window["loadgen_cpu_s"] = round(sum(os.times()[:2]) - mine_before, 3)
             cpu_window["wall_s"] = round(perf() - t_before, 3)
@@ -359,6 +377,8 @@ def _report(st: State, conns, by_table, cfg: LoadConfig, match: str, connect_wal
         "error_examples": st.error_examples,
         **cpu,
     }
+    if cpu.get("server_cpu_s") is not None and cpu.get("wall_s"):
+        result["server_cpu_pct_of_one_core"] = round(100 * cpu["server_cpu_s"] / cpu["wall_s"], 1)
     if cpu.get("server_cpu_s") is not None and acked:
         result["server_cpu_ms_per_roll"] = round(cpu["server_cpu_s"] * 1000 / acked, 3)
     return result

@@ -15,9 +15,11 @@ import argparse
 import asyncio
 import json
 import shlex
+import subprocess
 import sys
 import time
 import uuid
+import warnings
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -51,6 +53,9 @@ def parse_args(argv=None):
     g.add_argument("--http-too", action="store_true",
                    help="also run the main load with commands sent over HTTP (the relay gets socket frames)")
     g.add_argument("--no-relay", action="store_true", help="skip the relay baseline")
+    g.add_argument("--py-spy", action="store_true",
+                   help="profile every Talekeeper daphne during each load with py-spy (pip install py-spy); "
+                        "collapsed stacks go to bench/results/profiles/<run>/")
     g.add_argument("--app-env", action="append", default=[], metavar="KEY=VALUE",
                    help="extra environment for the Talekeeper daphnes, e.g. DB_CONN_MAX_AGE=60 (repeatable)")
     g.add_argument("--app-settings", default="campaign.settings", metavar="MODULE",
@@ -132,7 +137,15 @@ def run_load(a, env: dict, run_id: str, log_dir: Path) -> dict:
                         table=t, token=member["token"], roller=member["role"] == "player",
                         ws_url=f"ws://127.0.0.1:{port}/ws/campaigns/{table['slug']}/table/?after={table['head']}",
                         command_url=f"http://127.0.0.1:{port}/api/campaigns/{table['slug']}/commands"))
-            app = asyncio.run(drive(specs, cfg, "seq", [p.pid for p in app_procs]))
+            spies = start_py_spy(a, app_procs, f"{run_id}-{sc['name']}")
+            try:
+                app = asyncio.run(drive(specs, cfg, "seq", [p.pid for p in app_procs]))
+            finally:
+                for spy in spies:
+                    try:
+                        spy.wait(timeout=30)
+                    except subprocess.TimeoutExpired:
+                        common.stop(spy)
             entry = {"config": sc, "talekeeper": app}
             log(f"  talekeeper: {_line(app)}")
             if not a.no_relay:
@@ -154,11 +167,29 @@ def run_load(a, env: dict, run_id: str, log_dir: Path) -> dict:
     return results
 
 
+def start_py_spy(a, procs, label: str) -> list:
+    """py-spy record on each process for the connect + rolling time of one load (bounded by --duration)."""
+    if not a.py_spy:
+        return []
+    out_dir = RESULTS / "profiles"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    spies = []
+    for i, proc in enumerate(procs):
+        spy = subprocess.Popen(
+            [str(Path(sys.executable).with_name("py-spy")), "record", "--pid", str(proc.pid), "--rate", "200",
+             "--duration", str(int(a.duration + 5)), "--format", "raw", "--nonblocking",
+             "-o", str(out_dir / f"{label}-app{i}.txt")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        common._PROCS.append(spy)
+        spies.append(spy)
+    return spies
+
+
 def _line(r: dict) -> str:
     lat = r["latency_ms"]
     return (f"{r['rolls_per_s']} rolls/s (offered {r['offered_rolls_per_s']}), {r['deliveries_per_s']} deliveries/s, "
             f"latency p50 {lat['p50']} p95 {lat['p95']} p99 {lat['p99']} ms, ack p50 {r['ack_ms']['p50']} ms, "
-            f"server CPU {r.get('server_cpu_ms_per_roll')} ms/roll, errors {r['errors_total']} {r['errors'] or ''}")
+            f"daphne CPU {r.get('server_cpu_ms_per_roll')} ms/roll, machine {r.get('machine_busy_pct')}% busy, errors {r['errors_total']} {r['errors'] or ''}")
 
 
 # --- main -----------------------------------------------------------------------
@@ -178,6 +209,7 @@ def main(argv=None) -> int:
     common.ensure_database(a.database_url, fresh=a.fresh)
     common.migrate(env)
     common.setup_django(env)
+    warnings.filterwarnings("ignore", message="No directory at")  # WhiteNoise: no collectstatic in the bench
     result = {
         "command": " ".join(shlex.quote(x) for x in [".venv/bin/python", "bench/run.py", *(argv or sys.argv[1:])]),
         "mode": mode,

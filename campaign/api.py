@@ -24,6 +24,7 @@ from .actions import ActionError, Forbidden, access_campaign, access_character, 
 from .auth import InvalidToken, bearer_key, user_from_request
 from .log import events_after, serialize_event
 from .projections import state_as_of
+from .ratelimit import check_user_rate
 from .visibility import Viewer, for_viewer
 
 log = logging.getLogger(__name__)
@@ -78,6 +79,7 @@ def _write_request(request, slug):
 def commands(request, slug):
     try:
         campaign, membership, body = _write_request(request, slug)
+        check_user_rate(membership.user_id)
         result = do_command(membership, body)
     except ActionError as e:
         return _fail(e)

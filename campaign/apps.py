@@ -5,3 +5,6 @@ class CampaignConfig(AppConfig):
     name = "campaign"
     label = "campaign"
     verbose_name = "Campaigns and their event logs"
+
+    def ready(self):
+        from . import checks  # noqa: F401  (registers the deploy checks)

@@ -36,11 +36,13 @@ def env_list(name: str, default: str = "") -> list[str]:
 
 DEBUG = env_bool("DEBUG", False)
 # A fixed development key is only acceptable with DEBUG on; production must set one.
-SECRET_KEY = env_str("SECRET_KEY") or ("dev-only-insecure-key" if DEBUG else "")
+SECRET_KEY_FROM_ENV = bool(env_str("SECRET_KEY"))
+SECRET_KEY = env_str("SECRET_KEY") or ("dev-only-insecure-key-" + "x" * 40 if DEBUG else "")
 if not SECRET_KEY:
     import secrets as _secrets
 
-    # Without SECRET_KEY every restart logs everybody out; the README says to set it.
+    # Without SECRET_KEY every restart logs everybody out and processes can't
+    # share logins; `check --deploy` says so (campaign/checks.py).
     SECRET_KEY = _secrets.token_urlsafe(50)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
@@ -113,7 +115,7 @@ REDIS_URL = env_str("REDIS_URL")
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "BACKEND": "campaign.layers.ResilientRedisChannelLayer",
             "CONFIG": {
                 # redis-py caps an async pool at 100 connections by default;
                 # one socket may hold one, so a busy daphne needs far more.
@@ -145,16 +147,44 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 WHITENOISE_USE_FINDERS = True  # serve straight from static/ without collectstatic
 
 # --- Security when DEBUG is off -------------------------------------------------
+# Secure by default: `manage.py check --deploy` is clean with only SECRET_KEY and
+# ALLOWED_HOSTS set. Plain-http test servers turn the https parts off explicitly.
 SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = False  # the table page reads it to send the API's X-CSRFToken header
 if not DEBUG:
-    # The proxy in front usually redirects to https; set this where it does not.
-    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
     SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)
     CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)
-    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
+    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 30 * 24 * 3600)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# HSTS preload is a one-way commitment of the whole domain; only its owner can
+# choose it (SECURE_HSTS_PRELOAD=1), so its reminder is silenced, not ignored.
+SILENCED_SYSTEM_CHECKS = ["security.W021"]
+
+# --- Rate limits ------------------------------------------------------------------
+# Commands per user per minute (HTTP and sockets together, across processes when
+# Redis is configured), and frames per socket per 10 seconds.
+RATE_LIMIT_USER_PER_MINUTE = env_int("RATE_LIMIT_USER_PER_MINUTE", 240)
+RATE_LIMIT_SOCKET_PER_10S = env_int("RATE_LIMIT_SOCKET_PER_10S", 40)
+CACHES = {
+    "default": (
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            # The cache only holds rate-limit counters, which fail open: never
+            # let a frozen Redis hold a command for redis-py's default 5 s.
+            "OPTIONS": {"socket_timeout": 0.5, "socket_connect_timeout": 0.5},
+        }
+        if REDIS_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
 
 # --- Talekeeper ---------------------------------------------------------------------
 # How often an idle socket is told the newest seq (and checks it missed nothing).

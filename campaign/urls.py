@@ -17,6 +17,7 @@ urlpatterns = [
     path("api/campaigns/<slug:slug>/commands", api.commands, name="api-commands"),
     path("api/campaigns/<slug:slug>/events", api.events, name="api-events"),
     path("api/campaigns/<slug:slug>/preview", api.preview, name="api-preview"),
+    path("api/openapi.json", __import__("campaign.openapi", fromlist=["spec"]).spec, name="api-openapi"),
     path("api/campaigns/<slug:slug>/characters/<int:character_id>", api.character_state, name="api-character"),
     path("admin/", admin.site.urls),
 ]

@@ -30,6 +30,7 @@ from django.conf import settings
 from campaign.actions import ActionError, access_campaign, do_command
 from campaign.broadcast import group_name
 from campaign.log import events_after
+from campaign.ratelimit import SocketBucket, check_user_rate
 from campaign.models import Campaign
 from campaign.visibility import Viewer, for_viewer
 
@@ -51,6 +52,7 @@ class TableConsumer(AsyncWebsocketConsumer):
     async def connect(self):
         await self.accept()
         self.send_lock = asyncio.Lock()
+        self.bucket = SocketBucket()
         query = parse_qs(self.scope.get("query_string", b"").decode("latin1"))
         after_text = (query.get("after") or ["0"])[0]
         if not after_text.isdigit() or len(after_text) > 18:
@@ -81,6 +83,7 @@ class TableConsumer(AsyncWebsocketConsumer):
         await self._send_json({
             "type": "ready",
             "seq": self.last_sent,
+            "head": await database_sync_to_async(_head)(campaign.id, self.channel_name),
             "campaign": {"slug": campaign.slug, "name": campaign.name, "system": campaign.system},
             "you": {"username": membership.user.username, "role": membership.role},
         })
@@ -174,6 +177,11 @@ class TableConsumer(AsyncWebsocketConsumer):
     async def receive(self, text_data=None, bytes_data=None):
         if self.campaign_id is None:
             return
+        try:
+            self.bucket.take()
+        except ActionError as e:
+            await self._error(None, e.code, e.message)
+            return
         raw = text_data if text_data is not None else bytes_data
         if raw is not None and len(raw) > MAX_FRAME_BYTES:
             await self._error(None, "too_large", f"Frames are limited to {MAX_FRAME_BYTES // 1024} KB.")
@@ -197,6 +205,7 @@ class TableConsumer(AsyncWebsocketConsumer):
             await self._error(client_id, "bad_frame", "Unknown frame type: send {\"type\": \"command\", ...}.")
             return
         try:
+            await database_sync_to_async(check_user_rate)(self.membership.user_id)
             result = await database_sync_to_async(do_command)(
                 self.membership, {"id": frame.get("id"), "action": frame.get("action")}
             )

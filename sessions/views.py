@@ -1,4 +1,12 @@
-"""The table page: the log, the sheets, the dice."""
+"""The table page: the log, the sheets, the dice.
+
+The page is server-rendered once; everything that changes afterwards arrives
+over the table socket. What the page needs to start is one JSON object
+(``table_data``, rendered with ``json_script``): who you are, the campaign's
+system, every character with its projected state, the members, and the
+system's example sheet for the "new character" form. The JavaScript in
+``static/talekeeper/`` does the rest (see docs/table.md).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +17,19 @@ from django.shortcuts import render
 from campaign.actions import ActionError, access_campaign
 from campaign.models import Character
 
+RECENT_EVENTS = 200  # events the page shows on load; earlier ones on demand
+
+
+def _character_json(character: Character) -> dict:
+    projection = getattr(character, "projection", None)
+    return {
+        "id": character.id,
+        "name": character.name,
+        "owner": character.owner.username,
+        "seq": projection.last_seq if projection else 0,
+        "state": projection.state if projection else None,
+    }
+
 
 @login_required
 def table(request, slug):
@@ -16,13 +37,36 @@ def table(request, slug):
         campaign, membership = access_campaign(request.user, slug)
     except ActionError:
         raise Http404("There is no campaign here that you are a member of.")
-    characters = Character.objects.filter(campaign=campaign).select_related("owner", "projection")
-    members = campaign.memberships.select_related("user").order_by("role", "user__username")
+    # The campaign row is read first, so every projection read below is at least
+    # as new as ``head``: events after it arrive over the socket and refresh them.
+    head = campaign.last_seq
+    characters = list(
+        Character.objects.filter(campaign=campaign).select_related("owner", "projection").order_by("name", "id")
+    )
+    members = list(campaign.memberships.select_related("user").order_by("role", "user__username"))
     invite_url = request.build_absolute_uri(f"/join/{campaign.invite_code}/") if membership.is_gm else None
+    rules = campaign.rules
+    table_data = {
+        "slug": campaign.slug,
+        "name": campaign.name,
+        "system": campaign.system,
+        "systemTitle": rules.title,
+        "head": head,
+        "recent": RECENT_EVENTS,
+        "me": {"username": request.user.username, "role": membership.role},
+        "session": campaign.current_session,
+        "scene": campaign.current_scene,
+        "characters": [_character_json(c) for c in characters],
+        "members": [{"username": m.user.username, "role": m.role} for m in members],
+        "exampleSheet": dict(rules.example_sheet),
+        "actions": sorted(rules.actions),
+        "gmActions": sorted(rules.gm_actions),
+    }
     return render(request, "table.html", {
         "campaign": campaign,
         "membership": membership,
         "characters": characters,
         "members": members,
         "invite_url": invite_url,
+        "table_data": table_data,
     })

@@ -93,8 +93,14 @@ def transactional_table(transactional_db):
 
 
 @pytest.fixture(autouse=True)
-def _fast_passwords(request):
+def _test_settings(request):
     # PBKDF2 costs ~0.3 s per user; tests create many. Real servers keep the default.
     # (rules/ tests may run without Django at all: -p no:django.)
     if request.config.pluginmanager.has_plugin("django"):
-        request.getfixturevalue("settings").PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+        settings = request.getfixturevalue("settings")
+        settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+        # The test client speaks plain http; production redirects to https.
+        settings.SECURE_SSL_REDIRECT = False
+        from django.core.cache import cache
+
+        cache.clear()  # rate-limit windows must not leak from one test into the next

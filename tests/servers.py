@@ -55,7 +55,9 @@ def daphne(port: int | None = None, redis_url: str | None = None, **env):
         "DATABASE_URL": test_database_url(),
         "DEBUG": "0",
         "SECRET_KEY": "test-secret-key-for-servers",
-        "SECURE_COOKIES": "0",
+        "SECURE_COOKIES": "0",  # plain http on loopback
+        "SECURE_SSL_REDIRECT": "0",
+        "SECURE_HSTS_SECONDS": "0",
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         "LOG_LEVEL": "WARNING",
         **env,

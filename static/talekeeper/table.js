@@ -1,33 +1,144 @@
-// The live table: one socket, the log rendered in seq order, exactly once.
+// The live table: one socket, the log rendered in seq order, exactly once;
+// the characters' sheets as their projections hold them; the actions each
+// sheet allows, with exact odds before the roll; the GM's tools.
 //
 // The page remembers the last seq it showed; on every (re)connect it asks for
 // the events after it, so a dropped socket catches up with no gap and no
 // duplicate. Anything at or below the last seq shown is ignored.
+//
+// Everything that depends on the rule system lives in ./systems/<name>.js
+// (render a sheet, list its actions, describe its events, offer follow-ups);
+// docs/table.md describes that interface.
+
+import { h, fill, buildForm, cap, words, die, diceGroup, formatOdds } from "./ui.js";
 
 const root = document.getElementById("table");
-const slug = root.dataset.slug;
+const data = JSON.parse(document.getElementById("table-data").textContent);
+const slug = data.slug;
+const me = data.me;
+const isGM = me.role === "gm";
+const isSpectator = me.role === "spectator";
+const csrf = root.dataset.csrf;
+const RECENT = data.recent || 200; // events shown on load; earlier ones on demand
+const pageHead = Number(data.head); // sheets in `data` include every event up to here
+
+let system;
+try {
+  system = await import(`./systems/${data.system}.js`);
+} catch (problem) {
+  console.warn(`No table module for ${data.system}; showing raw sheets.`, problem);
+  system = await import("./systems/generic.js");
+}
+
 const logEl = document.getElementById("log");
 const connEl = document.getElementById("conn");
 const olderBtn = document.getElementById("older");
-const RECENT = 200; // events shown on load; earlier ones on demand
+const reconnectBtn = document.getElementById("reconnect");
+const noticeEl = document.getElementById("notice");
+const composerEl = document.getElementById("composer");
 
-let lastSeq = Math.max(0, Number(root.dataset.head) - RECENT);
+let lastSeq = Math.max(0, pageHead - RECENT);
 let firstShown = lastSeq + 1;
 let socket = null;
 let retry = 0;
+let retryTimer = null;
+let lastFrameAt = Date.now();
 const pending = new Map(); // client command id -> {onAck, onError}
+
+const events = new Map(); // seq -> event as shown (revealed payloads merged in)
+const charEvents = new Map(); // character id -> [seq, ...] ascending, as shown
+const voidedBy = new Map(); // seq -> the event_voided event (when seen)
+const revealedSeqs = new Set();
+const chars = new Map(); // id -> {id, name, owner, state, seq}
+for (const c of data.characters) chars.set(c.id, { ...c });
+const members = new Map(data.members.map((m) => [m.username, m.role]));
+let present = new Set();
+let session = data.session;
+let scene = data.scene;
+let selected = null;
+let composer = null; // {spec, charId, opener}
+const lastValues = {}; // action type -> last values used (targets are sticky)
+let lastVisibility = "public";
+
+// --- commands, previews, sheets over HTTP -----------------------------------------------
+
+function newId() {
+  return crypto.randomUUID ? crypto.randomUUID() : `${Date.now()}-${Math.random().toString(36).slice(2)}`;
+}
+
+async function postJSON(url, body) {
+  const res = await fetch(url, {
+    method: "POST",
+    credentials: "same-origin",
+    headers: { "Content-Type": "application/json", "X-CSRFToken": csrf },
+    body: JSON.stringify(body),
+  });
+  const json = await res.json().catch(() => ({}));
+  return { ok: res.ok, status: res.status, json };
+}
+
+// Send one command: over the socket when it is up, else over HTTP with the same id.
+export function sendCommand(action) {
+  const id = newId();
+  if (socket && socket.readyState === WebSocket.OPEN) {
+    return new Promise((resolve, reject) => {
+      pending.set(id, { onAck: resolve, onError: reject });
+      socket.send(JSON.stringify({ type: "command", id, action }));
+    });
+  }
+  return postJSON(`/api/campaigns/${slug}/commands`, { id, action }).then(({ ok, json }) => {
+    if (!ok) throw { message: json.error?.message || "The server refused that; nothing was stored." };
+    return { seq: json.seq, seqs: (json.events || []).map((e) => e.seq) };
+  }, () => {
+    throw { message: "Not connected: wait for the table to reconnect, then try again." };
+  });
+}
+
+async function preview(action) {
+  try {
+    const { ok, status, json } = await postJSON(`/api/campaigns/${slug}/preview`, { action });
+    if (!ok) return { error: json.error?.message || `No odds (${status}).` };
+    return { odds: json.odds };
+  } catch {
+    return { error: "No odds: the server can't be reached." };
+  }
+}
+
+function notice(message, tone = "error") {
+  noticeEl.textContent = message || "";
+  noticeEl.dataset.tone = tone;
+}
+
+// --- the socket ---------------------------------------------------------------------------
 
 function setConn(state, text) {
   connEl.dataset.state = state;
   connEl.textContent = text;
+  reconnectBtn.hidden = state !== "offline";
+  root.dataset.conn = state;
 }
 
 function connect() {
+  clearTimeout(retryTimer);
+  retryTimer = null;
+  if (socket) {
+    socket.onmessage = socket.onclose = null;
+    try { socket.close(); } catch { /* already closed */ }
+  }
   const scheme = location.protocol === "https:" ? "wss" : "ws";
-  socket = new WebSocket(`${scheme}://${location.host}/ws/campaigns/${slug}/table/?after=${lastSeq}`);
-  setConn("connecting", "Connecting…");
-  socket.onmessage = (msg) => handle(JSON.parse(msg.data));
-  socket.onclose = (ev) => {
+  const ws = new WebSocket(`${scheme}://${location.host}/ws/campaigns/${slug}/table/?after=${lastSeq}`);
+  socket = ws;
+  setConn("connecting", retry ? "Reconnecting…" : "Connecting…");
+  ws.onmessage = (msg) => {
+    lastFrameAt = Date.now();
+    handle(JSON.parse(msg.data));
+  };
+  ws.onclose = (ev) => {
+    if (socket !== ws) return;
+    for (const [id, p] of pending) { // commands in flight: the server may or may not have them
+      pending.delete(id);
+      p.onError({ message: "The connection dropped: check the log before trying again." });
+    }
     if (ev.code >= 4400 && ev.code < 4500) {
       setConn("closed", "Refused by the server: reload the page.");
       return;
@@ -35,18 +146,28 @@ function connect() {
     const delay = Math.min(10000, 500 * 2 ** retry) * (0.5 + Math.random() / 2);
     retry += 1;
     setConn("offline", `Offline: reconnecting in ${Math.ceil(delay / 1000)} s…`);
-    setTimeout(connect, delay);
+    retryTimer = setTimeout(connect, delay);
   };
 }
+
+reconnectBtn.addEventListener("click", () => { retry = Math.max(retry, 1); connect(); });
+window.addEventListener("online", () => { if (retryTimer) connect(); });
+// A socket that went quiet (laptop asleep, proxy dropped it) is replaced: the server
+// sends a heartbeat every few seconds, so silence means the socket is dead.
+setInterval(() => {
+  if (!socket || socket.readyState !== WebSocket.OPEN) return;
+  const quiet = Date.now() - lastFrameAt;
+  if (quiet > 45000) socket.close();
+  else if (quiet > 20000) socket.send(JSON.stringify({ type: "ping" }));
+}, 5000);
 
 function handle(frame) {
   switch (frame.type) {
     case "event":
       if (frame.event.seq <= lastSeq) return; // already shown
       if (frame.event.seq !== lastSeq + 1) { socket.close(); return; } // gap: reconnect and catch up
-      render(frame.event, false);
       lastSeq = frame.event.seq;
-      afterEvent(frame.event);
+      showEvent(frame.event);
       break;
     case "ready":
       retry = 0;
@@ -55,6 +176,11 @@ function handle(frame) {
       break;
     case "heartbeat":
       if (frame.seq > lastSeq) socket.close(); // we missed something: reconnect from lastSeq
+      break;
+    case "presence":
+      present = new Set(frame.members.map((m) => m.username));
+      for (const m of frame.members) if (!members.has(m.username)) members.set(m.username, m.role);
+      renderMembers();
       break;
     case "ack": {
       const p = pending.get(frame.id);
@@ -66,125 +192,604 @@ function handle(frame) {
       const p = pending.get(frame.id);
       pending.delete(frame.id);
       if (p) p.onError(frame);
-      else setConn("error", frame.message);
+      else notice(frame.message);
       break;
     }
   }
 }
 
-function text(tag, content, cls) {
-  const el = document.createElement(tag);
-  el.textContent = content;
-  if (cls) el.className = cls;
-  return el;
+// --- describing events ----------------------------------------------------------------------
+
+function visibilityBadge(ev) {
+  if (!ev.visibility || ev.visibility === "public") return null;
+  return h("span", { class: "badge vis", title: ev.visibility === "gm" ? "Only the GM sees the dice" : "Only the roller and the GM see the dice" },
+    ev.visibility === "gm" ? "GM only" : "secret");
+}
+
+function actionLabel(action, charId) {
+  if (!action) return "";
+  if (action.type === "roll") return `roll ${action.notation}${action.label ? ` (${action.label})` : ""}`;
+  const state = chars.get(charId)?.state;
+  return (system.describeAction && system.describeAction(action, state)) || words(action.type);
+}
+
+function rollDice(p) {
+  const groups = [];
+  for (const term of p.terms || []) {
+    if (term.constant !== undefined) { groups.push(h("span", { class: "const" }, `${term.sign < 0 ? "−" : "+"}${term.constant}`)); continue; }
+    const chips = (term.dice || []).map((d) => {
+      const cls = [d.kept === false ? "off" : "", d.exploded ? "x" : "", d.success ? "hit" : ""].join(" ");
+      const title = d.kept === false ? "dropped" : d.exploded ? "exploded: rolled again" : d.success ? "a success" : "";
+      return die(`${d.face}${d.exploded ? "!" : ""}`, cls, title);
+    });
+    groups.push(diceGroup(term.sign < 0 ? `−${term.text.replace(/^[+-]/, "")}` : term.text.replace(/^[+]/, ""), chips));
+  }
+  return groups;
+}
+
+function describeCore(ev) {
+  const p = ev.payload || {};
+  switch (ev.type) {
+    case "roll":
+      return {
+        text: `rolled ${p.notation}${p.label ? ` · ${p.label}` : ""}`,
+        dice: rollDice(p),
+        outcome: { label: `= ${p.total}${p.counts_successes ? (p.total === 1 ? " success" : " successes") : ""}`, tone: "total" },
+      };
+    case "campaign_created": return { text: `created the campaign “${p.name}” (${p.system})` };
+    case "member_joined": return { text: `${p.username} joined the table as ${p.role}` };
+    case "character_created": return { text: `created the character ${p.name} for ${p.owner}` };
+    case "session_started": return { text: `started session ${p.session}`, tone: "frame" };
+    case "session_ended": return { text: `ended session ${p.session}`, tone: "frame" };
+    case "scene_started": return { text: `started scene ${p.scene}`, tone: "frame" };
+    case "scene_ended": return { text: `ended scene ${p.scene}`, tone: "frame" };
+    case "event_voided":
+      return { text: [`voided `, h("a", { href: `#seq-${p.seq}` }, `#${p.seq}`), ` (${words(p.type)})`], detail: p.reason ? `Reason: ${p.reason}` : "" };
+    case "roll_revealed": {
+      const inner = describe({ ...ev, type: p.type, payload: p.payload || {}, hidden: false });
+      return { ...inner, text: [`revealed `, h("a", { href: `#seq-${p.seq}` }, `#${p.seq}`), ": ", inner.text] };
+    }
+    case "roll_requested":
+      return { text: `GM asks for ${actionLabel(p.action, ev.character)}`, detail: p.note ? `“${p.note}”` : "" };
+    default:
+      return null;
+  }
 }
 
 function describe(ev) {
+  if (ev.hidden) return { text: "rolled in secret", tone: "hidden" };
+  const ctx = { h, char: chars.get(ev.character), charName: ev.character_name };
+  let d = null;
+  try {
+    d = describeCore(ev) || system.describe(ev, ctx);
+  } catch (problem) {
+    console.error("describe failed", ev, problem);
+  }
+  if (d) return d;
   const p = ev.payload || {};
-  if (ev.hidden) return "rolled in secret";
+  return {
+    text: words(ev.type),
+    outcome: p.outcome !== undefined ? { label: words(p.outcome), tone: p.success === true ? "good" : p.success === false ? "bad" : "total" } : null,
+  };
+}
+
+// --- the log -------------------------------------------------------------------------------
+
+function canAct(c) {
+  return !!c && !isSpectator && (isGM || c.owner === me.username);
+}
+
+const UNVOIDABLE = new Set(["campaign_created", "member_joined", "character_created", "event_voided", "roll_revealed",
+  "session_started", "session_ended", "scene_started", "scene_ended"]);
+
+function fillEvent(li, ev) {
+  const d = describe(ev);
+  li.className = `event ev-${ev.type}${ev.hidden ? " hidden-roll" : ""}${ev.voided ? " voided" : ""}${d.tone ? ` tone-${d.tone}` : ""}`;
+  const who = ev.character_name
+    ? [h("strong", { class: "who" }, ev.character_name), ev.actor ? h("span", { class: "actor muted" }, ` ${ev.actor}`) : null]
+    : [h("strong", { class: "who" }, ev.actor || "system")];
+  const time = h("time", { class: "muted small", datetime: ev.created_at, title: new Date(ev.created_at).toLocaleString() },
+    new Date(ev.created_at).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }));
+  const badges = h("span", { class: "badges" }, visibilityBadge(ev),
+    revealedSeqs.has(ev.seq) ? h("span", { class: "badge revealed" }, "revealed") : null,
+    ev.voided ? h("span", { class: "badge void" }, "voided") : null);
+  const line = h("div", { class: "ev-line" },
+    h("span", { class: "seq muted" }, `#${ev.seq}`), h("span", { class: "ev-who" }, who),
+    h("span", { class: "what" }, d.text),
+    d.dice && d.dice.length ? h("span", { class: "dice" }, d.dice) : null,
+    d.outcome ? h("span", { class: `outcome ${d.outcome.tone || ""}` }, d.outcome.label) : null,
+    badges, time);
+  const voider = voidedBy.get(ev.seq);
+  fill(li, line,
+    d.detail && (!Array.isArray(d.detail) || d.detail.length) ? h("p", { class: "ev-detail" }, d.detail) : null,
+    ev.voided ? h("p", { class: "ev-voided" }, voider ? `Voided by ${voider.actor} in #${voider.seq}: ${voider.payload.reason}` : "Voided by the GM.") : null,
+    h("div", { class: "ev-follow" }),
+    isGM ? gmTools(ev) : null);
+  updateFollow(li, ev);
+}
+
+function gmTools(ev) {
+  const tools = h("div", { class: "ev-tools" });
+  if (!ev.voided && !UNVOIDABLE.has(ev.type)) {
+    tools.append(h("button", { type: "button", class: "small ghost", "aria-label": `Void event ${ev.seq}`,
+      onclick: () => openVoid(tools, ev) }, "Void"));
+  }
+  if (ev.visibility && ev.visibility !== "public" && !revealedSeqs.has(ev.seq) && !ev.voided) {
+    tools.append(h("button", { type: "button", class: "small ghost", "aria-label": `Reveal event ${ev.seq} to everyone`,
+      onclick: async (e) => {
+        e.target.disabled = true;
+        try { await sendCommand({ type: "reveal", seq: ev.seq }); } catch (problem) { notice(problem.message); e.target.disabled = false; }
+      } }, "Reveal"));
+  }
+  return tools.childElementCount ? tools : null;
+}
+
+function openVoid(tools, ev) {
+  if (tools.querySelector("form")) { tools.querySelector("input").focus(); return; }
+  const input = h("input", { name: "reason", required: true, maxlength: 500, id: `void-reason-${ev.seq}`, placeholder: "e.g. wrong skill" });
+  const error = h("span", { class: "error", role: "alert" });
+  const form = h("form", { class: "void-form", "aria-label": `Void event ${ev.seq}` },
+    h("label", { for: input.id }, `Why void #${ev.seq}?`), input,
+    h("button", { type: "submit", class: "small danger" }, `Void #${ev.seq}`),
+    h("button", { type: "button", class: "small secondary", onclick: () => form.remove() }, "Cancel"), error);
+  form.addEventListener("keydown", (e) => { if (e.key === "Escape") { e.stopPropagation(); form.remove(); } });
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    if (!input.value.trim()) { error.textContent = "Say why."; return; }
+    try {
+      await sendCommand({ type: "void", seq: ev.seq, reason: input.value.trim() });
+      form.remove();
+    } catch (problem) { error.textContent = problem.message; }
+  });
+  tools.append(form);
+  input.focus();
+}
+
+function latest(ev, types) {
+  const seqs = charEvents.get(ev.character) || [];
+  for (let i = seqs.length - 1; i >= 0; i -= 1) {
+    const other = events.get(seqs[i]);
+    if (!other || other.voided) continue;
+    if (types.includes(other.type)) return other.seq === ev.seq;
+  }
+  return false;
+}
+
+function laterEvents(ev) {
+  const seqs = charEvents.get(ev.character) || [];
+  return seqs.filter((s) => s > ev.seq).map((s) => events.get(s)).filter((e) => e && !e.voided);
+}
+
+// Buttons and small forms on a roll in the log: they send one action for the event's character.
+function followCtx(ev) {
+  const c = chars.get(ev.character);
+  const withChar = (action) => ({ ...action, character: ev.character });
+  const send = async (action) => {
+    notice("");
+    try {
+      await sendCommand(withChar(action));
+    } catch (problem) {
+      notice(problem.message);
+      throw problem;
+    }
+  };
+  return {
+    h, me, isGM, char: c, state: c?.state, canAct: canAct(c), latest, laterEvents, send,
+    // a button that sends `action` at once
+    act(label, action, attrs = {}) {
+      return h("button", { type: "button", class: `small ${attrs.class || ""}`, title: attrs.title, "aria-label": attrs.label,
+        onclick: async (e) => {
+          e.target.disabled = true;
+          try { await send(action); } catch { e.target.disabled = false; }
+        } }, label);
+    },
+    // a compact form (a totem picker, a reason, combat portions) that sends what it builds
+    form(spec) {
+      return buildForm(spec, { compact: true, noVisibility: !spec.rolls, preview: (a) => preview(withChar(a)),
+        submit: (action) => sendCommand(withChar(action)) });
+    },
+    // live odds of an action, e.g. beside a "Next round" button
+    odds(action, fmt) {
+      const out = h("span", { class: "muted small odds-inline" }, "…");
+      preview(withChar(action)).then((r) => { out.textContent = r.error ? "" : (fmt ? fmt(r.odds) : formatOdds(r.odds)); });
+      return out;
+    },
+  };
+}
+
+function requestFollow(ev, ctx) {
+  const p = ev.payload;
+  const c = chars.get(ev.character);
+  if (!c) return [];
+  const wanted = system.eventTypes?.[p.action?.type] || p.action?.type;
+  const answer = laterEvents(ev).find((e) => e.type === wanted || (e.hidden && e.actor === c.owner));
+  if (answer) return [h("span", { class: "muted small" }, "answered in ", h("a", { href: `#seq-${answer.seq}` }, `#${answer.seq}`))];
+  if (c.owner === me.username && !isSpectator) {
+    const { character, ...action } = p.action;
+    const button = ctx.act(`Roll now: ${actionLabel(p.action, ev.character)}`, action, { class: "primary roll-now" });
+    button.dataset.rollNow = ev.seq;
+    const fmt = (odds) => (system.oddsText ? system.oddsText(p.action.type, odds) : formatOdds(odds));
+    return [button, p.action.type !== "roll" ? ctx.odds(action, fmt) : null];
+  }
+  return [h("span", { class: "muted small" }, `waiting for ${c.owner}`)];
+}
+
+function updateFollow(li, ev) {
+  const box = li.querySelector(".ev-follow");
+  if (!box) return;
+  let nodes = [];
+  if (!ev.hidden && !ev.voided && ev.character && events.has(ev.seq)) {
+    const ctx = followCtx(ev);
+    try {
+      if (ev.type === "roll_requested") nodes = requestFollow(ev, ctx);
+      else if (ctx.canAct || isGM) nodes = (system.followUps && ctx.state && system.followUps(ev, ctx.state, ctx)) || [];
+    } catch (problem) {
+      console.error("followUps failed", ev, problem);
+    }
+  }
+  // Keep an open form (someone is typing in it) rather than rebuilding it under their hands.
+  if (box.contains(document.activeElement) && box.querySelector("form")) return;
+  fill(box, ...nodes.filter(Boolean));
+  box.hidden = !box.childElementCount;
+}
+
+function updateFollowUps(charId) {
+  const seqs = (charEvents.get(charId) || []).slice(-30);
+  for (const seq of seqs) {
+    const li = document.getElementById(`seq-${seq}`);
+    if (li) updateFollow(li, events.get(seq));
+  }
+}
+
+function register(ev, prepend) {
+  events.set(ev.seq, ev);
+  if (ev.type === "roll_revealed" && ev.payload?.seq) revealedSeqs.add(ev.payload.seq);
+  if (ev.type === "event_voided" && ev.payload?.seq) voidedBy.set(ev.payload.seq, ev);
+  if (ev.character) {
+    if (!charEvents.has(ev.character)) charEvents.set(ev.character, []);
+    const list = charEvents.get(ev.character);
+    if (prepend) list.unshift(ev.seq); else list.push(ev.seq);
+  }
+}
+
+function place(li, prepend) {
+  if (prepend) { logEl.prepend(li); return; }
+  const nearBottom = logEl.scrollHeight - logEl.scrollTop - logEl.clientHeight < 120;
+  logEl.append(li);
+  if (nearBottom) logEl.scrollTop = logEl.scrollHeight;
+}
+
+function showEvent(ev) {
+  register(ev, false);
+  const li = h("li", { id: `seq-${ev.seq}`, dataset: { seq: ev.seq, type: ev.type } });
+  fillEvent(li, ev);
+  place(li, false);
+  afterEvent(ev);
+}
+
+function afterEvent(ev) {
+  const p = ev.payload || {};
+  const fresh = ev.seq > pageHead; // the page's sheets already include everything up to pageHead
   switch (ev.type) {
-    case "roll": {
-      const parts = p.terms.map((t) => t.constant !== undefined ? `${t.sign < 0 ? "−" : "+"}${t.constant}`
-        : `${t.sign < 0 ? "−" : ""}${t.text.replace(/^[+-]/, "")} [${t.dice.map((d) => d.kept === false ? `(${d.face})` : `${d.face}${d.exploded ? "!" : ""}`).join(", ")}]`);
-      return `rolled ${p.notation}${p.label ? ` (${p.label})` : ""}: ${parts.join(" ")} = ${p.total}${p.counts_successes ? " successes" : ""}`;
+    case "event_voided": {
+      const target = events.get(p.seq);
+      if (target) {
+        target.voided = true;
+        fillEvent(document.getElementById(`seq-${p.seq}`), target);
+      }
+      break;
     }
-    case "campaign_created": return `created the campaign (${p.system})`;
-    case "member_joined": return `${p.username} joined as ${p.role}`;
-    case "character_created": return `created the character ${p.name}`;
-    case "session_started": return `started session ${p.session}`;
-    case "session_ended": return `ended session ${p.session}`;
-    case "scene_started": return `started scene ${p.scene}`;
-    case "scene_ended": return `ended scene ${p.scene}`;
-    default: {
-      const outcome = p.outcome ? `: ${p.outcome}` : "";
-      const total = p.total !== undefined ? ` (total ${p.total})` : "";
-      return `${ev.type.replaceAll("_", " ")}${outcome}${total}`;
+    case "roll_revealed": {
+      const target = events.get(p.seq);
+      if (target) {
+        const shown = { ...target, hidden: false, payload: p.payload || target.payload };
+        events.set(p.seq, shown);
+        fillEvent(document.getElementById(`seq-${p.seq}`), shown);
+      }
+      break;
     }
+    case "character_created":
+      if (!chars.has(ev.character)) {
+        chars.set(ev.character, { id: ev.character, name: p.name, owner: p.owner, state: null, seq: 0 });
+        scheduleRefresh(ev.character);
+        if (pendingCreation && pendingCreation === p.name && ev.actor === me.username) {
+          pendingCreation = null;
+          selected = ev.character;
+        }
+        if (selected === null && canAct(chars.get(ev.character))) selected = ev.character;
+        renderCharacters();
+      }
+      break;
+    case "member_joined":
+      members.set(p.username, p.role);
+      renderMembers();
+      break;
+    case "session_started": session = p.session; scene = null; renderSession(); break;
+    case "session_ended": session = null; scene = null; renderSession(); break;
+    case "scene_started": scene = p.scene; renderSession(); break;
+    case "scene_ended": scene = null; renderSession(); break;
   }
-}
-
-function render(ev, prepend) {
-  const li = document.createElement("li");
-  li.className = `event ev-${ev.type}${ev.hidden ? " hidden-roll" : ""}`;
-  li.dataset.seq = ev.seq;
-  li.id = `seq-${ev.seq}`;
-  const who = ev.character_name ? `${ev.character_name} (${ev.actor})` : (ev.actor || "system");
-  li.append(text("span", `#${ev.seq}`, "seq"), text("strong", who, "who"), text("span", " " + describe(ev), "what"));
-  if (ev.visibility && ev.visibility !== "public") li.append(text("span", ev.visibility === "gm" ? "GM only" : "secret", "badge"));
-  const time = text("time", new Date(ev.created_at).toLocaleTimeString(), "muted small");
-  time.dateTime = ev.created_at;
-  li.append(time);
-  if (prepend) logEl.prepend(li);
-  else {
-    const nearBottom = logEl.scrollHeight - logEl.scrollTop - logEl.clientHeight < 80;
-    logEl.append(li);
-    if (nearBottom) logEl.scrollTop = logEl.scrollHeight;
+  if (fresh && ev.type.startsWith("s") && /^(session|scene)_(started|ended)$/.test(ev.type)) {
+    for (const id of chars.keys()) scheduleRefresh(id); // scene ends lapse scene-scoped things
   }
-}
-
-async function afterEvent(ev) {
-  if (ev.character) refreshCharacter(ev.character);
-  if (["character_created", "member_joined"].includes(ev.type)) {
-    // New names at the table: the side panel is server-rendered, so refresh it quietly.
-    const res = await fetch(location.href, { credentials: "same-origin" });
-    if (!res.ok) return;
-    const doc = new DOMParser().parseFromString(await res.text(), "text/html");
-    for (const id of ["characters", "roll-character"]) {
-      const fresh = doc.getElementById(id);
-      const here = document.getElementById(id);
-      if (fresh && here) here.innerHTML = fresh.innerHTML;
-    }
+  if (ev.character) {
+    if (fresh) scheduleRefresh(ev.character);
+    else updateFollowUps(ev.character);
   }
-}
-
-async function refreshCharacter(id) {
-  const el = document.querySelector(`[data-state-for="${id}"]`);
-  if (!el) return;
-  const res = await fetch(`/api/campaigns/${slug}/characters/${id}`, { credentials: "same-origin" });
-  if (res.ok) el.textContent = JSON.stringify((await res.json()).state, null, 1);
 }
 
 olderBtn.addEventListener("click", async () => {
   const after = Math.max(0, firstShown - 1 - RECENT);
-  const res = await fetch(`/api/campaigns/${slug}/events?after=${after}&limit=${firstShown - 1 - after}`, { credentials: "same-origin" });
-  if (!res.ok) return;
-  const page = (await res.json()).events;
-  for (const ev of page.reverse()) render(ev, true);
-  firstShown = after + 1;
-  olderBtn.hidden = firstShown <= 1;
+  olderBtn.disabled = true;
+  try {
+    const res = await fetch(`/api/campaigns/${slug}/events?after=${after}&limit=${firstShown - 1 - after}`, { credentials: "same-origin" });
+    if (!res.ok) return;
+    const page = (await res.json()).events;
+    const height = logEl.scrollHeight;
+    for (const ev of page.reverse()) {
+      if (events.has(ev.seq)) continue;
+      register(ev, true);
+      const li = h("li", { id: `seq-${ev.seq}`, dataset: { seq: ev.seq, type: ev.type } });
+      fillEvent(li, ev);
+      place(li, true);
+    }
+    logEl.scrollTop += logEl.scrollHeight - height; // keep what you were reading in place
+    firstShown = after + 1;
+    olderBtn.hidden = firstShown <= 1;
+  } finally {
+    olderBtn.disabled = false;
+  }
 });
 
-export function sendCommand(action) {
-  return new Promise((resolve, reject) => {
-    if (!socket || socket.readyState !== WebSocket.OPEN) {
-      reject({ message: "Not connected: wait for the table to reconnect." });
-      return;
-    }
-    const id = crypto.randomUUID ? crypto.randomUUID() : `${Date.now()}-${Math.random().toString(36).slice(2)}`;
-    pending.set(id, { onAck: resolve, onError: reject });
-    socket.send(JSON.stringify({ type: "command", id, action }));
-  });
+// --- characters and sheets ---------------------------------------------------------------
+
+const refreshTimers = new Map();
+const refreshTokens = new Map();
+
+function scheduleRefresh(id) {
+  clearTimeout(refreshTimers.get(id));
+  refreshTimers.set(id, setTimeout(() => refreshCharacter(id), 30));
 }
 
-const form = document.getElementById("roll-form");
-if (form) {
-  form.addEventListener("submit", async (e) => {
-    e.preventDefault();
-    const err = document.getElementById("roll-error");
-    err.textContent = "";
-    const action = { type: "roll", notation: form.notation.value, visibility: form.visibility.value };
-    if (form.character.value) action.character = Number(form.character.value);
-    const button = form.querySelector("button[type=submit]");
-    button.disabled = true;
-    try {
-      await sendCommand(action);
-    } catch (problem) {
-      err.textContent = problem.message;
-    } finally {
-      button.disabled = false;
-      form.notation.focus();
-    }
+async function refreshCharacter(id) {
+  const token = (refreshTokens.get(id) || 0) + 1;
+  refreshTokens.set(id, token);
+  let body;
+  try {
+    const res = await fetch(`/api/campaigns/${slug}/characters/${id}`, { credentials: "same-origin" });
+    if (!res.ok) return;
+    body = await res.json();
+  } catch {
+    return;
+  }
+  if (refreshTokens.get(id) !== token) return; // a newer refresh started meanwhile
+  const c = chars.get(id) || { id };
+  Object.assign(c, { name: body.name, owner: body.owner, state: body.state, seq: body.seq });
+  chars.set(id, c);
+  if (id === selected) renderHero();
+  updateFollowUps(id);
+}
+
+function orderedCharacters() {
+  const list = [...chars.values()];
+  const mine = (c) => (c.owner === me.username ? 0 : 1);
+  return list.sort((a, b) => mine(a) - mine(b) || a.name.localeCompare(b.name) || a.id - b.id);
+}
+
+function renderCharacters() {
+  const tabs = document.getElementById("char-tabs");
+  const list = orderedCharacters();
+  if (selected === null || !chars.has(selected)) {
+    selected = (list.find((c) => canAct(c) && !isGM) || list[0])?.id ?? null;
+  }
+  fill(tabs, ...list.map((c) => h("button", {
+    type: "button", role: "tab", id: `tab-${c.id}`, "aria-selected": c.id === selected ? "true" : "false",
+    tabindex: c.id === selected ? 0 : -1, class: c.owner === me.username ? "mine" : "",
+    onclick: () => selectCharacter(c.id),
+  }, c.name, h("span", { class: "tab-owner" }, c.owner === me.username ? " (you)" : ` · ${c.owner}`))));
+  // the roll form's "for" and the GM's owner list follow the characters and members
+  const rollFor = document.getElementById("roll-character");
+  if (rollFor) {
+    const current = rollFor.value;
+    const first = rollFor.options[0];
+    fill(rollFor, first, ...list.filter(canAct).map((c) => h("option", { value: c.id, selected: String(c.id) === current }, c.name)));
+  }
+  renderHero();
+}
+
+function selectCharacter(id, focusTab = false) {
+  if (!chars.has(id)) return;
+  if (selected !== id) closeComposer(false);
+  selected = id;
+  for (const tab of document.querySelectorAll("#char-tabs [role=tab]")) {
+    const on = tab.id === `tab-${id}`;
+    tab.setAttribute("aria-selected", on ? "true" : "false");
+    tab.tabIndex = on ? 0 : -1;
+    if (on && focusTab) tab.focus();
+  }
+  renderHero();
+}
+
+document.getElementById("char-tabs").addEventListener("keydown", (e) => {
+  if (!["ArrowLeft", "ArrowRight", "Home", "End"].includes(e.key)) return;
+  e.preventDefault();
+  stepCharacter(e.key === "ArrowLeft" ? -1 : e.key === "ArrowRight" ? 1 : e.key === "Home" ? -Infinity : Infinity, true);
+});
+
+function stepCharacter(step, focusTab = false) {
+  const list = orderedCharacters();
+  if (!list.length) return;
+  const at = list.findIndex((c) => c.id === selected);
+  let next = step === -Infinity ? 0 : step === Infinity ? list.length - 1 : (at + step + list.length) % list.length;
+  selectCharacter(list[next].id, focusTab);
+}
+
+function sheetCtx(c, specs, placed) {
+  return {
+    h, me, isGM, char: c, canAct: canAct(c),
+    last: (type, name, fallback) => lastValues[type]?.[name] ?? fallback,
+    // a button in the sheet that starts action `id` (plain text for those who can't act)
+    button(id, content, attrs = {}) {
+      const spec = specs.get(id);
+      if (!spec) return h("span", { class: `static ${attrs.class || ""}` }, content);
+      placed.add(id);
+      return h("button", { type: "button", class: `act ${attrs.class || ""}`, dataset: { action: id },
+        title: attrs.title || spec.title, "aria-label": attrs.label, onclick: (e) => startAction(spec, c.id, e.currentTarget) }, content);
+    },
+  };
+}
+
+function renderHero() {
+  const sheetEl = document.getElementById("sheet");
+  const actionsEl = document.getElementById("actions");
+  const c = chars.get(selected);
+  const focused = document.activeElement?.closest?.("#sheet-wrap") ? document.activeElement.dataset.action : null;
+  document.getElementById("hero-title").textContent = c ? c.name : "Characters";
+  if (!c) {
+    fill(sheetEl, h("p", { class: "muted" }, isSpectator ? "No characters yet." : "No characters yet: create one with the “New character” form."));
+    fill(actionsEl);
+    return;
+  }
+  if (!c.state) {
+    fill(sheetEl, h("p", { class: "muted" }, "Loading the sheet…"));
+    fill(actionsEl);
+    return;
+  }
+  const specs = new Map();
+  const placed = new Set();
+  const ctx = sheetCtx(c, specs, placed);
+  if (canAct(c)) {
+    for (const spec of system.actions(c.state, ctx) || []) specs.set(spec.id, { group: "Actions", ...spec });
+    if (isGM && system.gmTools) for (const spec of system.gmTools(c.state, ctx) || []) specs.set(spec.id, { group: "GM tools", gm: true, ...spec });
+  }
+  let sheet;
+  try {
+    sheet = system.renderSheet(c.state, ctx);
+  } catch (problem) {
+    console.error("renderSheet failed", problem);
+    sheet = h("pre", { class: "state" }, JSON.stringify(c.state, null, 1));
+  }
+  const owner = h("p", { class: "muted small owner-line" }, c.owner === me.username ? "Your character" : `Played by ${c.owner}`,
+    canAct(c) ? "" : " · you can read this sheet");
+  fill(sheetEl, owner, sheet);
+  const groups = new Map();
+  for (const spec of specs.values()) {
+    if (placed.has(spec.id)) continue;
+    if (!groups.has(spec.group)) groups.set(spec.group, []);
+    groups.get(spec.group).push(spec);
+  }
+  fill(actionsEl, ...[...groups].map(([group, list]) => h("div", { class: `action-group${list[0].gm ? " gm" : ""}` },
+    h("h3", { class: "h4" }, group),
+    h("div", { class: "buttons" }, list.map((spec) => h("button", {
+      type: "button", class: `act ${spec.gm ? "gm" : ""}`, dataset: { action: spec.id }, title: spec.title,
+      onclick: (e) => startAction(spec, c.id, e.currentTarget),
+    }, spec.label))))));
+  // number keys 1..9 start the first nine actions, in the order they appear
+  let n = 0;
+  for (const button of document.querySelectorAll("#sheet-wrap button[data-action]")) {
+    if (n >= 9) break;
+    n += 1;
+    button.dataset.key = n;
+    button.append(h("kbd", { class: "key", "aria-hidden": "true" }, String(n)));
+    button.setAttribute("aria-keyshortcuts", String(n));
+  }
+  if (focused) document.querySelector(`#sheet-wrap [data-action="${CSS.escape(focused)}"]`)?.focus();
+  if (composer && composer.charId === c.id) {
+    const fresh = specs.get(composer.spec.id);
+    if (!fresh) closeComposer(false);
+  }
+}
+
+// --- the action form (composer) ---------------------------------------------------------
+
+function startAction(spec, charId, opener) {
+  const c = chars.get(charId);
+  if (!c) return;
+  if (spec.immediate) {
+    notice("");
+    sendCommand({ ...spec.build({}), character: charId }).catch((problem) => notice(problem.message));
+    return;
+  }
+  openComposer(spec, charId, opener);
+}
+
+function openComposer(spec, charId, opener) {
+  const c = chars.get(charId);
+  const asking = isGM && spec.requestable && c.owner !== me.username && members.get(c.owner) !== "gm";
+  const full = asking ? {
+    ...spec,
+    fields: [...(spec.fields || []), { name: "__note", kind: "text", label: `Note for ${c.owner} (when asking)`, optional: true, maxlength: 200 }],
+    extraButtons: [{ name: "ask", label: `Ask ${c.owner} to roll` }],
+    submit: `Roll for ${c.name}`,
+  } : spec;
+  const form = buildForm(full, {
+    visibility: lastVisibility,
+    preview: (action) => preview({ ...action, character: charId }),
+    remember: (values) => {
+      lastValues[spec.type] = { ...(lastValues[spec.type] || {}), ...values };
+      if (values.visibility) lastVisibility = values.visibility;
+    },
+    submit: async (action, { button, values }) => {
+      if (button === "ask") {
+        const { visibility, ...wanted } = action;
+        if (visibility) wanted.visibility = visibility;
+        await sendCommand({ type: "request_roll", character: charId, action: wanted, note: values.__note || "" });
+      } else {
+        await sendCommand({ ...action, character: charId });
+      }
+    },
+    done: () => closeComposer(true),
+    cancel: () => closeComposer(true),
   });
+  composer = { spec, charId, opener };
+  fill(composerEl, 
+    h("div", { class: "composer-head" }, h("h3", { id: "composer-title" }, spec.title || spec.label),
+      h("span", { class: "muted small" }, c.name)),
+    spec.help ? h("p", { class: "muted small" }, spec.help) : null,
+    form);
+  composerEl.hidden = false;
+  form.firstInput().focus();
+  if (form.firstInput().select) form.firstInput().select();
+}
+
+function closeComposer(returnFocus) {
+  if (!composer) return;
+  const opener = composer.opener;
+  composer = null;
+  composerEl.hidden = true;
+  fill(composerEl);
+  if (returnFocus) {
+    const id = opener?.dataset?.action;
+    const again = id ? document.querySelector(`#sheet-wrap [data-action="${CSS.escape(id)}"]`) : null;
+    (again || opener)?.focus?.();
+  }
+}
+
+// --- members, presence, session -------------------------------------------------------------
+
+function renderMembers() {
+  const roleName = { gm: "GM", player: "player", spectator: "spectator" };
+  const list = [...members].sort((a, b) => (a[1] === "gm" ? -1 : b[1] === "gm" ? 1 : a[0].localeCompare(b[0])));
+  fill(document.getElementById("members"), ...list.map(([name, role]) => h("li", { class: present.has(name) ? "online" : "away" },
+    h("span", { class: "dot", "aria-hidden": "true" }), name, " ", h("span", { class: "muted small" }, roleName[role] || role),
+    h("span", { class: "sr-only" }, present.has(name) ? " (at the table)" : " (away)"))));
+  fill(document.getElementById("presence"), ...list.filter(([name]) => present.has(name)).map(([name, role]) =>
+    h("li", { title: `${name} is at the table` }, h("span", { class: "dot", "aria-hidden": "true" }), name, role === "gm" ? h("span", { class: "gm-tag" }, " GM") : null)));
+  const owner = document.getElementById("char-owner");
+  if (owner) {
+    const current = owner.value || me.username;
+    fill(owner, ...list.filter(([, role]) => role !== "spectator").map(([name]) =>
+      h("option", { value: name, selected: name === current }, name === me.username ? `${name} (you: an NPC)` : name)));
+  }
+}
+
+function renderSession() {
+  document.getElementById("session-status").textContent = session
+    ? `Session ${session}${scene ? `, scene ${scene}` : ", between scenes"}` : "No session running";
+  const allowed = {
+    start_session: !session, start_scene: !!session && !scene, end_scene: !!scene, end_session: !!session && !scene,
+  };
+  for (const button of document.querySelectorAll("[data-command]")) button.disabled = !allowed[button.dataset.command];
 }
 
 for (const button of document.querySelectorAll("[data-command]")) {
@@ -199,4 +804,159 @@ for (const button of document.querySelectorAll("[data-command]")) {
   });
 }
 
+// --- forms: dice, members, new characters ----------------------------------------------------
+
+const rollForm = document.getElementById("roll-form");
+if (rollForm) {
+  rollForm.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const err = document.getElementById("roll-error");
+    err.textContent = "";
+    const action = { type: "roll", notation: rollForm.notation.value.trim() };
+    if (rollForm.label.value.trim()) action.label = rollForm.label.value.trim();
+    if (rollForm.visibility.value !== "public") action.visibility = rollForm.visibility.value;
+    if (rollForm.character.value) action.character = Number(rollForm.character.value);
+    const button = rollForm.querySelector("button[type=submit]");
+    button.disabled = true;
+    try {
+      await sendCommand(action);
+    } catch (problem) {
+      err.textContent = problem.message;
+    } finally {
+      button.disabled = false;
+      rollForm.notation.focus();
+    }
+  });
+}
+
+const memberForm = document.getElementById("member-form");
+if (memberForm) {
+  memberForm.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const out = document.getElementById("member-error");
+    out.textContent = "";
+    out.className = "error";
+    try {
+      await sendCommand({ type: "add_member", username: memberForm.username.value.trim(), role: memberForm.role.value });
+      out.className = "ok";
+      out.textContent = `${memberForm.username.value.trim()} is at the table now.`;
+      memberForm.username.value = "";
+    } catch (problem) {
+      out.textContent = problem.message;
+    }
+  });
+}
+
+let pendingCreation = null;
+const charForm = document.getElementById("char-form");
+if (charForm) setUpCharacterForm(charForm);
+
+function setUpCharacterForm(form) {
+  const textarea = form.sheet;
+  textarea.value = JSON.stringify(data.exampleSheet, null, 2);
+  const fieldsEl = document.getElementById("char-fields");
+  // Quick fields for the simple parts of the example sheet (numbers, texts, groups of numbers);
+  // the JSON below stays the whole truth and the fields edit it.
+  const read = () => { try { return JSON.parse(textarea.value); } catch { return null; } };
+  const inputs = [];
+  const ex = data.exampleSheet;
+  const fieldFor = (path, label, value) => {
+    const id = `sheet-${path.join("-").replace(/\W+/g, "_")}`;
+    const number = typeof value === "number";
+    const input = h("input", { id, type: number ? "number" : "text", value, class: number ? "num" : "", dataset: { path: JSON.stringify(path) } });
+    inputs.push([input, path, number]);
+    return h("div", { class: "field" }, h("label", { for: id }, label), input);
+  };
+  for (const [key, value] of Object.entries(ex)) {
+    if (typeof value === "number" || typeof value === "string") fieldsEl.append(fieldFor([key], cap(words(key)), value));
+    else if (value && typeof value === "object" && !Array.isArray(value) && Object.values(value).every((v) => typeof v === "number")) {
+      fieldsEl.append(h("fieldset", { class: "sheet-group" }, h("legend", null, cap(words(key))),
+        Object.entries(value).map(([k, v]) => fieldFor([key, k], k, v))));
+    }
+  }
+  fieldsEl.addEventListener("input", (e) => {
+    const hit = inputs.find(([input]) => input === e.target);
+    const sheet = read();
+    if (!hit || !sheet) return;
+    const [input, path, number] = hit;
+    let obj = sheet;
+    for (const k of path.slice(0, -1)) obj = obj[k] ??= {};
+    obj[path[path.length - 1]] = number ? (input.value === "" ? null : Number(input.value)) : input.value;
+    textarea.value = JSON.stringify(sheet, null, 2);
+  });
+  textarea.addEventListener("input", () => {
+    const sheet = read();
+    if (!sheet) return;
+    for (const [input, path] of inputs) {
+      let v = sheet;
+      for (const k of path) v = v?.[k];
+      if (v !== undefined && document.activeElement !== input) input.value = v;
+    }
+  });
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const err = document.getElementById("char-error");
+    err.textContent = "";
+    err.className = "error";
+    let sheet;
+    try {
+      sheet = JSON.parse(textarea.value || "{}");
+    } catch (problem) {
+      err.textContent = `The sheet is not valid JSON: ${problem.message}`;
+      return;
+    }
+    const action = { type: "create_character", name: form.name.value.trim(), sheet };
+    if (form.owner && form.owner.value && form.owner.value !== me.username) action.owner = form.owner.value;
+    pendingCreation = action.name;
+    try {
+      await sendCommand(action);
+      err.className = "ok";
+      err.textContent = `${action.name} is at the table.`;
+      form.name.value = "";
+    } catch (problem) {
+      pendingCreation = null;
+      err.textContent = problem.message;
+    }
+  });
+}
+
+// --- keyboard ------------------------------------------------------------------------------
+
+const keysDialog = document.getElementById("keys");
+document.getElementById("keys-button").addEventListener("click", () => keysDialog.showModal());
+
+document.addEventListener("keydown", (e) => {
+  if (e.ctrlKey || e.metaKey || e.altKey || e.defaultPrevented) return;
+  const t = e.target;
+  const typing = t.closest?.("input, textarea, select, [contenteditable], dialog");
+  if (e.key === "Escape" && composer && !typing) { closeComposer(true); return; }
+  if (typing) return;
+  if (e.key === "/") { e.preventDefault(); document.getElementById("notation")?.focus(); }
+  else if (e.key === "?") { e.preventDefault(); keysDialog.showModal(); }
+  else if (e.key === "[") stepCharacter(-1);
+  else if (e.key === "]") stepCharacter(1);
+  else if (e.key === "l") { e.preventDefault(); logEl.focus(); }
+  else if (e.key === "n") {
+    const buttons = [...document.querySelectorAll("#log button.roll-now:not(:disabled)")];
+    const newest = buttons[buttons.length - 1];
+    if (newest) { e.preventDefault(); newest.focus(); newest.click(); }
+  } else if (/^[1-9]$/.test(e.key)) {
+    const button = document.querySelector(`#sheet-wrap button[data-key="${e.key}"]`);
+    if (button) { e.preventDefault(); button.click(); }
+  }
+});
+
+// --- start ---------------------------------------------------------------------------------
+
+// For tests and the curious: window.talekeeperTable.lastSeq, .drop() closes the socket.
+window.talekeeperTable = {
+  get lastSeq() { return lastSeq; },
+  get socket() { return socket; },
+  drop() { socket?.close(); },
+  seqs() { return [...logEl.querySelectorAll(":scope > li[data-seq]")].map((li) => Number(li.dataset.seq)); },
+};
+
+renderMembers();
+renderSession();
+renderCharacters();
 connect();

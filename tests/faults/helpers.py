@@ -27,6 +27,17 @@ from tests.servers import ROOT, free_port, test_database_url, wait_for_port
 
 SLUG = "torn-road"
 
+try:  # Linux: children get SIGKILL if the test run dies, so no server outlives it
+    import ctypes
+
+    _libc = ctypes.CDLL(None, use_errno=True)
+    _PR_SET_PDEATHSIG = 1
+
+    def _die_with_parent() -> None:
+        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+except (OSError, AttributeError):  # pragma: no cover - not Linux
+    _die_with_parent = None
+
 
 # --- processes --------------------------------------------------------------------
 
@@ -64,7 +75,7 @@ class RedisServer:
         self.proc = subprocess.Popen(
             [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
              "--daemonize", "no", "--dir", str(self.workdir)],
-            stdout=out, stderr=subprocess.STDOUT,
+            stdout=out, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent,
         )
         out.close()
         deadline = time.monotonic() + 10
@@ -118,7 +129,9 @@ class Daphne:
             "DATABASE_URL": test_database_url(),
             "DEBUG": "0",
             "SECRET_KEY": "test-secret-key-for-servers",
-            "SECURE_COOKIES": "0",
+            "SECURE_COOKIES": "0",  # plain http on loopback
+            "SECURE_SSL_REDIRECT": "0",
+            "SECURE_HSTS_SECONDS": "0",
             "ALLOWED_HOSTS": "127.0.0.1,localhost",
             "LOG_LEVEL": "WARNING",
             "PYTHONUNBUFFERED": "1",
@@ -133,7 +146,7 @@ class Daphne:
         out = open(log, "wb")  # a file, not a pipe nobody reads: a full pipe would block the server
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port), "campaign.asgi:application"],
-            cwd=ROOT, env=environment, stdout=out, stderr=subprocess.STDOUT,
+            cwd=ROOT, env=environment, stdout=out, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent,
         )
         out.close()
         wait_for_port(self.port, self.proc)
@@ -154,6 +167,23 @@ class Daphne:
 
 # --- HTTP ---------------------------------------------------------------------------
 
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """A redirect (to https, say) is an answer to report, not to follow."""
+
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+_opener = urllib.request.build_opener(_NoRedirects)
+
+
+def _json(raw: bytes) -> dict:
+    try:
+        return json.loads(raw or b"{}")
+    except ValueError:
+        return {"raw": raw[:200].decode("utf-8", "replace")}
+
+
 def post_command(base: str, token: str, client_id: str, action: dict | None = None, timeout: float = 10):
     """POST a command; returns (status, json). Network errors propagate."""
     action = action or {"type": "roll", "notation": "3d6"}
@@ -164,17 +194,17 @@ def post_command(base: str, token: str, client_id: str, action: dict | None = No
         method="POST",
     )
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            return response.status, json.loads(response.read())
+        with _opener.open(request, timeout=timeout) as response:
+            return response.status, _json(response.read())
     except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read() or b"{}")
+        return e.code, _json(e.read())
 
 
 def get_head(base: str, token: str, timeout: float = 5) -> int:
     request = urllib.request.Request(
         f"http://{base}/api/campaigns/{SLUG}/events?after=0&limit=1", headers={"Authorization": f"Bearer {token}"}
     )
-    with urllib.request.urlopen(request, timeout=timeout) as response:
+    with _opener.open(request, timeout=timeout) as response:
         return json.loads(response.read())["head"]
 
 

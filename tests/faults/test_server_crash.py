@@ -71,6 +71,8 @@ class Poster(threading.Thread):
 
     def stop(self):
         self.halt.set()
+        if self.ident is None:  # never started
+            return
         self.join(15)
         assert not self.is_alive(), "poster thread did not stop"
 
@@ -94,13 +96,13 @@ def test_a_killed_server_restarts_and_its_sockets_catch_up(transactional_table, 
             await asyncio.sleep(1.0)  # rolls keep coming through b while a is dead
             a.start()  # same port
             await asyncio.sleep(0.7)
-        finally:
             await asyncio.to_thread(poster.stop)
-        try:
+            assert poster.answers, poster.errors[:3]
             head = max(body.get("seq", 0) for _, _, body in poster.answers)
             await wait_until(lambda: all(c.last == head for c in clients), 10,
                              "every socket caught up: " + "; ".join(map(describe, clients)))
         finally:
+            await asyncio.to_thread(poster.stop)
             for c in clients:
                 await c.stop()
         return clients, poster

@@ -258,3 +258,16 @@ async def test_presence_shows_who_is_at_the_table(transactional_table):
     frame = await gm.receive_json_from(timeout=5)
     assert [m["username"] for m in frame["members"]] == ["gm"]
     await gm.disconnect()
+
+
+async def test_socket_rate_limit_sends_an_error_frame(transactional_table, settings):
+    settings.RATE_LIMIT_SOCKET_PER_10S = 3
+    table = transactional_table
+    comm = await connect(table, table.alice)
+    await until_ready(comm)
+    for i in range(4):
+        await comm.send_json_to({"type": "ping"})
+    frames = [await receive(comm) for _ in range(4)]
+    assert [f["type"] for f in frames] == ["pong", "pong", "pong", "error"]
+    assert frames[-1]["code"] == "rate_limited"
+    await comm.disconnect()

@@ -1,0 +1,293 @@
+// Tales from the Torn Earth (tote) at the table. The interface every system module
+// exports (docs/table.md): renderSheet, actions, gmTools, describe, followUps,
+// describeAction, oddsText (+ eventTypes when an action's event has another name).
+
+import { h, cap, need, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, pips, plural, formatOdds } from "../ui.js";
+
+export const name = "tote";
+
+const BUBBLES = [
+  { value: "auto", label: "column bubble, else row" },
+  { value: "column", label: "column bubble first" },
+  { value: "row", label: "row bubble first" },
+  { value: "none", label: "no bubble" },
+];
+
+function skillsInOrder(state) {
+  return state.sheet.grid.skills.flat();
+}
+
+function totemsOf(state, skill) {
+  const g = state.sheet.grid;
+  for (let r = 0; r < 4; r += 1) {
+    const c = g.skills[r].indexOf(skill);
+    if (c >= 0) return [g.rows[r], g.columns[c]];
+  }
+  return [];
+}
+
+function blocked(state) {
+  const track = state.sheet.options.injury_track;
+  return [...new Set(track.slice(0, state.injuries).filter(Boolean))].sort();
+}
+
+// --- the sheet ---------------------------------------------------------------------------
+
+export function renderSheet(state, ctx) {
+  const s = state.sheet;
+  const g = s.grid;
+  const bubble = (filled, where) => h("span", {
+    class: `bubble${filled ? " filled" : ""}`, role: "img",
+    "aria-label": `${where} experience bubble ${filled ? "filled" : "empty"}`, title: `${where} bubble: ${filled ? "filled" : "empty"}`,
+  });
+  const totem = (t) => h("span", { class: "totem" }, t, " ", h("b", { class: "tv" }, s.totems[t]));
+  const grid = h("table", { class: "tote-grid" },
+    h("caption", { class: "sr-only" }, "Skills: rows are what the hero does, columns how; each shows its rating"),
+    h("thead", null, h("tr", null, h("td"), g.columns.map((t, i) => h("th", { scope: "col" }, totem(t), bubble(state.bubbles.columns[i], `${t} column`))))),
+    h("tbody", null, g.rows.map((rowTotem, r) => h("tr", null,
+      h("th", { scope: "row" }, totem(rowTotem), bubble(state.bubbles.rows[r], `${rowTotem} row`)),
+      g.skills[r].map((skill) => {
+        const specs = s.specializations[skill] || [];
+        return h("td", null, ctx.button(`skill:${skill}`, [h("span", { class: "skill-name" }, skill), h("b", { class: "rating" }, s.skills[skill])],
+          { label: `${skill} ${s.skills[skill]}: test`, class: "cell" }),
+        specs.length ? h("span", { class: "specs small" }, specs.map((x) => `${x.name} +${x.bonus}`).join(", ")) : null);
+      })))));
+
+  const track = s.options.injury_track;
+  const injuries = h("div", { class: "injuries" },
+    h("span", { class: "label" }, "Injuries"),
+    h("ol", { class: "track", "aria-label": `Injury track: ${state.injuries} of ${track.length} filled` },
+      track.map((n, i) => h("li", { class: i < state.injuries ? "filled" : "", title: n ? `blocks ${n}` : "taken out" },
+        n ? String(n) : "✕", h("span", { class: "sr-only" }, i < state.injuries ? " filled" : " empty")))),
+    h("span", { class: "small muted" }, state.taken_out ? "Taken out: heal before testing"
+      : blocked(state).length ? `can't select ${blocked(state).join(", ")}` : "unhurt"));
+
+  const resolveMax = s.options.resolve_max;
+  const last = state.last_test;
+  return h("div", { class: "sheet-tote" },
+    s.aspect ? h("p", { class: "aspect" }, h("span", { class: "label" }, "Aspect "), `“${s.aspect}”`,
+      state.aspect_invoked ? h("span", { class: "badge" }, "invoked this scene") : null) : null,
+    state.gm_penalty ? h("p", { class: "warn" }, `The GM invoked the aspect: ${signed(state.gm_penalty)} on the next skill test.`) : null,
+    state.taken_out ? h("p", { class: "warn" }, "Taken out: the injury track is full.") : null,
+    h("div", { class: "stats" },
+      h("div", { class: "stat" }, h("span", { class: "label" }, "Resolve"),
+        h("span", { class: "value" }, `${state.resolve} / ${resolveMax}`), pips(state.resolve, resolveMax, "Resolve"),
+        state.scene_resolve ? h("span", { class: "badge good" }, `+${state.scene_resolve} free (aspect)`) : null),
+      injuries),
+    grid,
+    last ? h("p", { class: "small last" }, `Last test this scene: ${last.skill} ${last.total} vs T${last.target}: `,
+      last.success ? (last.rescued ? "success (Resolve)" : "success") : "failure", last.critical ? ", critical" : "") : null,
+    pointsBlock(state.points, "XP"));
+}
+
+// --- actions -------------------------------------------------------------------------------
+
+const successOdds = (o) => oddsLine(o, [["success", "success"], ["critical", "critical"]]);
+
+function skillSpec(state, skill, ctx) {
+  const specs = state.sheet.specializations[skill] || [];
+  const penalty = state.gm_penalty ? ` The GM's ${signed(state.gm_penalty)} applies.` : "";
+  const b = blocked(state);
+  return {
+    id: `skill:${skill}`, type: "skill_test", group: "Skill tests", label: `${skill} ${state.sheet.skills[skill]}`,
+    title: `${skill} test`, rolls: true, preview: true, requestable: true,
+    help: `${state.sheet.skills[skill]} skill ${state.sheet.skills[skill] === 1 ? "die" : "dice"} (best allowed) + the Paragon die.${b.length ? ` Injuries block ${b.join(", ")}.` : ""}${penalty}`,
+    fields: [
+      { name: "target", label: "Target number (T)", kind: "number", min: 1, max: 30, value: ctx.last("skill_test", "target", 10) },
+      specs.length ? { name: "specialization", label: "Specialization", kind: "select", value: "",
+        options: [{ value: "", label: "none" }, ...specs.map((x) => ({ value: x.name, label: `${x.name} +${x.bonus}` }))] } : null,
+      { name: "modifier", label: "Modifier", kind: "number", min: -10, max: 10, value: 0 },
+      { name: "bubble", label: "A critical fills", kind: "select", options: BUBBLES, value: ctx.last("skill_test", "bubble", "auto") },
+    ].filter(Boolean),
+    build: (v) => {
+      const action = { type: "skill_test", skill, target: need(v, "target", "the target number"), modifier: v.modifier || 0, bubble: v.bubble || "auto" };
+      if (v.specialization) action.specialization = v.specialization;
+      return action;
+    },
+    odds: successOdds,
+  };
+}
+
+export function actions(state, ctx) {
+  const list = skillsInOrder(state).map((skill) => skillSpec(state, skill, ctx));
+  list.push({
+    id: "effect_test", type: "effect_test", group: "Other rolls", label: "Effect test", title: "Effect test (plain d6s)",
+    rolls: true, preview: true, requestable: true,
+    fields: [
+      { name: "dice", label: "Dice", kind: "number", min: 1, max: 10, value: ctx.last("effect_test", "dice", 2) },
+      { name: "modifier", label: "Modifier", kind: "number", min: -10, max: 10, value: 0 },
+      { name: "target", label: "Target (optional)", kind: "number", min: 1, max: 60, optional: true, value: "" },
+      { name: "label", label: "What for", kind: "text", optional: true, maxlength: 60, placeholder: "damage, distance…" },
+    ],
+    build: (v) => {
+      const a = { type: "effect_test", dice: need(v, "dice", "the number of dice"), modifier: v.modifier || 0 };
+      if (v.target) a.target = v.target;
+      if (v.label) a.label = v.label;
+      return a;
+    },
+    odds: (o) => (o.success ? oddsLine(o, [["success", "success"]]) : formatOdds(o)),
+  });
+  if (state.sheet.aspect && !state.aspect_invoked) {
+    list.push({ id: "invoke_aspect", type: "invoke_aspect", group: "Resolve", label: "Invoke aspect",
+      title: "Once a scene: one free Resolve point", immediate: true, build: () => ({ type: "invoke_aspect" }) });
+  }
+  const last = state.last_test;
+  if (last && !last.success && !last.rescued && state.resolve + state.scene_resolve > 0) {
+    list.push({ ...spendSpec(state), id: "spend_resolve", group: "Resolve", label: "Spend Resolve" });
+  }
+  list.push(advanceSpec(state));
+  return list;
+}
+
+function spendSpec(state) {
+  const last = state.last_test;
+  const options = Object.entries(state.sheet.totems).map(([t, value]) => {
+    const total = last.total + value;
+    const own = last.totems.includes(t);
+    return { value: t, total, own, label: `${t} +${value} → ${total}${own ? " (skill totem)" : ""}${total < last.target ? ": short" : ""}`, disabled: total < last.target };
+  });
+  const best = options.filter((o) => !o.disabled).sort((a, b) => b.own - a.own || a.total - b.total)[0];
+  return {
+    type: "spend_resolve", title: `Spend Resolve on ${last.skill} (${last.total} vs T${last.target})`, submit: "Spend Resolve",
+    help: state.scene_resolve ? "The aspect's free point is spent first." : `${state.resolve} Resolve left.`,
+    fields: [{ name: "totem", label: "Add a totem", kind: "select", options, value: best?.value }],
+    build: (v) => ({ type: "spend_resolve", totem: v.totem }),
+    usable: !!best,
+  };
+}
+
+function advanceSpec(state) {
+  const s = state.sheet;
+  const costs = s.options.advance_costs;
+  const avail = state.points.earned - state.points.spent;
+  return {
+    id: "buy_advance", type: "buy_advance", group: "Advance", label: `Buy an advance (${avail} XP)`, title: "Buy an advance",
+    help: `Costs: skill to N = ${costs.skill}×N XP, totem to N = ${costs.totem}×N, specialization to +N = ${costs.specialization}×N.`,
+    fields: [
+      { name: "advance", label: "Raise", kind: "select", value: "skill", options: [
+        { value: "skill", label: "a skill" }, { value: "totem", label: "a totem" }, { value: "specialization", label: "a specialization" }] },
+      { name: "skill", label: "Skill", kind: "select", show: (v) => v.advance !== "totem",
+        options: skillsInOrder(state).map((k) => ({ value: k, label: `${k} (${s.skills[k]})` })) },
+      { name: "totem", label: "Totem", kind: "select", show: (v) => v.advance === "totem",
+        options: Object.entries(s.totems).map(([t, n]) => ({ value: t, label: `${t} (${n})` })) },
+      { name: "specialization", label: "Specialization (new or existing)", kind: "text", maxlength: 60, optional: true,
+        show: (v) => v.advance === "specialization" },
+    ],
+    build: (v) => {
+      if (v.advance === "totem") return { type: "buy_advance", advance: "totem", totem: v.totem };
+      if (v.advance === "specialization") {
+        if (!v.specialization) throw new Error("Name the specialization.");
+        return { type: "buy_advance", advance: "specialization", skill: v.skill, specialization: v.specialization };
+      }
+      return { type: "buy_advance", advance: "skill", skill: v.skill };
+    },
+  };
+}
+
+export function gmTools(state) {
+  const list = [];
+  if (state.sheet.aspect && !state.gm_penalty) {
+    list.push({ id: "gm_invoke_aspect", type: "gm_invoke_aspect", label: "Invoke their aspect (−2)", immediate: true,
+      title: "−2 on this hero's next skill test", build: () => ({ type: "gm_invoke_aspect" }) });
+  }
+  list.push({ id: "grant_resolve", type: "grant_resolve", label: "Grant Resolve", title: "Grant Resolve",
+    fields: [{ name: "amount", label: "Amount", kind: "number", min: 1, max: 20, value: 1 },
+      { name: "reason", label: "Reason", kind: "text", optional: true, maxlength: 200 }],
+    build: (v) => ({ type: "grant_resolve", amount: need(v, "amount", "the amount"), reason: v.reason || "" }) });
+  list.push({ id: "mark_injury", type: "mark_injury", label: "Mark injury", title: "Mark injuries",
+    fields: [{ name: "count", label: "Injuries", kind: "number", min: 1, max: 10, value: 1 }],
+    build: (v) => ({ type: "mark_injury", count: need(v, "count", "how many") }) });
+  if (state.injuries) {
+    list.push({ id: "heal_injury", type: "heal_injury", label: "Heal injury", title: "Heal injuries",
+      fields: [{ name: "count", label: "Injuries", kind: "number", min: 1, max: 10, value: 1 }],
+      build: (v) => ({ type: "heal_injury", count: need(v, "count", "how many") }) });
+  }
+  list.push({ id: "award_points", type: "award_points", label: "Award XP", title: "Award XP",
+    fields: [{ name: "points", label: "XP", kind: "number", min: 1, max: 100, value: 1 },
+      { name: "reason", label: "Reason", kind: "text", optional: true, maxlength: 200 }],
+    build: (v) => ({ type: "award_points", points: need(v, "points", "the XP"), reason: v.reason || "" }) });
+  list.push({ id: "end_tale", type: "end_tale", label: "End the Tale", title: "End the Tale: filled bubbles become XP",
+    submit: "End the Tale", fields: [], build: () => ({ type: "end_tale" }) });
+  return list;
+}
+
+// --- the log -----------------------------------------------------------------------------------
+
+export function describeAction(action) {
+  switch (action.type) {
+    case "skill_test": return `a ${action.skill} test vs T${action.target}${action.modifier ? ` (${signed(action.modifier)})` : ""}`;
+    case "effect_test": return `an effect test (${action.dice}d6${action.target ? ` vs ${action.target}` : ""})`;
+    default: return action.type.replaceAll("_", " ");
+  }
+}
+
+export function oddsText(type, odds) {
+  return type === "skill_test" ? successOdds(odds) : formatOdds(odds);
+}
+
+export function describe(ev) {
+  const p = ev.payload;
+  switch (ev.type) {
+    case "skill_test": {
+      const chips = p.dice.filter((d) => d.die === "skill").map((d) =>
+        die(d.face, `${d.selected ? "sel" : ""} ${d.blocked ? "blocked" : ""} ${d.face === 1 ? "one" : ""}`, d.why));
+      const paragon = p.dice.filter((d) => d.die === "paragon").map((d) => die(d.face, `paragon ${d.face === 1 ? "one" : ""}`, d.why));
+      const parts = [`${p.skill_die} + ${p.paragon}`];
+      if (p.specialization) parts.push(`${signed(p.specialization.bonus)} ${p.specialization.name}`);
+      if (p.modifier) parts.push(`${signed(p.modifier)}`);
+      if (p.aspect_penalty) parts.push(`${signed(p.aspect_penalty)} aspect`);
+      return {
+        text: `${p.skill} ${p.rating} vs T${p.target}: ${parts.join(" ")} = ${p.total}`,
+        dice: [diceGroup(p.rating ? "skill" : "", chips), diceGroup("Paragon", paragon)],
+        outcome: { label: `${cap(p.outcome)}${p.critical ? " · critical!" : ""}`, tone: `${p.success ? "good" : "bad"}${p.critical ? " crit" : ""}` },
+        detail: [hadOdds(p.odds), p.blocked.length ? `injuries block ${p.blocked.join(", ")}` : "",
+          p.critical ? `Critical: ${p.bubble_note}` : ""].filter(Boolean).join(" · "),
+      };
+    }
+    case "spend_resolve":
+      return {
+        text: `spent Resolve on ${p.skill}: ${p.totem} ${signed(p.totem_value)} turns ${p.total_before} into ${p.total} vs T${p.target}`,
+        outcome: { label: "Success", tone: "good" },
+        detail: `${p.source === "aspect" ? "the aspect's free point" : `${p.resolve_left} Resolve left`}${p.skill_totem ? "" : ` · ${p.totem} is not one of ${p.skill}'s totems: the table judges`}`,
+      };
+    case "invoke_aspect": return { text: `invoked the aspect “${p.aspect}”: one free Resolve this scene` };
+    case "gm_invoke_aspect": return { text: `GM invoked the aspect “${p.aspect}” against them: ${signed(p.penalty)} on the next test`, tone: "gm" };
+    case "grant_resolve": return { text: `was granted ${p.amount} Resolve (now ${p.resolve})`, detail: p.reason || "", tone: "gm" };
+    case "mark_injury":
+      return { text: `was injured: ${plural(p.spots.length, "spot")} filled (${p.injuries} now)`,
+        outcome: p.taken_out ? { label: "Taken out", tone: "bad" } : null,
+        detail: p.blocked.length ? `can't select ${p.blocked.join(", ")}` : "", tone: "gm" };
+    case "heal_injury": return { text: `healed ${plural(p.spots.length, "injury", "injuries")} (${p.injuries} left)`, tone: "gm" };
+    case "effect_test": {
+      const chips = p.dice.map((d) => die(d.face, d.counted ? "" : "off"));
+      return {
+        text: `${p.label ? `${p.label}: ` : ""}effect test ${p.dice.length}d6 = ${p.score}${p.modifier ? ` ${signed(p.modifier)}` : ""}${p.target ? ` vs ${p.target}` : ""}`,
+        dice: [diceGroup("", chips)],
+        outcome: p.outcome === "rolled" ? { label: `= ${p.total}`, tone: "total" } : { label: cap(p.outcome), tone: p.success ? "good" : "bad" },
+        detail: p.target ? hadOdds(p.odds) : "",
+      };
+    }
+    case "award_points": return { text: `earned ${p.points} XP`, detail: p.reason || "", tone: "gm" };
+    case "end_tale": return { text: `the Tale ended: ${p.xp} XP from filled bubbles`, tone: "gm" };
+    case "buy_advance": {
+      const what = p.advance === "totem" ? `the ${p.totem} totem` : p.advance === "skill" ? p.skill : `${p.skill} (${p.specialization})`;
+      return { text: `raised ${what} from ${p.from} to ${p.to} for ${p.cost} XP` };
+    }
+    default: return null;
+  }
+}
+
+export function followUps(ev, state, ctx) {
+  if (ev.type !== "skill_test" || !ctx.canAct || !ctx.latest(ev, ["skill_test"])) return [];
+  const last = state.last_test;
+  if (!last || last.success || last.rescued || last.total !== ev.payload.total || last.skill !== ev.payload.skill) return [];
+  if (state.resolve + state.scene_resolve > 0) {
+    const spec = spendSpec(state);
+    if (!spec.usable) return [ctx.h("span", { class: "muted small" }, "No totem is big enough to reach the target: Resolve can't help.")];
+    return [ctx.form({ ...spec, title: "Spend Resolve" })];
+  }
+  if (state.sheet.aspect && !state.aspect_invoked) {
+    return [ctx.act("Invoke your aspect for a free Resolve point", { type: "invoke_aspect" })];
+  }
+  return [ctx.h("span", { class: "muted small" }, "No Resolve left to rescue this test.")];
+}

@@ -1,0 +1,51 @@
+"""Rate limits, and the deployment checklist."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from django.test import Client
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def post(client, body):
+    return client.post("/api/campaigns/torn-road/commands", data=json.dumps(body), content_type="application/json")
+
+
+def test_per_user_rate_limit_answers_429_with_a_clear_message(table, settings):
+    settings.RATE_LIMIT_USER_PER_MINUTE = 3
+    client = Client()
+    client.force_login(table.alice)
+    statuses = [post(client, {"id": f"r{i}", "action": {"type": "roll", "notation": "1d6"}}).status_code
+                for i in range(4)]
+    assert statuses == [201, 201, 201, 429]
+    res = post(client, {"id": "r9", "action": {"type": "roll", "notation": "1d6"}})
+    assert res.json()["error"]["code"] == "rate_limited" and "minute" in res.json()["error"]["message"]
+    other = Client()
+    other.force_login(table.bob)  # the limit is per user
+    assert post(other, {"id": "b1", "action": {"type": "roll", "notation": "1d6"}}).status_code == 201
+
+
+def test_check_deploy_is_clean_with_debug_off():
+    env = {**os.environ, "DEBUG": "0", "SECRET_KEY": "k" * 60 + "-deploy-check", "ALLOWED_HOSTS": "table.example.org",
+           "DATABASE_URL": "sqlite:////tmp/talekeeper-deploy-check.sqlite3"}
+    for name in ("SECURE_SSL_REDIRECT", "SECURE_COOKIES", "SECURE_HSTS_SECONDS"):
+        env.pop(name, None)
+    result = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_check_deploy_warns_without_a_secret_key():
+    env = {**os.environ, "DEBUG": "0", "ALLOWED_HOSTS": "table.example.org",
+           "DATABASE_URL": "sqlite:////tmp/talekeeper-deploy-check.sqlite3"}
+    env.pop("SECRET_KEY", None)
+    result = subprocess.run([sys.executable, "manage.py", "check", "--deploy"], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert "talekeeper.W001" in result.stdout + result.stderr

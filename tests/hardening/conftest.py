@@ -1,0 +1,142 @@
+"""Shared by the hardening suite: hostile values, the log's invariants, characters to act for.
+
+Every test here says the same thing in a different way: whatever a client sends,
+the answer is a clear refusal (4xx / an error frame with a code and a message)
+or a stored command, never a 500 or a dead socket, and a refusal leaves the log
+exactly as it was (same length, same head, a chain that still verifies).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+from hypothesis import strategies as st
+
+from rules import SYSTEM_MODULES, get_system
+
+ROOT = Path(__file__).resolve().parents[2]
+SYSTEMS = sorted(SYSTEM_MODULES)
+TABLE_ACTIONS = ("roll", "add_seed", "create_character", "start_session", "end_session", "start_scene",
+                 "end_scene", "void", "reveal", "request_roll", "add_member")
+
+# --- the log's invariants -------------------------------------------------------------
+
+
+def log_snapshot(campaign) -> tuple[int, int, str]:
+    """(stored events, the stream's last_seq, the stream's head hash), read fresh."""
+    from campaign.models import Campaign, Event
+
+    row = Campaign.objects.values_list("last_seq", "head_hash").get(pk=campaign.pk)
+    return Event.objects.filter(campaign_id=campaign.pk).count(), row[0], row[1]
+
+
+def assert_chain_ok(campaign) -> None:
+    from campaign.log import verify_chain
+    from campaign.models import Campaign
+
+    report = verify_chain(Campaign.objects.get(pk=campaign.pk))
+    assert report.ok, f"the chain broke at seq {report.bad_seq}: {report.reason}"
+
+
+def assert_clear_error(status: int, body) -> None:
+    """A 4xx with ``{"error": {"code", "message"}}``: a code a program can switch on, words a person can read."""
+    assert 400 <= status < 500, f"expected a 4xx refusal, got {status}: {body!r:.300}"
+    assert isinstance(body, dict) and set(body) == {"error"}, body
+    error = body["error"]
+    assert isinstance(error.get("code"), str) and re.fullmatch(r"[a-z_]{2,40}", error["code"]), error
+    assert isinstance(error.get("message"), str) and len(error["message"].strip()) >= 5, error
+
+
+def assert_error_frame(frame: dict) -> None:
+    assert frame["type"] == "error", frame
+    assert "id" in frame and (frame["id"] is None or isinstance(frame["id"], str)), frame
+    assert isinstance(frame.get("code"), str) and re.fullmatch(r"[a-z_]{2,40}", frame["code"]), frame
+    assert isinstance(frame.get("message"), str) and len(frame["message"].strip()) >= 5, frame
+
+
+# --- hostile values -------------------------------------------------------------------
+
+HUGE = 10**4000  # the biggest kind json.dumps still prints (Python refuses int <-> str past 4300 digits)
+HUGE_LITERAL = "1" + "0" * 5000  # 10**5000 only exists as text on the wire
+
+NOTABLE_INTS = [0, 1, -1, 2, 6, 7, 10, 12, 20, 100, 1000, 10**6, -10**6, 2**31, -2**31, 2**53 + 1, 2**63 - 1,
+                2**63, -2**63 - 1, 2**64, 10**18, 10**100, -10**100, HUGE, -HUGE]
+NOTABLE_TEXT = ["", " ", "\t\n", "0", "-1", "1e9", "null", "true", "[]", "{}", "NaN", "Infinity", "\u00b2", "\u0663",
+                "\u202e", "\ufeff", "\u0000", "a\u0000b", "\U0001f4a5" * 20, "x" * 5000, "9" * 400, "Strike", "rogue",
+                "presence", "brawn", "skill", "attribute", "reroll", "auto", "<script>alert(1)</script>",
+                "'; DROP TABLE campaign_event; --", "../../etc/passwd", "%s%s%n", "\\u0000"]
+ints = st.one_of(st.sampled_from(NOTABLE_INTS), st.integers(min_value=-(10**20), max_value=10**20))
+floats = st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from([0.5, -0.0, 1e308, 5e-324, 6.0, 2.5])
+texts = st.one_of(st.sampled_from(NOTABLE_TEXT), st.text(max_size=40))
+scalars = st.one_of(st.none(), st.booleans(), ints, floats, texts)
+json_values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=6), st.dictionaries(texts, inner, max_size=6)),
+    max_leaves=12,
+)
+
+
+@lru_cache(maxsize=None)
+def field_names(system: str) -> tuple[str, ...]:
+    """Every action field the system's code reads (harvested from its source, so new fields are fuzzed too)."""
+    names = set()
+    for source in (ROOT / "rules" / system).glob("*.py"):
+        names |= set(re.findall(r'(?:action|spread)(?:\.get\(|, )"([a-z_]+)"', source.read_text()))
+    names |= {"character", "visibility", "type"}
+    return tuple(sorted(names))
+
+
+def action_types(system: str) -> list[str]:
+    return sorted({*TABLE_ACTIONS, *get_system(system).actions})
+
+
+def hostile_actions(system: str, character_ids: st.SearchStrategy) -> st.SearchStrategy:
+    """A real action type of ``system`` (or of the table) with random values in real field names."""
+    fields = field_names(system)
+    return st.builds(
+        lambda kind, character, extra, visibility: {
+            **extra, "type": kind, **({"character": character} if character is not ... else {}),
+            **({"visibility": visibility} if visibility is not ... else {}),
+        },
+        st.sampled_from(action_types(system)),
+        st.one_of(character_ids, st.just(...), json_values),
+        st.dictionaries(st.sampled_from(fields), json_values, max_size=5),
+        st.one_of(st.just(...), st.sampled_from(["public", "gm", "secret"]), json_values),
+    )
+
+
+# --- a table with characters ------------------------------------------------------------
+
+
+class Cast:
+    """A table of ``system`` with a character each for alice (hero) and bob (rival), a session and a scene running."""
+
+    def __init__(self, table):
+        self.table = table
+        system = get_system(table.campaign.system)
+        self.hero = table.create_character(table.alice, "Hero", dict(system.example_sheet))
+        self.rival = table.create_character(table.bob, "Rival", dict(system.example_sheet))
+        table.command(table.gm, {"type": "start_session"})
+        table.command(table.gm, {"type": "start_scene"})
+        table.campaign.refresh_from_db()
+
+    @property
+    def campaign(self):
+        return self.table.campaign
+
+
+@pytest.fixture
+def high_rate_limits(settings):
+    """Fuzzing sends hundreds of commands a minute: rate limits are tested elsewhere."""
+    settings.RATE_LIMIT_USER_PER_MINUTE = 10**9
+    settings.RATE_LIMIT_SOCKET_PER_10S = 10**9
+    return settings
+
+
+def token_for(user) -> str:
+    from campaign.models import ApiToken
+
+    return ApiToken.objects.create(user=user).key
