@@ -34,7 +34,7 @@ test: install
 	$(MAKE) --no-print-directory test-sqlite
 
 test-sqlite: install
-	DATABASE_URL= REDIS_URL= $(PY) -m pytest -q -m "not postgres and not redis and not browser" tests/campaign tests/sessions
+	DATABASE_URL= REDIS_URL= $(PY) -m pytest -q -m "not postgres and not redis and not browser" tests/campaign tests/sessions tests/contract
 
 # Rules engines only: no database, no Django.
 test-fast: install

@@ -24,7 +24,7 @@ BENCH = ROOT / "bench"
 RESULTS = BENCH / "results"
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/talekeeper_bench"
-DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/14"
+REDIS_SERVER = "redis-server"
 SECRET_KEY = "talekeeper-bench-secret-key-not-for-production-0123456789"
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
@@ -42,7 +42,9 @@ def base_env(database_url: str, redis_url: str | None, **extra: str) -> dict[str
         "DATABASE_URL": database_url,
         "DEBUG": "0",
         "SECRET_KEY": SECRET_KEY,
-        "SECURE_COOKIES": "0",
+        "SECURE_COOKIES": "0",  # plain http on loopback: no https redirect, secure cookies or HSTS
+        "SECURE_SSL_REDIRECT": "0",
+        "SECURE_HSTS_SECONDS": "0",
         "ALLOWED_HOSTS": "127.0.0.1,localhost,testserver",
         "LOG_LEVEL": "WARNING",
         "DJANGO_SETTINGS_MODULE": "campaign.settings",
@@ -169,6 +171,36 @@ def daphnes(app: str, count: int, env: dict[str, str], log_dir: Path, label: str
             log.close()
 
 
+@contextlib.contextmanager
+def own_redis(log_dir: Path):
+    """A private redis-server on a spare loopback port (no persistence); yield its URL.
+
+    The machine's shared Redis on 6379 is also used by other people's test runs, which
+    wipe it (FLUSHDB/FLUSHALL between tests): group memberships vanish mid-run and the
+    numbers become meaningless. A server of our own is immune, and always stopped.
+    """
+    import shutil
+
+    binary = shutil.which(REDIS_SERVER)
+    if binary is None:
+        raise SystemExit("redis-server is not installed: install it, or pass --redis-url redis://127.0.0.1:PORT/N")
+    log_dir.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    log = open(log_dir / "redis.log", "wb")
+    proc = subprocess.Popen(
+        [binary, "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no",
+         "--daemonize", "no", "--protected-mode", "yes", "--maxclients", "10000"],
+        stdout=log, stderr=subprocess.STDOUT,
+    )
+    _PROCS.append(proc)
+    try:
+        wait_for_port(port, proc)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        stop(proc)
+        log.close()
+
+
 # --- statistics -----------------------------------------------------------------
 
 def percentile(sorted_values: list[float], q: float) -> float | None:
@@ -207,6 +239,23 @@ def _first_line(cmd: list[str]) -> str | None:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=10).stdout.strip()
         return out.splitlines()[0] if out else None
     except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def machine_busy_pct(seconds: float) -> float | None:
+    """How busy all cores were over the next ``seconds`` (every process, not only ours)."""
+    def jiffies():
+        with open("/proc/stat") as f:
+            values = [int(x) for x in f.readline().split()[1:]]
+        idle = values[3] + (values[4] if len(values) > 4 else 0)
+        return sum(values) - idle, sum(values)
+
+    try:
+        b0, t0 = jiffies()
+        time.sleep(seconds)
+        b1, t1 = jiffies()
+        return round(100 * (b1 - b0) / (t1 - t0), 1) if t1 > t0 else None
+    except (OSError, ValueError, IndexError):
         return None
 
 

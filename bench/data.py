@@ -59,6 +59,23 @@ def make_tables(prefix: str, tables: int, clients: int, system: str = "tote") ->
     return made
 
 
+def ensure_secret_roll(campaign: Campaign) -> tuple[object, int]:
+    """A player at the log's table and one secret roll by the GM for the first character.
+
+    The player may not see that roll, so their view of the character's sheet must
+    be folded without it (``campaign.projections.visible_state``). Idempotent:
+    fixed command ids, so a second run finds the same player and roll.
+    """
+    slug = campaign.slug
+    player = User.objects.filter(username=f"{slug}-player").first() or _user(f"{slug}-player")
+    do_add_member(campaign, player, "player")
+    gm = membership(campaign, Membership.objects.get(campaign=campaign, role="gm").user)
+    character = Character.objects.filter(campaign=campaign).order_by("id").first()
+    do_command(gm, {"id": "secret-roll-1", "action": {"type": "roll", "notation": "2d6", "character": character.id,
+                                                      "visibility": "secret"}})
+    return player, character.id
+
+
 def membership(campaign: Campaign, user) -> Membership:
     return Membership.objects.select_related("user", "campaign").get(campaign=campaign, user=user)
 

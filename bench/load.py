@@ -103,6 +103,34 @@ def _cpu_seconds(pid: int) -> float | None:
         return None
 
 
+def _service_cpu() -> dict[str, float]:
+    """CPU seconds used so far by PostgreSQL and Redis (all of their processes on this machine).
+
+    PostgreSQL forks a backend per connection; a backend that exited is
+    counted in the postmaster's children time (cutime + cstime), so live
+    processes plus the postmaster's reaped children give the whole.
+    """
+    tick = os.sysconf("SC_CLK_TCK")
+    total = {"postgres": 0.0, "redis": 0.0}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                raw = f.read()
+        except OSError:
+            continue
+        name = raw[raw.find("(") + 1:raw.rfind(")")]
+        fields = raw.rsplit(")", 1)[1].split()
+        kind = "postgres" if name.startswith(("postgres", "postmaster")) else "redis" if name.startswith("redis") else None
+        if kind is None:
+            continue
+        total[kind] += (int(fields[11]) + int(fields[12])) / tick
+        if kind == "postgres" and fields[1] == "1":  # the postmaster (its parent is init)
+            total[kind] += (int(fields[13]) + int(fields[14])) / tick
+    return total
+
+
 def _machine_jiffies() -> tuple[int, int] | None:
     """(busy, total) jiffies of the whole machine since boot, from /proc/stat."""
     try:
@@ -259,7 +287,11 @@ def _pending(st: State, by_table: dict[int, list[Conn]], match: str) -> int:
 
 
 async def run_load(specs: list[ClientSpec], cfg: LoadConfig, match: str, pids: list[int] = ()) -> dict:
-    """Connect every client, roll for ``cfg.duration`` seconds, drain, close; return the numbers."""
+    """One round: connect every client, roll for ``cfg.duration`` seconds, drain, close.
+
+    Returns the raw measurements of the round; :func:`summarize` turns one or
+    more rounds (e.g. alternating with the relay) into the reported numbers.
+    """
     budget = cfg.connect_timeout * 2 + cfg.duration + cfg.drain + 30
     return await asyncio.wait_for(_run(specs, cfg, match, list(pids)), budget)
 
@@ -274,31 +306,32 @@ async def _run(specs: list[ClientSpec], cfg: LoadConfig, match: str, pids: list[
     http_tasks: set[asyncio.Task] = set()
     sem = asyncio.Semaphore(cfg.connect_concurrency)
     t_connect = perf()
+    cpu: dict = {}
     try:
         await asyncio.gather(*[_connect(c, st, match, sem, cfg, readers) for c in conns])
         connect_wall = perf() - t_connect
         await asyncio.sleep(0.5)  # let the last group_add settle everywhere
-
         start = perf() + 0.2
-        cpu_window: dict = {}
 
         async def sample_cpu():
             await asyncio.sleep(max(0.0, start + cfg.warmup - perf()))
             before = {pid: _cpu_seconds(pid) for pid in pids}
             mine_before = sum(os.times()[:2])
             machine_before = _machine_jiffies()
+            services_before = _service_cpu()
             t_before = perf()
             await asyncio.sleep(max(0.0, start + cfg.duration - perf()))
             after = {pid: _cpu_seconds(pid) for pid in pids}
             machine_after = _machine_jiffies()
-            if machine_before and machine_after and machine_after[1] > machine_before[1]:
-                # All processes (PostgreSQL, Redis, the load generator, and whatever else runs on
-                # this shared machine), as a share of all cores: 100 means every core was busy.
-                cpu_window["machine_busy_pct"] = round(100 * (machine_after[0] - machine_before[0])
-                                                       / (machine_after[1] - machine_before[1]), 1)
-            cpu_window["server_cpu_s"] = round(sum((after[p] or 0) - (before[p] or 0) for p in pids), 3)
-            cpu_window["loadgen_cpu_s"] = round(sum(os.times()[:2]) - mine_before, 3)
-            cpu_window["wall_s"] = round(perf() - t_before, 3)
+            services_after = _service_cpu()
+            for kind in services_after:
+                cpu[f"{kind}_cpu_s"] = services_after[kind] - services_before[kind]
+            if machine_before and machine_after:
+                cpu["machine_busy_jiffies"] = machine_after[0] - machine_before[0]
+                cpu["machine_total_jiffies"] = machine_after[1] - machine_before[1]
+            cpu["server_cpu_s"] = sum((after[p] or 0) - (before[p] or 0) for p in pids)
+            cpu["loadgen_cpu_s"] = sum(os.times()[:2]) - mine_before
+            cpu["wall_s"] = perf() - t_before
 
         sampler = asyncio.create_task(sample_cpu())
         await asyncio.gather(*[_drive_table(t, cs, st, cfg, start, http_tasks) for t, cs in by_table.items()])
@@ -320,17 +353,14 @@ async def _run(specs: list[ClientSpec], cfg: LoadConfig, match: str, pids: list[
         for task in readers:
             task.cancel()
         await asyncio.gather(*readers, return_exceptions=True)
+    return _raw(st, conns, by_table, cfg, match, connect_wall, sending_wall, drain_wall, cpu)
 
-    return _report(st, conns, by_table, cfg, match, connect_wall, sending_wall, drain_wall, cpu_window)
 
-
-def _report(st: State, conns, by_table, cfg: LoadConfig, match: str, connect_wall: float, sending_wall: float,
-            drain_wall: float, cpu: dict) -> dict:
-    window = max(1e-9, cfg.duration - cfg.warmup)
+def _raw(st: State, conns, by_table, cfg: LoadConfig, match: str, connect_wall: float, sending_wall: float,
+         drain_wall: float, cpu: dict) -> dict:
     latencies, ack_latencies = [], []
-    missing = 0
+    missing = acked = 0
     measured = [(cid, s) for cid, s in st.sent.items() if s.measured]
-    acked = 0
     for cid, sent in measured:
         ack = st.acks.get(cid)
         if ack is None:
@@ -353,32 +383,62 @@ def _report(st: State, conns, by_table, cfg: LoadConfig, match: str, connect_wal
     if missing:
         errors["missing_delivery"] += missing
     connected = [c for c in conns if c.ws is not None and c.connect_s is not None]
-    total_events = sum(c.events for c in conns)
+    return {
+        "match": match, "via": cfg.via, "tables": len(by_table), "sockets": len(conns),
+        "sockets_ready": len(connected), "offered": cfg.rate_per_table * len(by_table),
+        "window_s": max(1e-9, cfg.duration - cfg.warmup), "sent": len(st.sent), "measured": len(measured),
+        "acked": acked, "latencies": latencies, "ack_latencies": ack_latencies,
+        "connect_s": [c.connect_s for c in connected], "connect_wall_s": connect_wall,
+        "sending_wall_s": sending_wall, "drain_wall_s": drain_wall,
+        "event_bytes": sum(c.event_bytes for c in conns), "events": sum(c.events for c in conns),
+        "errors": errors, "error_examples": st.error_examples, "cpu": cpu,
+    }
+
+
+def summarize(rounds: list[dict]) -> dict:
+    """The reported numbers of one side (Talekeeper or the relay) over all its rounds."""
+    first = rounds[0]
+    window = sum(r["window_s"] for r in rounds)
+    acked = sum(r["acked"] for r in rounds)
+    latencies = [x for r in rounds for x in r["latencies"]]
+    errors = Counter()
+    for r in rounds:
+        errors.update(r["errors"])
+    events = sum(r["events"] for r in rounds)
+    cpu = Counter()
+    for r in rounds:
+        cpu.update({k: v for k, v in r["cpu"].items() if v is not None})
     result = {
-        "match": match,
-        "via": cfg.via,
-        "tables": len(by_table),
-        "sockets": len(conns),
-        "sockets_ready": len(connected),
-        "offered_rolls_per_s": round(cfg.rate_per_table * len(by_table), 2),
-        "rolls_sent": len(st.sent),
-        "rolls_measured": len(measured),
+        "match": first["match"],
+        "via": first["via"],
+        "rounds": len(rounds),
+        "tables": first["tables"],
+        "sockets": first["sockets"],
+        "sockets_ready_min": min(r["sockets_ready"] for r in rounds),
+        "offered_rolls_per_s": round(first["offered"], 2),
+        "rolls_sent": sum(r["sent"] for r in rounds),
+        "rolls_measured": sum(r["measured"] for r in rounds),
+        "measured_window_s": round(window, 2),
         "rolls_per_s": round(acked / window, 2),
         "deliveries_per_s": round(len(latencies) / window, 2),
         "latency_ms": summary_ms(latencies),
-        "ack_ms": summary_ms(ack_latencies),
-        "connect_to_ready_ms": summary_ms([c.connect_s for c in connected]),
-        "connect_wall_s": round(connect_wall, 2),
-        "sending_wall_s": round(sending_wall, 2),
-        "drain_wall_s": round(drain_wall, 2),
-        "mean_event_frame_bytes": round(sum(c.event_bytes for c in conns) / total_events) if total_events else None,
+        "ack_ms": summary_ms([x for r in rounds for x in r["ack_latencies"]]),
+        "connect_to_ready_ms": summary_ms([x for r in rounds for x in r["connect_s"]]),
+        "connect_wall_s": [round(r["connect_wall_s"], 2) for r in rounds],
+        "drain_wall_s": [round(r["drain_wall_s"], 2) for r in rounds],
+        "mean_event_frame_bytes": round(sum(r["event_bytes"] for r in rounds) / events) if events else None,
         "errors": dict(sorted(errors.items())),
         "errors_total": sum(errors.values()),
-        "error_examples": st.error_examples,
-        **cpu,
+        "error_examples": [e for r in rounds for e in r["error_examples"]][:10],
     }
-    if cpu.get("server_cpu_s") is not None and cpu.get("wall_s"):
+    if cpu.get("machine_total_jiffies"):
+        # Every process on this shared machine, as a share of all cores: 100 means every core was busy.
+        result["machine_busy_pct"] = round(100 * cpu["machine_busy_jiffies"] / cpu["machine_total_jiffies"], 1)
+    if cpu.get("wall_s"):
         result["server_cpu_pct_of_one_core"] = round(100 * cpu["server_cpu_s"] / cpu["wall_s"], 1)
-    if cpu.get("server_cpu_s") is not None and acked:
-        result["server_cpu_ms_per_roll"] = round(cpu["server_cpu_s"] * 1000 / acked, 3)
+        result["loadgen_cpu_pct_of_one_core"] = round(100 * cpu["loadgen_cpu_s"] / cpu["wall_s"], 1)
+    if acked:
+        for kind, key in (("server", "server_cpu_s"), ("postgres", "postgres_cpu_s"), ("redis", "redis_cpu_s")):
+            if key in cpu:
+                result[f"{kind}_cpu_ms_per_roll"] = round(cpu[key] * 1000 / acked, 3)
     return result

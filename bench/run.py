@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -42,8 +44,10 @@ def parse_args(argv=None):
     g.add_argument("--tables", type=int, default=10, help="tables of the main load [10]")
     g.add_argument("--clients", type=int, default=6, help="sockets per table, 1 GM + players [6]")
     g.add_argument("--rate", type=float, default=2.0, help="rolls per second per table (Poisson) [2]")
-    g.add_argument("--duration", type=float, help="seconds of rolling per scenario [20; quick 8]")
-    g.add_argument("--warmup", type=float, help="first seconds not measured [3; quick 2]")
+    g.add_argument("--duration", type=float, help="seconds of rolling per round [12; quick 7]")
+    g.add_argument("--warmup", type=float, help="first seconds of each round not measured [2; quick 1]")
+    g.add_argument("--rounds", type=int, help="rounds per scenario, alternating Talekeeper and the relay, each "
+                                              "--duration long [2; quick 1]")
     g.add_argument("--via", choices=["ws", "http"], default="ws",
                    help="send commands as socket frames or HTTP POSTs with a bearer token [ws]")
     g.add_argument("--big-tables", type=int, default=20, help="tables of the large load [20]")
@@ -53,16 +57,18 @@ def parse_args(argv=None):
     g.add_argument("--http-too", action="store_true",
                    help="also run the main load with commands sent over HTTP (the relay gets socket frames)")
     g.add_argument("--no-relay", action="store_true", help="skip the relay baseline")
-    g.add_argument("--py-spy", action="store_true",
-                   help="profile every Talekeeper daphne during each load with py-spy (pip install py-spy); "
-                        "collapsed stacks go to bench/results/profiles/<run>/")
+    g.add_argument("--py-spy", nargs="?", const="wall", choices=["wall", "gil"],
+                   help="profile every Talekeeper daphne during each load with py-spy (pip install py-spy): "
+                        "'wall' (default) samples running threads, so waits on PostgreSQL count; 'gil' only "
+                        "the thread holding the GIL, i.e. Python CPU. Collapsed stacks go to "
+                        "bench/results/profiles/; summarise them with bench/profile_report.py")
     g.add_argument("--app-env", action="append", default=[], metavar="KEY=VALUE",
                    help="extra environment for the Talekeeper daphnes, e.g. DB_CONN_MAX_AGE=60 (repeatable)")
     g.add_argument("--app-settings", default="campaign.settings", metavar="MODULE",
                    help="DJANGO_SETTINGS_MODULE of the Talekeeper daphnes, e.g. bench.settings_pool "
                         "(PostgreSQL connection pool experiment) [campaign.settings]")
     g = p.add_argument_group("store")
-    g.add_argument("--appends", type=int, help="commands per append benchmark [1000; quick 200]")
+    g.add_argument("--appends", type=int, help="commands per append benchmark [1000; quick 150]")
     g.add_argument("--rebuild-sizes", type=sizes, help="log sizes to rebuild [10k,100k; quick 10k]")
     g.add_argument("--rebuild-repeat", type=int, help="rebuilds per size, best is reported [2; quick 1]")
     g.add_argument("--read-sizes", type=sizes, help="log sizes for page timings [1k,100k; quick 1k,10k]")
@@ -70,20 +76,22 @@ def parse_args(argv=None):
     g = p.add_argument_group("services")
     g.add_argument("--database-url", default=common.DEFAULT_DATABASE_URL,
                    help=f"the bench's own PostgreSQL database (created if missing) [{common.DEFAULT_DATABASE_URL}]")
-    g.add_argument("--redis-url", default=common.DEFAULT_REDIS_URL,
-                   help=f"the bench's own Redis database index [{common.DEFAULT_REDIS_URL}]")
+    g.add_argument("--redis-url",
+                   help="use this Redis (on 127.0.0.1) instead of a private redis-server that the bench starts "
+                        "on a spare port and stops at the end [private]")
     g.add_argument("--fresh", action="store_true", help="drop and recreate the bench database first")
     g.add_argument("--out", type=Path, help="JSON result file [bench/results/<time>-<mode>.json]")
     g.add_argument("--seed", type=int, default=1)
     a = p.parse_args(argv)
     q = a.quick
-    a.duration = a.duration if a.duration is not None else (8.0 if q else 20.0)
-    a.warmup = a.warmup if a.warmup is not None else (2.0 if q else 3.0)
-    a.appends = a.appends if a.appends is not None else (200 if q else 1000)
+    a.duration = a.duration if a.duration is not None else (7.0 if q else 12.0)
+    a.warmup = a.warmup if a.warmup is not None else (1.0 if q else 2.0)
+    a.appends = a.appends if a.appends is not None else (150 if q else 1000)
     a.rebuild_sizes = a.rebuild_sizes or ([10_000] if q else [10_000, 100_000])
     a.rebuild_repeat = a.rebuild_repeat or (1 if q else 2)
     a.read_sizes = a.read_sizes or ([1_000, 10_000] if q else [1_000, 100_000])
     a.read_requests = a.read_requests or (20 if q else 50)
+    a.rounds = a.rounds or (1 if q else 2)
     a.no_big = a.no_big or q
     if a.warmup >= a.duration:
         p.error("--warmup must be shorter than --duration")
@@ -109,7 +117,7 @@ def load_scenarios(a) -> list[dict]:
 
 def run_load(a, env: dict, run_id: str, log_dir: Path) -> dict:
     from bench import data
-    from bench.load import ClientSpec, LoadConfig, run_load as drive
+    from bench.load import ClientSpec, LoadConfig, run_load as drive, summarize
 
     app_env = {**env, "DJANGO_SETTINGS_MODULE": a.app_settings}
     for item in a.app_env:
@@ -118,52 +126,76 @@ def run_load(a, env: dict, run_id: str, log_dir: Path) -> dict:
     relay_env = {**env, "DJANGO_SETTINGS_MODULE": "bench.relay_settings"}
     scenarios = load_scenarios(a)
     results = {"scenarios": {}, "procs": a.procs, "app_env": a.app_env, "app_settings": a.app_settings}
-    with common.daphnes("campaign.asgi:application", a.procs, app_env, log_dir, "app") as (app_ports, app_procs), \
-            common.daphnes("bench.relay:application", 0 if a.no_relay else a.procs, relay_env, log_dir,
-                           "relay") as (relay_ports, relay_procs):
-        for i, sc in enumerate(scenarios):
-            t0 = time.perf_counter()
-            tables = data.make_tables(f"{run_id}-{i}", sc["tables"], sc["clients"])
-            log(f"load {sc['name']} ({sc['tables'] * sc['clients']} sockets, {sc['rate']} rolls/s per table, "
-                f"via {sc['via']}): {len(tables)} tables made in {time.perf_counter() - t0:.1f}s")
-            cfg = LoadConfig(rate_per_table=sc["rate"], duration=a.duration, warmup=a.warmup, via=sc["via"],
-                             seed=a.seed + i, run_id=f"{run_id}-{i}")
-            specs, k = [], 0
+    for i, sc in enumerate(scenarios):
+        t0 = time.perf_counter()
+        tables = data.make_tables(f"{run_id}-{i}", sc["tables"], sc["clients"])
+        log(f"load {sc['name']} ({sc['tables'] * sc['clients']} sockets, {sc['rate']} rolls/s per table, "
+            f"via {sc['via']}, {a.rounds} round(s) of {a.duration:g}s): {len(tables)} tables made in "
+            f"{time.perf_counter() - t0:.1f}s")
+        cfg = LoadConfig(rate_per_table=sc["rate"], duration=a.duration, warmup=a.warmup, via=sc["via"],
+                         seed=a.seed + i, run_id=f"{run_id}-{i}")
+
+        def app_specs(ports: list[int]) -> list:
+            """Every member's socket, spread round-robin over the processes, from the log's head now."""
+            from campaign.models import Campaign
+
+            heads = dict(Campaign.objects.filter(slug__in=[t["slug"] for t in tables])
+                         .values_list("slug", "last_seq"))
+            out, k = [], 0
             for t, table in enumerate(tables):
                 for member in table["members"]:
-                    port = app_ports[k % len(app_ports)]
+                    port = ports[k % len(ports)]
                     k += 1
-                    specs.append(ClientSpec(
+                    out.append(ClientSpec(
                         table=t, token=member["token"], roller=member["role"] == "player",
-                        ws_url=f"ws://127.0.0.1:{port}/ws/campaigns/{table['slug']}/table/?after={table['head']}",
+                        ws_url=f"ws://127.0.0.1:{port}/ws/campaigns/{table['slug']}/table/"
+                               f"?after={heads[table['slug']]}",
                         command_url=f"http://127.0.0.1:{port}/api/campaigns/{table['slug']}/commands"))
-            spies = start_py_spy(a, app_procs, f"{run_id}-{sc['name']}")
-            try:
-                app = asyncio.run(drive(specs, cfg, "seq", [p.pid for p in app_procs]))
-            finally:
-                for spy in spies:
-                    try:
-                        spy.wait(timeout=30)
-                    except subprocess.TimeoutExpired:
-                        common.stop(spy)
-            entry = {"config": sc, "talekeeper": app}
-            log(f"  talekeeper: {_line(app)}")
+            return out
+
+        def relay_specs(ports: list[int], like: list) -> list:
+            return [ClientSpec(table=s.table, roller=s.roller,
+                               ws_url=f"ws://127.0.0.1:{ports[j % len(ports)]}/relay/{run_id}-{i}-t{s.table}/")
+                    for j, s in enumerate(like)]
+
+        # Rounds alternate Talekeeper and the relay, so a burst of load from elsewhere on a shared
+        # machine lands on both sides rather than on one; every round gets fresh server processes.
+        app_rounds, relay_rounds = [], []
+        for rnd in range(a.rounds):
+            round_cfg = LoadConfig(**{**cfg.__dict__, "run_id": f"{cfg.run_id}-r{rnd}"})
+            with common.daphnes("campaign.asgi:application", a.procs, app_env, log_dir,
+                                f"app-{sc['name']}-r{rnd}") as (ports, procs):
+                specs = app_specs(ports)
+                spies = start_py_spy(a, procs, f"{run_id}-{sc['name']}-r{rnd}")
+                try:
+                    app_rounds.append(asyncio.run(drive(specs, round_cfg, "seq", [p.pid for p in procs])))
+                finally:
+                    for spy in spies:
+                        try:
+                            spy.wait(timeout=30)
+                        except subprocess.TimeoutExpired:
+                            common.stop(spy)
             if not a.no_relay:
-                relay_specs = [ClientSpec(table=s.table, roller=s.roller,
-                                          ws_url=f"ws://127.0.0.1:{relay_ports[j % len(relay_ports)]}"
-                                                 f"/relay/{run_id}-{i}-t{s.table}/")
-                               for j, s in enumerate(specs)]
-                relay_cfg = LoadConfig(**{**cfg.__dict__, "via": "ws"})
-                relay = asyncio.run(drive(relay_specs, relay_cfg, "id", [p.pid for p in relay_procs]))
-                entry["relay"] = relay
-                entry["ratio_talekeeper_over_relay"] = {
-                    q: ratio(app["latency_ms"][q], relay["latency_ms"][q]) for q in ("p50", "p95", "p99")
-                }
-                entry["ratio_talekeeper_over_relay"]["server_cpu_per_roll"] = ratio(
-                    app.get("server_cpu_ms_per_roll"), relay.get("server_cpu_ms_per_roll"))
-                log(f"  relay:      {_line(relay)}")
-                log(f"  ratio talekeeper/relay: {entry['ratio_talekeeper_over_relay']}")
-            results["scenarios"][sc["name"]] = entry
+                with common.daphnes("bench.relay:application", a.procs, relay_env, log_dir,
+                                    f"relay-{sc['name']}-r{rnd}") as (ports, procs):
+                    relay_cfg = LoadConfig(**{**round_cfg.__dict__, "via": "ws"})
+                    relay_rounds.append(asyncio.run(drive(relay_specs(ports, specs), relay_cfg, "id",
+                                                          [p.pid for p in procs])))
+        app = summarize(app_rounds)
+        entry = {"config": {**sc, "rounds": a.rounds, "duration_per_round": a.duration, "warmup": a.warmup},
+                 "talekeeper": app}
+        log(f"  talekeeper: {_line(app)}")
+        if relay_rounds:
+            relay = summarize(relay_rounds)
+            entry["relay"] = relay
+            entry["ratio_talekeeper_over_relay"] = {
+                q: ratio(app["latency_ms"][q], relay["latency_ms"][q]) for q in ("p50", "p95", "p99")
+            }
+            entry["ratio_talekeeper_over_relay"]["daphne_cpu_per_roll"] = ratio(
+                app.get("server_cpu_ms_per_roll"), relay.get("server_cpu_ms_per_roll"))
+            log(f"  relay:      {_line(relay)}")
+            log(f"  ratio talekeeper/relay: {entry['ratio_talekeeper_over_relay']}")
+        results["scenarios"][sc["name"]] = entry
     return results
 
 
@@ -178,7 +210,8 @@ def start_py_spy(a, procs, label: str) -> list:
         spy = subprocess.Popen(
             [str(Path(sys.executable).with_name("py-spy")), "record", "--pid", str(proc.pid), "--rate", "200",
              "--duration", str(int(a.duration + 5)), "--format", "raw", "--nonblocking",
-             "-o", str(out_dir / f"{label}-app{i}.txt")],
+             *(["--gil"] if a.py_spy == "gil" else []),
+             "-o", str(out_dir / f"{label}-{a.py_spy}-app{i}.txt")],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         common._PROCS.append(spy)
         spies.append(spy)
@@ -189,7 +222,8 @@ def _line(r: dict) -> str:
     lat = r["latency_ms"]
     return (f"{r['rolls_per_s']} rolls/s (offered {r['offered_rolls_per_s']}), {r['deliveries_per_s']} deliveries/s, "
             f"latency p50 {lat['p50']} p95 {lat['p95']} p99 {lat['p99']} ms, ack p50 {r['ack_ms']['p50']} ms, "
-            f"daphne CPU {r.get('server_cpu_ms_per_roll')} ms/roll, machine {r.get('machine_busy_pct')}% busy, errors {r['errors_total']} {r['errors'] or ''}")
+            f"CPU ms/roll: daphne {r.get('server_cpu_ms_per_roll')} postgres {r.get('postgres_cpu_ms_per_roll')} "
+            f"redis {r.get('redis_cpu_ms_per_roll')}, machine {r.get('machine_busy_pct')}% busy, errors {r['errors_total']} {r['errors'] or ''}")
 
 
 # --- main -----------------------------------------------------------------------
@@ -197,45 +231,50 @@ def _line(r: dict) -> str:
 def main(argv=None) -> int:
     a = parse_args(argv)
     common.require_loopback(a.database_url, "--database-url")
-    common.require_loopback(a.redis_url, "--redis-url")
+    if a.redis_url:
+        common.require_loopback(a.redis_url, "--redis-url")
     started = datetime.now(timezone.utc)
     run_id = "b" + uuid.uuid4().hex[:6]
     mode = "quick" if a.quick else "full"
     out = a.out or RESULTS / f"{started.strftime('%Y%m%dT%H%M%SZ')}-{mode}.json"
     log_dir = RESULTS / "logs" / run_id
     t_all = time.perf_counter()
+    with contextlib.ExitStack() as stack:
+        redis_url = a.redis_url or stack.enter_context(common.own_redis(log_dir))
+        env = common.base_env(a.database_url, redis_url)
+        common.ensure_database(a.database_url, fresh=a.fresh)
+        common.migrate(env)
+        common.setup_django(env)
+        warnings.filterwarnings("ignore", message="No directory at")  # WhiteNoise: no collectstatic in the bench
+        result = {
+            "command": " ".join(shlex.quote(x) for x in [".venv/bin/python", "bench/run.py",
+                                                         *(argv if argv is not None else sys.argv[1:])]),
+            "mode": mode,
+            "run_id": run_id,
+            "started": started.isoformat(timespec="seconds"),
+            "redis": a.redis_url or "private redis-server on a spare port",
+            "machine": common.machine_info(a.database_url, redis_url),
+            "note": "shared, noisy 2-core machine: compare the ratios, not the absolute numbers",
+        }
+        result["machine"]["busy_pct_before"] = common.machine_busy_pct(2.0)
+        log(f"run {run_id} ({mode}); machine: {result['machine']['nproc']} cores, {result['machine']['cpu_model']}, "
+            f"load {result['machine']['load_average']}, {result['machine']['busy_pct_before']}% busy before start")
+        try:
+            if a.only != "store":
+                result["load"] = run_load(a, env, run_id, log_dir)
+            if a.only != "load":
+                from bench.store import run_store
 
-    env = common.base_env(a.database_url, a.redis_url)
-    common.ensure_database(a.database_url, fresh=a.fresh)
-    common.migrate(env)
-    common.setup_django(env)
-    warnings.filterwarnings("ignore", message="No directory at")  # WhiteNoise: no collectstatic in the bench
-    result = {
-        "command": " ".join(shlex.quote(x) for x in [".venv/bin/python", "bench/run.py", *(argv or sys.argv[1:])]),
-        "mode": mode,
-        "run_id": run_id,
-        "started": started.isoformat(timespec="seconds"),
-        "machine": common.machine_info(a.database_url, a.redis_url),
-        "note": "shared, noisy 2-core machine: compare the ratios, not the absolute numbers",
-    }
-    log(f"run {run_id} ({mode}); machine: {result['machine']['nproc']} cores, {result['machine']['cpu_model']}, "
-        f"load {result['machine']['load_average']}")
-    try:
-        if a.only != "store":
-            result["load"] = run_load(a, env, run_id, log_dir)
-        if a.only != "load":
-            from bench.store import run_store
-
-            log("store benchmarks")
-            result["store"] = run_store(a.appends, a.rebuild_sizes, a.rebuild_repeat, a.read_sizes,
-                                        a.read_requests, prefix=run_id, progress=log)
-    finally:
-        common.stop_all()
-        result["wall_s"] = round(time.perf_counter() - t_all, 1)
-        result["machine"]["load_average_end"] = [round(x, 2) for x in __import__("os").getloadavg()]
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(result, indent=2, default=str) + "\n")
-        log(f"wrote {out} ({result['wall_s']}s)")
+                log("store benchmarks")
+                result["store"] = run_store(a.appends, a.rebuild_sizes, a.rebuild_repeat, a.read_sizes,
+                                            a.read_requests, prefix=run_id, progress=log)
+        finally:
+            result["wall_s"] = round(time.perf_counter() - t_all, 1)
+            result["machine"]["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps(result, indent=2, default=str) + "\n")
+            log(f"wrote {out} ({result['wall_s']}s)")
+    common.stop_all()
     return 0
 
 

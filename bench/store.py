@@ -160,24 +160,40 @@ def _time_get(client: Client, url: str, count: int) -> dict:
 
 
 def bench_reads(sizes: list[int], count: int, progress=None) -> dict:
-    """Table page and newest events page with a small and a large log (in-process Django client)."""
+    """Table page, newest events page and a character sheet with a small and a large log.
+
+    In-process Django test client, logged in as the GM (and, for the sheet, as a
+    player who may not see one secret roll of that character).
+    """
     out = {}
     for n in sizes:
         log = data.ensure_log(n, progress=progress)
         campaign = Campaign.objects.get(slug=log["slug"])
-        client = Client()
-        client.force_login(campaign.memberships.get(role="gm").user)
+        player, character_id = data.ensure_secret_roll(campaign)
+        campaign.refresh_from_db()
+        gm = Client()
+        gm.force_login(campaign.memberships.get(role="gm").user)
+        as_player = Client()
+        as_player.force_login(player)
         after = max(0, campaign.last_seq - 100)
+        sheet = f"/api/campaigns/{campaign.slug}/characters/{character_id}"
         out[str(n)] = {
             "events": campaign.last_seq,
-            "table_page": _time_get(client, f"/campaigns/{campaign.slug}/", count),
+            "table_page": _time_get(gm, f"/campaigns/{campaign.slug}/", count),
             "events_api_newest_100": _time_get(
-                client, f"/api/campaigns/{campaign.slug}/events?after={after}&limit=100", count),
+                gm, f"/api/campaigns/{campaign.slug}/events?after={after}&limit=100", count),
+            # Not in the brief, but reads any member makes at any time: a character's sheet now (as
+            # the GM, and as a player who may not see one secret roll of that character), and as it
+            # stood 10 events ago.
+            "character_now_gm": _time_get(gm, sheet, count),
+            "character_now_player_one_secret_roll": _time_get(as_player, sheet, max(3, count // 10)),
+            "character_as_of_head_minus_10": _time_get(
+                gm, f"{sheet}?as_of={campaign.last_seq - 10}", max(3, count // 10)),
         }
     small, large = (str(n) for n in (min(sizes), max(sizes)))
     out["ratio_large_over_small"] = {
         what: ratio(out[large][what]["median_ms"], out[small][what]["median_ms"])
-        for what in ("table_page", "events_api_newest_100")
+        for what in out[large] if what != "events"
     }
     return out
 

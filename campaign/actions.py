@@ -149,7 +149,7 @@ def check_command(body) -> tuple[str, dict]:
     if b"\\u0000" in encoded or "\x00" in encoded.decode("utf-8"):
         raise ActionError("Text in an action can't contain NUL characters.")
     visibility = action.get("visibility", VISIBILITY_PUBLIC)
-    if visibility not in dict(VISIBILITY_CHOICES):
+    if not isinstance(visibility, str) or visibility not in dict(VISIBILITY_CHOICES):
         raise ActionError("'visibility' must be one of: " + ", ".join(dict(VISIBILITY_CHOICES)) + ".")
     return client_id, action
 
@@ -191,12 +191,14 @@ def do_command(membership: Membership, body, dice=None) -> CommandResult:
             if previous.body_hash != body_hash:
                 raise Conflict(f"Command id '{client_id}' was already used for a different action.")
             return CommandResult(list(previous.events.select_related("actor", "character").order_by("seq")), True)
-        source = dice or dice_module.dice_for(campaign)
+        # A hidden roll's nonce is drawn before its dice, which depend on it.
+        nonce = fairdice.new_nonce() if action.get("visibility", VISIBILITY_PUBLIC) != VISIBILITY_PUBLIC else ""
+        source = dice or dice_module.dice_for(campaign, nonce=nonce)
         recorder = source if isinstance(source, fairdice.RecordingDice) else fairdice.RecordingDice(source)
         drafts = _decide(campaign, membership, action, recorder)
         if not drafts:
             raise Refused("That action changes nothing, so nothing was stored.")
-        drafts = _record_dice_and_seal(drafts, recorder.log)
+        drafts = _record_dice_and_seal(drafts, recorder.log, nonce)
         command = Command.objects.create(campaign=campaign, actor=user, client_id=client_id, body_hash=body_hash)
         events = append(campaign, drafts, actor=user, command=command)
         projections.apply(campaign, events)
@@ -204,11 +206,11 @@ def do_command(membership: Membership, body, dice=None) -> CommandResult:
     return CommandResult(events, False)
 
 
-def _record_dice_and_seal(drafts: list[Draft], dice_log: list[list[int]]) -> list[Draft]:
+def _record_dice_and_seal(drafts: list[Draft], dice_log: list[list[int]], nonce: str) -> list[Draft]:
     """Record every die drawn on the command's first event; seal hidden events."""
     if dice_log:
         drafts = [replace(drafts[0], payload={**drafts[0].payload, "dice_log": dice_log}), *drafts[1:]]
-    return [replace(d, payload=fairdice.seal(dict(d.payload))) if d.visibility != VISIBILITY_PUBLIC else d
+    return [replace(d, payload=fairdice.seal(dict(d.payload), nonce)) if d.visibility != VISIBILITY_PUBLIC else d
             for d in drafts]
 
 

@@ -13,6 +13,7 @@ import json
 import logging
 
 from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.http import JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
@@ -23,7 +24,7 @@ from rules import RuleError, odds_json
 from .actions import ActionError, Forbidden, access_campaign, access_character, access_character_for_reading, do_command
 from .auth import InvalidToken, bearer_key, user_from_request
 from .log import events_after, serialize_event
-from .projections import state_as_of
+from .projections import visible_state
 from .ratelimit import check_user_rate
 from .visibility import Viewer, for_viewer
 
@@ -62,16 +63,30 @@ class TooLarge(ActionError):
 
 def _write_request(request, slug):
     """Who is writing, and the JSON body: size, auth, CSRF and JSON checked in that order."""
-    if len(request.body) > MAX_BODY_BYTES:
-        raise TooLarge(f"Requests are limited to {MAX_BODY_BYTES // 1024} KB.")
+    too_large = TooLarge(f"Requests are limited to {MAX_BODY_BYTES // 1024} KB.")
+    declared = request.META.get("CONTENT_LENGTH") or "0"
+    if not declared.isascii() or not declared.isdigit() or int(declared) > MAX_BODY_BYTES:
+        raise too_large  # refuse before reading a body we would throw away
+    try:
+        raw = request.body
+    except RequestDataTooBig:
+        raise too_large
+    if len(raw) > MAX_BODY_BYTES:
+        raise too_large
     campaign, membership = _member(request, slug)
     if _csrf_failure(request) is not None:
         raise Forbidden("The CSRF token is missing or wrong: reload the page and try again.", "csrf")
+    return campaign, membership, parse_json(raw)
+
+
+def parse_json(raw: bytes | str):
+    """JSON text from a client, or a clear ``bad_json`` error (never a crash, however it is built)."""
     try:
-        body = json.loads(request.body.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+        return json.loads(raw.decode("utf-8") if isinstance(raw, bytes) else raw)
+    except RecursionError:
+        raise ActionError("The JSON is nested too deeply.", "bad_json")
+    except (UnicodeDecodeError, ValueError, TypeError):
         raise ActionError("The request body is not valid JSON text.", "bad_json")
-    return campaign, membership, body
 
 
 @csrf_exempt
@@ -92,7 +107,7 @@ def _int_param(request, name: str, default: int, lo: int, hi: int) -> int:
     raw = request.GET.get(name)
     if raw is None or raw == "":
         return default
-    if not raw.isdigit() or len(raw) > 18:
+    if not raw.isascii() or not raw.isdigit() or len(raw) > 18:
         raise ActionError(f"'{name}' must be a whole number from {lo} to {hi}.")
     value = int(raw)
     if not lo <= value <= hi:
@@ -128,10 +143,11 @@ def character_state(request, slug, character_id):
         character = access_character_for_reading(membership, character_id)
     except ActionError as e:
         return _fail(e)
+    viewer = Viewer.of(membership)
     if as_of:
-        state, seq = state_as_of(character, as_of), min(as_of, campaign.last_seq)
+        state, seq = visible_state(character, viewer, upto=as_of), min(as_of, campaign.last_seq)
     else:
-        state, seq = character.projection.state, character.projection.last_seq
+        state, seq = visible_state(character, viewer), character.projection.last_seq
     return JsonResponse({"character": character.id, "name": character.name, "owner": character.owner.username,
                          "seq": seq, "state": state})
 
@@ -143,7 +159,8 @@ def preview(request, slug):
     try:
         campaign, membership, body = _write_request(request, slug)
         action = body.get("action") if isinstance(body, dict) else None
-        if not isinstance(action, dict) or action.get("type") not in campaign.rules.actions:
+        if not isinstance(action, dict) or not isinstance(action.get("type"), str) \
+                or action["type"] not in campaign.rules.actions:
             raise ActionError(f"'action' must be one of {campaign.rules.title}'s actions.", "unknown_action")
         character = access_character(membership, action.get("character"))
         odds = campaign.rules.preview(character.projection.state, action)

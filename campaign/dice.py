@@ -9,6 +9,10 @@ Clients never send dice.
 from . import fairdice
 
 
-def dice_for(campaign):
-    """The dice source for the next command in the locked ``campaign``."""
-    return fairdice.dice_for(campaign)
+def dice_for(campaign, nonce: str = ""):
+    """The dice source for the next command in the locked ``campaign``.
+
+    ``nonce`` is a hidden roll's secret nonce: it keys its dice too, so the
+    seed revealed at the session's end does not reveal a still-hidden roll.
+    """
+    return fairdice.dice_for(campaign, nonce)

@@ -45,13 +45,19 @@ def player_mix(seeds: list[str]) -> str:
     return hashlib.sha256("\n".join(seeds).encode("utf-8")).hexdigest()
 
 
-def derive_face(seed_hex: str, campaign_id: int, session: int, seq: int, index: int, sides: int, mix: str) -> int:
-    """The face of die ``index`` of the command starting at ``seq``: uniform in 1..sides."""
+def derive_face(seed_hex: str, campaign_id: int, session: int, seq: int, index: int, sides: int, mix: str,
+                nonce: str = "") -> int:
+    """The face of die ``index`` of the command starting at ``seq``: uniform in 1..sides.
+
+    A hidden roll's ``nonce`` is part of the message, so its dice stay secret
+    after the seed is revealed, until the roll itself is revealed.
+    """
     key = bytes.fromhex(seed_hex)
     limit = (2**64 // sides) * sides  # values at or above this would favour low faces
+    suffix = f":{nonce}" if nonce else ""
     counter = 0
     while True:
-        message = f"{campaign_id}:{session}:{seq}:{index}:{counter}:{mix}".encode("ascii")
+        message = f"{campaign_id}:{session}:{seq}:{index}:{counter}:{mix}{suffix}".encode("ascii")
         value = int.from_bytes(hmac.new(key, message, hashlib.sha256).digest()[:8], "big")
         if value < limit:
             return value % sides + 1
@@ -74,12 +80,14 @@ class RecordingDice:
 class SessionDice:
     """The dice of one command inside a play session, derived from the session seed."""
 
-    def __init__(self, seed_hex: str, campaign_id: int, session: int, seq: int, mix: str):
+    def __init__(self, seed_hex: str, campaign_id: int, session: int, seq: int, mix: str, nonce: str = ""):
         self.seed_hex, self.campaign_id, self.session, self.seq, self.mix = seed_hex, campaign_id, session, seq, mix
+        self.nonce = nonce
         self.index = 0
 
     def roll(self, sides: int) -> int:
-        face = derive_face(self.seed_hex, self.campaign_id, self.session, self.seq, self.index, sides, self.mix)
+        face = derive_face(self.seed_hex, self.campaign_id, self.session, self.seq, self.index, sides, self.mix,
+                           self.nonce)
         self.index += 1
         return face
 
@@ -91,7 +99,7 @@ def session_mix(campaign: Campaign, session: int, before_seq: int | None = None)
     return player_mix([e.payload["seed"] for e in qs.order_by("seq")])
 
 
-def dice_for(campaign: Campaign) -> RecordingDice:
+def dice_for(campaign: Campaign, nonce: str = "") -> RecordingDice:
     """The dice for the next command of a locked ``campaign``.
 
     In a running session they derive from its seed; outside one (setting up
@@ -102,14 +110,18 @@ def dice_for(campaign: Campaign) -> RecordingDice:
         seed = DiceSeed.objects.filter(campaign=campaign, session=campaign.current_session).first()
         if seed is not None:
             source = SessionDice(seed.seed, campaign.id, campaign.current_session, campaign.last_seq + 1,
-                                 session_mix(campaign, campaign.current_session))
+                                 session_mix(campaign, campaign.current_session), nonce)
             return RecordingDice(source)
     return RecordingDice(SecretDice())
 
 
-def seal(payload: dict) -> dict:
-    """A hidden roll's payload with a nonce and a commitment to all of it."""
-    sealed = {**payload, "nonce": secrets.token_hex(16)}
+def new_nonce() -> str:
+    return secrets.token_hex(16)
+
+
+def seal(payload: dict, nonce: str) -> dict:
+    """A hidden roll's payload with its nonce and a commitment to all of it."""
+    sealed = {**payload, "nonce": nonce}
     sealed["commitment"] = commitment_of(sealed)
     return sealed
 
@@ -169,7 +181,8 @@ def _check_dice(campaign, session, seed, events, report) -> None:
         mix = player_mix(seeds)
         for index, (sides, face) in enumerate(log):
             report.dice += 1
-            expected = derive_face(seed, campaign.id, session, event.seq, index, sides, mix)
+            expected = derive_face(seed, campaign.id, session, event.seq, index, sides, mix,
+                                   event.payload.get("nonce", "") if event.visibility != "public" else "")
             if expected != face:
                 report.problems.append((event.seq, f"die {index + 1} (d{sides}) shows {face}, the seed gives {expected}"))
                 break

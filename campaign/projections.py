@@ -55,7 +55,8 @@ def voided_seqs(campaign: Campaign, upto: int | None = None) -> set[int]:
     return {e.payload["seq"] for e in qs}
 
 
-def replay(campaign: Campaign, upto: int | None = None, character_id: int | None = None) -> tuple[dict, dict]:
+def replay(campaign: Campaign, upto: int | None = None, character_id: int | None = None,
+           skip: frozenset[int] | set[int] = frozenset()) -> tuple[dict, dict]:
     """Fold a campaign's log from the start (up to seq ``upto``).
 
     Returns ``(states, seqs)`` keyed by character id. With ``character_id``,
@@ -70,7 +71,7 @@ def replay(campaign: Campaign, upto: int | None = None, character_id: int | None
         qs = qs.filter(Q(character_id=character_id) | Q(type__in=CAMPAIGN_WIDE))
     states: dict[int, dict] = {}
     seqs: dict[int, int] = {}
-    fold(campaign, qs.iterator(chunk_size=2000), states, seqs, voided_seqs(campaign, upto))
+    fold(campaign, qs.iterator(chunk_size=2000), states, seqs, voided_seqs(campaign, upto) | set(skip))
     if character_id is not None:
         states = {k: v for k, v in states.items() if k == character_id}
     return states, seqs
@@ -79,6 +80,30 @@ def replay(campaign: Campaign, upto: int | None = None, character_id: int | None
 def state_as_of(character: Character, seq: int) -> dict | None:
     """The character's state as it stood right after event ``seq`` (None before it existed)."""
     states, _ = replay(character.campaign, upto=seq, character_id=character.id)
+    return states.get(character.id)
+
+
+def visible_state(character: Character, viewer, upto: int | None = None) -> dict | None:
+    """The character's state as ``viewer`` may see it (now, or as of seq ``upto``).
+
+    A hidden roll changes the sheet too (a TOTE test's total lands in
+    ``last_test``); members who may not see the roll get the state folded
+    without it, so the sheet can't leak what the log seals.
+    """
+    from .log import marks_after
+    from .visibility import may_see
+
+    hidden = Event.objects.filter(character=character).exclude(visibility="public")
+    if upto is not None:
+        hidden = hidden.filter(seq__lte=upto)
+    hidden = list(hidden.values("seq", "visibility", "actor_id"))
+    unseen = set()
+    if hidden:
+        _, revealed = marks_after(character.campaign_id, min(h["seq"] for h in hidden) - 1)
+        unseen = {h["seq"] for h in hidden if not may_see(h, viewer, revealed)}
+    if not unseen and upto is None:
+        return character.projection.state
+    states, _ = replay(character.campaign, upto=upto, character_id=character.id, skip=unseen)
     return states.get(character.id)
 
 

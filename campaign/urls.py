@@ -4,7 +4,7 @@ from django.urls import path
 
 from sessions import views as table_views
 
-from . import api, views
+from . import api, audit_views, openapi, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -14,10 +14,17 @@ urlpatterns = [
     path("profile/", views.profile, name="profile"),
     path("join/<str:code>/", views.join, name="join"),
     path("campaigns/<slug:slug>/", table_views.table, name="table"),
+    path("campaigns/<slug:slug>/audit/", audit_views.audit_page, name="audit"),
+    path("campaigns/<slug:slug>/audit/sheet/", audit_views.audit_sheet, name="audit-sheet"),
+    path("campaigns/<slug:slug>/audit/advancement/", audit_views.audit_advancement, name="audit-advancement"),
+    path("campaigns/<slug:slug>/sessions/<int:number>/dice/", audit_views.session_dice, name="session-dice"),
     path("api/campaigns/<slug:slug>/commands", api.commands, name="api-commands"),
     path("api/campaigns/<slug:slug>/events", api.events, name="api-events"),
     path("api/campaigns/<slug:slug>/preview", api.preview, name="api-preview"),
-    path("api/openapi.json", __import__("campaign.openapi", fromlist=["spec"]).spec, name="api-openapi"),
+    path("api/openapi.json", openapi.spec, name="api-openapi"),
     path("api/campaigns/<slug:slug>/characters/<int:character_id>", api.character_state, name="api-character"),
+    path("api/campaigns/<slug:slug>/export.jsonl", audit_views.export_jsonl, name="api-export-jsonl"),
+    path("api/campaigns/<slug:slug>/export.csv", audit_views.export_csv, name="api-export-csv"),
+    path("api/campaigns/<slug:slug>/dice-stats", audit_views.dice_stats_api, name="api-dice-stats"),
     path("admin/", admin.site.urls),
 ]

@@ -25,6 +25,7 @@ The shape of a system (see ``rules/README.md`` for how to add a fifth):
 
 from __future__ import annotations
 
+import copy
 import secrets
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -150,6 +151,25 @@ def require_int(action: Mapping, key: str, lo: int, hi: int, default: int | None
         shown = value if abs(value) < 10**12 else ("a huge number" if value > 0 else "a huge negative number")
         raise RuleError(f"'{key}' must be from {lo} to {hi}, not {shown}.", "invalid")
     return value
+
+
+def evolver(handlers: Mapping[str, Callable[[dict, dict], Any]]) -> Callable[[State, Event], State]:
+    """Build a system's ``evolve(state, event)`` from ``{event_type: handler}``.
+
+    A handler gets a deep copy of the state and of the payload, changes the
+    state in place (or returns a new one). Unknown event types return the
+    state unchanged, and the caller's state is never mutated.
+    """
+
+    def evolve(state: State, event: Event) -> State:
+        handler = handlers.get(event.type)
+        if handler is None:
+            return state
+        new = copy.deepcopy(state)
+        result = handler(new, copy.deepcopy(dict(event.payload)))
+        return new if result is None else result
+
+    return evolve
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
 from campaign.actions import ActionError, access_campaign, do_command
+from campaign.api import parse_json
 from campaign.broadcast import group_name
 from campaign.log import events_after
 from campaign.ratelimit import SocketBucket, check_user_rate
@@ -55,7 +56,7 @@ class TableConsumer(AsyncWebsocketConsumer):
         self.bucket = SocketBucket()
         query = parse_qs(self.scope.get("query_string", b"").decode("latin1"))
         after_text = (query.get("after") or ["0"])[0]
-        if not after_text.isdigit() or len(after_text) > 18:
+        if not after_text.isascii() or not after_text.isdigit() or len(after_text) > 18:
             await self._refuse(CLOSE_BAD_REQUEST, "bad_request", "'after' must be a whole number (the last seq you saw).")
             return
         if self.scope.get("invalid_token"):
@@ -187,10 +188,8 @@ class TableConsumer(AsyncWebsocketConsumer):
             await self._error(None, "too_large", f"Frames are limited to {MAX_FRAME_BYTES // 1024} KB.")
             return
         try:
-            if isinstance(raw, bytes):
-                raw = raw.decode("utf-8")
-            frame = json.loads(raw)
-        except (UnicodeDecodeError, ValueError, TypeError):
+            frame = parse_json(raw)
+        except ActionError:
             await self._error(None, "bad_json", "That frame is not valid JSON text.")
             return
         if not isinstance(frame, dict):

@@ -16,18 +16,21 @@ from django.shortcuts import render
 
 from campaign.actions import ActionError, access_campaign
 from campaign.models import Character
+from campaign.projections import visible_state
+from campaign.visibility import Viewer
 
 RECENT_EVENTS = 200  # events the page shows on load; earlier ones on demand
 
 
-def _character_json(character: Character) -> dict:
+def _character_json(character: Character, viewer: Viewer) -> dict:
     projection = getattr(character, "projection", None)
     return {
         "id": character.id,
         "name": character.name,
         "owner": character.owner.username,
         "seq": projection.last_seq if projection else 0,
-        "state": projection.state if projection else None,
+        # As this member may see it: a sheet must not give away a hidden roll.
+        "state": visible_state(character, viewer) if projection else None,
     }
 
 
@@ -56,7 +59,7 @@ def table(request, slug):
         "me": {"username": request.user.username, "role": membership.role},
         "session": campaign.current_session,
         "scene": campaign.current_scene,
-        "characters": [_character_json(c) for c in characters],
+        "characters": [_character_json(c, Viewer.of(membership)) for c in characters],
         "members": [{"username": m.user.username, "role": m.role} for m in members],
         "exampleSheet": dict(rules.example_sheet),
         "actions": sorted(rules.actions),
@@ -69,4 +72,6 @@ def table(request, slug):
         "members": members,
         "invite_url": invite_url,
         "table_data": table_data,
+        # A player without a character of their own starts with the "new character" form open.
+        "needs_character": membership.role == "player" and not any(c.owner_id == request.user.id for c in characters),
     })

@@ -8,10 +8,9 @@ the state unchanged.
 
 from __future__ import annotations
 
-import copy
 from typing import Callable
 
-from ..base import Event
+from ..base import evolver
 
 
 def _award_points(state: dict, p: dict) -> dict:
@@ -85,9 +84,5 @@ _APPLY: dict[str, Callable[[dict, dict], dict]] = {
 }
 
 
-def evolve(state: dict, event: Event) -> dict:
-    """Return the state after ``event``; unknown event types leave it unchanged."""
-    apply = _APPLY.get(event.type)
-    if apply is None:
-        return state
-    return apply(copy.deepcopy(state), dict(event.payload))
+# The state after an event; unknown types (generic rolls, ...) change nothing.
+evolve = evolver(_APPLY)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 from typing import Callable
 
-from ..base import Event
+from ..base import evolver
 from .sheet import damage_room
 
 
@@ -95,11 +95,5 @@ HANDLERS: dict[str, Callable[[dict, dict], None]] = {
 }
 
 
-def evolve(state: dict, event: Event) -> dict:
-    """The state after ``event``; the same state object for an event type that changes nothing."""
-    handler = HANDLERS.get(event.type)
-    if handler is None:
-        return state  # straight_roll, hide, session events, generic rolls: nothing to track
-    new = copy.deepcopy(state)
-    handler(new, dict(event.payload))
-    return new
+# The state after an event; unknown types (generic rolls, ...) change nothing.
+evolve = evolver(HANDLERS)

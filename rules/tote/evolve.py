@@ -7,9 +7,8 @@ Unknown event types, and the session events, leave the state as it was.
 
 from __future__ import annotations
 
-import copy
 
-from ..base import Event
+from ..base import evolver
 
 
 def _lapse_scene(state: dict) -> None:
@@ -102,11 +101,5 @@ HANDLERS = {
 }
 
 
-def evolve(state: dict, event: Event) -> dict:
-    """Return the state after ``event``; the input state is never changed."""
-    handler = HANDLERS.get(event.type)
-    if handler is None:
-        return state
-    new = copy.deepcopy(state)
-    handler(new, dict(event.payload))
-    return new
+# The state after an event; unknown types (generic rolls, ...) change nothing.
+evolve = evolver(HANDLERS)

@@ -6,10 +6,9 @@ types (generic ``roll`` events, other systems' events) leave the state as it is.
 
 from __future__ import annotations
 
-import copy
 from typing import Callable
 
-from ..base import Event
+from ..base import evolver
 
 
 def _check(state: dict, p: dict) -> None:
@@ -98,11 +97,5 @@ _APPLY: dict[str, Callable[[dict, dict], None]] = {
 }
 
 
-def evolve(state: dict, event: Event) -> dict:
-    """Return the state after ``event``; the input state is never changed."""
-    apply = _APPLY.get(event.type)
-    if apply is None:
-        return state  # automatic_success, scene_started, ... change nothing
-    new = copy.deepcopy(state)
-    apply(new, copy.deepcopy(dict(event.payload)))
-    return new
+# The state after an event; unknown types (generic rolls, ...) change nothing.
+evolve = evolver(_APPLY)

@@ -43,6 +43,7 @@ let socket = null;
 let retry = 0;
 let retryTimer = null;
 let lastFrameAt = Date.now();
+let loading = true; // until the first "ready": follow-ups are worked out once, at the end of the backlog
 const pending = new Map(); // client command id -> {onAck, onError}
 
 const events = new Map(); // seq -> event as shown (revealed payloads merged in)
@@ -173,6 +174,10 @@ function handle(frame) {
       retry = 0;
       setConn("online", "Live");
       olderBtn.hidden = firstShown <= 1;
+      if (loading) {
+        loading = false;
+        for (const id of charEvents.keys()) updateFollowUps(id);
+      }
       break;
     case "heartbeat":
       if (frame.seq > lastSeq) socket.close(); // we missed something: reconnect from lastSeq
@@ -284,35 +289,37 @@ const UNVOIDABLE = new Set(["campaign_created", "member_joined", "character_crea
 
 function fillEvent(li, ev) {
   const d = describe(ev);
-  li.className = `event ev-${ev.type}${ev.hidden ? " hidden-roll" : ""}${ev.voided ? " voided" : ""}${d.tone ? ` tone-${d.tone}` : ""}`;
+  li.className = `event ev-${ev.type}${ev.hidden ? " hidden-roll" : ""}${ev.voided ? " voided" : ""}${d.tone ? ` tone-${d.tone}` : ""}${li.classList.contains("new") ? " new" : ""}`;
   const who = ev.character_name
-    ? [h("strong", { class: "who" }, ev.character_name), ev.actor ? h("span", { class: "actor muted" }, ` ${ev.actor}`) : null]
+    ? [h("strong", { class: "who" }, ev.character_name), ev.actor ? h("span", { class: "actor" }, ev.actor) : null]
     : [h("strong", { class: "who" }, ev.actor || "system")];
-  const time = h("time", { class: "muted small", datetime: ev.created_at, title: new Date(ev.created_at).toLocaleString() },
+  const time = h("time", { datetime: ev.created_at, title: new Date(ev.created_at).toLocaleString() },
     new Date(ev.created_at).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }));
-  const badges = h("span", { class: "badges" }, visibilityBadge(ev),
+  const head = h("div", { class: "ev-head" },
+    h("span", { class: "seq" }, `#${ev.seq}`), h("span", { class: "ev-who" }, who),
+    visibilityBadge(ev),
     revealedSeqs.has(ev.seq) ? h("span", { class: "badge revealed" }, "revealed") : null,
-    ev.voided ? h("span", { class: "badge void" }, "voided") : null);
-  const line = h("div", { class: "ev-line" },
-    h("span", { class: "seq muted" }, `#${ev.seq}`), h("span", { class: "ev-who" }, who),
+    ev.voided ? h("span", { class: "badge void" }, "voided") : null,
+    h("span", { class: "spacer" }),
+    isGM ? gmTools(li, ev) : null,
+    time);
+  const body = h("div", { class: "ev-body" },
     h("span", { class: "what" }, d.text),
     d.dice && d.dice.length ? h("span", { class: "dice" }, d.dice) : null,
-    d.outcome ? h("span", { class: `outcome ${d.outcome.tone || ""}` }, d.outcome.label) : null,
-    badges, time);
+    d.outcome ? h("span", { class: `outcome ${d.outcome.tone || ""}` }, d.outcome.label) : null);
   const voider = voidedBy.get(ev.seq);
-  fill(li, line,
+  fill(li, head, body,
     d.detail && (!Array.isArray(d.detail) || d.detail.length) ? h("p", { class: "ev-detail" }, d.detail) : null,
     ev.voided ? h("p", { class: "ev-voided" }, voider ? `Voided by ${voider.actor} in #${voider.seq}: ${voider.payload.reason}` : "Voided by the GM.") : null,
-    h("div", { class: "ev-follow" }),
-    isGM ? gmTools(ev) : null);
-  updateFollow(li, ev);
+    h("div", { class: "ev-follow", hidden: true }));
+  if (!loading) updateFollow(li, ev);
 }
 
-function gmTools(ev) {
-  const tools = h("div", { class: "ev-tools" });
+function gmTools(li, ev) {
+  const tools = h("span", { class: "ev-tools" });
   if (!ev.voided && !UNVOIDABLE.has(ev.type)) {
     tools.append(h("button", { type: "button", class: "small ghost", "aria-label": `Void event ${ev.seq}`,
-      onclick: () => openVoid(tools, ev) }, "Void"));
+      onclick: () => openVoid(li, ev) }, "Void"));
   }
   if (ev.visibility && ev.visibility !== "public" && !revealedSeqs.has(ev.seq) && !ev.voided) {
     tools.append(h("button", { type: "button", class: "small ghost", "aria-label": `Reveal event ${ev.seq} to everyone`,
@@ -324,15 +331,16 @@ function gmTools(ev) {
   return tools.childElementCount ? tools : null;
 }
 
-function openVoid(tools, ev) {
-  if (tools.querySelector("form")) { tools.querySelector("input").focus(); return; }
+function openVoid(li, ev) {
+  const open = li.querySelector(".void-form");
+  if (open) { open.querySelector("input").focus(); return; }
   const input = h("input", { name: "reason", required: true, maxlength: 500, id: `void-reason-${ev.seq}`, placeholder: "e.g. wrong skill" });
   const error = h("span", { class: "error", role: "alert" });
   const form = h("form", { class: "void-form", "aria-label": `Void event ${ev.seq}` },
     h("label", { for: input.id }, `Why void #${ev.seq}?`), input,
     h("button", { type: "submit", class: "small danger" }, `Void #${ev.seq}`),
     h("button", { type: "button", class: "small secondary", onclick: () => form.remove() }, "Cancel"), error);
-  form.addEventListener("keydown", (e) => { if (e.key === "Escape") { e.stopPropagation(); form.remove(); } });
+  form.addEventListener("keydown", (e) => { if (e.key === "Escape") { e.stopPropagation(); form.remove(); li.querySelector(".ev-tools button")?.focus(); } });
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     if (!input.value.trim()) { error.textContent = "Say why."; return; }
@@ -341,7 +349,7 @@ function openVoid(tools, ev) {
       form.remove();
     } catch (problem) { error.textContent = problem.message; }
   });
-  tools.append(form);
+  li.append(form);
   input.focus();
 }
 
@@ -374,7 +382,9 @@ function followCtx(ev) {
     }
   };
   return {
-    h, me, isGM, char: c, state: c?.state, canAct: canAct(c), latest, laterEvents, send,
+    // Choices on a roll are offered to its player (the GM only for their own NPCs, and for
+    // what is theirs to answer, such as approving Fate); the GM acts for anyone from the sheet.
+    h, me, isGM, char: c, state: c?.state, canAct: !!c && !isSpectator && c.owner === me.username, latest, laterEvents, send,
     // a button that sends `action` at once
     act(label, action, attrs = {}) {
       return h("button", { type: "button", class: `small ${attrs.class || ""}`, title: attrs.title, "aria-label": attrs.label,
@@ -385,8 +395,12 @@ function followCtx(ev) {
     },
     // a compact form (a totem picker, a reason, combat portions) that sends what it builds
     form(spec) {
-      return buildForm(spec, { compact: true, noVisibility: !spec.rolls, preview: (a) => preview(withChar(a)),
-        submit: (action) => sendCommand(withChar(action)) });
+      const form = buildForm(spec, { compact: true, noVisibility: !spec.rolls, preview: (a) => preview(withChar(a)),
+        submit: async (action) => {
+          await sendCommand(withChar(action));
+          form.dataset.sent = "1";
+        } });
+      return form;
     },
     // live odds of an action, e.g. beside a "Next round" button
     odds(action, fmt) {
@@ -422,15 +436,22 @@ function updateFollow(li, ev) {
     const ctx = followCtx(ev);
     try {
       if (ev.type === "roll_requested") nodes = requestFollow(ev, ctx);
-      else if (ctx.canAct || isGM) nodes = (system.followUps && ctx.state && system.followUps(ev, ctx.state, ctx)) || [];
+      else if (system.followUps && ctx.state) nodes = system.followUps(ev, ctx.state, ctx) || [];
     } catch (problem) {
       console.error("followUps failed", ev, problem);
     }
   }
-  // Keep an open form (someone is typing in it) rather than rebuilding it under their hands.
-  if (box.contains(document.activeElement) && box.querySelector("form")) return;
+  // Keep a form someone is filling in rather than rebuilding it under their hands.
+  const active = document.activeElement;
+  const hadFocus = box.contains(active);
+  if (hadFocus && active.matches("input, select, textarea") && !active.form?.dataset.sent) return;
   fill(box, ...nodes.filter(Boolean));
   box.hidden = !box.childElementCount;
+  if (hadFocus) { // keyboard users keep their place: the next choice, or the log line itself
+    const next = box.querySelector("button, input, select");
+    if (next) next.focus();
+    else { li.tabIndex = -1; li.focus(); }
+  }
 }
 
 function updateFollowUps(charId) {
@@ -461,7 +482,7 @@ function place(li, prepend) {
 
 function showEvent(ev) {
   register(ev, false);
-  const li = h("li", { id: `seq-${ev.seq}`, dataset: { seq: ev.seq, type: ev.type } });
+  const li = h("li", { id: `seq-${ev.seq}`, dataset: { seq: ev.seq, type: ev.type }, class: ev.seq > pageHead ? "new" : "" });
   fillEvent(li, ev);
   place(li, false);
   afterEvent(ev);
@@ -509,12 +530,12 @@ function afterEvent(ev) {
     case "scene_started": scene = p.scene; renderSession(); break;
     case "scene_ended": scene = null; renderSession(); break;
   }
-  if (fresh && ev.type.startsWith("s") && /^(session|scene)_(started|ended)$/.test(ev.type)) {
+  if (fresh && /^(session|scene)_(started|ended)$/.test(ev.type)) {
     for (const id of chars.keys()) scheduleRefresh(id); // scene ends lapse scene-scoped things
   }
   if (ev.character) {
     if (fresh) scheduleRefresh(ev.character);
-    else updateFollowUps(ev.character);
+    else if (!loading) updateFollowUps(ev.character);
   }
 }
 
@@ -583,7 +604,7 @@ function renderCharacters() {
     selected = (list.find((c) => canAct(c) && !isGM) || list[0])?.id ?? null;
   }
   fill(tabs, ...list.map((c) => h("button", {
-    type: "button", role: "tab", id: `tab-${c.id}`, "aria-selected": c.id === selected ? "true" : "false",
+    type: "button", role: "tab", id: `tab-${c.id}`, "aria-selected": c.id === selected ? "true" : "false", "aria-controls": "sheet-wrap",
     tabindex: c.id === selected ? 0 : -1, class: c.owner === me.username ? "mine" : "",
     onclick: () => selectCharacter(c.id),
   }, c.name, h("span", { class: "tab-owner" }, c.owner === me.username ? " (you)" : ` · ${c.owner}`))));
@@ -645,6 +666,7 @@ function renderHero() {
   const c = chars.get(selected);
   const focused = document.activeElement?.closest?.("#sheet-wrap") ? document.activeElement.dataset.action : null;
   document.getElementById("hero-title").textContent = c ? c.name : "Characters";
+  document.getElementById("sheet-wrap").setAttribute("aria-labelledby", c ? `tab-${c.id}` : "hero-title");
   if (!c) {
     fill(sheetEl, h("p", { class: "muted" }, isSpectator ? "No characters yet." : "No characters yet: create one with the “New character” form."));
     fill(actionsEl);
@@ -913,6 +935,7 @@ function setUpCharacterForm(form) {
       err.className = "ok";
       err.textContent = `${action.name} is at the table.`;
       form.name.value = "";
+      document.getElementById("new-char").open = false;
     } catch (problem) {
       pendingCreation = null;
       err.textContent = problem.message;

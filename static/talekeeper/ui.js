@@ -236,6 +236,11 @@ export function buildForm(spec, opts = {}) {
   form.addEventListener("change", refresh);
   form.addEventListener("keydown", (e) => {
     if (e.key === "Escape" && opts.cancel) { e.preventDefault(); opts.cancel(); }
+    // Enter rolls from any field, selects and checkboxes included (browsers only do it for text inputs).
+    if (e.key === "Enter" && (e.target.tagName === "SELECT" || e.target.type === "checkbox")) {
+      e.preventDefault();
+      form.requestSubmit(submit);
+    }
   });
   form.addEventListener("submit", async (e) => {
     e.preventDefault();

@@ -32,7 +32,7 @@ def bearer(table):
 
 
 def test_roll_answers_201_with_the_event(table, alice_client, monkeypatch):
-    monkeypatch.setattr(dice_module, "dice_for", lambda c: ScriptedDice([4, 5]))
+    monkeypatch.setattr(dice_module, "dice_for", lambda c, nonce="": ScriptedDice([4, 5]))
     res = post(alice_client, "torn-road", {"id": "r1", "action": {"type": "roll", "notation": "2d6"}})
     assert res.status_code == 201, res.content
     body = res.json()

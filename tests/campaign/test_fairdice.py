@@ -18,13 +18,15 @@ from campaign.fairdice import commitment_of, derive_face, verify_session
 from campaign.models import Event
 
 
-def independent_face(seed_hex, campaign_id, session, seq, index, sides, player_seeds):
+def independent_face(seed_hex, campaign_id, session, seq, index, sides, player_seeds, nonce=None):
     """A second implementation written from docs/fair-dice.md alone."""
     mix = hashlib.sha256("\n".join(player_seeds).encode()).hexdigest()
     limit = (2**64 // sides) * sides
     counter = 0
     while True:
         msg = f"{campaign_id}:{session}:{seq}:{index}:{counter}:{mix}".encode()
+        if nonce:
+            msg += f":{nonce}".encode()
         value = int.from_bytes(hmac.new(bytes.fromhex(seed_hex), msg, hashlib.sha256).digest()[:8], "big")
         if value < limit:
             return value % sides + 1
@@ -54,8 +56,9 @@ def test_a_session_verifies_and_an_independent_verifier_agrees(table):
     for event in events:
         if event.type == "seed_added":
             player_seeds.append(event.payload["seed"])
+        nonce = event.payload.get("nonce") if event.visibility != "public" else None
         for index, (sides, face) in enumerate(event.payload.get("dice_log", [])):
-            assert face == independent_face(seed, table.campaign.id, 1, event.seq, index, sides, player_seeds)
+            assert face == independent_face(seed, table.campaign.id, 1, event.seq, index, sides, player_seeds, nonce)
         if event.type == "roll":
             faces = [d["face"] for term in event.payload["terms"] for d in term.get("dice", [])]
             assert faces == [face for _, face in event.payload["dice_log"]]
@@ -132,3 +135,16 @@ def test_derived_d6_faces_are_fair():
         counts[derive_face("cd" * 32, 7, 1, 1, index, 6, "00") - 1] += 1
     chi2 = sum((c - 500) ** 2 / 500 for c in counts)
     assert chi2 < 20.52, counts  # critical value for 5 degrees of freedom at p = 0.001
+
+
+def test_a_hidden_rolls_dice_stay_secret_after_the_seed_is_revealed(table):
+    """Without the nonce (revealed only with the roll) the seed gives other dice."""
+    table.command(table.gm, {"type": "start_session"})
+    hidden = table.command(table.gm, {"type": "roll", "notation": "10d20", "visibility": "gm"}).events[0]
+    table.command(table.gm, {"type": "end_session"})
+    seed = Event.objects.get(campaign=table.campaign, type="session_ended").payload["dice_seed"]
+    faces = [face for _, face in hidden.payload["dice_log"]]
+    without_nonce = [independent_face(seed, table.campaign.id, 1, hidden.seq, i, 20, []) for i in range(10)]
+    with_nonce = [independent_face(seed, table.campaign.id, 1, hidden.seq, i, 20, [], hidden.payload["nonce"])
+                  for i in range(10)]
+    assert faces == with_nonce and faces != without_nonce

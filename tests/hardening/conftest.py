@@ -8,6 +8,7 @@ exactly as it was (same length, same head, a chain that still verifies).
 
 from __future__ import annotations
 
+import json
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -89,22 +90,59 @@ def field_names(system: str) -> tuple[str, ...]:
     return tuple(sorted(names))
 
 
+@lru_cache(maxsize=None)
+def plausible_words(system: str) -> tuple[str, ...]:
+    """Short string literals of the system's code (skill, attribute and option names...): values the rules accept."""
+    words = set()
+    for source in (ROOT / "rules" / system).glob("*.py"):
+        words |= set(re.findall(r'"([A-Za-z][A-Za-z_ ]{1,24})"', source.read_text()))
+    return tuple(sorted(words))
+
+
+def field_values(system: str) -> st.SearchStrategy:
+    """Half plausible (small numbers, the system's own words), half hostile."""
+    plausible = st.one_of(st.integers(-3, 30), st.booleans(), st.sampled_from(plausible_words(system)),
+                          st.lists(st.sampled_from(plausible_words(system)), max_size=3))
+    return st.one_of(plausible, json_values)
+
+
 def action_types(system: str) -> list[str]:
     return sorted({*TABLE_ACTIONS, *get_system(system).actions})
 
 
+def valid_actions(system: str) -> list[dict]:
+    """Actions the rules accept in the right state: the contract suite's evening for the system, and the table's."""
+    from tests.contract.test_systems import EVENINGS
+
+    return [dict(action) for _, action in EVENINGS[system]] + [
+        {"type": "roll", "notation": "2d6+1"}, {"type": "add_seed", "seed": "lucky"},
+        {"type": "create_character", "name": "Extra"}, {"type": "void", "seq": 3, "reason": "oops"},
+        {"type": "reveal", "seq": 3}, {"type": "request_roll", "action": {"type": "roll", "notation": "1d6"}},
+        {"type": "add_member", "username": "outsider", "role": "spectator"},
+    ]
+
+
 def hostile_actions(system: str, character_ids: st.SearchStrategy) -> st.SearchStrategy:
-    """A real action type of ``system`` (or of the table) with random values in real field names."""
+    """A real action of ``system`` (or of the table), valid or near it, with random values in its real fields."""
     fields = field_names(system)
+    base = st.one_of(st.sampled_from(valid_actions(system)), st.sampled_from(action_types(system)).map(lambda t: {"type": t}))
+
+    def build(action, character, changes, dropped, visibility):
+        action = {k: v for k, v in action.items() if k not in dropped}
+        action.update(changes)
+        if character is not ...:
+            action["character"] = character
+        if visibility is not ...:
+            action["visibility"] = visibility
+        return action
+
     return st.builds(
-        lambda kind, character, extra, visibility: {
-            **extra, "type": kind, **({"character": character} if character is not ... else {}),
-            **({"visibility": visibility} if visibility is not ... else {}),
-        },
-        st.sampled_from(action_types(system)),
-        st.one_of(character_ids, st.just(...), json_values),
-        st.dictionaries(st.sampled_from(fields), json_values, max_size=5),
-        st.one_of(st.just(...), st.sampled_from(["public", "gm", "secret"]), json_values),
+        build,
+        base,
+        st.one_of(character_ids, character_ids, st.just(...), json_values),
+        st.dictionaries(st.sampled_from(fields), field_values(system), max_size=3),
+        st.sets(st.sampled_from(fields), max_size=2),
+        st.one_of(st.just(...), st.just(...), st.sampled_from(["public", "gm", "secret"]), json_values),
     )
 
 
@@ -140,3 +178,27 @@ def token_for(user) -> str:
     from campaign.models import ApiToken
 
     return ApiToken.objects.create(user=user).key
+
+
+# --- known application bugs -----------------------------------------------------------------
+# Inputs that crash the application, while such a bug is open. Each is pinned by a strict-xfail
+# test (which starts failing the day it is fixed); the fuzzers step around it meanwhile so that
+# they keep looking for new ones. Delete its line here when the bug is fixed.
+
+
+def hits_known_bug(body, endpoint: str) -> str | None:
+    """The known bug a parsed request body would hit at ``endpoint`` ("commands", "preview" or "socket").
+
+    None today: every bug this suite found is fixed and pinned by a ``test_fixed_bug_*``. When a
+    fuzzer finds a new one, describe its input here so the fuzzers step around it while it is
+    open, and pin it with a strict-xfail test.
+    """
+    return None
+
+
+def raw_hits_known_bug(raw: bytes | str, endpoint: str) -> str | None:
+    try:
+        body = json.loads(raw)
+    except (ValueError, RecursionError, TypeError):
+        return None
+    return hits_known_bug(body, endpoint)

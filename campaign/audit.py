@@ -1,0 +1,548 @@
+"""What the GM looks at between sessions: the filtered log, sheets as of any
+event and their differences, sessions, and every character's advancement.
+
+Everything here is read from the log (or from projections folded from it);
+nothing is written. The views are in :mod:`campaign.audit_views`.
+
+* :class:`LogFilter` / :func:`log_page`: the log filtered by session, scene,
+  character, event type and actor *in SQL*, one keyset page at a time
+  (``seq > after`` or ``seq < before``), so a 100k-event log costs the same as
+  a small one. Migration ``0004_event_audit_indexes`` adds the indexes the
+  session, scene and actor filters use.
+* :func:`sheet_diff`: the difference between two states as key paths with
+  old -> new values.
+* :func:`advancement`: points earned, spent and available for every
+  character, and the history of every change, found by folding the log
+  through the rules' ``evolve`` (system-agnostic: whatever changes
+  ``state["points"]`` is an entry). Voided events do not count.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Iterable, Iterator, NamedTuple
+
+from django.contrib.auth import get_user_model
+from django.core.cache import cache
+from django.db import connection
+from django.db.models import Q, QuerySet
+
+from rules import Event as RulesEvent
+
+from .log import serialize_event, timestamp
+from .models import Campaign, Character, Event
+from .projections import CAMPAIGN_WIDE, VOID, fold, state_as_of, voided_seqs
+
+PAGE_SIZE = 50
+DICE_SHOWN = 24  # dice listed per event on the page (the payload has them all)
+MISSING = object()  # a key path absent on one side of a diff
+
+
+# --- describing an event in one line -----------------------------------------------------
+
+# Payload keys worth naming in a one-line summary, in the order they are shown.
+SUMMARY_KEYS = ("advance", "kind", "skill", "attribute", "characteristic", "name", "project", "label", "use",
+                "target", "dl", "difficulty", "vs_pool", "points", "amount", "cost", "xp", "injuries", "total",
+                "score", "successes", "outcome")
+
+
+def _words(text: str) -> str:
+    return str(text).replace("_", " ")
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False)[:40]
+    return str(value)
+
+
+def describe(data: dict) -> str:
+    """A one-line, human summary of a serialized event (after the visibility filter)."""
+    if data.get("hidden"):
+        return "a hidden roll (its dice are sealed)"
+    kind, p = data["type"], data.get("payload") or {}
+    if kind == "roll":
+        text = f"rolled {p.get('notation', '?')} = {p.get('total', '?')}"
+        return f"{text} ({p['label']})" if p.get("label") else text
+    if kind == "campaign_created":
+        return f"created the campaign “{p.get('name')}” ({p.get('system')})"
+    if kind == "member_joined":
+        return f"{p.get('username')} joined the table as {p.get('role')}"
+    if kind == "character_created":
+        return f"created the character {p.get('name')} for {p.get('owner')}"
+    if kind in ("session_started", "session_ended"):
+        return f"{kind.split('_')[1]} session {p.get('session')}"
+    if kind in ("scene_started", "scene_ended"):
+        return f"{kind.split('_')[1]} scene {p.get('scene')}"
+    if kind == "event_voided":
+        return f"voided #{p.get('seq')} ({_words(p.get('type', '?'))}): {p.get('reason', '')}"
+    if kind == "roll_revealed":
+        return f"revealed the hidden roll #{p.get('seq')} ({_words(p.get('type', '?'))})"
+    if kind == "roll_requested":
+        wanted = p.get("action") or {}
+        text = f"asked for {_words(wanted.get('type', 'a roll'))}"
+        return f"{text}: “{p['note']}”" if p.get("note") else text
+    if kind == "seed_added":
+        return f"added a dice seed “{p.get('seed')}”"
+    facts = [f"{_words(key)} {_short(p[key])}" for key in SUMMARY_KEYS if key in p and p[key] not in (None, "", [])]
+    if "from" in p and "to" in p:
+        facts.append(f"{_short(p['from'])} → {_short(p['to'])}")
+    text = _words(kind) + (": " + ", ".join(facts) if facts else "")
+    if p.get("reason") and isinstance(p["reason"], str):
+        text += f" “{p['reason']}”"
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
+def dice_text(payload: dict, limit: int | None = None) -> str:
+    """The dice a payload recorded (``dice_log``), as ``d6:4 d6:1`` (the first ``limit`` of them)."""
+    log = payload.get("dice_log") or []
+    text = " ".join(f"d{sides}:{face}" for sides, face in log[:limit])
+    return text + f" … {len(log)} dice in all" if limit is not None and len(log) > limit else text
+
+
+# --- the filtered log ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LogFilter:
+    """Which events to show; every field narrows the SQL query (None: any)."""
+
+    session: int | None = None
+    scene: int | None = None
+    character: int | None = None
+    type: str | None = None
+    actor: int | None = None
+
+    def queryset(self, campaign: Campaign) -> QuerySet:
+        """The matching events, unordered. Each filter is a column of an index
+        beginning with (campaign, ...) and ending in seq."""
+        qs = Event.objects.filter(campaign=campaign)
+        if self.session is not None:
+            qs = qs.filter(session=self.session)
+        if self.scene is not None:
+            qs = qs.filter(scene=self.scene)
+        if self.character is not None:
+            qs = qs.filter(character_id=self.character)
+        if self.type:
+            qs = qs.filter(type=self.type)
+        if self.actor is not None:
+            qs = qs.filter(actor_id=self.actor)
+        return qs
+
+    def params(self) -> dict[str, str]:
+        """As query-string parameters (only those set)."""
+        return {k: str(v) for k, v in self.__dict__.items() if v not in (None, "")}
+
+    @property
+    def active(self) -> bool:
+        return bool(self.params())
+
+
+@dataclass
+class LogPage:
+    events: list[dict]
+    total: int  # events matching the filter, in the whole log
+    has_previous: bool
+    has_next: bool
+
+    @property
+    def first_seq(self) -> int | None:
+        return self.events[0]["seq"] if self.events else None
+
+    @property
+    def last_seq(self) -> int | None:
+        return self.events[-1]["seq"] if self.events else None
+
+
+def log_page(campaign: Campaign, flt: LogFilter, after: int | None = None, before: int | None = None,
+             size: int = PAGE_SIZE) -> LogPage:
+    """One page of matching events in seq order: the first ``size`` with seq > ``after``,
+    or (with ``before``) the last ``size`` with seq < ``before``.
+
+    Each event is serialized as stored (the audit is the GM's: nothing is hidden)
+    plus ``voided_by`` (the voiding event's seq, actor and reason) and
+    ``revealed_by`` (the seq of the reveal of a hidden roll).
+    """
+    qs = flt.queryset(campaign).select_related("actor", "character")
+    if before is not None:
+        rows = list(qs.filter(seq__lt=before).order_by("-seq")[: size + 1])
+        more_before = len(rows) > size
+        rows = rows[:size][::-1]
+        has_previous, has_next = more_before, bool(rows) and qs.filter(seq__gt=rows[-1].seq).exists()
+    else:
+        rows = list(qs.filter(seq__gt=after or 0).order_by("seq")[: size + 1])
+        more_after = len(rows) > size
+        rows = rows[:size]
+        has_next, has_previous = more_after, bool(rows) and qs.filter(seq__lt=rows[0].seq).exists()
+    events = [serialize_event(row) for row in rows]
+    if events:
+        marks = marks_on(campaign, events[0]["seq"], events[-1]["seq"])
+        for data in events:
+            data.update(marks.get(data["seq"], {}))
+            data["summary"] = describe(data)
+            data["dice"] = dice_text(data["payload"], limit=DICE_SHOWN)
+    return LogPage(events, flt.queryset(campaign).count(), has_previous, has_next)
+
+
+def marks_on(campaign: Campaign, first: int, last: int) -> dict[int, dict]:
+    """Voids and reveals naming events ``first..last``: {seq: {"voided_by": ..., "revealed_by": ...}}.
+
+    A mark always comes after its target, so only marks after ``first`` are read
+    (through the (campaign, type, seq) index)."""
+    marks: dict[int, dict] = {}
+    rows = (Event.objects.filter(campaign=campaign, type__in=(VOID, "roll_revealed"), seq__gt=first)
+            .values_list("type", "seq", "payload", "actor__username"))
+    for kind, seq, payload, actor in rows:
+        target = payload.get("seq")
+        if not isinstance(target, int) or not first <= target <= last:
+            continue
+        if kind == VOID:
+            marks.setdefault(target, {})["voided_by"] = {"seq": seq, "actor": actor, "reason": payload.get("reason", "")}
+            marks[target]["voided"] = True
+        else:
+            marks.setdefault(target, {})["revealed_by"] = seq
+    return marks
+
+
+def event_types(campaign: Campaign) -> list[str]:
+    """The event types in this log, in order.
+
+    A loose index scan: each step seeks the next type in the (campaign, type,
+    seq) index, so ten types cost ten seeks however long the log is (a plain
+    DISTINCT reads every row). The same SQL runs on SQLite and PostgreSQL."""
+    table = Event._meta.db_table
+    sql = f"""
+        WITH RECURSIVE types(type) AS (
+            SELECT MIN(type) FROM {table} WHERE campaign_id = %s
+            UNION ALL
+            SELECT (SELECT MIN(e.type) FROM {table} e WHERE e.campaign_id = %s AND e.type > types.type)
+            FROM types WHERE types.type IS NOT NULL
+        )
+        SELECT type FROM types WHERE type IS NOT NULL"""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [campaign.pk, campaign.pk])
+        return [row[0] for row in cursor.fetchall()]
+
+
+# --- sessions -----------------------------------------------------------------------------
+
+@dataclass
+class SessionInfo:
+    number: int
+    start_seq: int
+    started_at: datetime
+    end_seq: int | None = None
+    ended_at: datetime | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.end_seq is not None
+
+
+def sessions(campaign: Campaign) -> list[SessionInfo]:
+    """Every play session, from its start and end events."""
+    found: dict[int, SessionInfo] = {}
+    rows = (Event.objects.filter(campaign=campaign, type__in=("session_started", "session_ended"))
+            .order_by("seq").values_list("type", "session", "seq", "created_at"))
+    for kind, number, seq, at in rows:
+        if kind == "session_started":
+            found[number] = SessionInfo(number, seq, at)
+        elif number in found:
+            found[number].end_seq, found[number].ended_at = seq, at
+    return [found[n] for n in sorted(found)]
+
+
+# --- sheets as of an event, and their differences --------------------------------------------
+
+def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    """A state as ``{key path: value}``: dicts by key (``points.earned``), lists of
+    dicts or lists by index (``skills[1].name``); a list of plain values is one value."""
+    out: dict[str, Any] = {}
+    if isinstance(value, dict):
+        if not value and prefix:
+            out[prefix] = {}
+        for key in sorted(value, key=str):
+            out.update(flatten(value[key], f"{prefix}.{key}" if prefix else str(key)))
+    elif isinstance(value, list) and any(isinstance(v, (dict, list)) for v in value):
+        for i, item in enumerate(value):
+            out.update(flatten(item, f"{prefix}[{i}]"))
+    else:
+        out[prefix] = value
+    return out
+
+
+class Change(NamedTuple):
+    path: str
+    old: Any  # MISSING when the path did not exist
+    new: Any  # MISSING when the path no longer exists
+
+    @property
+    def kind(self) -> str:
+        return "added" if self.old is MISSING else "removed" if self.new is MISSING else "changed"
+
+    def old_text(self) -> str:
+        return value_text(self.old)
+
+    def new_text(self) -> str:
+        return value_text(self.new)
+
+
+def value_text(value: Any) -> str:
+    if value is MISSING:
+        return "—"
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def sheet_diff(old: dict | None, new: dict | None) -> list[Change]:
+    """Every key path whose value differs between two states, in path order."""
+    a, b = flatten(old or {}), flatten(new or {})
+    changes = []
+    for path in sorted(set(a) | set(b), key=_path_key):
+        before, after = a.get(path, MISSING), b.get(path, MISSING)
+        if before is MISSING or after is MISSING or before != after or type(before) is not type(after):
+            changes.append(Change(path, before, after))
+    return changes
+
+
+def _path_key(path: str):
+    # Numeric list indexes sort as numbers: skills[2] before skills[10].
+    return [int(part) if part.isdigit() else part for part in re.split(r"\[(\d+)\]", path)]
+
+
+def states_as_of(character: Character, seqs: Iterable[int]) -> dict[int, dict | None]:
+    """``projections.state_as_of`` for several seqs in one pass over the log.
+
+    The state as of seq s skips the events voided by seq s. One fold up to the
+    highest seq skips the events voided by then; for a lower s that differs only
+    if a void after s names an event up to s, and then s gets its own replay."""
+    wanted = sorted(set(seqs))
+    if not wanted:
+        return {}
+    campaign, top = character.campaign, wanted[-1]
+    voids = [(seq, target) for seq, target in Event.objects.filter(campaign=campaign, type=VOID, seq__lte=top)
+             .values_list("seq", "payload__seq")]
+    voided = {target for _, target in voids}
+    single = [s for s in wanted if not any(s < vs and target <= s for vs, target in voids)]
+    out: dict[int, dict | None] = {s: _plain(state_as_of(character, s)) for s in wanted if s not in single}
+    qs = Event.objects.filter(campaign=campaign, seq__lte=top).filter(
+        Q(character_id=character.id) | Q(type__in=CAMPAIGN_WIDE))
+    states: dict[int, dict] = {}
+    seqs_done: dict[int, int] = {}
+    pending = list(single)
+    for row in _rows(qs):
+        while pending and pending[0] < row.seq:
+            out[pending.pop(0)] = _plain(states.get(character.id))
+        fold(campaign, [row], states, seqs_done, voided)
+    for s in pending:
+        out[s] = _plain(states.get(character.id))
+    return out
+
+
+def _plain(state: dict | None) -> dict | None:
+    """A state exactly as JSON gives it back (tuples become lists), copied."""
+    return json.loads(json.dumps(state))
+
+
+def sheet_rows(state: dict | None) -> list[tuple[str, str]]:
+    """A state as (key path, JSON value) rows for a table."""
+    return [(path, value_text(value)) for path, value in sorted(flatten(state or {}).items(),
+                                                                key=lambda item: _path_key(item[0]))]
+
+
+# --- advancement --------------------------------------------------------------------------
+
+@dataclass
+class PointsChange:
+    """One event at which a character's points changed (or would have, had it not been voided)."""
+
+    seq: int
+    type: str
+    created_at: datetime
+    actor: str | None
+    deltas: dict[str, int]  # {"earned": +3} / {"spent": +2}: only what changed
+    earned: int  # totals after the event (unchanged by a voided one)
+    spent: int
+    why: str
+    voided: bool = False
+
+    @property
+    def available(self) -> int:
+        return self.earned - self.spent
+
+    @property
+    def delta_text(self) -> str:
+        return ", ".join(f"{'+' if d > 0 else '−'}{abs(d)} {key}" for key, d in self.deltas.items())
+
+    @property
+    def when(self) -> str:
+        return timestamp(self.created_at)
+
+
+@dataclass
+class Advancement:
+    character_id: int
+    name: str
+    owner: str | None
+    earned: int = 0
+    spent: int = 0
+    history: list[PointsChange] = field(default_factory=list)
+
+    @property
+    def available(self) -> int:
+        return self.earned - self.spent
+
+
+class _Row(NamedTuple):
+    # What the fold reads of an event (``projections.fold`` needs only these).
+    seq: int
+    type: str
+    version: int
+    payload: dict
+    character_id: int | None
+    actor_id: int | None
+    created_at: datetime
+
+
+ROW_FIELDS = _Row._fields
+
+
+def _points(state: dict | None) -> dict[str, int]:
+    points = (state or {}).get("points") or {}
+    return {k: v for k, v in points.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+def _why(row: _Row) -> str:
+    p = row.payload or {}
+    if isinstance(p.get("reason"), str) and p["reason"]:
+        return p["reason"]
+    return describe({"type": row.type, "payload": p})
+
+
+@dataclass
+class _FoldState:
+    """The advancement fold at ``last_seq``: enough to resume it with later events."""
+
+    last_seq: int = 0
+    last_hash: str = ""
+    states: dict[int, dict] = field(default_factory=dict)
+    seqs: dict[int, int] = field(default_factory=dict)
+    history: dict[int, list[PointsChange]] = field(default_factory=dict)
+
+
+def _fold_points(campaign: Campaign, rows: Iterable[_Row], acc: _FoldState, voided: set[int], usernames) -> None:
+    """Fold ``rows`` exactly as projections do (``projections.fold``, one event at a
+    time) and record each change of ``state["points"]``. A voided event that
+    would have changed points is recorded as voided, and not applied."""
+    rules = campaign.rules
+    states = acc.states
+    for row in rows:
+        if row.seq in voided:
+            state = states.get(row.character_id)
+            if state is not None and row.type not in CAMPAIGN_WIDE:
+                would = _points(rules.evolve(state, RulesEvent(row.type, row.payload, row.version)))
+                deltas = _deltas(_points(state), would)
+                if deltas:
+                    acc.history.setdefault(row.character_id, []).append(
+                        _change(row, deltas, _points(state), usernames, True))
+            continue
+        if row.type == "character_created":
+            concerned = [row.character_id]
+        elif row.type in CAMPAIGN_WIDE:
+            concerned = list(states)
+        else:
+            concerned = [row.character_id] if row.character_id in states else []
+        if not concerned:
+            continue
+        before = {cid: _points(states.get(cid)) for cid in concerned}
+        fold(campaign, [row], states, acc.seqs, set())
+        for cid in concerned:
+            after = _points(states.get(cid))
+            deltas = _deltas(before[cid], after)
+            if deltas:
+                acc.history.setdefault(cid, []).append(_change(row, deltas, after, usernames, False))
+            else:
+                acc.history.setdefault(cid, [])
+
+
+def _deltas(before: dict, after: dict) -> dict[str, int]:
+    out = {}
+    for key in sorted(set(before) | set(after), key=lambda k: (k != "earned", k != "spent", k)):
+        d = after.get(key, 0) - before.get(key, 0)
+        if d:
+            out[key] = d
+    return out
+
+
+def _change(row: _Row, deltas: dict, totals: dict, usernames, voided: bool) -> PointsChange:
+    return PointsChange(seq=row.seq, type=row.type, created_at=row.created_at, actor=usernames(row.actor_id),
+                        deltas=deltas, earned=totals.get("earned", 0), spent=totals.get("spent", 0),
+                        why=_why(row), voided=voided)
+
+
+def _rows(qs: QuerySet) -> Iterator[_Row]:
+    for values in qs.order_by("seq").values_list(*ROW_FIELDS).iterator(chunk_size=2000):
+        yield _Row(*values)
+
+
+def _usernames():
+    User = get_user_model()
+    known: dict[int | None, str | None] = {None: None}
+
+    def lookup(user_id):
+        if user_id not in known:
+            known[user_id] = User.objects.filter(pk=user_id).values_list("username", flat=True).first()
+        return known[user_id]
+
+    return lookup
+
+
+CACHE_PREFIX = "talekeeper:advancement:"
+
+
+def _advancement_fold(campaign: Campaign) -> _FoldState:
+    """The fold over the whole log, resumed from a per-process cache when possible.
+
+    The log only grows, so a fold at seq N stays right while event N is still the
+    one it saw (its hash names the whole prefix) and no void came after N; then
+    only the newer events are folded. Otherwise it starts again from seq 1.
+    """
+    usernames = _usernames()
+    key = f"{CACHE_PREFIX}{campaign.pk}"
+    acc: _FoldState | None = cache.get(key)
+    if acc is not None:
+        still = Event.objects.filter(campaign=campaign, seq=acc.last_seq).values_list("hash", flat=True).first()
+        new_voids = Event.objects.filter(campaign=campaign, type=VOID, seq__gt=acc.last_seq).exists()
+        if still != acc.last_hash or new_voids or acc.last_seq > campaign.last_seq:
+            acc = None
+    if acc is None:
+        acc = _FoldState()
+    head = Event.objects.filter(campaign=campaign).order_by("-seq").values_list("seq", "hash").first()
+    if head is None:
+        return acc
+    if head[0] != acc.last_seq:
+        voided = voided_seqs(campaign)
+        new = Event.objects.filter(campaign=campaign, seq__gt=acc.last_seq, seq__lte=head[0])
+        _fold_points(campaign, _rows(new), acc, voided, usernames)
+        acc.last_seq, acc.last_hash = head
+        cache.set(key, acc, timeout=24 * 3600)
+    return acc
+
+
+def advancement(campaign: Campaign, character_id: int | None = None) -> list[Advancement]:
+    """Points earned, spent and available for each character (or one), with the
+    history of every change, rebuilt from the log like every projection."""
+    acc = _advancement_fold(campaign)
+    characters = Character.objects.filter(campaign=campaign).select_related("owner").order_by("id")
+    if character_id is not None:
+        characters = characters.filter(pk=character_id)
+    out = []
+    for character in characters:
+        totals = _points(acc.states.get(character.id))
+        out.append(Advancement(character.id, character.name, character.owner.username if character.owner else None,
+                               totals.get("earned", 0), totals.get("spent", 0),
+                               list(acc.history.get(character.id, []))))
+    return out

@@ -1,0 +1,269 @@
+// Mundo das Trevas Lite at the table: d10 pools of 1 + attribute + specialization +
+// modifiers; 7-9 is a success, 10 two; difficulty 1-3; opposed tests, races to N
+// successes round by round, and projects that accumulate successes.
+
+import { h, cap, need, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, formatOdds } from "../ui.js";
+
+export const name = "mdt";
+
+const GROUPS = [
+  ["Mental", ["intelligence", "wits", "resolve"]],
+  ["Physical", ["strength", "dexterity", "stamina"]],
+  ["Social", ["presence", "manipulation", "composure"]],
+];
+const ATTRS = GROUPS.flatMap(([, a]) => a);
+const LABEL = { intelligence: "Intelligence", wits: "Wits", resolve: "Resolve", strength: "Strength", dexterity: "Dexterity",
+  stamina: "Stamina", presence: "Presence", manipulation: "Manipulation", composure: "Composure" };
+const PT = { intelligence: "Inteligência", wits: "Raciocínio", resolve: "Determinação", strength: "Força", dexterity: "Destreza",
+  stamina: "Vigor", presence: "Presença", manipulation: "Manipulação", composure: "Autocontrole" };
+const DIFFICULTY = [[1, "Dramático (1)"], [2, "Perigoso (2)"], [3, "Desesperado (3)"]];
+const OUTCOME = { exceptional: "Exceptional success", success: "Success", failure: "Failure", dramatic_failure: "Dramatic failure",
+  win: "Win", loss: "Loss", tie: "Tie", continue: "Goes on", complete: "Complete" };
+const TONE = { exceptional: "good crit", success: "good", win: "good", complete: "good", failure: "bad", loss: "bad",
+  dramatic_failure: "bad crit", tie: "neutral", continue: "neutral" };
+
+const testOdds = (o) => oddsLine(o, [["success", "success"], ["exceptional", "exceptional"], ["dramatic_failure", "dramatic failure"]]);
+const raceOdds = (o) => oddsLine(o, [["win", "win"], ["loss", "loss"], ["continue", "goes on"]]);
+
+function specOptions(state) {
+  return [{ value: "", label: "none" }, ...Object.entries(state.sheet.specializations || {}).map(([n, r]) => ({ value: n, label: `${n} +${r}` }))];
+}
+
+// --- the sheet ---------------------------------------------------------------------------
+
+export function renderSheet(state, ctx) {
+  const s = state.sheet;
+  const dots = (n) => h("span", { class: "dots", "aria-hidden": "true" }, "●".repeat(n) + "○".repeat(Math.max(0, 5 - n)));
+  const grid = h("div", { class: "mdt-grid", role: "group", "aria-label": "Attributes: each button starts a test" },
+    GROUPS.map(([group]) => h("h3", null, group)),
+    [0, 1, 2].flatMap((row) => GROUPS.map(([, attrs]) => {
+      const a = attrs[row];
+      return ctx.button(`test:${a}`, [h("span", { class: "name" }, LABEL[a]), h("span", { class: "val" }, dots(s.attributes[a]), h("b", null, s.attributes[a]))],
+        { label: `${LABEL[a]} ${s.attributes[a]}: test (${1 + s.attributes[a]} dice)`, title: `${PT[a]} · ${1 + s.attributes[a]} dice` });
+    })));
+  const specs = Object.entries(s.specializations || {});
+  const c = state.contest;
+  const contest = c ? h("div", { class: "box contest" },
+    h("h3", null, `Race: ${c.label || "contest"} (first to ${c.target})`),
+    h("div", { class: "race" },
+      h("span", null, "You"), h("progress", { max: c.target, value: Math.min(c.mine, c.target), "aria-label": "your successes" }), h("b", null, `${c.mine}/${c.target}`),
+      h("span", null, "Them"), h("progress", { max: c.target, value: Math.min(c.theirs, c.target), "aria-label": "their successes" }), h("b", null, `${c.theirs}/${c.target}`)),
+    h("p", { class: "small muted" }, `Round ${c.round} · ${LABEL[c.attribute]}${c.specialization ? ` + ${c.specialization}` : ""} vs ${c.vs_pool} dice`),
+    h("div", { class: "buttons" }, ctx.button("contest_round", "Next round"), ctx.button("end_contest", "End it"))) : null;
+  const projects = Object.values(state.projects || {});
+  return h("div", { class: "sheet-mdt" },
+    s.concept ? h("p", { class: "aspect" }, h("span", { class: "label" }, "Concept "), s.concept) : null,
+    grid,
+    h("div", { class: "stats" }, h("span", { class: "label" }, "Specializations"),
+      specs.length ? h("ul", { class: "chips" }, specs.map(([n, r]) => h("li", null, `${n} +${r}`))) : h("span", { class: "muted small" }, "none")),
+    contest,
+    projects.length ? h("div", { class: "box" }, h("h3", null, "Projects"),
+      projects.map((p) => h("div", { class: "race" },
+        ctx.button(`project:${p.name}`, p.name, { label: `Roll for the project ${p.name}` }),
+        h("progress", { max: p.target, value: p.progress, "aria-label": `${p.name}: ${p.progress} of ${p.target}` }),
+        h("b", null, `${p.progress}/${p.target}`)))) : null,
+    pointsBlock(state.points, "Points"));
+}
+
+// --- actions -------------------------------------------------------------------------------
+
+function testSpec(state, attribute, ctx) {
+  const rating = state.sheet.attributes[attribute];
+  return {
+    id: `test:${attribute}`, type: "test", group: "Tests", label: `${LABEL[attribute]} ${rating}`, title: `${LABEL[attribute]} test (${PT[attribute]})`,
+    rolls: true, preview: true, requestable: true,
+    help: `1 + ${LABEL[attribute]} ${rating} d10s, + specialization and modifiers. 7–9 is a success, 10 two; 0 dice or fewer is a Luck Test.`,
+    fields: [
+      { name: "difficulty", label: "Difficulty", kind: "select", numeric: true, value: ctx.last("test", "difficulty", 1),
+        options: DIFFICULTY.map(([v, l]) => ({ value: v, label: l })) },
+      Object.keys(state.sheet.specializations || {}).length ? { name: "specialization", label: "Specialization", kind: "select", value: "", options: specOptions(state) } : null,
+      { name: "modifier", label: "Modifier (dice)", kind: "number", min: -10, max: 10, value: 0 },
+    ].filter(Boolean),
+    build: (v) => ({ type: "test", attribute, difficulty: v.difficulty || 1, modifier: v.modifier || 0, ...(v.specialization ? { specialization: v.specialization } : {}) }),
+    odds: testOdds,
+  };
+}
+
+export function actions(state, ctx) {
+  const list = ATTRS.map((a) => testSpec(state, a, ctx));
+  const attrOptions = ATTRS.map((a) => ({ value: a, label: `${LABEL[a]} (${state.sheet.attributes[a]})` }));
+  list.push({
+    id: "opposed_test", type: "opposed_test", group: "Other tests", label: "Opposed test", title: "Opposed test",
+    rolls: true, preview: true, requestable: true,
+    fields: [
+      { name: "attribute", label: "Attribute", kind: "select", options: attrOptions, value: ctx.last("opposed_test", "attribute", "wits") },
+      Object.keys(state.sheet.specializations || {}).length ? { name: "specialization", label: "Specialization", kind: "select", value: "", options: specOptions(state) } : null,
+      { name: "modifier", label: "Modifier", kind: "number", min: -10, max: 10, value: 0 },
+      { name: "vs_pool", label: "Their dice", kind: "number", min: -30, max: 30, value: ctx.last("opposed_test", "vs_pool", 4) },
+      { name: "opponent", label: "Opponent", kind: "text", optional: true, maxlength: 60, placeholder: "the guard" },
+      { name: "tie_goes_to", label: "A tie goes to", kind: "select", value: "none",
+        options: [{ value: "none", label: "nobody" }, { value: "character", label: "you" }, { value: "opponent", label: "them" }] },
+    ].filter(Boolean),
+    build: (v) => ({ type: "opposed_test", attribute: v.attribute, modifier: v.modifier || 0, vs_pool: need(v, "vs_pool", "their dice"),
+      tie_goes_to: v.tie_goes_to, ...(v.specialization ? { specialization: v.specialization } : {}), ...(v.opponent ? { opponent: v.opponent } : {}) }),
+    odds: (o) => oddsLine(o, [["win", "win"], ["tie", "tie"], ["loss", "loss"], ["dramatic_failure", "dramatic failure"]]),
+  });
+  if (state.contest) {
+    list.push({ id: "contest_round", type: "contest_round", group: "Contest", label: "Next round", title: `${state.contest.label || "Race"}: next round`,
+      rolls: true, preview: true, requestable: true, submit: "Roll the round",
+      fields: [{ name: "modifier", label: "Your modifier", kind: "number", min: -10, max: 10, value: 0 },
+        { name: "vs_modifier", label: "Their modifier", kind: "number", min: -10, max: 10, value: 0 }],
+      build: (v) => ({ type: "contest_round", ...(v.modifier ? { modifier: v.modifier } : {}), ...(v.vs_modifier ? { vs_modifier: v.vs_modifier } : {}) }),
+      odds: raceOdds });
+    list.push({ id: "end_contest", type: "end_contest", group: "Contest", label: "End the race", title: "End the race",
+      fields: [{ name: "reason", label: "Why", kind: "text", optional: true, maxlength: 200, placeholder: "conceded" }],
+      build: (v) => ({ type: "end_contest", ...(v.reason ? { reason: v.reason } : {}) }) });
+  }
+  for (const p of Object.values(state.projects || {})) {
+    list.push({ id: `project:${p.name}`, type: "project_roll", group: "Projects", label: `${p.name} ${p.progress}/${p.target}`,
+      title: `Project: ${p.name} (${p.progress}/${p.target})`, rolls: true, preview: true, requestable: true,
+      help: `${LABEL[p.attribute]}${p.specialization ? ` + ${p.specialization}` : ""}; one roll per ${p.interval || "interval"}.`,
+      fields: [{ name: "modifier", label: "Modifier", kind: "number", min: -10, max: 10, value: 0 }],
+      build: (v) => ({ type: "project_roll", project: p.name, ...(v.modifier ? { modifier: v.modifier } : {}) }),
+      odds: (o) => oddsLine(o, [["complete", "complete"], ["dramatic_failure", "dramatic failure"]]) });
+  }
+  const avail = state.points.earned - state.points.spent;
+  const opts = state.sheet.options || {};
+  list.push({
+    id: "buy_advance", type: "buy_advance", group: "Advance", label: `Buy an advance (${avail} pts)`, title: "Buy an advance",
+    help: `Attribute to N costs ${opts.attribute_cost ?? 2}×N; specialization to N costs ${opts.specialization_cost ?? 1}×N.`,
+    fields: [
+      { name: "kind", label: "Raise", kind: "select", value: "attribute", options: [{ value: "attribute", label: "an attribute" }, { value: "specialization", label: "a specialization" }] },
+      { name: "attribute", label: "Attribute", kind: "select", options: attrOptions, show: (v) => v.kind === "attribute" },
+      { name: "specialization", label: "Specialization (new or existing)", kind: "text", maxlength: 40, optional: true, show: (v) => v.kind === "specialization" },
+    ],
+    build: (v) => {
+      if (v.kind === "attribute") return { type: "buy_advance", attribute: v.attribute };
+      if (!v.specialization) throw new Error("Name the specialization.");
+      return { type: "buy_advance", specialization: v.specialization };
+    },
+  });
+  return list;
+}
+
+export function gmTools(state) {
+  const attrOptions = ATTRS.map((a) => ({ value: a, label: `${LABEL[a]} (${state.sheet.attributes[a]})` }));
+  const list = [];
+  if (!state.contest) {
+    list.push({ id: "start_contest", type: "start_contest", label: "Start a race", title: "Start a race to N successes",
+      fields: [
+        { name: "attribute", label: "Their attribute", kind: "select", options: attrOptions, value: "dexterity" },
+        Object.keys(state.sheet.specializations || {}).length ? { name: "specialization", label: "Specialization", kind: "select", value: "", options: specOptions(state) } : null,
+        { name: "vs_pool", label: "Opponent's dice", kind: "number", min: -30, max: 30, value: 4 },
+        { name: "target", label: "Successes to win", kind: "number", min: 1, max: 50, value: 5 },
+        { name: "label", label: "What", kind: "text", optional: true, maxlength: 60, placeholder: "the chase" },
+      ].filter(Boolean),
+      build: (v) => ({ type: "start_contest", attribute: v.attribute, vs_pool: need(v, "vs_pool", "the opponent's dice"), target: need(v, "target", "the target"),
+        ...(v.specialization ? { specialization: v.specialization } : {}), ...(v.label ? { label: v.label } : {}) }) });
+  }
+  list.push({ id: "start_project", type: "start_project", label: "Start a project", title: "Start a project",
+    fields: [
+      { name: "name", label: "Project", kind: "text", maxlength: 60, placeholder: "restore the car" },
+      { name: "target", label: "Successes needed", kind: "number", min: 1, max: 100, value: 10 },
+      { name: "attribute", label: "Attribute", kind: "select", options: attrOptions, value: "intelligence" },
+      { name: "interval", label: "Each roll takes", kind: "text", optional: true, maxlength: 40, placeholder: "a day" },
+      { name: "reset", label: "A dramatic failure loses all progress", kind: "checkbox", value: false },
+    ],
+    build: (v) => {
+      if (!v.name) throw new Error("Name the project.");
+      return { type: "start_project", name: v.name, target: need(v, "target", "the successes needed"), attribute: v.attribute,
+        ...(v.interval ? { interval: v.interval } : {}), ...(v.reset ? { reset_on_dramatic_failure: true } : {}) };
+    } });
+  list.push({ id: "say_yes", type: "say_yes", label: "Say yes", title: "Say yes: a success with no dice",
+    fields: [{ name: "goal", label: "Goal", kind: "text", optional: true, maxlength: 200 }],
+    build: (v) => ({ type: "say_yes", ...(v.goal ? { goal: v.goal } : {}) }) });
+  list.push({ id: "award_points", type: "award_points", label: "Award points", title: "Award points",
+    fields: [{ name: "points", label: "Points", kind: "number", min: 1, max: 100, value: 2 },
+      { name: "reason", label: "Reason", kind: "text", optional: true, maxlength: 200 }],
+    build: (v) => ({ type: "award_points", points: need(v, "points", "the points"), ...(v.reason ? { reason: v.reason } : {}) }) });
+  return list;
+}
+
+// --- the log -----------------------------------------------------------------------------------
+
+export function describeAction(action) {
+  switch (action.type) {
+    case "test": return `a ${LABEL[action.attribute] || action.attribute} test, difficulty ${action.difficulty || 1}`;
+    case "opposed_test": return `an opposed ${LABEL[action.attribute] || action.attribute} test vs ${action.vs_pool} dice`;
+    case "contest_round": return "the next round of the race";
+    case "project_roll": return `a roll for ${action.project}`;
+    default: return action.type.replaceAll("_", " ");
+  }
+}
+
+export function oddsText(type, odds) {
+  if (type === "test") return testOdds(odds);
+  if (type === "contest_round") return raceOdds(odds);
+  return formatOdds(odds);
+}
+
+function chips(roll, cls = "") {
+  return (roll.dice || []).map((d) => die(d.face, `${cls} ${d.successes === 2 ? "two" : d.successes === 1 ? "hit" : ""} ${d.face === 1 ? "one" : ""}`,
+    d.successes === 2 ? "two successes" : d.successes === 1 ? "a success" : d.face === 1 ? "a 1" : ""));
+}
+
+const poolText = (p) => `${LABEL[p.attribute]} ${p.attribute_rating}${p.specialization ? ` + ${p.specialization} ${p.specialization_rating}` : ""}${p.modifier ? ` ${signed(p.modifier)}` : ""}`;
+const succ = (n) => `${n} success${n === 1 ? "" : "es"}`;
+
+export function describe(ev) {
+  const p = ev.payload;
+  switch (ev.type) {
+    case "test":
+      return {
+        text: `${poolText(p)}: ${p.luck_test ? "Luck Test (1 die)" : `${p.pool} dice`} vs ${p.difficulty_label} (${p.difficulty}): ${succ(p.successes)}`,
+        dice: [diceGroup("", chips(p))],
+        outcome: { label: OUTCOME[p.outcome] || p.outcome, tone: TONE[p.outcome] },
+        detail: [hadOdds(p.odds), `exceptional at ${p.exceptional_at}`].join(" · "),
+      };
+    case "opposed_test":
+      return {
+        text: `opposed ${poolText(p)} (${p.pool} dice) vs ${p.opponent || "opponent"} (${p.vs_pool} dice): ${p.roll.successes} vs ${p.opponent_roll.successes}`,
+        dice: [diceGroup("you", chips(p.roll)), diceGroup("them", chips(p.opponent_roll, "theirs"))],
+        outcome: { label: `${OUTCOME[p.outcome] || p.outcome}${p.dramatic_failure ? " · dramatic failure" : ""}`, tone: TONE[p.outcome] },
+        detail: hadOdds(p.odds, "win", "to win"),
+      };
+    case "start_contest":
+      return { text: `race started: ${p.label || "contest"}, first to ${p.target} successes (${LABEL[p.attribute]} vs ${p.vs_pool} dice)`, tone: "gm" };
+    case "contest_round":
+      return {
+        text: `${p.label || "race"}, round ${p.round}: +${p.roll.successes} vs +${p.opponent_roll.successes} → ${p.mine}–${p.theirs} of ${p.target}`,
+        dice: [diceGroup("you", chips(p.roll)), diceGroup("them", chips(p.opponent_roll, "theirs"))],
+        outcome: { label: OUTCOME[p.outcome] || p.outcome, tone: TONE[p.outcome] },
+        detail: [hadOdds(p.odds, "win", "to win it this round"), p.dramatic_failure ? "dramatic failure" : ""].filter(Boolean).join(" · "),
+      };
+    case "end_contest": return { text: `the race ${p.label ? `“${p.label}” ` : ""}ended at ${p.mine}–${p.theirs} of ${p.target}`, detail: p.reason || "" };
+    case "start_project": return { text: `project started: ${p.name}, ${p.target} successes (${LABEL[p.attribute]}${p.interval ? `, one roll per ${p.interval}` : ""})`, tone: "gm" };
+    case "project_roll":
+      return {
+        text: `${p.project}, roll ${p.roll_number}: ${succ(p.roll.successes)} → ${p.progress}/${p.target}`,
+        dice: [diceGroup("", chips(p.roll))],
+        outcome: { label: OUTCOME[p.outcome] || p.outcome, tone: TONE[p.outcome] },
+        detail: [p.lost_progress ? "dramatic failure: progress lost" : p.dramatic_failure ? "dramatic failure" : "", hadOdds(p.odds, "complete", "to complete")].filter(Boolean).join(" · "),
+      };
+    case "abandon_project": return { text: `abandoned ${p.project} at ${p.progress}/${p.target}`, detail: p.reason || "" };
+    case "say_yes": return { text: `the GM says yes${p.goal ? `: ${p.goal}` : ""}`, outcome: { label: "Success", tone: "good" }, tone: "gm" };
+    case "award_points": return { text: `earned ${p.points} points`, detail: p.reason || "", tone: "gm" };
+    case "buy_advance":
+      return { text: `raised ${p.kind === "attribute" ? LABEL[p.name] : p.name} from ${p.from} to ${p.to} for ${p.cost} points` };
+    default: return null;
+  }
+}
+
+export function followUps(ev, state, ctx) {
+  if (!ctx.canAct) return [];
+  if ((ev.type === "contest_round" || ev.type === "start_contest") && state.contest && ctx.latest(ev, ["contest_round", "start_contest", "end_contest"])) {
+    return [ctx.act(`Next round (${state.contest.mine}–${state.contest.theirs} of ${state.contest.target})`, { type: "contest_round" }, { class: "primary" }),
+      ctx.odds({ type: "contest_round" }, raceOdds),
+      ctx.act("End the race", { type: "end_contest" }, { class: "secondary" })];
+  }
+  if (ev.type === "project_roll" || ev.type === "start_project") {
+    const name = ev.payload.project || ev.payload.name;
+    const project = Object.values(state.projects || {}).find((p) => p.name === name);
+    if (!project) return [];
+    const seqs = ctx.laterEvents(ev).filter((e) => (e.type === "project_roll" || e.type === "start_project") && (e.payload.project || e.payload.name) === name);
+    if (seqs.length) return [];
+    return [ctx.act(`Roll for ${name} (${project.progress}/${project.target})`, { type: "project_roll", project: name }, { class: "secondary" }),
+      ctx.odds({ type: "project_roll", project: name }, (o) => oddsLine(o, [["complete", "complete"]]))];
+  }
+  return [];
+}

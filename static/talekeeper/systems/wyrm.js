@@ -1,0 +1,255 @@
+// WYRM (Warrior, Rogue & Mage) at the table: d6 + attribute (+2 per helping skill)
+// against a DL; exploding 6s where a skill applies; Fate spent with the GM's approval.
+
+import { h, cap, need, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, pips, formatOdds, distributionSummary } from "../ui.js";
+
+export const name = "wyrm";
+export const eventTypes = { check: "attribute_check", damage: "damage_roll" };
+
+const ATTRS = ["warrior", "rogue", "mage"];
+const USES = {
+  reroll: "reroll the die",
+  plus_two: "+2 to the check",
+  ignore_attack: "ignore a killing attack",
+  minor_detail: "change a minor detail",
+};
+
+// --- the sheet ---------------------------------------------------------------------------
+
+export function renderSheet(state, ctx) {
+  const skillsOf = (a) => state.skills.filter((s) => s.attribute === a).map((s) => s.name);
+  const attrs = h("table", { class: "attr-table" },
+    h("caption", { class: "sr-only" }, "Attributes, the skills that belong to them, and a check button each"),
+    h("tbody", null, ATTRS.map((a) => h("tr", null,
+      h("th", { scope: "row" }, cap(a)),
+      h("td", { class: "num big-num" }, state.attributes[a]),
+      h("td", null, ctx.button(`check:${a}`, `${cap(a)} check`, { label: `${cap(a)} check (d6 + ${state.attributes[a]})` }),
+        skillsOf(a).length ? h("span", { class: "specs small" }, skillsOf(a).join(", ")) : null)))));
+  const last = state.last_roll;
+  const pending = state.pending_fate;
+  return h("div", { class: "sheet-wyrm" },
+    attrs,
+    h("div", { class: "stats" },
+      h("div", { class: "stat" }, h("span", { class: "label" }, "Fate"), h("span", { class: "value" }, state.fate), pips(state.fate, 0, "Fate")),
+      h("div", { class: "stat" }, h("span", { class: "label" }, "Skills"), h("span", null, state.skills.length
+        ? state.skills.map((s) => `${s.name} (${cap(s.attribute)})`).join(", ") : "none"))),
+    pending ? h("p", { class: "warn" }, `Fate request waiting for the GM: ${USES[pending.use] || pending.use}${pending.roll ? ` (roll ${pending.roll})` : ""}.`) : null,
+    last ? h("p", { class: "small last" }, `Last roll this scene (#${last.roll}, ${last.kind}): total ${last.total}`,
+      last.kind === "check" ? ` vs DL ${last.dl}, ${last.success ? "success" : "failure"}` : "",
+      last.fate_used ? " · Fate used" : state.fate ? " · Fate can still change it" : "") : null,
+    pointsBlock(state.points, "Points"));
+}
+
+// --- actions -------------------------------------------------------------------------------
+
+const checkOdds = (o) => oddsLine(o, [["success", "success"]]);
+
+function checkSpec(state, attribute, ctx) {
+  const known = state.skills.map((s) => s.name);
+  const own = state.skills.filter((s) => s.attribute === attribute).map((s) => s.name);
+  const others = known.filter((k) => !own.includes(k));
+  return {
+    id: `check:${attribute}`, type: "check", group: "Checks", label: `${cap(attribute)} check`, title: `${cap(attribute)} check`,
+    rolls: true, preview: true, requestable: true,
+    help: `d6 + ${cap(attribute)} ${state.attributes[attribute]}, +2 per helping skill (6s explode when a skill helps).`,
+    fields: [
+      { name: "against", label: "Against", kind: "select", value: ctx.last("check", "against", "dl"),
+        options: [{ value: "dl", label: "a difficulty level (DL)" }, { value: "vs", label: "an opponent (opposed)" }] },
+      { name: "dl", label: "DL", kind: "number", min: 0, max: 60, value: ctx.last("check", "dl", 9), show: (v) => v.against !== "vs" },
+      { name: "vs_attribute", label: "Their attribute", kind: "number", min: 0, max: 10, value: 2, show: (v) => v.against === "vs" },
+      { name: "vs_skills", label: "Their skills", kind: "number", min: 0, max: 2, value: 0, show: (v) => v.against === "vs" },
+      { name: "vs_static", label: "Static DL (no roll for them)", kind: "checkbox", value: false, show: (v) => v.against === "vs" },
+      known.length ? { name: "skills", label: "Helping skills (+2 each)", kind: "checks", value: [],
+        options: [...own, ...others].map((k) => ({ value: k, label: own.includes(k) ? k : `${k} (other)` })) } : null,
+      known.length > 1 ? { name: "second", label: "GM allows a second skill", kind: "checkbox", value: false,
+        show: (v) => (v.skills || []).length > 1 } : null,
+      { name: "modifier", label: "DL modifier", kind: "number", min: -20, max: 20, value: 0 },
+      { name: "task", label: "Task", kind: "text", optional: true, maxlength: 120, placeholder: "climb the wall" },
+    ].filter(Boolean),
+    build: (v) => {
+      const a = { type: "check", attribute, skills: v.skills || [] };
+      if (v.against === "vs") a.vs = { attribute: need(v, "vs_attribute", "their attribute"), skills: v.vs_skills || 0, static: !!v.vs_static };
+      else a.dl = need(v, "dl", "the DL");
+      if (v.modifier) a.modifier = v.modifier;
+      if (v.second && a.skills.length > 1) a.gm_allows_second_skill = true;
+      if (v.task) a.task = v.task;
+      return a;
+    },
+    odds: checkOdds,
+  };
+}
+
+export function actions(state, ctx) {
+  const list = ATTRS.map((a) => checkSpec(state, a, ctx));
+  list.push({
+    id: "damage", type: "damage", group: "Other rolls", label: "Damage roll", title: "Damage roll (6s explode)",
+    rolls: true, preview: true, requestable: true,
+    fields: [
+      { name: "dice", label: "Dice", kind: "number", min: 1, max: 3, value: ctx.last("damage", "dice", 1) },
+      { name: "bonus", label: "Bonus", kind: "number", min: 0, max: 20, value: ctx.last("damage", "bonus", 0) },
+      { name: "task", label: "What for", kind: "text", optional: true, maxlength: 120 },
+    ],
+    build: (v) => ({ type: "damage", dice: need(v, "dice", "the dice"), bonus: v.bonus || 0, ...(v.task ? { task: v.task } : {}) }),
+    odds: (o) => distributionSummary(o),
+  });
+  if (state.fate > 0 && !state.pending_fate) {
+    list.push({
+      id: "spend_fate", type: "spend_fate", group: "Fate", label: "Spend Fate…", title: "Ask the GM to spend a Fate point",
+      help: "Reroll and +2 are offered on your last roll in the log. These two need no roll:",
+      fields: [
+        { name: "use", label: "To", kind: "select", value: "minor_detail",
+          options: [{ value: "minor_detail", label: USES.minor_detail }, { value: "ignore_attack", label: USES.ignore_attack }] },
+        { name: "detail", label: "Detail", kind: "text", maxlength: 200, optional: true, placeholder: "I know this innkeeper" },
+      ],
+      submit: "Ask the GM",
+      build: (v) => {
+        if (v.use === "minor_detail" && !v.detail) throw new Error("Say which detail changes.");
+        return { type: "spend_fate", use: v.use, ...(v.detail ? { detail: v.detail } : {}) };
+      },
+    });
+  }
+  const costs = state.sheet.options?.advance_costs || { attribute: 10, skill: 5 };
+  list.push({
+    id: "buy_advance", type: "buy_advance", group: "Advance", label: `Buy an advance (${state.points.earned - state.points.spent} pts)`,
+    title: "Buy an advance", help: `An attribute +1 costs ${costs.attribute} points, a new skill ${costs.skill}.`,
+    fields: [
+      { name: "advance", label: "Buy", kind: "select", value: "attribute",
+        options: [{ value: "attribute", label: "+1 attribute" }, { value: "skill", label: "a new skill" }] },
+      { name: "attribute", label: "Attribute", kind: "select", options: ATTRS.map((a) => ({ value: a, label: `${cap(a)} (${state.attributes[a]})` })) },
+      { name: "skill", label: "Skill name", kind: "text", maxlength: 80, optional: true, show: (v) => v.advance === "skill" },
+    ],
+    build: (v) => {
+      if (v.advance === "skill") {
+        if (!v.skill) throw new Error("Name the skill.");
+        return { type: "buy_advance", advance: "skill", skill: v.skill, attribute: v.attribute };
+      }
+      return { type: "buy_advance", advance: "attribute", attribute: v.attribute };
+    },
+  });
+  return list;
+}
+
+export function gmTools(state) {
+  const list = [
+    { id: "grant_fate", type: "grant_fate", label: "Grant Fate", title: "Grant Fate",
+      fields: [{ name: "amount", label: "Fate", kind: "number", min: 1, max: 10, value: 1 },
+        { name: "reason", label: "Reason", kind: "text", optional: true, maxlength: 200, placeholder: "heroic action" }],
+      build: (v) => ({ type: "grant_fate", amount: need(v, "amount", "the Fate"), ...(v.reason ? { reason: v.reason } : {}) }) },
+    { id: "award_points", type: "award_points", label: "Award points", title: "Award points",
+      fields: [{ name: "points", label: "Points", kind: "number", min: 1, max: 100, value: 5 },
+        { name: "reason", label: "Reason", kind: "text", optional: true, maxlength: 200 }],
+      build: (v) => ({ type: "award_points", points: need(v, "points", "the points"), ...(v.reason ? { reason: v.reason } : {}) }) },
+  ];
+  if (state.skills.length) {
+    list.push({ id: "automatic_success", type: "automatic_success", label: "Automatic success", title: "Automatic success (no roll)",
+      fields: [
+        { name: "skill", label: "With the skill", kind: "select", options: state.skills.map((s) => ({ value: s.name, label: `${s.name} (${cap(s.attribute)})` })) },
+        { name: "task", label: "Task", kind: "text", optional: true, maxlength: 120 }],
+      build: (v) => {
+        const skill = state.skills.find((s) => s.name === v.skill) || state.skills[0];
+        return { type: "automatic_success", attribute: skill.attribute, skill: skill.name, ...(v.task ? { task: v.task } : {}) };
+      } });
+  }
+  return list;
+}
+
+// --- the log -----------------------------------------------------------------------------------
+
+export function describeAction(action) {
+  if (action.type === "check") {
+    const against = action.vs ? `an opponent (${action.vs.attribute}${action.vs.skills ? ` +${action.vs.skills} skill` : ""})` : `DL ${action.dl}`;
+    return `a ${cap(action.attribute)} check${action.skills?.length ? ` with ${action.skills.join(" + ")}` : ""} vs ${against}`;
+  }
+  if (action.type === "damage") return `a damage roll (${action.dice || 1}d6${action.bonus ? `+${action.bonus}` : ""})`;
+  return action.type.replaceAll("_", " ");
+}
+
+export function oddsText(type, odds) {
+  return type === "check" ? checkOdds(odds) : type === "damage" ? distributionSummary(odds) : formatOdds(odds);
+}
+
+function chain(dice, cls = "") {
+  return dice.map((d) => die(`${d.face}${d.exploded ? "!" : ""}`, `${cls} ${d.exploded ? "x" : ""}`, d.exploded ? "a 6: rolled again and added" : d.capped ? "capped" : ""));
+}
+
+export function describe(ev) {
+  const p = ev.payload;
+  switch (ev.type) {
+    case "attribute_check": {
+      const opp = p.opposition;
+      const sum = `${p.die_total} + ${p.attribute_value}${p.skill_bonus ? ` + ${p.skill_bonus}` : ""} = ${p.total}`;
+      const dl = opp ? `vs ${opp.static ? "static " : ""}DL ${p.dl}${p.modifier ? ` (${p.dl_base} ${signed(p.modifier)})` : ""}`
+        : `vs DL ${p.dl}${p.modifier ? ` (${p.dl_base} ${signed(p.modifier)})` : ""}`;
+      return {
+        text: `${cap(p.attribute)} check${p.skills.length ? ` + ${p.skills.join(" + ")}` : ""}: ${sum} ${dl}`,
+        dice: [diceGroup("", chain(p.dice, "sel")), opp && opp.dice?.length ? diceGroup("them", chain(opp.dice, "theirs")) : null],
+        outcome: { label: cap(p.outcome), tone: p.success ? "good" : "bad" },
+        detail: [p.task ? `“${p.task}”` : "", `roll #${p.roll}`, hadOdds(p.odds),
+          opp ? `opponent ${opp.die_total ?? ""}${opp.static ? `static ${opp.total}` : ` + ${opp.attribute}${opp.skill_bonus ? ` + ${opp.skill_bonus}` : ""} = ${opp.total}`}` : "",
+          p.explodes ? "6s explode" : ""].filter(Boolean).join(" · "),
+      };
+    }
+    case "damage_roll":
+      return {
+        text: `damage ${p.dice_count}d6${p.bonus ? ` + ${p.bonus}` : ""}: ${p.die_totals.join(" + ")}${p.bonus ? ` + ${p.bonus}` : ""}`,
+        dice: p.dice.map((c, i) => diceGroup(p.dice.length > 1 ? `d${i + 1}` : "", chain(c))),
+        outcome: { label: `= ${p.total}`, tone: "total" },
+        detail: [p.task ? `“${p.task}”` : "", `roll #${p.roll}`].filter(Boolean).join(" · "),
+      };
+    case "automatic_success":
+      return { text: `automatic success: ${cap(p.attribute)} with ${p.skill}`, outcome: { label: "Success", tone: "good" }, detail: p.task ? `“${p.task}”` : "", tone: "gm" };
+    case "fate_requested":
+      return { text: `asks to spend Fate: ${USES[p.use] || p.use}${p.roll ? ` (roll #${p.roll}${p.die ? `, die ${p.die}` : ""})` : ""}`,
+        detail: p.detail ? `“${p.detail}”` : "", outcome: { label: "needs the GM", tone: "neutral" } };
+    case "fate_spent": {
+      if (p.use === "reroll") {
+        return { text: `Fate reroll of roll #${p.roll}: total ${p.original_total} → ${p.total}`,
+          dice: [diceGroup("was", chain(p.original_dice, "off")), diceGroup("now", chain(p.new_dice, "sel"))],
+          outcome: p.kind === "check" ? { label: cap(p.outcome), tone: p.success ? "good" : "bad" } : { label: `= ${p.total}`, tone: "total" },
+          detail: [`${p.fate_left} Fate left`, p.kind === "check" ? `vs DL ${p.dl}, ${hadOdds(p.odds)}` : ""].filter(Boolean).join(" · ") };
+      }
+      if (p.use === "plus_two") {
+        return { text: `Fate +2 on roll #${p.roll}: ${p.original_total} → ${p.total} vs DL ${p.dl}`,
+          outcome: { label: cap(p.outcome), tone: p.success ? "good" : "bad" }, detail: `${p.fate_left} Fate left` };
+      }
+      return { text: `spent Fate to ${USES[p.use] || p.use}`, detail: [p.detail ? `“${p.detail}”` : "", `${p.fate_left} Fate left`].filter(Boolean).join(" · ") };
+    }
+    case "fate_denied": return { text: `GM denied the Fate request (${USES[p.use] || p.use})`, detail: p.reason || "", tone: "gm" };
+    case "fate_granted": return { text: `was granted ${p.amount} Fate (now ${p.fate})`, detail: p.reason || "", tone: "gm" };
+    case "points_awarded": return { text: `earned ${p.points} points`, detail: p.reason || "", tone: "gm" };
+    case "advance_bought":
+      return { text: p.advance === "attribute" ? `raised ${cap(p.attribute)} from ${p.from} to ${p.to} for ${p.cost} points`
+        : `learned ${p.skill} (${cap(p.attribute)}) for ${p.cost} points` };
+    default: return null;
+  }
+}
+
+export function followUps(ev, state, ctx) {
+  const p = ev.payload;
+  if ((ev.type === "attribute_check" || ev.type === "damage_roll") && ctx.canAct) {
+    const last = state.last_roll;
+    if (!last || last.roll !== p.roll || !ctx.latest(ev, ["attribute_check", "damage_roll", "fate_spent"])) return [];
+    if (last.fate_used || state.pending_fate) return [];
+    if (state.fate < 1) return [ctx.h("span", { class: "muted small" }, "No Fate left to change this roll.")];
+    const out = [ctx.h("span", { class: "muted small" }, `Spend Fate (${state.fate} left, the GM approves):`)];
+    if (ev.type === "damage_roll" && p.dice.length > 1) {
+      out.push(ctx.form({ title: "Fate reroll", submit: "Reroll (Fate)", fields: [{ name: "die", label: "Die", kind: "select", numeric: true,
+        options: p.die_totals.map((t, i) => ({ value: i + 1, label: `die ${i + 1} (${t})` })), value: 1 }],
+      build: (v) => ({ type: "spend_fate", use: "reroll", die: v.die }) }));
+    } else {
+      out.push(ctx.act("Reroll (Fate)", { type: "spend_fate", use: "reroll" }, { class: "secondary" }));
+    }
+    if (ev.type === "attribute_check") out.push(ctx.act("+2 (Fate)", { type: "spend_fate", use: "plus_two" }, { class: "secondary" }));
+    return out;
+  }
+  if (ev.type === "fate_requested") {
+    if (!state.pending_fate || !ctx.latest(ev, ["fate_requested"])) return [];
+    if (ctx.isGM) {
+      return [ctx.act("Approve", { type: "approve_fate" }, { class: "primary", label: `Approve ${ctx.char?.name}'s Fate request` }),
+        ctx.form({ title: "Deny the Fate request", submit: "Deny", fields: [{ name: "reason", label: "Reason (optional)", kind: "text", optional: true, maxlength: 200 }],
+          build: (v) => ({ type: "deny_fate", ...(v.reason ? { reason: v.reason } : {}) }) })];
+    }
+    return [ctx.h("span", { class: "muted small" }, "Waiting for the GM to approve or deny.")];
+  }
+  return [];
+}

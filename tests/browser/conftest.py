@@ -1,0 +1,241 @@
+"""Browser tests: Debian's Chromium, driven by Playwright (sync API), against a real daphne.
+
+One daphne and one Chromium per test module; every test gets a fresh database (transactional
+tests), fresh browser contexts (one per person at the table) and logs in through the real
+login form. A ``Seat`` is one person's browser tab at the table.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import functools
+import json
+import os
+import urllib.request
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, expect, sync_playwright
+
+from tests.conftest import Table
+from tests.servers import daphne
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+DESKTOP = {"width": 1440, "height": 900}
+PHONE = {"width": 390, "height": 844}
+SLUG = "torn-road"
+PASSWORDS = {"gm": "pw-gm-123456", "alice": "pw-alice-123456", "bob": "pw-bob-123456",
+             "watcher": "pw-watcher-123456", "outsider": "pw-outsider-123456"}
+
+expect.set_options(timeout=5000)
+
+
+@functools.lru_cache(maxsize=None)
+def server_password_hash(password: str) -> str:
+    """A hash the server can check: the suite hashes with MD5 for speed, daphne only knows PBKDF2."""
+    from django.contrib.auth.hashers import PBKDF2PasswordHasher
+
+    return PBKDF2PasswordHasher().encode(password, "browsertests1234")
+
+
+@pytest.fixture(scope="module")
+def server(django_db_setup):
+    """A real daphne on the test database; heartbeats every second so gaps heal quickly."""
+    if not os.path.exists(CHROMIUM):
+        pytest.skip("Debian's chromium is not installed")
+    with daphne(TABLE_HEARTBEAT_SECONDS="1", DJANGO_ALLOW_ASYNC_UNSAFE="") as base:
+        yield f"http://{base}"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    # Playwright's sync API keeps an asyncio loop running in this thread, so Django takes every
+    # ORM call here (the test's checks, pytest-django's flush between tests) for async code.
+    # They are plain synchronous calls between browser steps: allow them while the browser runs.
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as p:
+            chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+            yield chromium
+            chromium.close()
+    finally:
+        if previous is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+def off_the_loop(fn, *args, **kwargs):
+    """Run ``fn`` in a worker thread (no asyncio loop there), e.g. commands whose on-commit
+    broadcast uses async_to_sync; the thread's database connection is closed afterwards."""
+    from django.db import connections
+
+    def run():
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            connections.close_all()
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(run).result()
+
+
+class BrowserTable(Table):
+    """The suite's personas, with passwords the server can check."""
+
+    def __init__(self, system: str):
+        super().__init__(system)
+        for user in (self.gm, self.alice, self.bob, self.watcher, self.outsider):
+            user.password = server_password_hash(PASSWORDS[user.username])
+            user.save(update_fields=["password"])
+
+    def create_character(self, user, name, sheet=None):
+        return off_the_loop(super().create_character, user, name, sheet)
+
+    def command(self, user, action, client_id=None, dice=None):
+        return off_the_loop(super().command, user, action, client_id, dice)
+
+
+@pytest.fixture
+def table_of(transactional_db):
+    """``table_of("wyrm")``: the personas at a campaign of that system, slug ``torn-road``."""
+    return lambda system: off_the_loop(BrowserTable, system)
+
+
+class Seat:
+    """One person at the table: a browser context, logged in through the form, on the table page."""
+
+    def __init__(self, browser: Browser, base: str, username: str, viewport=None):
+        self.base = base
+        self.username = username
+        self.context = browser.new_context(viewport=viewport or DESKTOP, reduced_motion="reduce")
+        self.page = self.context.new_page()
+        self.frames: list[str] = []  # every WebSocket frame the page received, as text
+        self.errors: list[str] = []
+        self.page.on("websocket", lambda ws: ws.on("framereceived", self._frame))
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.on("console", self._console)
+
+    def _console(self, message):
+        # The browser itself logs refused previews (4xx) and sockets that can't connect while
+        # offline; those are expected. Anything else logged as an error is a bug.
+        if message.type == "error" and not any(s in message.text for s in ("Failed to load resource", "WebSocket connection")):
+            self.errors.append(message.text)
+
+    def _frame(self, payload):
+        self.frames.append(payload if isinstance(payload, str) else payload.decode())
+
+    def login(self, slug: str = SLUG):
+        page = self.page
+        page.goto(f"{self.base}/login/?next=/campaigns/{slug}/")
+        page.get_by_label("Username").fill(self.username)
+        page.get_by_label("Password").fill(PASSWORDS[self.username])
+        page.get_by_role("button", name="Log in").click()
+        self.wait_live()
+        return self
+
+    def wait_live(self):
+        expect(self.page.locator("#conn")).to_have_attribute("data-state", "online", timeout=10000)
+
+    # --- looking at the page
+    def event(self, seq: int):
+        return self.page.locator(f"#seq-{seq}")
+
+    def seqs(self) -> list[int]:
+        return self.page.evaluate("window.talekeeperTable.seqs()")
+
+    def last_seq(self) -> int:
+        return self.page.evaluate("window.talekeeperTable.lastSeq")
+
+    def event_frames(self) -> list[dict]:
+        out = []
+        for text in self.frames:
+            frame = json.loads(text)
+            if frame.get("type") == "event":
+                out.append(frame["event"])
+        return out
+
+    # --- doing things
+    def tab(self, name: str):
+        self.page.get_by_role("tab", name=name).click()
+
+    def start(self, action_id: str):
+        self.page.locator(f'#sheet-wrap button[data-action="{action_id}"]').click()
+        expect(self.page.locator("#composer")).to_be_visible()
+        return self.page.locator("#composer form")
+
+    def odds(self) -> str:
+        out = self.page.locator("#composer .odds-text")
+        expect(out).to_contain_text("%")
+        return out.inner_text()
+
+    def submit(self, name: str | None = None):
+        form = self.page.locator("#composer form")
+        if name:
+            form.get_by_role("button", name=name).click()
+        else:
+            form.locator("button[name=go]").click()
+        expect(self.page.locator("#composer")).to_be_hidden()
+
+    def roll(self, notation: str, visibility: str = "public", label: str = ""):
+        page = self.page
+        page.locator("#notation").fill(notation)
+        page.locator("#roll-label").fill(label)
+        page.locator("#visibility").select_option(visibility)
+        page.locator("#roll-form button[type=submit]").click()
+
+    def unlabelled(self) -> list[str]:
+        """Visible form controls and buttons without an accessible name (should be none)."""
+        return self.page.evaluate("""() => [...document.querySelectorAll("input, select, textarea, button")]
+          .filter((el) => el.offsetParent !== null && el.type !== "hidden")
+          .filter((el) => !(el.labels && el.labels.length) && !el.getAttribute("aria-label")
+                          && !el.getAttribute("aria-labelledby") && !(el.tagName === "BUTTON" && el.textContent.trim()))
+          .map((el) => el.outerHTML.slice(0, 120))""")
+
+    def screenshot(self, name: str, full_page: bool = False):
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        self.page.evaluate("window.scrollTo(0, 0)")
+        self.page.screenshot(path=str(SCREENSHOTS / name), full_page=full_page)
+
+    def close(self):
+        self.context.close()
+
+
+@pytest.fixture
+def seats(browser, server):
+    """``seats("gm", "alice")`` opens and logs in one browser context per person."""
+    opened: list[Seat] = []
+
+    def open_seats(*usernames, viewport=None, slug=SLUG):
+        new = [Seat(browser, server, name, viewport) for name in usernames]
+        opened.extend(new)
+        for seat in new:
+            seat.login(slug)
+        return new if len(new) > 1 else new[0]
+
+    yield open_seats
+    errors = {seat.username: seat.errors for seat in opened if seat.errors}
+    for seat in opened:
+        seat.close()
+    assert not errors, f"JavaScript errors on the page: {errors}"
+
+
+def api_command(server: str, token: str, action: dict, client_id: str, slug: str = SLUG) -> dict:
+    """A command through the real HTTP API (not the page), with a bearer token."""
+    request = urllib.request.Request(
+        f"{server}/api/campaigns/{slug}/commands",
+        data=json.dumps({"id": client_id, "action": action}).encode(),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())
+
+
+def head_seq(table: Table) -> int:
+    table.campaign.refresh_from_db()
+    return table.campaign.last_seq

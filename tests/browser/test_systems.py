@@ -1,0 +1,324 @@
+"""Each rule system played through the table page: its sheet, its main actions with their exact
+odds, the follow-up choices on the rolls in the log, the GM's tools; and a screenshot of each
+table (desktop, and at phone width) into docs/screenshots/.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from campaign.models import Character, Event
+from rules import get_system
+from rules.base import ScriptedDice
+from tests.browser.conftest import PHONE, head_seq
+from tests.browser.test_table import expected_odds
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def payload(table, seq: int) -> dict:
+    return Event.objects.get(campaign=table.campaign, seq=seq).payload
+
+
+def state_of(table, name: str) -> dict:
+    return Character.objects.select_related("projection").get(campaign=table.campaign, name=name).projection.state
+
+
+def act(seat, table, do, text: str | None = None) -> int:
+    """Do something on the page; wait until its event is in the log; return its seq."""
+    seq = head_seq(table) + 1
+    do()
+    line = seat.event(seq)
+    expect(line).to_be_attached()
+    if text:
+        expect(line).to_contain_text(text)
+    return seq
+
+
+def composer(seat):
+    return seat.page.locator("#composer")
+
+
+def screenshots(seats_fixture, system: str, player, gm, action: str):
+    """The player's table on a desktop (an action form open, with its odds), on a phone, and the GM's."""
+    player.page.locator("#log").evaluate("e => e.scrollTop = e.scrollHeight")
+    player.start(action)
+    player.odds()
+    player.screenshot(f"{system}.png")
+    player.page.keyboard.press("Escape")
+    gm.screenshot(f"{system}-gm.png")
+    phone = seats_fixture(player.username, viewport=PHONE)
+    phone.page.locator("#log").evaluate("e => e.scrollTop = e.scrollHeight")
+    phone.screenshot(f"{system}-phone.png", full_page=True)
+
+
+def test_tote_at_the_table(table_of, seats):
+    table = table_of("tote")
+    gm, alice = seats("gm", "alice")
+
+    # Alice makes her hero with the form (the example sheet, one skill changed back and forth).
+    form = alice.page.locator("#char-form")
+    form.get_by_label("Name").fill("Ayasha")
+    form.get_by_role("button", name="Create character").click()
+    expect(alice.page.get_by_role("tab", name="Ayasha")).to_have_attribute("aria-selected", "true")
+    expect(alice.page.locator(".tote-grid")).to_contain_text("Strike")
+    expect(alice.page.locator("#sheet")).to_contain_text("3 / 5")  # Resolve
+
+    # The GM opens the evening: a session and a scene.
+    gm.page.get_by_role("button", name="Start session").click()
+    expect(gm.page.get_by_role("button", name="Start scene")).to_be_enabled()
+    gm.page.get_by_role("button", name="Start scene").click()
+    expect(alice.page.locator("#session-status")).to_have_text("Session 1, scene 1")
+
+    # XP from the GM, spent by Alice on her Bear totem (three steps, 2+... see the sheet).
+    gm.tab("Ayasha")
+    gm.start("award_points")
+    composer(gm).get_by_label("XP", exact=True).fill("20")
+    act(alice, table, gm.submit, "earned 20 XP")
+    expect(alice.page.locator(".points")).to_contain_text("20 available")
+    for level in (2, 3, 4):
+        alice.start("buy_advance")
+        composer(alice).get_by_label("Raise").select_option("totem")
+        composer(alice).get_by_label("Totem").select_option("Bear")
+        act(alice, table, alice.submit, f"raised the Bear totem from {level - 1} to {level}")
+    expect(alice.page.locator(".tote-grid thead")).to_contain_text("Bear 4")
+
+    # Strike tests against T10 until one fails close enough for Resolve to rescue it.
+    rescued = False
+    for attempt in range(20):
+        alice.start("skill:Strike")
+        composer(alice).get_by_label("Target number (T)").fill("10")
+        want = expected_odds("tote", state_of(table, "Ayasha"), {"type": "skill_test", "skill": "Strike", "target": 10},
+                             [("success", "success"), ("critical", "critical")])
+        expect(composer(alice).locator(".odds-text")).to_have_text(want)
+        seq = act(alice, table, alice.submit, "Strike 2 vs T10")
+        test = payload(table, seq)
+        expect(gm.event(seq)).to_contain_text(f"= {test['total']}")
+        if test["critical"]:
+            expect(alice.event(seq)).to_contain_text("Critical:")
+        if not test["success"] and test["total"] + 4 >= 10:
+            picker = alice.event(seq).get_by_label("Add a totem")
+            expect(picker).to_be_visible()
+            picker.select_option("Bear")
+            act(alice, table, lambda: alice.event(seq).get_by_role("button", name="Spend Resolve").click(),
+                f"Bear +4 turns {test['total']} into {test['total'] + 4}")
+            expect(alice.page.locator("#sheet")).to_contain_text("2 / 5")
+            expect(alice.event(seq).locator(".ev-follow")).to_be_hidden()
+            rescued = True
+            break
+    assert rescued, "twenty Strike tests without a failure Resolve could rescue"
+
+    # The GM invokes her aspect against her; she invokes it for a free point; an effect test.
+    gm.page.locator('#sheet-wrap button[data-action="gm_invoke_aspect"]').click()  # no form: one click
+    expect(alice.page.locator("#sheet")).to_contain_text("−2 on the next skill test")
+    act(alice, table, lambda: alice.page.locator('#sheet-wrap button[data-action="invoke_aspect"]').click(), "one free Resolve")
+    expect(alice.page.locator("#sheet")).to_contain_text("+1 free (aspect)")
+    alice.start("effect_test")
+    composer(alice).get_by_label("What for").fill("damage")
+    expect(composer(alice).locator(".odds-text")).to_contain_text("average 7.0")
+    act(alice, table, alice.submit, "damage: effect test 2d6")
+
+    # Injuries from the GM block skill dice; Resolve granted back.
+    gm.start("mark_injury")
+    act(alice, table, gm.submit, "was injured")
+    expect(alice.page.locator(".injuries")).to_contain_text("can't select 5")
+    gm.start("grant_resolve")
+    composer(gm).get_by_label("Reason").fill("a fine speech")
+    act(alice, table, gm.submit, "was granted 1 Resolve")
+    alice.start("skill:Hunt")
+    expect(composer(alice)).to_contain_text("Injuries block 5")
+    expect(composer(alice)).to_contain_text("The GM's −2 applies")
+    composer(alice).get_by_role("button", name="Cancel").click()
+
+    # A critical is rare with real dice: the log line of one the engine rolled with scripted dice.
+    system = get_system("tote")
+    crit = system.decide(state_of(table, "Ayasha"), {"type": "skill_test", "skill": "Strike", "target": 8},
+                         ScriptedDice([1, 3, 1]))[0]
+    described = alice.page.evaluate("""async (payload) => {
+        const tote = await import("/static/talekeeper/systems/tote.js");
+        const d = tote.describe({type: "skill_test", payload});
+        return `${d.text} | ${d.outcome.label} | ${d.detail}`;
+    }""", dict(crit.payload))
+    assert "· critical!" in described and f"Critical: {crit.payload['bubble_note']}" in described
+    assert "bubble" in crit.payload["bubble_note"]
+
+    screenshots(seats, "tote", alice, gm, "skill:Strike")
+
+
+def test_wyrm_at_the_table(table_of, seats):
+    table = table_of("wyrm")
+    table.create_character(table.alice, "Mira", get_system("wyrm").example_sheet)
+    table.create_character(table.bob, "Brannoc", {"attributes": {"warrior": 4, "rogue": 1, "mage": 0},
+                                                   "skills": [{"name": "Swords", "attribute": "warrior"}], "fate": 1})
+    gm, alice = seats("gm", "alice")
+    expect(alice.page.locator("#sheet")).to_contain_text("Rogue check")
+
+    # A Rogue check with Stealth against DL 9: 50% exactly.
+    alice.start("check:rogue")
+    composer(alice).get_by_label("Stealth").check()
+    composer(alice).get_by_label("DL", exact=True).fill("9")
+    action = {"type": "check", "attribute": "rogue", "skills": ["Stealth"], "dl": 9}
+    expect(composer(alice).locator(".odds-text")).to_have_text(
+        expected_odds("wyrm", state_of(table, "Mira"), action, [("success", "success")]))
+    seq = act(alice, table, alice.submit, "Rogue check + Stealth")
+    expect(gm.event(seq)).to_contain_text("vs DL 9")
+
+    # Fate: Alice asks for a reroll on that roll; the GM approves it on the request.
+    req = act(alice, table, lambda: alice.event(seq).get_by_role("button", name="Reroll (Fate)").click(), "asks to spend Fate: reroll")
+    expect(alice.event(req)).to_contain_text("Waiting for the GM")
+    expect(alice.page.locator("#sheet")).to_contain_text("Fate request waiting for the GM")
+    spent = act(gm, table, lambda: gm.event(req).get_by_role("button", name="Approve Mira's Fate request").click(), "Fate reroll of roll #1")
+    expect(alice.event(spent).locator(".die")).to_have_count(len(payload(table, spent)["original_dice"]) + len(payload(table, spent)["new_dice"]))
+    expect(alice.page.locator(".sheet-wyrm .stat").first).to_contain_text("1")
+    expect(alice.event(seq).get_by_role("button", name="Reroll (Fate)")).to_have_count(0)
+
+    # A Mage check against an opponent; +2 asked for, denied with a reason.
+    alice.start("check:mage")
+    composer(alice).get_by_label("Against").select_option("vs")
+    composer(alice).get_by_label("Their attribute").fill("3")
+    composer(alice).get_by_label("Their skills").fill("1")
+    expect(composer(alice).locator(".odds-text")).to_contain_text("% success")
+    seq = act(alice, table, alice.submit, "Mage check")
+    req = act(alice, table, lambda: alice.event(seq).get_by_role("button", name="+2 (Fate)").click(), "+2 to the check")
+    deny = gm.event(req).locator("form")
+    deny.get_by_label("Reason (optional)").fill("not this time")
+    act(alice, table, lambda: deny.get_by_role("button", name="Deny").click(), "GM denied the Fate request")
+    expect(alice.page.locator("#log")).to_contain_text("not this time")
+
+    # The GM grants Fate; Alice rolls damage (exploding 6s) with its distribution shown first.
+    gm.tab("Mira")
+    gm.start("grant_fate")
+    composer(gm).get_by_label("Fate", exact=True).fill("2")
+    act(alice, table, gm.submit, "was granted 2 Fate (now 3)")
+    alice.start("damage")
+    composer(alice).get_by_label("Dice", exact=True).fill("2")
+    composer(alice).get_by_label("Bonus").fill("1")
+    odds = get_system("wyrm").preview(state_of(table, "Mira"), {"type": "damage", "dice": 2, "bonus": 1})
+    mean = sum(int(total) * p for total, p in odds.items())
+    expect(composer(alice).locator(".odds-text")).to_contain_text(f"average {float(mean):.1f}")
+    act(alice, table, alice.submit, "damage 2d6 + 1")
+    # The GM rolls for an NPC, only for themself.
+    gm.roll("1d6+2", visibility="gm", label="guard captain")
+    expect(alice.page.locator("#log li").last).to_contain_text("rolled in secret")
+
+    screenshots(seats, "wyrm", alice, gm, "check:rogue")
+
+
+def test_tale_at_the_table(table_of, seats):
+    table = table_of("tale")
+    table.create_character(table.alice, "Autopet", get_system("tale").example_sheet)
+    gm, alice = seats("gm", "alice")
+    expect(alice.page.locator("#sheet")).to_contain_text("Ride")
+
+    # A straight roll by skill: Ride (deft + brawn + 1D = 8D) against 14.
+    alice.start("roll:Ride")
+    composer(alice).get_by_label("Target").fill("14")
+    action = {"type": "straight_roll", "skill": "Ride", "target": 14}
+    expect(composer(alice).locator(".odds-text")).to_have_text(
+        expected_odds("tale", state_of(table, "Autopet"), action, [("success", "success")]))
+    act(alice, table, alice.submit, "Ride 8D")
+
+    # Against rolled challenge dice (a "hard" 7D).
+    alice.start("roll:Jump")
+    composer(alice).get_by_label("Against").select_option("dice")
+    composer(alice).get_by_label("Challenge dice").select_option("7")
+    expect(composer(alice).locator(".odds-text")).to_contain_text("% success")
+    act(alice, table, alice.submit, "vs 7D")
+
+    # An iterated contest, round by round from the log, until it ends (or she ends it).
+    alice.start("start_contest")
+    composer(alice).get_by_label("Their dice").fill("5")
+    composer(alice).get_by_label("Round limit").fill("3")
+    composer(alice).get_by_label("At the limit").select_option("mine")
+    composer(alice).get_by_label("What").fill("the chase")
+    seq = act(alice, table, alice.submit, "started a contest: the chase")
+    for _ in range(3):
+        button = alice.event(seq).get_by_role("button", name=re.compile(r"^Next round"))
+        expect(alice.event(seq).locator(".odds-inline")).to_contain_text("% win")
+        seq = act(alice, table, button.click, "the chase, round")
+        if not state_of(table, "Autopet")["contest"]:
+            break
+    if state_of(table, "Autopet")["contest"]:
+        act(alice, table, alice.event(seq).get_by_role("button", name="End the contest").click, "ended")
+    expect(alice.page.locator(".contest")).to_have_count(0)
+
+    # Combat: portions chosen right on the log line, then ended; damage spread, then rest.
+    alice.start("start_combat")
+    composer(alice).get_by_label("Their dice").fill("4")
+    seq = act(alice, table, alice.submit, "started a combat")
+    fight = alice.event(seq).locator("form")
+    fight.get_by_label("Your attack").fill("4")
+    fight.get_by_label("Your defence").fill("3")
+    expect(fight.locator(".odds-text")).to_contain_text("you hit")
+    seq = act(alice, table, lambda: fight.get_by_role("button", name="Fight").click(), "combat, round 1")
+    if state_of(table, "Autopet")["contest"]:
+        act(alice, table, alice.event(seq).get_by_role("button", name="End the contest").click, "ended")
+    gm.tab("Autopet")
+    gm.start("take_damage")
+    composer(gm).get_by_label("Dice of damage").fill("2")
+    composer(gm).get_by_label("Reason").fill("fell off the wall")
+    seq = act(alice, table, gm.submit, "takes 2D of damage")
+    state = state_of(table, "Autopet")
+    owed = state["unassigned_damage"]  # the fall, plus whatever the combat round cost her
+    on_brawn = min(owed, state["sheet"]["characteristics"]["brawn"] - state["damage"]["brawn"])
+    spread = alice.event(seq).locator("form")
+    expect(spread).to_be_visible()
+    spread.get_by_label(re.compile("^Brawn")).fill(str(on_brawn))
+    spread.get_by_label(re.compile("^Skill")).fill(str(owed - on_brawn))
+    act(alice, table, lambda: spread.get_by_role("button", name="Spread it").click(), "spread damage")
+    expect(alice.page.locator("#sheet .attr-table").first).to_contain_text("−")
+    act(alice, table, lambda: (alice.start("rest"), alice.submit()), "rested 1 day")
+
+    screenshots(seats, "tale", alice, gm, "roll:Ride")
+
+
+def test_mdt_at_the_table(table_of, seats):
+    table = table_of("mdt")
+    table.create_character(table.alice, "Helena", get_system("mdt").example_sheet)
+    gm, alice = seats("gm", "alice")
+    expect(alice.page.locator(".mdt-grid")).to_contain_text("Presence")
+
+    # A Presence test with her specialization, dangerous: the exact odds, then the dice.
+    alice.start("test:presence")
+    composer(alice).get_by_label("Difficulty").select_option("2")
+    composer(alice).get_by_label("Specialization").select_option("Ocultismo")
+    action = {"type": "test", "attribute": "presence", "specialization": "Ocultismo", "difficulty": 2}
+    want = expected_odds("mdt", state_of(table, "Helena"), action,
+                         [("success", "success"), ("exceptional", "exceptional"), ("dramatic_failure", "dramatic failure")])
+    assert want == "81.3% success, 7.3% exceptional, 3.1% dramatic failure"
+    expect(composer(alice).locator(".odds-text")).to_have_text(want)
+    seq = act(alice, table, alice.submit, "Presence 3 + Ocultismo 2")
+    expect(gm.event(seq).locator(".die")).to_have_count(6)
+
+    # The GM starts a race; Alice rolls its rounds from the log until someone wins.
+    gm.tab("Helena")
+    gm.start("start_contest")
+    composer(gm).get_by_label("Successes to win").fill("3")
+    composer(gm).get_by_label("What").fill("the car chase")
+    seq = act(alice, table, gm.submit, "race started: the car chase")
+    expect(alice.page.locator(".contest")).to_contain_text("first to 3")
+    for _ in range(12):
+        if not state_of(table, "Helena")["contest"]:
+            break
+        button = alice.event(seq).get_by_role("button", name=re.compile(r"^Next round"))
+        seq = act(alice, table, button.click, "the car chase, round")
+    else:
+        act(alice, table, alice.event(seq).get_by_role("button", name="End the race").click, "ended")
+    expect(alice.page.locator(".contest")).to_have_count(0)
+
+    # A project, rolled from the sheet and again from the log; the GM says yes to something.
+    gm.start("start_project")
+    composer(gm).get_by_label("Project", exact=True).fill("Restore the tome")
+    composer(gm).get_by_label("Successes needed").fill("20")
+    act(alice, table, gm.submit, "project started: Restore the tome")
+    seq = act(alice, table, lambda: (alice.start("project:Restore the tome"), alice.submit()), "Restore the tome, roll 1")
+    act(alice, table, alice.event(seq).get_by_role("button", name=re.compile("^Roll for Restore the tome")).click, "roll 2")
+    expect(alice.page.locator("#sheet progress")).to_have_count(1)
+    gm.start("say_yes")
+    composer(gm).get_by_label("Goal").fill("the door is unlocked")
+    act(alice, table, gm.submit, "the GM says yes")
+
+    screenshots(seats, "mdt", alice, gm, "test:presence")

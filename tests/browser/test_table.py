@@ -1,0 +1,316 @@
+"""The shared table in real browsers: a GM and two players, each in their own browser context.
+
+Live delivery within a second, what hidden rolls show to whom (in the DOM and in the frames
+the page received), reloads, dropped sockets, voids, requests, members and characters.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import pytest
+from playwright.sync_api import expect
+
+from campaign.models import ApiToken
+from rules import get_system
+from tests.browser.conftest import api_command, head_seq, off_the_loop
+from tests.conftest import Table
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def expected_odds(system: str, state: dict, action: dict, parts: list[tuple[str, str]]) -> str:
+    """The odds line the page should show, computed by the rules engine itself."""
+    odds = get_system(system).preview(state, action)
+
+    def pct(p):
+        v = float(p) * 100
+        return "0%" if p == 0 else "100%" if p == 1 else f"{v:.1f}%"
+
+    return ", ".join(f"{pct(odds[key])} {label}" for key, label in parts if key in odds)
+
+
+def wait_all(seats, selector: str, budget_ms: int = 1000):
+    """Every seat shows ``selector`` within ``budget_ms`` of now (one shared deadline)."""
+    deadline = time.monotonic() + budget_ms / 1000
+    for seat in seats:
+        left = max(1, int((deadline - time.monotonic()) * 1000))
+        expect(seat.page.locator(selector)).to_be_attached(timeout=left)
+
+
+def test_a_roll_reaches_every_page_within_a_second(table_of, seats):
+    table = table_of("tote")
+    hero = table.create_character(table.alice, "Ayasha", get_system("tote").example_sheet)
+    table.create_character(table.bob, "Tawa", get_system("tote").example_sheet)
+    gm, alice, bob = seats("gm", "alice", "bob")
+
+    # Presence: everybody sees who is at the table now.
+    for seat in (gm, alice, bob):
+        for name in ("gm", "alice", "bob"):
+            expect(seat.page.locator("#presence")).to_contain_text(name)
+
+    # A dice roll typed by Alice reaches Bob and the GM within a second.
+    seq = head_seq(table) + 1
+    alice.roll("3d6+1", label="climbing")
+    wait_all([bob, gm, alice], f"#seq-{seq}")
+    for seat in (gm, bob):
+        line = seat.event(seq)
+        expect(line).to_contain_text("rolled 3d6+1")
+        expect(line.locator(".die")).to_have_count(3)
+
+    # A skill test from the sheet: one click opens it, the exact odds show before the roll.
+    alice.tab("Ayasha")
+    alice.start("skill:Strike")
+    alice.page.locator("#composer").get_by_label("Target number (T)").fill("9")
+    state = hero.projection.state
+    want = expected_odds("tote", state, {"type": "skill_test", "skill": "Strike", "target": 9},
+                         [("success", "success"), ("critical", "critical")])
+    expect(alice.page.locator("#composer .odds-text")).to_have_text(want)
+    seq = head_seq(table) + 1
+    alice.submit()
+    wait_all([bob, gm], f"#seq-{seq}")
+    expect(bob.event(seq)).to_contain_text("Strike 2 vs T9")
+    expect(bob.event(seq).locator(".die.paragon")).to_have_count(1)
+    expect(bob.event(seq)).to_contain_text("had ")
+
+
+def test_a_gm_only_roll_shows_its_dice_to_the_gm_alone(table_of, seats):
+    table = table_of("wyrm")
+    table.create_character(table.alice, "Mira", get_system("wyrm").example_sheet)
+    gm, alice, bob = seats("gm", "alice", "bob")
+
+    seq = head_seq(table) + 1
+    gm.roll("4d6", visibility="gm", label="the ambush")
+    wait_all([gm, alice, bob], f"#seq-{seq}")
+    expect(gm.event(seq).locator(".die")).to_have_count(4)
+    expect(gm.event(seq)).to_contain_text("the ambush")
+    expect(gm.event(seq)).to_contain_text("GM only")
+    for seat in (alice, bob):
+        expect(seat.event(seq)).to_contain_text("rolled in secret")
+        expect(seat.event(seq).locator(".die")).to_have_count(0)
+        expect(seat.event(seq)).not_to_contain_text("ambush")
+    # Not only the DOM: the dice never reached the players' pages at all.
+    time.sleep(0.3)
+    for seat in (alice, bob):
+        frames = [e for e in seat.event_frames() if e["seq"] == seq]
+        assert frames and all(e.get("hidden") for e in frames)
+        assert all("terms" not in e["payload"] and "total" not in e["payload"] for e in frames)
+        assert not any('"the ambush"' in text or '"terms"' in text for text in seat.frames)
+
+    # A roll only Alice and the GM may see.
+    seq2 = seq + 1
+    alice.roll("2d10", visibility="secret")
+    wait_all([alice, gm, bob], f"#seq-{seq2}")
+    expect(alice.event(seq2).locator(".die")).to_have_count(2)
+    expect(gm.event(seq2).locator(".die")).to_have_count(2)
+    expect(bob.event(seq2)).to_contain_text("rolled in secret")
+
+    # The GM reveals the ambush: the players' log line updates in place, dice and all.
+    gm.event(seq).get_by_role("button", name=f"Reveal event {seq} to everyone").click()
+    wait_all([alice, bob], f"#seq-{seq + 2}")
+    for seat in (alice, bob):
+        expect(seat.event(seq).locator(".die")).to_have_count(4)
+        expect(seat.event(seq)).to_contain_text("the ambush")
+        expect(seat.event(seq)).to_contain_text("revealed")
+        expect(seat.event(seq + 2)).to_contain_text(f"revealed #{seq}")
+    expect(bob.event(seq2)).to_contain_text("rolled in secret")
+
+
+def test_a_reload_keeps_the_log(table_of, seats):
+    table = table_of("mdt")
+    table.create_character(table.alice, "Helena", get_system("mdt").example_sheet)
+    alice = seats("alice")
+    for notation in ("1d10", "2d10", "3d10"):
+        seq = head_seq(table) + 1
+        alice.roll(notation)
+        expect(alice.event(seq)).to_be_attached()
+    before = alice.seqs()
+    alice.page.reload()
+    alice.wait_live()
+    assert alice.seqs() == before == list(range(1, head_seq(table) + 1))
+    expect(alice.event(before[-1])).to_contain_text("rolled 3d10")
+    expect(alice.page.get_by_role("tab", name="Helena")).to_be_visible()
+
+
+def test_a_long_log_loads_the_recent_200_and_pages_back_on_demand(table_of, seats):
+    table = table_of("tote")
+    off_the_loop(lambda: [Table.command(table, table.bob, {"type": "roll", "notation": "1d20", "label": f"roll {i}"})
+                          for i in range(240)])
+    head = head_seq(table)
+    started = time.monotonic()
+    alice = seats("alice")
+    assert time.monotonic() - started < 8  # login + the page + 200 events, live
+    assert alice.seqs() == list(range(head - 199, head + 1))
+    older = alice.page.get_by_role("button", name="Show earlier events")
+    older.click()
+    expect(alice.event(1)).to_be_attached()
+    assert alice.seqs() == list(range(1, head + 1))
+    expect(older).to_be_hidden()
+    # New events still arrive at the bottom, once.
+    alice.roll("2d6")
+    expect(alice.event(head + 1)).to_be_attached()
+    assert alice.seqs() == list(range(1, head + 2))
+
+
+def test_a_dropped_socket_reconnects_and_catches_up_without_duplicates(table_of, seats, server):
+    table = table_of("tale")
+    table.create_character(table.alice, "Autopet", get_system("tale").example_sheet)
+    token = ApiToken.objects.create(user=table.alice).key
+    alice, bob = seats("alice", "bob")
+    start = head_seq(table)
+
+    # Bob's network goes away and his socket with it; three rolls happen meanwhile.
+    bob.context.set_offline(True)
+    bob.page.evaluate("window.talekeeperTable.drop()")
+    expect(bob.page.locator("#conn")).to_have_attribute("data-state", "offline")
+    expect(bob.page.get_by_role("button", name="Reconnect now")).to_be_visible()
+    for i in range(3):
+        api_command(server, token, {"type": "roll", "notation": f"{i + 1}d6"}, f"offline-{i}")
+    expect(alice.event(start + 3)).to_be_attached()
+    expect(bob.event(start + 1)).not_to_be_attached()
+
+    # Back online: the page reconnects by itself and shows each missed event once.
+    bob.context.set_offline(False)
+    bob.wait_live()
+    expect(bob.event(start + 3)).to_be_attached()
+    assert bob.seqs() == list(range(1, start + 4))
+
+    # Drops while rolls are flying (some delivered twice by the server's catch-up, at most).
+    for i in range(4):
+        alice.roll(f"{i + 1}d4")
+        if i % 2 == 0:
+            bob.page.evaluate("window.talekeeperTable.drop()")
+    expect(bob.event(start + 7)).to_be_attached(timeout=8000)
+    bob.wait_live()
+    time.sleep(0.5)
+    assert bob.seqs() == list(range(1, start + 8))
+    assert len(bob.page.locator("#log > li").all()) == start + 7
+
+
+def test_a_voided_event_is_struck_through_and_the_sheet_changes_back(table_of, seats):
+    table = table_of("tote")
+    table.create_character(table.alice, "Ayasha", get_system("tote").example_sheet)
+    gm, alice = seats("gm", "alice")
+    injuries = alice.page.locator(".injuries .track li.filled")
+    expect(injuries).to_have_count(0)
+
+    # The GM marks two injuries from the hero's sheet.
+    gm.tab("Ayasha")
+    gm.start("mark_injury")
+    gm.page.locator("#composer").get_by_label("Injuries", exact=True).fill("2")
+    seq = head_seq(table) + 1
+    gm.submit()
+    expect(alice.event(seq)).to_contain_text("was injured")
+    expect(injuries).to_have_count(2)
+    expect(alice.page.locator(".injuries")).to_contain_text("can't select 4, 5")
+
+    # ... by mistake: void it with a reason.
+    gm.event(seq).get_by_role("button", name=f"Void event {seq}").click()
+    gm.page.get_by_label(f"Why void #{seq}?").fill("wrong hero")
+    gm.page.get_by_role("button", name=f"Void #{seq}").click()
+    for seat in (gm, alice):
+        expect(seat.event(seq)).to_have_class(re.compile(r"\bvoided\b"))
+        expect(seat.event(seq).locator(".badge.void")).to_have_text("voided")
+        expect(seat.event(seq)).to_contain_text("wrong hero")
+        expect(seat.event(seq + 1)).to_contain_text(f"voided #{seq}")
+    expect(injuries).to_have_count(0)
+    expect(alice.page.locator(".injuries")).to_contain_text("unhurt")
+    # The original is still in the log, struck through (CSS), and the void is in the frames.
+    assert alice.page.locator(f"#seq-{seq} .what").evaluate("e => getComputedStyle(e).textDecorationLine") == "line-through"
+
+    # After a reload the void is still shown, now from the log itself.
+    alice.page.reload()
+    alice.wait_live()
+    expect(alice.event(seq).locator(".badge.void")).to_have_text("voided")
+    expect(alice.event(seq)).to_contain_text("wrong hero")
+
+
+def test_the_gm_asks_for_a_roll_and_the_player_rolls_now(table_of, seats):
+    table = table_of("tote")
+    table.create_character(table.alice, "Ayasha", get_system("tote").example_sheet)
+    gm, alice = seats("gm", "alice")
+    gm.tab("Ayasha")
+    form = gm.start("skill:Hunt")
+    form.get_by_label("Target number (T)").fill("8")
+    form.get_by_label("Note for alice (when asking)").fill("track the elk")
+    expect(gm.page.locator("#composer .odds-text")).to_contain_text("% success")
+    seq = head_seq(table) + 1
+    gm.submit("Ask alice to roll")
+    button = alice.event(seq).get_by_role("button", name="Roll now: a Hunt test vs T8")
+    expect(button).to_be_visible(timeout=1000)
+    expect(alice.event(seq)).to_contain_text("track the elk")
+    expect(alice.event(seq).locator(".odds-inline")).to_contain_text("% success")
+    expect(gm.event(seq)).to_contain_text("waiting for alice")
+    alice.page.keyboard.press("n")  # the shortcut for the newest "Roll now"
+    expect(alice.event(seq + 1)).to_contain_text("Hunt 2 vs T8")
+    expect(alice.event(seq)).to_contain_text(f"answered in #{seq + 1}")
+    expect(gm.event(seq)).to_contain_text(f"answered in #{seq + 1}")
+
+
+def test_members_and_characters_are_added_from_the_page(table_of, seats, django_user_model):
+    from tests.browser.conftest import server_password_hash
+
+    table = table_of("wyrm")
+    carol = django_user_model.objects.create(username="carol", password=server_password_hash("pw-carol-123456"))
+    gm, alice = seats("gm", "alice")
+
+    # Adding a member by username: unknown names are refused with the server's message.
+    gm.page.get_by_label("Username").fill("nobody-here")
+    gm.page.get_by_role("button", name="Add to the table").click()
+    expect(gm.page.locator("#member-error")).to_contain_text("There is no user with that name")
+    gm.page.get_by_label("Username").fill(carol.username)
+    gm.page.get_by_role("button", name="Add to the table").click()
+    expect(alice.page.locator("#members")).to_contain_text("carol")
+    expect(gm.page.locator("#log")).to_contain_text("carol joined the table as player")
+
+    # A character sheet the rules refuse: the server's message, clearly.
+    form = alice.page.locator("#char-form")
+    form.get_by_label("Name").fill("Mira")
+    form.get_by_label("warrior").fill("12")
+    form.get_by_role("button", name="Create character").click()
+    expect(alice.page.locator("#char-error")).to_contain_text("The character sheet is not valid")
+    expect(alice.page.locator("#char-error")).to_have_attribute("role", "alert")
+    form.get_by_label("warrior").fill("2")
+    assert json.loads(form.get_by_label("Sheet (JSON)").input_value())["attributes"]["warrior"] == 2
+    form.get_by_role("button", name="Create character").click()
+    expect(alice.page.get_by_role("tab", name="Mira")).to_have_attribute("aria-selected", "true")
+    expect(alice.page.locator("#sheet")).to_contain_text("Rogue check")
+    expect(gm.page.get_by_role("tab", name="Mira")).to_be_visible()
+
+    # The GM creates an NPC for themself: it appears for Alice as a readable sheet without buttons.
+    gm.page.get_by_text("New character").click()  # closed for the GM: a <details> to open
+    assert gm.unlabelled() == []
+    gm_form = gm.page.locator("#char-form")
+    gm_form.get_by_label("Name").fill("The Guard")
+    gm_form.get_by_role("button", name="Create character").click()
+    alice.tab("The Guard")
+    expect(alice.page.locator("#sheet")).to_contain_text("Played by gm")
+    expect(alice.page.locator("#sheet button[data-action]")).to_have_count(0)
+
+
+def test_the_page_is_usable_by_keyboard_at_phone_width(table_of, seats):
+    table = table_of("mdt")
+    table.create_character(table.alice, "Helena", get_system("mdt").example_sheet)
+    alice = seats("alice", viewport={"width": 390, "height": 844})
+    page = alice.page
+    # Nothing overflows sideways at 390px.
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    # "1" opens the first action (an Intelligence test), Enter rolls it, focus comes back.
+    page.locator("body").press("1")
+    expect(page.locator("#composer")).to_be_visible()
+    expect(page.locator("#composer .odds-text")).to_contain_text("% success")
+    seq = head_seq(table) + 1
+    page.keyboard.press("Enter")
+    expect(alice.event(seq)).to_contain_text("Intelligence 2")
+    expect(page.locator("#composer")).to_be_hidden()
+    assert page.evaluate("document.activeElement.dataset.action") == "test:intelligence"
+    # Escape closes a form; "/" goes to the dice box.
+    page.keyboard.press("2")
+    expect(page.locator("#composer")).to_be_visible()
+    assert alice.unlabelled() == []
+    page.keyboard.press("Escape")
+    expect(page.locator("#composer")).to_be_hidden()
+    page.keyboard.press("/")
+    assert page.evaluate("document.activeElement.id") == "notation"

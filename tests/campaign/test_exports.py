@@ -1,0 +1,232 @@
+"""Exports: JSON Lines and CSV of a campaign or a session, as each member may see
+them, streamed a page at a time; and the operator's full ``export_log``."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.http import StreamingHttpResponse
+from django.test import AsyncClient, Client
+
+from campaign import exports, log
+from campaign.log import serialize_event
+from campaign.models import ApiToken, Event
+from tests.campaign.test_audit import MARK, play
+
+pytestmark = pytest.mark.django_db
+
+ROLES = ["gm", "alice", "bob", "watcher"]
+# Who sees the dice of the two 7d13 rolls in session 2: alice's secret one and the GM's GM-only one.
+SEES_SECRET = {"gm", "alice"}
+SEES_GM_ONLY = {"gm"}
+
+
+@pytest.fixture
+def played(table):
+    return play(table)
+
+
+def login(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def body_of(response) -> str:
+    assert isinstance(response, StreamingHttpResponse)
+    return b"".join(response.streaming_content).decode("utf-8")
+
+
+def jsonl(response) -> list[dict]:
+    return [json.loads(line) for line in body_of(response).splitlines()]
+
+
+def export_url(table, kind="jsonl", query=""):
+    return f"/api/campaigns/{table.campaign.slug}/export.{kind}{query}"
+
+
+# --- visibility for every role -------------------------------------------------------------------
+
+@pytest.mark.parametrize("who", ROLES)
+def test_each_members_jsonl_export_holds_exactly_what_they_may_see(played, who):
+    res = login(getattr(played, who)).get(export_url(played))
+    assert res.status_code == 200 and res["Content-Type"].startswith("application/x-ndjson")
+    assert 'filename="torn-road.jsonl"' in res["Content-Disposition"]
+    events = jsonl(res)
+    assert [e["seq"] for e in events] == list(range(1, played.campaign.last_seq + 1))
+    by_seq = {e["seq"]: e for e in events}
+    secret, gm_only = by_seq[played.secret_seq], by_seq[played.gm_seq]
+    assert (secret["payload"].get("notation") == MARK) == (who in SEES_SECRET)
+    assert (gm_only["payload"].get("notation") == MARK) == (who in SEES_GM_ONLY)
+    for hidden in (e for e in events if e.get("hidden")):
+        assert set(hidden["payload"]) == {"hidden", "commitment"}  # no dice_log, no nonce, nothing
+    leaked = MARK in json.dumps([e for e in events if e["type"] != "roll_revealed"])
+    assert leaked == (who in SEES_SECRET)
+    assert by_seq[played.revealed_seq]["payload"]["notation"] == "2d10"  # revealed: public for everyone
+    assert by_seq[played.voided_seq]["voided"] is True
+
+
+@pytest.mark.parametrize("who", ROLES)
+def test_each_members_csv_export_holds_exactly_what_they_may_see(played, who):
+    res = login(getattr(played, who)).get(export_url(played, "csv"))
+    assert res.status_code == 200 and res["Content-Type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(body_of(res))))
+    assert list(rows[0]) == exports.CSV_COLUMNS
+    assert [int(r["seq"]) for r in rows] == list(range(1, played.campaign.last_seq + 1))
+    by_seq = {int(r["seq"]): r for r in rows}
+    for seq, visible in ((played.secret_seq, who in SEES_SECRET), (played.gm_seq, who in SEES_GM_ONLY)):
+        row = by_seq[seq]
+        assert (row["hidden"] == "true") != visible
+        assert (MARK in row["payload"]) == visible and (row["dice"] != "") == visible
+        assert (MARK in row["summary"]) == visible
+    assert by_seq[played.voided_seq]["voided"] == "true"
+    roll = next(r for r in rows if r["type"] == "roll" and r["hidden"] == "false" and r["session"] == "2")
+    assert roll["dice"].startswith("d6:") and roll["summary"].startswith("rolled 3d6+1 = ")
+
+
+def test_outsiders_and_strangers_get_nothing(played):
+    for kind in ("jsonl", "csv"):
+        assert login(played.outsider).get(export_url(played, kind)).status_code == 404
+        assert login(played.gm).get(f"/api/campaigns/nowhere/export.{kind}").status_code == 404
+        anonymous = Client().get(export_url(played, kind))
+        assert anonymous.status_code == 401 and anonymous.json()["error"]["code"] == "unauthenticated"
+        bad = Client().get(export_url(played, kind), HTTP_AUTHORIZATION="Bearer nope")
+        assert bad.status_code == 401
+        assert Client().post(export_url(played, kind)).status_code == 405
+
+
+def test_bearer_tokens_work_and_keep_the_members_view(played):
+    key = ApiToken.objects.create(user=played.bob).key
+    res = Client().get(export_url(played), HTTP_AUTHORIZATION=f"Bearer {key}")
+    assert res.status_code == 200
+    assert MARK not in body_of(res).replace('"roll_revealed"', "")
+
+
+# --- sessions ---------------------------------------------------------------------------------------
+
+def test_a_sessions_export_holds_only_that_session(played):
+    gm = login(played.gm)
+    res = gm.get(export_url(played, query="?session=2"))
+    assert 'filename="torn-road-session-2.jsonl"' in res["Content-Disposition"]
+    events = jsonl(res)
+    want = list(Event.objects.filter(campaign=played.campaign, session=2).order_by("seq").values_list("seq", flat=True))
+    assert [e["seq"] for e in events] == want and all(e["session"] == 2 for e in events)
+    assert events[0]["type"] == "session_started" and events[-1]["type"] == "session_ended"
+    rows = list(csv.DictReader(io.StringIO(body_of(gm.get(export_url(played, "csv", "?session=1"))))))
+    assert {r["session"] for r in rows} == {"1"}
+    for query, status in (("?session=3", 404), ("?session=0", 400), ("?session=x", 400), ("?session=-1", 400),
+                          ("?session=%C2%B2", 400)):
+        assert gm.get(export_url(played, query=query)).status_code == status, query
+
+
+def test_the_header_line_is_optional_and_describes_the_campaign(played):
+    events = jsonl(login(played.alice).get(export_url(played, query="?header=1")))
+    head = events[0]
+    assert exports.is_header(head) and "seq" not in head
+    assert head["format"] == "talekeeper-export" and head["visibility"] == "member" and head["viewer"] == "alice"
+    assert head["campaign"]["slug"] == "torn-road" and "invite_code" not in head["campaign"]
+    assert "dice_seeds" not in head and all(set(u) == {"id", "username"} for u in head["users"])
+    assert {c["name"] for c in head["characters"]} == {"Hero", "Rival"}
+    assert sorted(m["username"] for m in head["members"]) == ["alice", "bob", "gm", "watcher"]
+    assert [e["seq"] for e in events[1:]] == list(range(1, played.campaign.last_seq + 1))
+
+
+# --- streaming ----------------------------------------------------------------------------------------
+
+def test_exports_read_the_log_a_page_at_a_time(played, monkeypatch):
+    calls = []
+    real = exports.events_after
+
+    def spy(campaign_id, after, limit):
+        calls.append((after, limit))
+        return real(campaign_id, after, limit)
+
+    monkeypatch.setattr(exports, "events_after", spy)
+    monkeypatch.setattr(exports, "PAGE", 4)
+    res = login(played.gm).get(export_url(played))
+    assert res.streaming and not calls  # nothing is read before the body is
+    events = jsonl(res)
+    assert [e["seq"] for e in events] == list(range(1, played.campaign.last_seq + 1))
+    assert all(limit == 4 for _, limit in calls) and len(calls) >= played.campaign.last_seq // 4
+
+
+def test_an_export_stops_at_the_head_it_started_with(played):
+    res = login(played.gm).get(export_url(played))
+    head = played.campaign.last_seq
+    played.command(played.alice, {"type": "roll", "notation": "1d4"})  # appended while the export runs
+    assert jsonl(res)[-1]["seq"] == head
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_under_asgi_the_export_streams_through_an_async_iterator(transactional_table):
+    from asgiref.sync import sync_to_async
+
+    table = transactional_table
+    await sync_to_async(play)(table)
+    key = await sync_to_async(lambda: ApiToken.objects.create(user=table.bob).key)()
+    res = await AsyncClient().get(export_url(table), headers={"Authorization": f"Bearer {key}"})
+    assert res.status_code == 200 and res.is_async
+    chunks = [chunk async for chunk in res.streaming_content]
+    assert len(chunks) >= 1
+    lines = b"".join(chunks).decode().splitlines()
+    assert [json.loads(line)["seq"] for line in lines] == list(range(1, table.campaign.last_seq + 1))
+    assert MARK not in b"".join(chunks).decode().replace("roll_revealed", "")
+    from django.db import connections
+
+    await sync_to_async(connections.close_all)()  # the chunks were read in this worker thread
+
+
+# --- CSV details -------------------------------------------------------------------------------------
+
+def test_csv_cells_that_look_like_formulas_are_defused():
+    data = {"seq": 1, "created_at": "2026-01-01T00:00:00.000000+00:00", "type": "roll", "visibility": "public",
+            "actor": "=HYPERLINK(\"x\")", "actor_id": 1, "character": None, "character_name": "+evil", "session": None,
+            "scene": None, "payload": {"notation": "1d6", "total": -1, "dice_log": [[6, 1]]}, "prev_hash": "0", "hash": "1"}
+    row = dict(zip(exports.CSV_COLUMNS, exports.csv_row(data)))
+    assert row["actor"] == "'=HYPERLINK(\"x\")" and row["character_name"] == "'+evil"
+    assert row["payload"].startswith("{") and row["dice"] == "d6:1"
+
+
+# --- the operator's export_log ------------------------------------------------------------------------
+
+def run(*args) -> str:
+    out = io.StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def test_export_log_output_is_unchanged_events_only_by_default(played):
+    lines = run("export_log", played.campaign.slug).splitlines()
+    expected = []
+    after = 0
+    while True:  # exactly what export_log always wrote: events_after pages, keys sorted
+        page, _ = log.events_after(played.campaign.id, after, 1000)
+        expected += [json.dumps(d, sort_keys=True, ensure_ascii=False) for d in page]
+        if len(page) < 1000:
+            break
+        after = page[-1]["seq"]
+    assert lines == expected
+    assert MARK in "\n".join(lines)  # the operator's export is full: hidden dice included
+
+
+def test_export_log_header_and_session(played):
+    lines = run("export_log", played.campaign.slug, "--header", "--session", "2").splitlines()
+    head = json.loads(lines[0])
+    assert exports.is_header(head) and head["scope"] == "session" and head["session"] == 2
+    assert head["visibility"] == "full" and head["campaign"]["invite_code"] == played.campaign.invite_code
+    assert [s["session"] for s in head["dice_seeds"]] == [1, 2]
+    assert {u["username"] for u in head["users"]} == {"gm", "alice", "bob", "watcher"}
+    seqs = [json.loads(line)["seq"] for line in lines[1:]]
+    assert seqs == list(Event.objects.filter(campaign=played.campaign, session=2).order_by("seq")
+                        .values_list("seq", flat=True))
+    first = Event.objects.select_related("actor", "character").get(campaign=played.campaign, seq=seqs[0])
+    assert json.loads(lines[1]) == serialize_event(first)
+    with pytest.raises(CommandError, match="no session 7"):
+        run("export_log", played.campaign.slug, "--session", "7")
+    with pytest.raises(CommandError, match="No campaign"):
+        run("export_log", "nowhere")
