@@ -11,7 +11,7 @@ from django.contrib.auth import authenticate
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from campaign.models import ApiToken, Campaign, Event, Membership
+from campaign.models import ApiToken, Campaign, Character, Event, Membership
 
 
 def run(*args) -> str:
@@ -34,6 +34,8 @@ def test_demo_json_is_idempotent_and_its_logins_work(db):
         assert Membership.objects.get(campaign__slug="demo", user=user).role == member["role"]
     assert Campaign.objects.count() == 1
     assert Event.objects.filter(type="member_joined").count() == 3
+    heroes = Character.objects.filter(campaign__slug="demo")
+    assert sorted(c.owner.username for c in heroes) == ["alice", "bob", "carol"]
 
 
 def test_demo_prints_logins(db):

@@ -8,11 +8,13 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
-from campaign.actions import do_add_member, do_create_campaign
-from campaign.models import ROLE_GM, ROLE_PLAYER, ApiToken, Campaign
+from campaign.actions import do_add_member, do_command, do_create_campaign
+from campaign.models import ROLE_GM, ROLE_PLAYER, ApiToken, Campaign, Character, Membership
 
 DEMO_SLUG = "demo"
 MEMBERS = [("gm", ROLE_GM), ("alice", ROLE_PLAYER), ("bob", ROLE_PLAYER), ("carol", ROLE_PLAYER)]
+# One character per player, from the system's example sheet, so the table is playable at once.
+HEROES = {"alice": "Ayasha", "bob": "Brannoc", "carol": "Corvina"}
 
 
 def demo_password(username: str) -> str:
@@ -41,6 +43,12 @@ class Command(BaseCommand):
             campaign = do_create_campaign(users["gm"], "Demo: The Torn Road", options["system"], slug=DEMO_SLUG)
         for username, role in MEMBERS:
             do_add_member(campaign, users[username], role, actor=users["gm"])
+        membership = Membership.objects.select_related("user", "campaign").get(campaign=campaign, user=users["gm"])
+        for username, name in HEROES.items():
+            if not Character.objects.filter(campaign=campaign, name=name).exists():
+                do_command(membership, {"id": f"demo-hero-{username}", "action": {
+                    "type": "create_character", "name": name, "owner": username,
+                    "sheet": campaign.rules.example_sheet}})
         members = []
         for username, role in MEMBERS:
             token = ApiToken.objects.filter(user=users[username]).order_by("created_at").first()
