@@ -140,7 +140,7 @@ def bench_rebuild(sizes: list[int], repeat: int, progress=None) -> dict:
 
 
 def _time_get(client: Client, url: str, count: int) -> dict:
-    for _ in range(3):  # warm up (templates, connection, caches)
+    for _ in range(3 if count > 5 else 1):  # warm up (templates, connection, caches)
         response = client.get(url)
         assert response.status_code == 200, (url, response.status_code, response.content[:300])
     times, queries = [], None

@@ -198,12 +198,29 @@ def do_command(membership: Membership, body, dice=None) -> CommandResult:
         drafts = _decide(campaign, membership, action, recorder)
         if not drafts:
             raise Refused("That action changes nothing, so nothing was stored.")
+        drafts = _link_request(campaign, action, drafts)
         drafts = _record_dice_and_seal(drafts, recorder.log, nonce)
         command = Command.objects.create(campaign=campaign, actor=user, client_id=client_id, body_hash=body_hash)
         events = append(campaign, drafts, actor=user, command=command)
         projections.apply(campaign, events)
         broadcast_on_commit(campaign.id, events)
     return CommandResult(events, False)
+
+
+def _link_request(campaign: Campaign, action: dict, drafts: list[Draft]) -> list[Draft]:
+    """An action sent in answer to a GM's ``roll_requested`` names it (``"request": seq``);
+    the first event records ``"answers": seq`` so the log links the two exactly."""
+    seq = action.get("request")
+    if seq is None:
+        return drafts
+    request = check_seq(campaign, {"seq": seq})
+    character = drafts[0].character
+    if request.type != "roll_requested" or character is None or request.character_id != character.id:
+        raise ActionError(f"Event {seq} is not a roll request for this character.")
+    answered = Event.objects.filter(campaign=campaign, payload__answers=seq).values_list("seq", flat=True).first()
+    if answered is not None:
+        raise Refused(f"That request was already answered in #{answered}.")
+    return [replace(drafts[0], payload={**drafts[0].payload, "answers": seq}), *drafts[1:]]
 
 
 def _record_dice_and_seal(drafts: list[Draft], dice_log: list[list[int]], nonce: str) -> list[Draft]:

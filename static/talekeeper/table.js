@@ -416,10 +416,13 @@ function requestFollow(ev, ctx) {
   const c = chars.get(ev.character);
   if (!c) return [];
   const wanted = system.eventTypes?.[p.action?.type] || p.action?.type;
-  const answer = laterEvents(ev).find((e) => e.type === wanted || (e.hidden && e.actor === c.owner));
+  // An answer names its request ("answers"); older clients' answers are matched by type.
+  const answer = laterEvents(ev).find((e) => e.payload?.answers === ev.seq)
+    || laterEvents(ev).find((e) => e.type === wanted || (e.hidden && e.actor === c.owner));
   if (answer) return [h("span", { class: "muted small" }, "answered in ", h("a", { href: `#seq-${answer.seq}` }, `#${answer.seq}`))];
   if (c.owner === me.username && !isSpectator) {
-    const { character, ...action } = p.action;
+    const { character, ...wantedAction } = p.action;
+    const action = { ...wantedAction, request: ev.seq };
     const button = ctx.act(`Roll now: ${actionLabel(p.action, ev.character)}`, action, { class: "primary roll-now" });
     button.dataset.rollNow = ev.seq;
     const fmt = (odds) => (system.oddsText ? system.oddsText(p.action.type, odds) : formatOdds(odds));

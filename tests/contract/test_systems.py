@@ -156,3 +156,19 @@ def test_voiding_an_event_rolls_the_projection_back(evening):
     assert projection(table.hero).state == before
     assert rebuild(type(table.campaign).objects.get(pk=table.campaign.pk), check=True) == []
     assert Event.objects.filter(campaign=table.campaign, seq=result.events[0].seq).exists()  # still in the log
+
+
+def test_an_answer_to_a_roll_request_names_it(evening):
+    from campaign.actions import Refused
+
+    system, table = evening
+    rules = get_system(system)
+    wanted = next(a for _, a in EVENINGS[system] if a["type"] in rules.actions and a["type"] not in rules.gm_actions)
+    asked = table.command(table.gm, {"type": "request_roll", "character": table.hero.id, "action": wanted}).events[0]
+    answer = {**wanted, "character": table.hero.id, "request": asked.seq}
+    result = table.command(table.alice, answer, dice=ScriptedDice(FACES))
+    assert result.events[0].payload["answers"] == asked.seq
+    with pytest.raises(Refused, match=f"answered in #{result.events[0].seq}"):
+        table.command(table.alice, answer, dice=ScriptedDice(FACES))
+    with pytest.raises(ActionError, match="not a roll request"):
+        table.command(table.alice, {**answer, "request": result.events[0].seq}, dice=ScriptedDice(FACES))
