@@ -20,7 +20,8 @@ The shape of a system (see ``rules/README.md`` for how to add a fifth):
 * ``odds(action) -> {outcome: Fraction}``: exact odds of a raw rolling action
   (the forms ``manage.py odds`` accepts).
 * ``preview(state, action) -> {outcome: Fraction}``: exact odds of an action a
-  character is about to take, as the table shows them before the roll.
+  character is about to take, as the table shows them before the roll; ``{}``
+  for an action that rolls nothing.
 """
 
 from __future__ import annotations

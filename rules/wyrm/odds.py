@@ -257,4 +257,4 @@ def preview(state: Mapping, action: Any) -> Odds:
         return check_spec(state, action).odds()
     if kind == "damage":
         return damage_spec(action).odds()
-    raise RuleError("Only 'check' and 'damage' have odds to preview.", "no_odds")
+    return {}  # an action that rolls nothing has no odds (the same in every system)

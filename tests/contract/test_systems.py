@@ -172,3 +172,10 @@ def test_an_answer_to_a_roll_request_names_it(evening):
         table.command(table.alice, answer, dice=ScriptedDice(FACES))
     with pytest.raises(ActionError, match="not a roll request"):
         table.command(table.alice, {**answer, "request": result.events[0].seq}, dice=ScriptedDice(FACES))
+
+
+def test_preview_of_an_action_that_rolls_nothing_is_empty(evening):
+    system, table = evening
+    rules = get_system(system)
+    state = projection(table.hero).state
+    assert rules.preview(state, {"type": "award_points", "points": 1, "character": table.hero.id}) == {}
