@@ -65,8 +65,8 @@ def parse_args(argv=None):
     g.add_argument("--app-env", action="append", default=[], metavar="KEY=VALUE",
                    help="extra environment for the Talekeeper daphnes, e.g. DB_CONN_MAX_AGE=60 (repeatable)")
     g.add_argument("--app-settings", default="campaign.settings", metavar="MODULE",
-                   help="DJANGO_SETTINGS_MODULE of the Talekeeper daphnes, e.g. bench.settings_pool "
-                        "(PostgreSQL connection pool experiment) [campaign.settings]")
+                   help="DJANGO_SETTINGS_MODULE of the Talekeeper daphnes, for an experiment of your own "
+                        "[campaign.settings]")
     g = p.add_argument_group("store")
     g.add_argument("--appends", type=int, help="commands per append benchmark [1000; quick 150]")
     g.add_argument("--rebuild-sizes", type=sizes, help="log sizes to rebuild [10k,100k; quick 10k]")
@@ -95,6 +95,18 @@ def parse_args(argv=None):
     a.no_big = a.no_big or q
     if a.warmup >= a.duration:
         p.error("--warmup must be shorter than --duration")
+    # Keep every run bounded (a typo must not start 100 000 sockets on a shared 2-core machine).
+    for name, value, hi in (("--tables", a.tables, 500), ("--big-tables", a.big_tables, 500),
+                            ("--clients", a.clients, 100), ("--big-clients", a.big_clients, 100),
+                            ("--procs", a.procs, 16), ("--rounds", a.rounds, 10)):
+        if not 1 <= value <= hi:
+            p.error(f"{name} must be from 1 to {hi}")
+    if max(a.tables * a.clients, a.big_tables * a.big_clients) > 2000:
+        p.error("at most 2000 sockets per scenario")
+    if not (0 <= a.rate <= 50 and 0 <= a.big_rate <= 50 and 0 < a.duration <= 600):
+        p.error("rates must be 0..50 rolls/s per table and --duration at most 600 s")
+    if a.clients < 2 or a.big_clients < 2:
+        p.error("a table needs a GM and at least one player (--clients >= 2)")
     return a
 
 

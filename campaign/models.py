@@ -160,7 +160,17 @@ class Event(models.Model):
     class Meta:
         ordering = ["campaign", "seq"]
         constraints = [models.UniqueConstraint(fields=["campaign", "seq"], name="gap_free_seq_per_campaign")]
-        indexes = [models.Index(fields=["campaign", "type", "seq"]), models.Index(fields=["campaign", "character", "seq"])]
+        indexes = [
+            models.Index(fields=["campaign", "type", "seq"]),
+            models.Index(fields=["campaign", "character", "seq"]),
+            # The audit page's filters, each ending in seq so a page reads in order.
+            models.Index(fields=["campaign", "session", "seq"], name="campaign_event_audit_session"),
+            models.Index(fields=["campaign", "scene", "seq"], name="campaign_event_audit_scene"),
+            models.Index(fields=["campaign", "actor", "seq"], name="campaign_event_audit_actor"),
+            # Hidden rolls of a character: what a sheet must not give away (projections.visible_state).
+            models.Index(fields=["character", "seq"], condition=~models.Q(visibility="public"),
+                         name="campaign_event_hidden"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.campaign_id}#{self.seq} {self.type}"

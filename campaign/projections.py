@@ -8,6 +8,7 @@ character from the start.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Iterable
 
@@ -103,8 +104,38 @@ def visible_state(character: Character, viewer, upto: int | None = None) -> dict
         unseen = {h["seq"] for h in hidden if not may_see(h, viewer, revealed)}
     if not unseen and upto is None:
         return character.projection.state
+    # Replaying is the price of a hidden roll; remember the result until the
+    # character's next event (the key changes with last_seq and what is unseen).
+    key = None
+    if upto is None:
+        digest = hashlib.sha256(",".join(map(str, sorted(unseen))).encode()).hexdigest()[:16]
+        key = f"visible-state:{character.id}:{character.projection.last_seq}:{digest}"
+        cached = _cache_get(key)
+        if cached is not None:
+            return cached
     states, _ = replay(character.campaign, upto=upto, character_id=character.id, skip=unseen)
-    return states.get(character.id)
+    state = states.get(character.id)
+    if key is not None and state is not None:
+        _cache_set(key, state)
+    return state
+
+
+def _cache_get(key):
+    from django.core.cache import cache
+
+    try:
+        return cache.get(key)
+    except Exception:  # a cache outage only costs a replay
+        return None
+
+
+def _cache_set(key, value) -> None:
+    from django.core.cache import cache
+
+    try:
+        cache.set(key, value, timeout=3600)
+    except Exception:
+        pass
 
 
 def apply(campaign: Campaign, events: list[Event]) -> None:

@@ -96,6 +96,16 @@ DATABASES = {
         conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_int("DB_POOL_MAX", 20) > 0:
+    # A pool per process: without it every database call under ASGI opens a
+    # new connection (measured: a quarter of the database thread's time, see
+    # docs/performance.md). Django refuses a pool with persistent connections.
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1,
+        "max_size": env_int("DB_POOL_MAX", 20),
+        "timeout": 10,
+    }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # IMMEDIATE takes the write lock when a transaction begins, so concurrent
     # appends queue on the busy timeout instead of failing with "database is
@@ -119,7 +129,13 @@ if REDIS_URL:
             "CONFIG": {
                 # redis-py caps an async pool at 100 connections by default;
                 # one socket may hold one, so a busy daphne needs far more.
-                "hosts": [{"address": REDIS_URL, "max_connections": env_int("REDIS_MAX_CONNECTIONS", 2000)}],
+                "hosts": [{
+                    "address": REDIS_URL,
+                    "max_connections": env_int("REDIS_MAX_CONNECTIONS", 2000),
+                    # Above channels-redis's 5 s blocking read, so an idle read is never
+                    # cut short by the client's own timeout (channels_redis#422).
+                    "socket_timeout": 10,
+                }],
                 "capacity": env_int("CHANNEL_CAPACITY", 500),
                 "expiry": 60,
             },
