@@ -31,6 +31,11 @@ class ResilientRedisChannelLayer(RedisChannelLayer):
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # redis ConnectionError/TimeoutError, OSError
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    # Cancelling a read can surface as another error; retrying it
+                    # would swallow the cancellation and never let the socket close.
+                    raise
                 log.warning("channel layer receive failed, retrying in %.1fs: %r", delay, e)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
