@@ -226,7 +226,8 @@ function combatSpec(c, ctx) {
   };
 }
 
-function assignSpec(state) {
+// ``live`` gives the character's state at submit time: more damage may arrive while the form is open.
+function assignSpec(state, live = () => state) {
   const targets = damageTargets(state);
   const owed = state.unassigned_damage;
   return {
@@ -238,7 +239,8 @@ function assignSpec(state) {
       const damage = {};
       for (const t of targets) if (v[t]) damage[t] = v[t];
       const total = Object.values(damage).reduce((a, b) => a + b, 0);
-      if (total !== owed) throw new Error(`Spread exactly ${owed}D (now ${total}D).`);
+      const owedNow = live().unassigned_damage;
+      if (total !== owedNow) throw new Error(`Spread exactly ${owedNow}D (now ${total}D).`);
       return { type: "assign_damage", damage };
     },
   };
@@ -364,7 +366,7 @@ export function followUps(ev, state, ctx) {
   }
   if (state.unassigned_damage && ["end_contest", "take_damage", "combat_round"].includes(ev.type)
       && ctx.latest(ev, ["end_contest", "take_damage", "combat_round", "assign_damage"]) && !c) {
-    return [ctx.form(assignSpec(state))];
+    return [ctx.form(assignSpec(state, () => ctx.char?.state || state))];
   }
   return [];
 }
