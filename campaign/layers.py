@@ -17,9 +17,12 @@ import asyncio
 import logging
 
 from channels_redis.core import RedisChannelLayer
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 log = logging.getLogger(__name__)
 LAYER_TIMEOUT = 2.0
+OUTAGES = (RedisConnectionError, RedisTimeoutError, OSError, asyncio.TimeoutError)
 
 
 class ResilientRedisChannelLayer(RedisChannelLayer):
@@ -30,7 +33,7 @@ class ResilientRedisChannelLayer(RedisChannelLayer):
                 return await super().receive(channel)
             except asyncio.CancelledError:
                 raise
-            except Exception as e:  # redis ConnectionError/TimeoutError, OSError
+            except OUTAGES as e:  # only the server going away; a bug stays loud
                 task = asyncio.current_task()
                 if task is not None and task.cancelling():
                     # Cancelling a read can surface as another error; retrying it

@@ -104,3 +104,10 @@ def _test_settings(request):
         from django.core.cache import cache
 
         cache.clear()  # rate-limit windows must not leak from one test into the next
+    yield
+    if request.config.pluginmanager.has_plugin("django"):
+        # Each test runs its own event loop; a channel layer instance must not outlive it
+        # (channels-redis keeps per-loop receive state that a closed loop would leave stuck).
+        from channels.layers import channel_layers
+
+        channel_layers.backends.clear()

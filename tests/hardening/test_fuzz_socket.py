@@ -15,6 +15,8 @@ one event loop that keeps the sockets open across examples.
 from __future__ import annotations
 
 import asyncio
+import sys
+import warnings
 import json
 
 import pytest
@@ -94,7 +96,13 @@ class Sockets:
             pending = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
             for task in pending:
                 task.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)
+            if not pending:
+                return
+            # Bounded: a task that ignores cancellation is reported, not waited for forever.
+            _, stuck = await asyncio.wait(pending, timeout=10)
+            for task in stuck:
+                warnings.warn(f"a task ignored cancellation: {task!r}", RuntimeWarning, stacklevel=1)
+                task.print_stack(file=sys.stderr)
 
         try:
             self.run(go())
