@@ -81,9 +81,6 @@ class _Sender:
     async def _send(self, group: str, message: dict) -> None:
         await asyncio.wait_for(self.layer.group_send(group, message), timeout=5)
 
-    def flush(self, timeout: float = 5.0) -> None:
-        """Wait until everything submitted so far has been sent (tests, shutdown)."""
-        asyncio.run_coroutine_threadsafe(asyncio.sleep(0), self.loop).result(timeout)
 
 
 def _log_failure(future) -> None:

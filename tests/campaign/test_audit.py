@@ -52,11 +52,6 @@ def play(table, system: str = "tote"):
     return table
 
 
-@pytest.fixture
-def played(table):
-    return play(table)
-
-
 def client_for(user) -> Client:
     client = Client()
     client.force_login(user)

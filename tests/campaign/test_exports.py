@@ -16,7 +16,7 @@ from django.test import AsyncClient, Client
 from campaign import exports, log
 from campaign.log import serialize_event
 from campaign.models import ApiToken, Event
-from tests.campaign.test_audit import MARK, play
+from tests.campaign.test_audit import MARK, client_for as login, play
 
 pytestmark = pytest.mark.django_db
 
@@ -26,15 +26,6 @@ SEES_SECRET = {"gm", "alice"}
 SEES_GM_ONLY = {"gm"}
 
 
-@pytest.fixture
-def played(table):
-    return play(table)
-
-
-def login(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def body_of(response) -> str:

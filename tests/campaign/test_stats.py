@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 from campaign.models import ApiToken, Event
 from campaign.stats import DieStats, chi2_sf, chi_square, count_dice, dice_stats, svg_chart
 from campaign.visibility import Viewer
-from tests.campaign.test_audit import MARK, play
+from tests.campaign.test_audit import MARK
 
 # (x, df, P(X >= x)): textbook critical values of the chi-square distribution.
 CRITICAL = [
@@ -110,11 +110,6 @@ def test_dice_stats_from_the_log_match_every_dice_log(played):
                                  for e in Event.objects.filter(campaign=played.campaign, session=2))
     hero = dice_stats(played.campaign, gm, character=played.hero.id)
     assert 0 < hero.total < stats.total
-
-
-@pytest.fixture
-def played(table):
-    return play(table)
 
 
 def test_players_stats_leave_out_dice_they_may_not_see(played):
