@@ -142,9 +142,13 @@ def apply(campaign: Campaign, events: list[Event]) -> None:
     """Bring projections up to date with just-appended ``events`` (same transaction)."""
     voids = [e for e in events if e.type == VOID]
     if voids:
-        # A void changes history as the projections see it: replay the
-        # characters it touches from scratch, then the rest of this batch.
-        rebuild(campaign)
+        # A void changes history as the projections see it: replay the one
+        # character it concerns from scratch (a void event carries the voided
+        # event's character), not the whole campaign, inside the append lock.
+        for character_id in {e.character_id for e in voids if e.character_id}:
+            states, seqs = replay(campaign, character_id=character_id)
+            CharacterProjection.objects.filter(character_id=character_id).update(
+                state=_plain(states[character_id]), last_seq=seqs[character_id])
         return
     touched = {e.character_id for e in events if e.character_id}
     wide = any(e.type in CAMPAIGN_WIDE for e in events)
