@@ -3,13 +3,16 @@
 Protocol (docs/protocol.md has it whole):
 
 * on connect the server sends every event after ``N`` in seq order, then
-  ``{"type": "ready", "seq": <last sent>, ...}``, then live events as they
-  commit; every event is sent once, in order, with no gap;
-* ``{"type": "heartbeat", "seq": <newest seq>}`` every few seconds, so an idle
-  client can tell it is up to date;
+  ``{"type": "ready", "seq": <last sent>, "head": {"seq", "hash"}, ...}``, then
+  live events as they commit; every event is sent once, in order, with no gap;
+* ``{"type": "heartbeat", "seq": <newest seq>, "head": {...}}`` every few
+  seconds, so an idle client can tell it is up to date;
 * the client sends ``{"type": "command", "id": "...", "action": {...}}`` and
-  gets ``{"type": "ack", "id": ..., "seq": ...}`` or
-  ``{"type": "error", "id": ..., "code": ..., "message": ...}``.
+  gets ``{"type": "ack", "id": ..., "seq": ..., "head": {...}}`` or
+  ``{"type": "error", "id": ..., "code": ..., "message": ...}``;
+* the client reports the last head it verified with
+  ``{"type": "head", "head": {"seq", "hash"}}``; presence frames carry each
+  member's (sessions/heads.py).
 
 The database is the log and the channel layer only a doorbell: a message whose
 first seq is beyond the next expected one, or a heartbeat that finds a newer
@@ -32,10 +35,10 @@ from campaign.api import parse_json
 from campaign.broadcast import group_name
 from campaign.log import events_after
 from campaign.ratelimit import SocketBucket, check_user_rate
-from campaign.models import Campaign
 from campaign.visibility import Viewer, for_viewer
 
 from . import models as presence
+from .heads import log_head, reported_head
 
 log = logging.getLogger(__name__)
 
@@ -162,9 +165,9 @@ class TableConsumer(AsyncWebsocketConsumer):
             while True:
                 await asyncio.sleep(settings.TABLE_HEARTBEAT_SECONDS)
                 head = await database_sync_to_async(_head)(self.campaign_id, self.channel_name)
-                if head > self.last_sent:
+                if head["seq"] > self.last_sent:
                     await self.catch_up()
-                await self._send_json({"type": "heartbeat", "seq": head})
+                await self._send_json({"type": "heartbeat", "seq": head["seq"], "head": head})
                 try:
                     # Refresh membership: groups expire silently in the layer.
                     await self.channel_layer.group_add(group, self.channel_name)
@@ -198,14 +201,18 @@ class TableConsumer(AsyncWebsocketConsumer):
         kind = frame.get("type")
         client_id = frame.get("id") if isinstance(frame.get("id"), str) else None
         if kind == "ping":
-            await self._send_json({"type": "pong", "seq": self.last_sent})
+            head = await database_sync_to_async(log_head)(self.campaign_id)
+            await self._send_json({"type": "pong", "seq": self.last_sent, "head": head})
+            return
+        if kind == "head":
+            await self._report_head(frame)
             return
         if kind != "command":
             await self._error(client_id, "bad_frame", "Unknown frame type: send {\"type\": \"command\", ...}.")
             return
         try:
             await database_sync_to_async(check_user_rate)(self.membership.user_id)
-            result = await database_sync_to_async(do_command)(
+            result, head = await database_sync_to_async(_command_and_head)(
                 self.membership, {"id": frame.get("id"), "action": frame.get("action")}
             )
         except ActionError as e:
@@ -221,12 +228,30 @@ class TableConsumer(AsyncWebsocketConsumer):
             "seq": result.events[0].seq,
             "seqs": [e.seq for e in result.events],
             "replayed": result.replayed,
+            "head": head,
         })
+
+    async def _report_head(self, frame: dict):
+        """A client's last verified head: stored with its presence, announced if it changed."""
+        try:
+            head = reported_head(frame)
+        except ActionError as e:
+            await self._error(None, e.code, e.message)
+            return
+        members = await database_sync_to_async(presence.report_head)(self.campaign_id, self.channel_name, head)
+        if members is not None:
+            await self._announce_presence(members)
 
     async def _error(self, client_id, code: str, message: str):
         await self._send_json({"type": "error", "id": client_id, "code": code, "message": message})
 
 
-def _head(campaign_id: int, channel_name: str) -> int:
+def _head(campaign_id: int, channel_name: str) -> dict:
     presence.still_here(channel_name)
-    return Campaign.objects.values_list("last_seq", flat=True).get(pk=campaign_id)
+    return log_head(campaign_id)
+
+
+def _command_and_head(membership, body: dict):
+    """Run a command, then read the head its ack carries (one trip to the database thread)."""
+    result = do_command(membership, body)
+    return result, log_head(membership.campaign_id)

@@ -66,6 +66,14 @@ async def head(table):
     return await database_sync_to_async(lambda: type(table.campaign).objects.get(pk=table.campaign.pk).last_seq)()
 
 
+async def log_head(table) -> dict:
+    """The campaign's head as frames carry it: the seq and hash of its newest event."""
+    def read():
+        newest = table.campaign.events.order_by("-seq").first()
+        return {"seq": newest.seq, "hash": newest.hash}
+    return await database_sync_to_async(read)()
+
+
 async def test_backlog_then_live_events_in_order(transactional_table):
     table = transactional_table
     await command(table, table.alice, {"type": "roll", "notation": "1d6"})
@@ -240,7 +248,7 @@ async def test_heartbeat_carries_the_newest_seq_and_catches_up(transactional_tab
     event = await next_event(comm, timeout=3)  # delivered by the heartbeat's check
     assert event["seq"] == ready["seq"] + 1
     frame = await receive(comm, timeout=3)
-    assert frame == {"type": "heartbeat", "seq": event["seq"]}
+    assert frame == {"type": "heartbeat", "seq": event["seq"], "head": {"seq": event["seq"], "hash": event["hash"]}}
     await comm.disconnect()
 
 
@@ -248,7 +256,7 @@ async def test_presence_shows_who_is_at_the_table(transactional_table):
     table = transactional_table
     gm = await connect(table, table.gm)
     await until_ready(gm)
-    assert (await gm.receive_json_from(timeout=5))["members"] == [{"username": "gm", "role": "gm"}]
+    assert (await gm.receive_json_from(timeout=5))["members"] == [{"username": "gm", "role": "gm", "head": None}]
     alice = await connect(table, table.alice)
     await until_ready(alice)
     frame = await gm.receive_json_from(timeout=5)
@@ -271,3 +279,55 @@ async def test_socket_rate_limit_sends_an_error_frame(transactional_table, setti
     assert [f["type"] for f in frames] == ["pong", "pong", "pong", "error"]
     assert frames[-1]["code"] == "rate_limited"
     await comm.disconnect()
+
+
+async def test_ready_ack_and_pong_carry_the_logs_head(transactional_table):
+    table = transactional_table
+    comm = await connect(table, table.alice)
+    backlog, ready = await until_ready(comm)
+    assert ready["head"] == await log_head(table) == {"seq": backlog[-1]["seq"], "hash": backlog[-1]["hash"]}
+    await comm.send_json_to({"type": "command", "id": "h1", "action": {"type": "roll", "notation": "1d6"}})
+    frames = [await receive(comm), await receive(comm)]
+    ack = next(f for f in frames if f["type"] == "ack")
+    event = next(f for f in frames if f["type"] == "event")["event"]
+    assert ack["head"] == {"seq": event["seq"], "hash": event["hash"]} == await log_head(table)
+    await comm.send_json_to({"type": "ping"})
+    pong = await receive(comm)
+    assert pong["type"] == "pong" and pong["head"] == await log_head(table)
+    await comm.disconnect()
+
+
+async def test_a_reported_head_reaches_everyones_presence(transactional_table):
+    table = transactional_table
+    gm = await connect(table, table.gm)
+    await until_ready(gm)
+    await gm.receive_json_from(timeout=5)  # presence: the GM alone
+    alice = await connect(table, table.alice)
+    backlog, _ = await until_ready(alice)
+    await gm.receive_json_from(timeout=5)  # presence: alice arrived, no head reported yet
+    reported = {"seq": backlog[-1]["seq"], "hash": backlog[-1]["hash"]}
+    await alice.send_json_to({"type": "head", "head": reported})
+    frame = await gm.receive_json_from(timeout=5)
+    assert frame["type"] == "presence"
+    assert {m["username"]: m["head"] for m in frame["members"]} == {"alice": reported, "gm": None}
+    # The same head again changes nothing, so nobody is told again.
+    await alice.send_json_to({"type": "head", "head": reported})
+    assert await gm.receive_nothing(timeout=0.3)
+    await alice.disconnect()
+    await gm.disconnect()
+
+
+@pytest.mark.parametrize("head", [
+    None, 5, {"seq": 1}, {"seq": "1", "hash": "0" * 64}, {"seq": True, "hash": "0" * 64}, {"seq": -1, "hash": "0" * 64},
+    {"seq": 1, "hash": "A" * 64}, {"seq": 1, "hash": "0" * 63}, {"seq": 10**18, "hash": "0" * 64},
+])
+async def test_a_malformed_head_is_refused_and_not_relayed(transactional_table, head):
+    table = transactional_table
+    gm = await connect(table, table.gm)
+    await until_ready(gm)
+    await gm.receive_json_from(timeout=5)
+    await gm.send_json_to({"type": "head", "head": head})
+    frame = await gm.receive_json_from(timeout=5)
+    assert frame["type"] == "error" and frame["code"] == "bad_frame"
+    assert await gm.receive_nothing(timeout=0.2)
+    await gm.disconnect()
