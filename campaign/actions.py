@@ -24,11 +24,12 @@ from django.utils.text import slugify
 from rules import RuleError, get_system
 from rules.notation import roll_event
 
+from . import checkpoints
 from . import dice as dice_module
 from . import fairdice
 from . import projections
 from .broadcast import broadcast_on_commit
-from .log import Draft, append, canonical_json, lock_campaign
+from .log import Draft, append, canonical_json, event_body, hashed_fields, lock_campaign
 from .models import (
     ROLE_CHOICES,
     DiceSeed,
@@ -191,18 +192,21 @@ def do_command(membership: Membership, body, dice=None) -> CommandResult:
             if previous.body_hash != body_hash:
                 raise Conflict(f"Command id '{client_id}' was already used for a different action.")
             return CommandResult(list(previous.events.select_related("actor", "character").order_by("seq")), True)
-        # A hidden roll's nonce is drawn before its dice, which depend on it.
-        nonce = fairdice.new_nonce() if action.get("visibility", VISIBILITY_PUBLIC) != VISIBILITY_PUBLIC else ""
-        source = dice or dice_module.dice_for(campaign, nonce=nonce)
-        recorder = source if isinstance(source, fairdice.RecordingDice) else fairdice.RecordingDice(source)
+        # The dice depend on who acts and the id their client chose, nothing else
+        # the server could vary (docs/fair-dice.md). The unique constraint on
+        # Command (campaign, actor, client id) means an id rolls at most once.
+        source = dice_module.dice_for(campaign, user.pk, client_id)
+        recorder = source.dice if dice is None else fairdice.RecordingDice(dice)
         drafts = _decide(campaign, membership, action, recorder)
         if not drafts:
             raise Refused("That action changes nothing, so nothing was stored.")
         drafts = _link_request(campaign, action, drafts)
-        drafts = _record_dice_and_seal(drafts, recorder.log, nonce)
+        drafts = _record_dice_and_seal(drafts, client_id, action, recorder.log, source)
         command = Command.objects.create(campaign=campaign, actor=user, client_id=client_id, body_hash=body_hash)
         events = append(campaign, drafts, actor=user, command=command)
         projections.apply(campaign, events)
+        if any(e.type == "session_ended" for e in events):
+            checkpoints.sign_head(campaign)  # every session end leaves a receipt of the log so far
         broadcast_on_commit(campaign.id, events)
     return CommandResult(events, False)
 
@@ -223,11 +227,20 @@ def _link_request(campaign: Campaign, action: dict, drafts: list[Draft]) -> list
     return [replace(drafts[0], payload={**drafts[0].payload, "answers": seq}), *drafts[1:]]
 
 
-def _record_dice_and_seal(drafts: list[Draft], dice_log: list[list[int]], nonce: str) -> list[Draft]:
-    """Record every die drawn on the command's first event; seal hidden events."""
+def _record_dice_and_seal(drafts: list[Draft], client_id: str, action: dict, dice_log: list[list[int]],
+                          source: fairdice.CommandDice) -> list[Draft]:
+    """Record every die drawn, the command id and the action on the command's first
+    event (so anyone can recompute and replay it), and give hidden events their
+    nonce: a hidden event's commitment is its body digest, and the nonce in the
+    body is what makes that digest impossible to guess from the few outcomes."""
     if dice_log:
-        drafts = [replace(drafts[0], payload={**drafts[0].payload, "dice_log": dice_log}), *drafts[1:]]
-    return [replace(d, payload=fairdice.seal(dict(d.payload), nonce)) if d.visibility != VISIBILITY_PUBLIC else d
+        payload = fairdice.record(dict(drafts[0].payload), client_id, action, dice_log,
+                                  verifiable=source.session_dice is not None)
+        drafts = [replace(drafts[0], payload=payload), *drafts[1:]]
+    if all(d.visibility == VISIBILITY_PUBLIC for d in drafts):
+        return drafts
+    nonce = source.nonce
+    return [replace(d, payload={**d.payload, "nonce": nonce}) if d.visibility != VISIBILITY_PUBLIC else d
             for d in drafts]
 
 
@@ -282,7 +295,11 @@ def _decide(campaign: Campaign, membership: Membership, action: dict, dice) -> l
 
 
 def _decide_add_seed(campaign: Campaign, action: dict) -> Draft:
-    """A player's own randomness, mixed into every later die of the session."""
+    """A player's note of randomness, kept in the log.
+
+    Since dice scheme v2 it moves no die: a seed the server could add as well
+    was a way to grind dice, not to protect them (docs/fair-dice.md). The
+    action stays so old clients and scripts keep working."""
     if campaign.current_session is None:
         raise Refused("Seeds are added to a running session: wait for the GM to start one.")
     seed = action.get("seed")
@@ -390,14 +407,15 @@ def _void(campaign: Campaign, membership: Membership, action: dict) -> Draft:
 
 
 def _reveal(campaign: Campaign, membership: Membership, action: dict) -> Draft:
-    """Make a hidden roll public. The reveal carries the dice so every reader can check them."""
+    """Make a hidden roll public. The reveal carries the sealed event's whole body, so
+    every reader checks it against the body digest the chain already holds."""
     target = check_seq(campaign, action)
     if target.visibility == VISIBILITY_PUBLIC:
         raise Refused(f"Event {target.seq} is already public.")
     if Event.objects.filter(campaign=campaign, type="roll_revealed", payload__seq=target.seq).exists():
         raise Refused(f"Event {target.seq} has already been revealed.")
-    return Draft("roll_revealed", {"seq": target.seq, "type": target.type, "payload": target.payload}, 1,
-                 target.character)
+    body = event_body(hashed_fields(target))
+    return Draft("roll_revealed", {"seq": target.seq, "body": body}, 1, target.character)
 
 
 def _request_roll(campaign: Campaign, membership: Membership, action: dict) -> Draft:
@@ -474,3 +492,10 @@ def do_add_member(campaign: Campaign, user, role: str, actor=None) -> Membership
                         actor=actor or user)
         broadcast_on_commit(locked.id, events)
     return membership
+
+
+def do_checkpoint(membership: Membership):
+    """Sign the campaign's head now, for any member who wants a receipt of the log so far."""
+    with transaction.atomic():
+        campaign = lock_campaign(membership.campaign_id)  # the head can't move while it is signed
+        return checkpoints.sign_head(campaign)

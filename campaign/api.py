@@ -4,6 +4,8 @@
 201 with the event (200 with the original for a repeated id), or 4xx with
 ``{"error": {"code", "message"}}``.
 ``GET /api/campaigns/<slug>/events?after=N&limit=M`` pages through the log.
+``GET /api/key`` is the server's checkpoint key; ``GET``/``POST``
+``/api/campaigns/<slug>/checkpoints`` list and make signed receipts.
 Authenticate with the session cookie (plus CSRF token) or a bearer token.
 """
 
@@ -21,7 +23,9 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from rules import RuleError, odds_json
 
-from .actions import ActionError, Forbidden, access_campaign, access_character, access_character_for_reading, do_command
+from . import checkpoints
+from .actions import (ActionError, Forbidden, access_campaign, access_character, access_character_for_reading,
+                      do_checkpoint, do_command)
 from .auth import InvalidToken, bearer_key, user_from_request
 from .log import events_after, serialize_event
 from .projections import visible_state
@@ -169,3 +173,26 @@ def preview(request, slug):
     except RuleError as e:
         return error(400 if e.code in ("invalid", "invalid_sheet") else 422, e.code, e.message)
     return JsonResponse({"odds": odds_json(odds)})
+
+
+@require_GET
+def signing_key(request):
+    """The public half of the key that signs checkpoints (public: anyone may check a receipt)."""
+    return JsonResponse({"algorithm": checkpoints.ALGORITHM, "public_key": checkpoints.public_key_b64()})
+
+
+@csrf_exempt
+@require_http_methods(["GET", "POST"])
+def campaign_checkpoints(request, slug):
+    """``GET``: every signed checkpoint of the campaign; ``POST``: sign the head now (any member)."""
+    try:
+        campaign, membership = _member(request, slug)
+        if request.method == "POST":  # no body: the head is what gets signed
+            if _csrf_failure(request) is not None:
+                raise Forbidden("The CSRF token is missing or wrong: reload the page and try again.", "csrf")
+            check_user_rate(membership.user_id)
+            return JsonResponse(checkpoints.as_json(do_checkpoint(membership), campaign.slug), status=201)
+    except ActionError as e:
+        return _fail(e)
+    rows = campaign.checkpoints.order_by("seq", "id")
+    return JsonResponse({"checkpoints": [checkpoints.as_json(c, campaign.slug) for c in rows]})

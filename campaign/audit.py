@@ -82,7 +82,8 @@ def describe(data: dict) -> str:
     if kind == "event_voided":
         return f"voided #{p.get('seq')} ({_words(p.get('type', '?'))}): {p.get('reason', '')}"
     if kind == "roll_revealed":
-        return f"revealed the hidden roll #{p.get('seq')} ({_words(p.get('type', '?'))})"
+        body = p.get("body") if isinstance(p.get("body"), dict) else p  # scheme v1 reveals carried "type" directly
+        return f"revealed the hidden roll #{p.get('seq')} ({_words(body.get('type', '?'))})"
     if kind == "roll_requested":
         wanted = p.get("action") or {}
         text = f"asked for {_words(wanted.get('type', 'a roll'))}"

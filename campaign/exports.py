@@ -90,7 +90,7 @@ def header(campaign: Campaign, *, full: bool, session: int | None = None, viewer
 
     ``full`` (the operator's export, which ``import_log`` can load) adds what only
     the operator may have: the invite code, users' account details, and the
-    dice seeds (including the still secret seed of a running session).
+    dice seeds of finished sessions (never a running session's: it is secret).
     """
     User = get_user_model()
     members = list(Membership.objects.filter(campaign=campaign).select_related("user").order_by("id"))
@@ -125,8 +125,13 @@ def header(campaign: Campaign, *, full: bool, session: int | None = None, viewer
         data["users"] = [{"id": u.pk, "username": u.get_username(), "email": u.email, "first_name": u.first_name,
                           "last_name": u.last_name, "is_active": u.is_active,
                           "date_joined": timestamp(u.date_joined)} for u in users]
+        # Never the seed of a running session: whoever holds it could predict
+        # every die still to come (docs/fair-dice.md, "Backups").
+        seeds = DiceSeed.objects.filter(campaign=campaign).order_by("session")
+        if campaign.current_session is not None:
+            seeds = seeds.exclude(session=campaign.current_session)
         data["dice_seeds"] = [{"session": s.session, "seed": s.seed, "created_at": timestamp(s.created_at)}
-                              for s in DiceSeed.objects.filter(campaign=campaign).order_by("session")]
+                              for s in seeds]
     return data
 
 

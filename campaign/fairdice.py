@@ -2,18 +2,20 @@
 
 * When a play session starts, the server draws a secret 32-byte seed and
   publishes ``SHA-256(seed)`` in the ``session_started`` event.
-* Every die rolled in that session is derived from the seed, the campaign,
-  the session, the seq of the command's first event, the die's index in the
-  command, and the players' seeds added so far (``add_seed``), by
-  HMAC-SHA256 with rejection sampling, so no face is favoured.
-* Every die drawn is recorded, in order, in the first event's
-  ``payload["dice_log"]`` as ``[sides, face]`` pairs.
-* When the session ends, the seed is revealed in the ``session_ended`` event,
-  and anyone can recompute every die (:func:`verify_session`).
+* Scheme v2 (every session started since): a die depends only on the seed, the
+  campaign, the session, the acting member, the command id the member's
+  client chose, and the die's index in the command. Nothing the server can
+  vary afterwards (seq, other events, other members' seeds or commands) moves
+  it, so "grinding" a member's next die with filler events does nothing.
+* A hidden command's nonce is derived the same way (no server draw), so the
+  server has no free choice over a sealed roll either.
+* The command's first event records ``command_id``, ``action``,
+  ``dice_log`` and ``dice_scheme``: with the revealed seed anyone recomputes
+  the dice and replays the rules (:func:`replay_command`).
+* When the session ends, the seed is revealed in ``session_ended``.
 
-Hidden rolls are sealed: their payload carries a random ``nonce`` and a
-``commitment`` (SHA-256 of the payload without the commitment), which is all
-other members see until the GM reveals the roll.
+Scheme v1 sessions (older logs: dice keyed on seq and on players' seeds)
+still verify as they were made (:func:`derive_face_v1`).
 """
 
 from __future__ import annotations
@@ -23,13 +25,18 @@ import hmac
 import secrets
 from dataclasses import dataclass, field
 
-from rules import SecretDice
+from rules import RuleError, SecretDice, ScriptedDice
+from rules.notation import roll_event
 
-from .log import canonical_json
-from .models import Campaign, DiceSeed, Event
+from .log import body_digest, canonical_json, event_body, hashed_fields
+from .models import VISIBILITY_PUBLIC, Campaign, DiceSeed, Event
 
-SCHEME = "talekeeper-hmac-sha256-v1"
+SCHEME_V1 = "talekeeper-hmac-sha256-v1"
+SCHEME = "talekeeper-hmac-sha256-v2"
 MAX_PLAYER_SEED = 64
+# What the server adds to a command's first event beside what the rules decided;
+# a replay of the rules compares the rest of the payload.
+RECORD_KEYS = frozenset({"command_id", "action", "dice_log", "dice_scheme", "nonce", "verifiable", "answers"})
 
 
 def new_seed(campaign: Campaign, session: int) -> DiceSeed:
@@ -40,28 +47,48 @@ def seed_commitment(seed_hex: str) -> str:
     return hashlib.sha256(bytes.fromhex(seed_hex)).hexdigest()
 
 
-def player_mix(seeds: list[str]) -> str:
-    """The players' contribution: SHA-256 over their seeds in log order (hex)."""
-    return hashlib.sha256("\n".join(seeds).encode("utf-8")).hexdigest()
+def _hmac(seed_hex: str, message: str) -> bytes:
+    return hmac.new(bytes.fromhex(seed_hex), message.encode("ascii"), hashlib.sha256).digest()
 
 
-def derive_face(seed_hex: str, campaign_id: int, session: int, seq: int, index: int, sides: int, mix: str,
-                nonce: str = "") -> int:
-    """The face of die ``index`` of the command starting at ``seq``: uniform in 1..sides.
-
-    A hidden roll's ``nonce`` is part of the message, so its dice stay secret
-    after the seed is revealed, until the roll itself is revealed.
-    """
-    key = bytes.fromhex(seed_hex)
+def _sample(seed_hex: str, message_for, sides: int) -> int:
+    """A face in 1..sides from HMAC outputs, by rejection sampling so no face is favoured."""
     limit = (2**64 // sides) * sides  # values at or above this would favour low faces
-    suffix = f":{nonce}" if nonce else ""
     counter = 0
     while True:
-        message = f"{campaign_id}:{session}:{seq}:{index}:{counter}:{mix}{suffix}".encode("ascii")
-        value = int.from_bytes(hmac.new(key, message, hashlib.sha256).digest()[:8], "big")
+        value = int.from_bytes(_hmac(seed_hex, message_for(counter))[:8], "big")
         if value < limit:
             return value % sides + 1
         counter += 1
+
+
+def derive_face(seed_hex: str, campaign_id: int, session: int, actor_id: int, command_id: str, index: int,
+                sides: int) -> int:
+    """Scheme v2: die ``index`` of member ``actor_id``'s command ``command_id``."""
+    prefix = f"talekeeper-dice-v2|{campaign_id}|{session}|{actor_id}|{command_id}|{index}|"
+    return _sample(seed_hex, lambda counter: f"{prefix}{counter}", sides)
+
+
+def derive_nonce(seed_hex: str, campaign_id: int, session: int, actor_id: int, command_id: str) -> str:
+    """Scheme v2: a hidden command's nonce. Secret while the seed is; derivable by anyone after."""
+    return _hmac(seed_hex, f"talekeeper-nonce-v2|{campaign_id}|{session}|{actor_id}|{command_id}").hex()[:32]
+
+
+def derive_face_v1(seed_hex: str, campaign_id: int, session: int, seq: int, index: int, sides: int, mix: str,
+                   nonce: str = "") -> int:
+    """Scheme v1 (sessions started before v2): keyed on seq and the players' seed mix."""
+    suffix = f":{nonce}" if nonce else ""
+    return _sample(seed_hex, lambda counter: f"{campaign_id}:{session}:{seq}:{index}:{counter}:{mix}{suffix}", sides)
+
+
+def player_mix(seeds: list[str]) -> str:
+    """Scheme v1 only: SHA-256 over the session's ``seed_added`` seeds in log order (hex)."""
+    return hashlib.sha256("\n".join(seeds).encode("utf-8")).hexdigest()
+
+
+def commitment_of(payload: dict) -> str:
+    """Scheme v1 only: a sealed payload's commitment (SHA-256 of it without ``commitment``)."""
+    return hashlib.sha256(canonical_json({k: v for k, v in payload.items() if k != "commitment"})).hexdigest()
 
 
 class RecordingDice:
@@ -78,58 +105,58 @@ class RecordingDice:
 
 
 class SessionDice:
-    """The dice of one command inside a play session, derived from the session seed."""
+    """The dice of one command inside a play session (scheme v2)."""
 
-    def __init__(self, seed_hex: str, campaign_id: int, session: int, seq: int, mix: str, nonce: str = ""):
-        self.seed_hex, self.campaign_id, self.session, self.seq, self.mix = seed_hex, campaign_id, session, seq, mix
-        self.nonce = nonce
+    def __init__(self, seed_hex: str, campaign_id: int, session: int, actor_id: int, command_id: str):
+        self.key = (seed_hex, campaign_id, session, actor_id, command_id)
         self.index = 0
 
     def roll(self, sides: int) -> int:
-        face = derive_face(self.seed_hex, self.campaign_id, self.session, self.seq, self.index, sides, self.mix,
-                           self.nonce)
+        face = derive_face(*self.key, self.index, sides)
         self.index += 1
         return face
 
-
-def session_mix(campaign: Campaign, session: int, before_seq: int | None = None) -> str:
-    qs = Event.objects.filter(campaign=campaign, session=session, type="seed_added")
-    if before_seq is not None:
-        qs = qs.filter(seq__lt=before_seq)
-    return player_mix([e.payload["seed"] for e in qs.order_by("seq")])
+    @property
+    def nonce(self) -> str:
+        return derive_nonce(*self.key)
 
 
-def dice_for(campaign: Campaign, nonce: str = "") -> RecordingDice:
-    """The dice for the next command of a locked ``campaign``.
+@dataclass
+class CommandDice:
+    """Where one command's dice come from, and what its first event must record about them."""
+
+    dice: RecordingDice
+    session_dice: SessionDice | None  # None outside a session: the dice are not verifiable
+
+    @property
+    def nonce(self) -> str:
+        """The nonce that makes a hidden command's body digest hiding."""
+        return self.session_dice.nonce if self.session_dice else secrets.token_hex(16)
+
+
+def dice_for(campaign: Campaign, actor_id: int, command_id: str) -> CommandDice:
+    """The dice for member ``actor_id``'s command ``command_id`` in the locked ``campaign``.
 
     In a running session they derive from its seed; outside one (setting up
-    characters between sessions) they come from ``secrets`` and are not
-    verifiable, which the events say.
+    characters between sessions) they come from ``secrets`` and the event says
+    ``"verifiable": false``.
     """
     if campaign.current_session is not None:
         seed = DiceSeed.objects.filter(campaign=campaign, session=campaign.current_session).first()
         if seed is not None:
-            source = SessionDice(seed.seed, campaign.id, campaign.current_session, campaign.last_seq + 1,
-                                 session_mix(campaign, campaign.current_session), nonce)
-            return RecordingDice(source)
-    return RecordingDice(SecretDice())
+            source = SessionDice(seed.seed, campaign.id, campaign.current_session, actor_id, command_id)
+            return CommandDice(RecordingDice(source), source)
+    return CommandDice(RecordingDice(SecretDice()), None)
 
 
-def new_nonce() -> str:
-    return secrets.token_hex(16)
+def record(payload: dict, command_id: str, action: dict, dice_log: list, verifiable: bool) -> dict:
+    """The first event's payload with what a verifier needs to recompute and replay it."""
+    if not verifiable:
+        return {**payload, "dice_log": dice_log, "verifiable": False}
+    return {**payload, "command_id": command_id, "action": action, "dice_log": dice_log, "dice_scheme": SCHEME}
 
 
-def seal(payload: dict, nonce: str) -> dict:
-    """A hidden roll's payload with its nonce and a commitment to all of it."""
-    sealed = {**payload, "nonce": nonce}
-    sealed["commitment"] = commitment_of(sealed)
-    return sealed
-
-
-def commitment_of(payload: dict) -> str:
-    """SHA-256 over the canonical JSON of the payload without its ``commitment``."""
-    return hashlib.sha256(canonical_json({k: v for k, v in payload.items() if k != "commitment"})).hexdigest()
-
+# --- verifying a finished session -------------------------------------------------------------
 
 @dataclass
 class DiceReport:
@@ -141,14 +168,16 @@ class DiceReport:
 
     def summary(self) -> str:
         if self.ok:
-            return f"OK session {self.session}: {self.dice} dice in {self.events} events match the revealed seed"
+            return (f"OK session {self.session}: {self.dice} dice in {self.events} events match the revealed seed "
+                    "and the rules")
         return "; ".join(f"seq {seq}: {msg}" if seq else msg for seq, msg in self.problems)
 
 
 def verify_session(campaign: Campaign, session: int) -> DiceReport:
-    """Recompute every die of ``session`` from its revealed seed; report mismatches by seq."""
+    """Recompute every die of ``session`` from its revealed seed and replay the rules; report by seq."""
     report = DiceReport(ok=True, session=session)
-    events = list(Event.objects.filter(campaign=campaign, session=session).order_by("seq"))
+    events = list(Event.objects.filter(campaign=campaign, session=session).select_related("campaign")
+                  .order_by("seq"))
     start = next((e for e in events if e.type == "session_started"), None)
     end = next((e for e in events if e.type == "session_ended"), None)
     if start is None:
@@ -156,20 +185,141 @@ def verify_session(campaign: Campaign, session: int) -> DiceReport:
     elif end is None:
         report.problems.append((None, f"session {session} has not ended: its seed is still secret"))
     else:
-        seed = end.payload.get("dice_seed", "")
-        if seed_commitment(seed) != start.payload.get("dice_commitment"):
+        seed = end.payload.get("dice_seed") or ""
+        if not _is_seed(seed) or seed_commitment(seed) != start.payload.get("dice_commitment"):
             report.problems.append((end.seq, "the revealed seed does not match the commitment published at the start"))
+        elif start.payload.get("dice_scheme") == SCHEME_V1:
+            _check_dice_v1(campaign, session, seed, events, report)
         else:
-            _check_dice(campaign, session, seed, events, report)
-    for event in events:
-        if event.type == "roll_revealed" and commitment_of(event.payload["payload"]) != event.payload["payload"].get(
-                "commitment"):
-            report.problems.append((event.payload["seq"], "the revealed roll does not match its commitment"))
+            _check_dice_v2(campaign, seed, events, report)
+    _check_reveals(campaign, events, report)
+    report.problems.sort(key=lambda p: (p[0] is not None, p[0] or 0))
     report.ok = not report.problems
     return report
 
 
-def _check_dice(campaign, session, seed, events, report) -> None:
+def _is_seed(value) -> bool:
+    try:
+        return isinstance(value, str) and len(bytes.fromhex(value)) == 32
+    except ValueError:
+        return False
+
+
+def _check_reveals(campaign: Campaign, events: list[Event], report: DiceReport) -> None:
+    """A reveal must carry exactly the body the sealed event committed to (its body digest)."""
+    for event in events:
+        if event.type != "roll_revealed":
+            continue
+        target = Event.objects.filter(campaign=campaign, seq=event.payload.get("seq")).first()
+        if target is None:
+            report.problems.append((event.seq, "the reveal names no event of this log"))
+            continue
+        problem = reveal_problem(target, event.payload)
+        if problem:
+            report.problems.append((event.seq, problem))
+
+
+def reveal_problem(target: Event, reveal: dict) -> str:
+    """Why a ``roll_revealed`` payload does not match the sealed ``target`` ('' when it does)."""
+    body = reveal.get("body")
+    if isinstance(body, dict):
+        if body_digest(body) != body_digest(event_body(hashed_fields(target))):
+            return f"the revealed body of #{target.seq} does not match its body digest (commitment)"
+        return ""
+    # A scheme-v1 reveal carried the sealed payload, which holds its own commitment.
+    payload = reveal.get("payload")
+    if not isinstance(payload, dict) or payload != target.payload or \
+            commitment_of(payload) != payload.get("commitment"):
+        return f"the revealed roll does not match the commitment of #{target.seq}"
+    return ""
+
+
+def _check_dice_v2(campaign: Campaign, seed: str, events: list[Event], report: DiceReport) -> None:
+    """Every rolling command: its dice from the seed, then its events from the rules."""
+    for event in events:
+        log = event.payload.get("dice_log")
+        if not log:
+            continue
+        report.events += 1
+        report.dice += len(log)
+        if event.payload.get("dice_scheme") != SCHEME:
+            report.problems.append((event.seq, "dice rolled in a session without the session's dice scheme"))
+            continue
+        problem = replay_command(campaign, event, seed)
+        if problem:
+            report.problems.append(problem)
+
+
+def _command_events(first: Event) -> list[Event]:
+    """The events one command appended, starting with ``first`` (they are contiguous)."""
+    if first.command_id is None:
+        return [first]
+    return list(Event.objects.filter(campaign_id=first.campaign_id, command_id=first.command_id).order_by("seq"))
+
+
+def replay_command(campaign: Campaign, first: Event, seed: str) -> tuple[int, str] | None:
+    """Recompute one command's dice and re-decide it; ``(seq, problem)`` at the first difference.
+
+    The rules are replayed on the character's full state as of the seq before
+    the command (hidden events included: the server decided with them), with
+    the action the first event recorded. Each stored event must equal what the
+    rules decide, apart from what the server adds (``RECORD_KEYS``).
+    """
+    payload = first.payload
+    command_id, action, log = payload.get("command_id"), payload.get("action"), payload["dice_log"]
+    if not isinstance(command_id, str) or not isinstance(action, dict) or first.session is None:
+        return first.seq, "the event does not record its command id and action"
+    dice = SessionDice(seed, campaign.id, first.session, first.actor_id, command_id)
+    expected = [[sides, dice.roll(sides)] if isinstance(sides, int) and sides > 0 else None for sides, _ in log]
+    for index, ((sides, face), want) in enumerate(zip(log, expected)):
+        if want is None or want[1] != face:
+            return first.seq, f"die {index + 1} (d{sides}) shows {face}, the seed gives {want and want[1]}"
+    if first.visibility != VISIBILITY_PUBLIC and payload.get("nonce") != dice.nonce:
+        return first.seq, "the hidden roll's nonce is not the one the seed gives"
+    scripted = ScriptedDice([face for _, face in log])
+    try:
+        decided = decide_again(campaign, first, action, scripted)
+    except (RuleError, AssertionError, ValueError) as e:
+        return first.seq, f"the rules refuse the recorded action with these dice ({e})"
+    if scripted.remaining:
+        return first.seq, f"the rules draw {len(log) - len(scripted.remaining)} dice, the log records {len(log)}"
+    stored = _command_events(first)
+    if len(decided) != len(stored) and len(stored) == 1:
+        # A hidden command folds its rule events into one (docs/fair-dice.md):
+        # compare the one stored payload with the first decided event.
+        decided = decided[:1]
+    for index, event in enumerate(stored):
+        if index >= len(decided):
+            return event.seq, "the rules decide fewer events than the log holds"
+        want = decided[index]
+        got = {k: v for k, v in event.payload.items() if k not in RECORD_KEYS}
+        if (event.type, event.version, got) != (want.type, want.version, _plain(want.payload)):
+            return event.seq, "its outcome is not what the rules decide with these dice"
+    if len(decided) > len(stored):
+        return stored[-1].seq, "the rules decide more events than the log holds"
+    return None
+
+
+def decide_again(campaign: Campaign, first: Event, action: dict, dice) -> list:
+    """What the rules decide for ``action`` with ``dice``, on the state before ``first``."""
+    if action.get("type") == "roll":
+        return [roll_event(action, dice)]
+    from .projections import state_as_of
+
+    state = state_as_of(first.character, first.seq - 1) if first.character_id else None
+    if state is None:
+        raise RuleError("no character state to replay on")
+    return list(campaign.rules.decide(state, action, dice))
+
+
+def _plain(payload) -> dict:
+    """A decided payload as it reads back from JSON (tuples become lists)."""
+    import json
+
+    return json.loads(canonical_json(dict(payload)))
+
+
+def _check_dice_v1(campaign, session, seed, events, report) -> None:
     seeds: list[str] = []
     for event in events:
         if event.type == "seed_added":
@@ -181,8 +331,8 @@ def _check_dice(campaign, session, seed, events, report) -> None:
         mix = player_mix(seeds)
         for index, (sides, face) in enumerate(log):
             report.dice += 1
-            expected = derive_face(seed, campaign.id, session, event.seq, index, sides, mix,
-                                   event.payload.get("nonce", "") if event.visibility != "public" else "")
+            expected = derive_face_v1(seed, campaign.id, session, event.seq, index, sides, mix,
+                                      event.payload.get("nonce", "") if event.visibility != "public" else "")
             if expected != face:
                 report.problems.append((event.seq, f"die {index + 1} (d{sides}) shows {face}, the seed gives {expected}"))
                 break

@@ -17,7 +17,16 @@ from typing import Any, Iterable, Mapping
 from django.db import transaction
 from django.utils import timezone
 
+from .canonical import jcs
 from .models import GENESIS_HASH, VISIBILITY_PUBLIC, Campaign, Character, Command, Event
+
+# Hash formats (docs/event-log.md). Format 1 hashed the payload itself with
+# Python's JSON encoding; format 2 hashes an RFC 8785 envelope holding the
+# digest of the body, so a member can check a hidden event's link without its
+# payload. Old events keep format 1 forever: the chain is never rewritten.
+FORMAT_1 = 1
+FORMAT_2 = 2
+CURRENT_FORMAT = FORMAT_2
 
 
 @dataclass(frozen=True)
@@ -32,7 +41,10 @@ class Draft:
 
 
 def canonical_json(value: Any) -> bytes:
-    """The canonical encoding hashed into the chain: sorted keys, no spaces, UTF-8."""
+    """Format 1's encoding (events stored before format 2): sorted keys, no spaces, UTF-8.
+
+    Python's float formatting makes it hard to reproduce elsewhere, which is
+    why new events use :func:`campaign.canonical.jcs`."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode(
         "utf-8"
     )
@@ -60,11 +72,33 @@ def hashed_fields(event: Event) -> dict:
     }
 
 
-def event_hash(prev_hash: str, fields: Mapping[str, Any]) -> str:
-    """SHA-256 over the previous hash and the canonical encoding of the fields."""
+def event_body(fields: Mapping[str, Any]) -> dict:
+    """What a format-2 event's ``body_digest`` covers: what happened, to whom."""
+    return {"type": fields["type"], "version": fields["version"], "character": fields["character"],
+            "payload": fields["payload"]}
+
+
+def body_digest(body: Mapping[str, Any]) -> str:
+    """SHA-256 (hex) of the JCS of an event body; a hidden event's commitment."""
+    return hashlib.sha256(jcs(dict(body))).hexdigest()
+
+
+def event_hash(prev_hash: str, fields: Mapping[str, Any], format: int = FORMAT_1) -> str:
+    """SHA-256 over the previous hash and the encoding ``format`` prescribes for the fields.
+
+    ``fields`` is :func:`hashed_fields`' dict; the format picks the encoder,
+    so an event stored in format 1 verifies as it was made (upcasting without
+    rewriting)."""
     digest = hashlib.sha256()
     digest.update(prev_hash.encode("ascii"))
-    digest.update(canonical_json(fields))
+    if format == FORMAT_1:
+        digest.update(canonical_json(fields))
+    elif format == FORMAT_2:
+        envelope = {key: fields[key] for key in ("campaign", "seq", "actor", "session", "scene", "visibility",
+                                                 "created_at")}
+        digest.update(jcs({**envelope, "format": FORMAT_2, "body": body_digest(event_body(fields))}))
+    else:
+        raise ValueError(f"unknown event hash format {format!r}")
     return digest.hexdigest()
 
 
@@ -104,8 +138,9 @@ def append(campaign: Campaign, drafts: Iterable[Draft], *, actor=None, command: 
             command=command,
             created_at=now,
             prev_hash=campaign.head_hash,
+            format=CURRENT_FORMAT,
         )
-        event.hash = event_hash(event.prev_hash, hashed_fields(event))
+        event.hash = event_hash(event.prev_hash, hashed_fields(event), event.format)
         event.save()
         campaign.last_seq = event.seq
         campaign.head_hash = event.hash
@@ -162,7 +197,7 @@ def verify_chain(campaign: Campaign, batch: int = 2000) -> ChainReport:
             return ChainReport(False, count, expected_seq, f"seq {expected_seq} is missing (next stored is {event.seq})")
         if event.prev_hash != prev_hash:
             return ChainReport(False, count, event.seq, "its prev_hash does not match the previous event's hash")
-        if event_hash(prev_hash, hashed_fields(event)) != event.hash:
+        if event_hash(prev_hash, hashed_fields(event), event.format) != event.hash:
             return ChainReport(False, count, event.seq, "its hash does not match its contents")
         prev_hash = event.hash
         expected_seq += 1
@@ -175,9 +210,13 @@ def verify_chain(campaign: Campaign, batch: int = 2000) -> ChainReport:
 
 
 def serialize_event(event: Event) -> dict:
-    """The one JSON form of an event, as stored (before any visibility filter)."""
-    return {
+    """The one JSON form of an event, as stored (before any visibility filter).
+
+    A format-2 event carries its ``body_digest``: with it, a member who may not
+    see the payload still recomputes the event's hash."""
+    data = {
         "seq": event.seq,
+        "format": event.format,
         "type": event.type,
         "version": event.version,
         "payload": event.payload,
@@ -192,6 +231,9 @@ def serialize_event(event: Event) -> dict:
         "prev_hash": event.prev_hash,
         "hash": event.hash,
     }
+    if event.format >= FORMAT_2:
+        data["body_digest"] = body_digest(event_body(hashed_fields(event)))
+    return data
 
 
 def marks_after(campaign_id: int, after: int) -> tuple[set[int], set[int]]:

@@ -134,7 +134,7 @@ class Event(models.Model):
     """One immutable entry of a campaign's log.
 
     ``seq`` runs 1..N without gaps per campaign. ``hash`` is SHA-256 over
-    ``prev_hash`` and a canonical encoding of the other fields (see
+    ``prev_hash`` and a canonical encoding (``format``) of the other fields (see
     :func:`campaign.log.event_hash`), so any edit behind the server's back
     breaks the chain. Model, queryset and database triggers all refuse
     UPDATE and DELETE.
@@ -154,6 +154,9 @@ class Event(models.Model):
     created_at = models.DateTimeField()
     prev_hash = models.CharField(max_length=64)
     hash = models.CharField(max_length=64)
+    # Which encoding ``hash`` was made with (campaign.log.event_hash): 1 for
+    # events stored before RFC 8785 hashing, 2 for every new append.
+    format = models.PositiveSmallIntegerField(default=1)
 
     objects = EventQuerySet.as_manager()
 
@@ -226,3 +229,22 @@ class DiceSeed(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["campaign", "session"], name="one_seed_per_session")]
+
+
+class Checkpoint(models.Model):
+    """The server's signed statement "this campaign's log had this head" (docs/fair-dice.md).
+
+    Made at every session end and whenever a member asks. A member keeps the
+    JSON as a receipt: a log that later does not extend it (truncated,
+    reordered, rewritten) is caught by ``verify_log --receipt`` or the
+    standalone verifier, and the signature shows the server issued it.
+    """
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="checkpoints")
+    seq = models.PositiveBigIntegerField()
+    hash = models.CharField(max_length=64)
+    created_at = models.CharField(max_length=40)  # the exact ISO string that was signed
+    signature = models.CharField(max_length=100)  # base64 of the 64-byte Ed25519 signature
+
+    class Meta:
+        ordering = ["campaign", "seq", "id"]

@@ -8,6 +8,7 @@ import pytest
 from django.test import Client
 
 from campaign import dice as dice_module
+from campaign.fairdice import CommandDice, RecordingDice
 from campaign.models import ApiToken, Event
 from rules import ScriptedDice
 
@@ -32,7 +33,8 @@ def bearer(table):
 
 
 def test_roll_answers_201_with_the_event(table, alice_client, monkeypatch):
-    monkeypatch.setattr(dice_module, "dice_for", lambda c, nonce="": ScriptedDice([4, 5]))
+    monkeypatch.setattr(dice_module, "dice_for",
+                        lambda c, actor_id, command_id: CommandDice(RecordingDice(ScriptedDice([4, 5])), None))
     res = post(alice_client, "torn-road", {"id": "r1", "action": {"type": "roll", "notation": "2d6"}})
     assert res.status_code == 201, res.content
     body = res.json()

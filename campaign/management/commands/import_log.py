@@ -23,7 +23,7 @@ from django.db import connection, transaction
 
 from campaign import projections
 from campaign.exports import FORMAT, FORMAT_VERSION, is_header
-from campaign.log import event_hash, lock_campaign, verify_chain
+from campaign.log import FORMAT_1, FORMAT_2, event_hash, lock_campaign, verify_chain
 from campaign.models import (
     GENESIS_HASH,
     Campaign,
@@ -201,7 +201,9 @@ class Command(BaseCommand):
                   "payload": data["payload"], "actor": data["actor_id"], "character": data["character"],
                   "session": data["session"], "scene": data["scene"], "visibility": data["visibility"],
                   "created_at": data["created_at"]}
-        if event_hash(data["prev_hash"], fields) != data["hash"]:
+        if data.get("format", FORMAT_1) not in (FORMAT_1, FORMAT_2):
+            raise CommandError(f"Event {seq} has an unknown hash format {str(data.get('format'))[:20]!r}.")
+        if event_hash(data["prev_hash"], fields, data.get("format", FORMAT_1)) != data["hash"]:
             raise CommandError(f"Event {seq}'s hash does not match its contents: the file was changed (or the "
                                "campaign id in the header is not the one the chain was made with).")
         if data["actor_id"] is not None and data["actor_id"] not in users:
@@ -227,7 +229,8 @@ class Command(BaseCommand):
         return Event(campaign_id=campaign.id, seq=seq, type=data["type"], version=data["version"],
                      payload=data["payload"], actor_id=data["actor_id"], character_id=data["character"],
                      session=data["session"], scene=data["scene"], visibility=data["visibility"],
-                     created_at=created_at, prev_hash=data["prev_hash"], hash=data["hash"])
+                     created_at=created_at, prev_hash=data["prev_hash"], hash=data["hash"],
+                     format=data.get("format", FORMAT_1))
 
     def _reset_sequences(self):
         """Explicit ids leave PostgreSQL's sequences behind: move them past the imported rows."""

@@ -1,20 +1,44 @@
+import json
+
 from django.core.management.base import BaseCommand, CommandError
 
+from campaign.checkpoints import receipt_problem
 from campaign.log import verify_chain
 from campaign.models import Campaign
 
 
 class Command(BaseCommand):
-    help = "Verify a campaign's hash chain: prints 'OK <n> events' or names the first bad seq."
+    help = ("Verify a campaign's hash chain: prints 'OK <n> events' or names the first bad seq. "
+            "--receipt FILE also checks that the log extends each signed checkpoint a member kept.")
 
     def add_arguments(self, parser):
         parser.add_argument("slug")
+        parser.add_argument("--receipt", action="append", default=[], metavar="FILE",
+                            help="a checkpoint JSON (or a JSON list of them) as GET .../checkpoints gave it; "
+                                 "may be repeated")
 
     def handle(self, *args, **options):
         campaign = Campaign.objects.filter(slug=options["slug"]).first()
         if campaign is None:
             raise CommandError(f"No campaign {options['slug']!r}.")
+        receipts = [r for path in options["receipt"] for r in self._receipts(path)]
         report = verify_chain(campaign)
         if not report.ok:
             raise CommandError(f"BAD seq {report.bad_seq}: {report.reason}")
-        self.stdout.write(f"OK {report.count} events")
+        for receipt in receipts:
+            problem = receipt_problem(campaign, receipt)
+            if problem is not None:
+                seq, reason = problem
+                raise CommandError(f"BAD seq {seq}: {reason}" if seq is not None else f"BAD receipt: {reason}")
+        extra = f", extending {len(receipts)} receipt(s)" if receipts else ""
+        self.stdout.write(f"OK {report.count} events{extra}")
+
+    def _receipts(self, path: str) -> list:
+        try:
+            with open(path, encoding="utf-8") as f:
+                data = json.load(f)
+        except OSError as e:
+            raise CommandError(f"Can't read {path}: {e.strerror}.")
+        except ValueError:
+            raise CommandError(f"{path} is not JSON.")
+        return data if isinstance(data, list) else [data]
