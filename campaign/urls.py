@@ -14,6 +14,7 @@ urlpatterns = [
     path("profile/", views.profile, name="profile"),
     path("join/<str:code>/", views.join, name="join"),
     path("campaigns/<slug:slug>/", table_views.table, name="table"),
+    path("campaigns/<slug:slug>/verify/", table_views.verify, name="verify"),
     path("campaigns/<slug:slug>/audit/", audit_views.audit_page, name="audit"),
     path("campaigns/<slug:slug>/audit/sheet/", audit_views.audit_sheet, name="audit-sheet"),
     path("campaigns/<slug:slug>/audit/advancement/", audit_views.audit_advancement, name="audit-advancement"),

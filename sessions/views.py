@@ -51,6 +51,7 @@ def table(request, slug):
     rules = campaign.rules
     table_data = {
         "slug": campaign.slug,
+        "campaignId": campaign.id,  # format-2 event hashes cover it (static/talekeeper/chain.js)
         "name": campaign.name,
         "system": campaign.system,
         "systemTitle": rules.title,
@@ -74,4 +75,22 @@ def table(request, slug):
         "table_data": table_data,
         # A player without a character of their own starts with the "new character" form open.
         "needs_character": membership.role == "player" and not any(c.owner_id == request.user.id for c in characters),
+    })
+
+
+@login_required
+def verify(request, slug):
+    """The verification page: any member's browser checks the chain, the dice and the reveals.
+
+    The server only serves the page; static/talekeeper/verify.js reads the log
+    through the events API, as this member sees it, and does every check.
+    """
+    try:
+        campaign, membership = access_campaign(request.user, slug)
+    except ActionError:
+        raise Http404("There is no campaign here that you are a member of.")
+    return render(request, "verify.html", {
+        "campaign": campaign,
+        "verify_data": {"slug": campaign.slug, "campaignId": campaign.id, "name": campaign.name,
+                        "me": {"username": request.user.username, "role": membership.role}},
     })

@@ -6,11 +6,16 @@
 // the events after it, so a dropped socket catches up with no gap and no
 // duplicate. Anything at or below the last seq shown is ignored.
 //
+// Every event is also checked as it arrives (./chain.js): its link and hash, every
+// reveal against its sealing, and the whole log against the head this browser verified
+// on an earlier visit. A log that does not check out raises the alarm at the top.
+//
 // Everything that depends on the rule system lives in ./systems/<name>.js
 // (render a sheet, list its actions, describe its events, offer follow-ups);
 // docs/table.md describes that interface.
 
 import { h, fill, buildForm, cap, words, die, diceGroup, formatOdds } from "./ui.js";
+import { Chain, eventsPage, forgetHead, parseJSON, short } from "./chain.js";
 
 const root = document.getElementById("table");
 const data = JSON.parse(document.getElementById("table-data").textContent);
@@ -63,8 +68,10 @@ let lastVisibility = "public";
 
 // --- commands, previews, sheets over HTTP -----------------------------------------------
 
+// The command id is an input to the command's dice (docs/fair-dice.md): random, chosen here,
+// and reused by a retry (which so gets the same dice). getRandomValues works on http too.
 function newId() {
-  return crypto.randomUUID ? crypto.randomUUID() : `${Date.now()}-${Math.random().toString(36).slice(2)}`;
+  return [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 async function postJSON(url, body) {
@@ -127,12 +134,13 @@ function connect() {
     try { socket.close(); } catch { /* already closed */ }
   }
   const scheme = location.protocol === "https:" ? "wss" : "ws";
+  reportedHead = null; // a new socket is a new presence: report again
   const ws = new WebSocket(`${scheme}://${location.host}/ws/campaigns/${slug}/table/?after=${lastSeq}`);
   socket = ws;
   setConn("connecting", retry ? "Reconnecting…" : "Connecting…");
   ws.onmessage = (msg) => {
     lastFrameAt = Date.now();
-    handle(JSON.parse(msg.data));
+    handle(parseJSON(msg.data));
   };
   ws.onclose = (ev) => {
     if (socket !== ws) return;
@@ -162,15 +170,109 @@ setInterval(() => {
   else if (quiet > 20000) socket.send(JSON.stringify({ type: "ping" }));
 }, 5000);
 
+// --- the chain: checking the log this page is shown ---------------------------------------
+
+const chainHeadEl = document.getElementById("chain-head");
+const chain = new Chain({
+  slug,
+  campaignId: data.campaignId,
+  fetchEvents: async (after, limit) => (await eventsPage(slug, after, limit)).events,
+  onProblem: showProblem,
+  onHead: (head) => {
+    if (!chain.problems.length) chainHeadEl.textContent = `verified to #${head.seq} · ${short(head.hash)}`;
+  },
+});
+let reportedHead = null; // what this socket last told the others (presence carries it)
+
+// Tell the table which head this browser verified, so members shown different logs find out.
+function reportHead() {
+  const head = chain.head;
+  if (!head || !socket || socket.readyState !== WebSocket.OPEN) return;
+  if (reportedHead && reportedHead.seq === head.seq && reportedHead.hash === head.hash) return;
+  reportedHead = head;
+  socket.send(JSON.stringify({ type: "head", head: { seq: head.seq, hash: head.hash } }));
+}
+
+function showProblem(problem) {
+  fill(document.getElementById("chain-problems"),
+    ...chain.problems.map((p) => h("li", { dataset: { seq: p.seq, kind: p.kind } }, p.message)));
+  document.getElementById("chain-alarm-title").textContent = chain.broken
+    ? "This server's log is not the one your browser verified" : "Another member is shown a different log";
+  document.getElementById("chain-alarm").hidden = false;
+  chainHeadEl.dataset.state = "alarm";
+  chainHeadEl.textContent = `log problem at #${problem.seq}`;
+}
+
+function download(name, value) {
+  const url = URL.createObjectURL(new Blob([JSON.stringify(value, null, 2)], { type: "application/json" }));
+  const a = h("a", { href: url, download: name, hidden: true });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10000); // after the download has started
+}
+
+document.getElementById("chain-evidence").addEventListener("click", () => download(`talekeeper-${slug}-evidence.json`, {
+  campaign: slug,
+  verified_head: chain.stored, // what this browser verified before the problem
+  problems: chain.problems,
+  received: [...chain.seen].map(([seq, { hash }]) => ({ seq, hash })),
+}));
+document.getElementById("chain-accept").addEventListener("click", () => {
+  if (!confirm("Forget the log this browser verified and trust the server's log from now on? Only do this when "
+    + "everyone at the table knows why it changed (for example, the server was restored from a backup).")) return;
+  forgetHead(slug);
+  location.reload();
+});
+
+// --- receipts (signed checkpoints) ---------------------------------------------------------------
+
+const receiptName = (c) => `talekeeper-${slug}-receipt-${c.seq}.json`;
+
+function renderReceipts(list) {
+  fill(document.getElementById("receipt-list"), ...list.slice(-10).reverse().map((c) => h("li", null,
+    h("span", null, `#${c.seq} · ${short(c.hash)}`),
+    h("time", { class: "muted", datetime: c.created_at }, new Date(c.created_at).toLocaleString()),
+    h("button", { type: "button", class: "link small", "aria-label": `Download the receipt for #${c.seq}`,
+      onclick: () => download(receiptName(c), c) }, "download"))));
+}
+
+async function loadReceipts() {
+  try {
+    const res = await fetch(`/api/campaigns/${slug}/checkpoints`, { credentials: "same-origin" });
+    if (res.ok) renderReceipts((await res.json()).checkpoints || []);
+  } catch { /* offline: the list stays as it was */ }
+}
+
+document.getElementById("receipt-button").addEventListener("click", async (e) => {
+  const err = document.getElementById("receipt-error");
+  const button = e.currentTarget;
+  err.textContent = "";
+  button.disabled = true;
+  try {
+    const { ok, json } = await postJSON(`/api/campaigns/${slug}/checkpoints`, {});
+    if (!ok) throw new Error(json.error?.message || "The server refused to sign a receipt.");
+    chain.serverHead(json); // a receipt for a head this page saw differently is an alarm too
+    download(receiptName(json), json);
+    await loadReceipts();
+  } catch (problem) {
+    err.textContent = problem.message || "The server can't be reached.";
+  } finally {
+    button.disabled = false;
+  }
+});
+
 function handle(frame) {
   switch (frame.type) {
     case "event":
       if (frame.event.seq <= lastSeq) return; // already shown
       if (frame.event.seq !== lastSeq + 1) { socket.close(); return; } // gap: reconnect and catch up
       lastSeq = frame.event.seq;
+      chain.event(frame.event);
       showEvent(frame.event);
       break;
     case "ready":
+      chain.serverHead(frame.head).then(reportHead);
       retry = 0;
       setConn("online", "Live");
       olderBtn.hidden = firstShown <= 1;
@@ -181,13 +283,19 @@ function handle(frame) {
       break;
     case "heartbeat":
       if (frame.seq > lastSeq) socket.close(); // we missed something: reconnect from lastSeq
+      chain.serverHead(frame.head).then(reportHead);
+      break;
+    case "pong":
+      chain.serverHead(frame.head);
       break;
     case "presence":
+      chain.memberHeads(frame.members, me.username);
       present = new Set(frame.members.map((m) => m.username));
       for (const m of frame.members) if (!members.has(m.username)) members.set(m.username, m.role);
       renderMembers();
       break;
     case "ack": {
+      chain.serverHead(frame.head);
       const p = pending.get(frame.id);
       pending.delete(frame.id);
       if (p) p.onAck(frame);
@@ -251,7 +359,8 @@ function describeCore(ev) {
     case "event_voided":
       return { text: [`voided `, h("a", { href: `#seq-${p.seq}` }, `#${p.seq}`), ` (${words(p.type)})`], detail: p.reason ? `Reason: ${p.reason}` : "" };
     case "roll_revealed": {
-      const inner = describe({ ...ev, type: p.type, payload: p.payload || {}, hidden: false });
+      const body = p.body || p; // {seq, body: {type, payload, ...}}; older reveals: {seq, type, payload}
+      const inner = describe({ ...ev, type: body.type, payload: body.payload || {}, hidden: false });
       return { ...inner, text: [`revealed `, h("a", { href: `#seq-${p.seq}` }, `#${p.seq}`), ": ", inner.text] };
     }
     case "roll_requested":
@@ -262,7 +371,10 @@ function describeCore(ev) {
 }
 
 function describe(ev) {
-  if (ev.hidden) return { text: "rolled in secret", tone: "hidden" };
+  if (ev.hidden) {
+    const sealed = ev.payload?.commitment;
+    return { text: "rolled in secret", tone: "hidden", detail: sealed ? `sealed: ${short(sealed)}…` : "" };
+  }
   const ctx = { h, char: chars.get(ev.character), charName: ev.character_name };
   let d = null;
   try {
@@ -299,6 +411,8 @@ function fillEvent(li, ev) {
     h("span", { class: "seq" }, `#${ev.seq}`), h("span", { class: "ev-who" }, who),
     visibilityBadge(ev),
     revealedSeqs.has(ev.seq) ? h("span", { class: "badge revealed" }, "revealed") : null,
+    ev.payload?.verifiable === false ? h("span", { class: "badge unverifiable",
+      title: "Rolled outside a play session: the server's random numbers, with no seed to check them against" }, "not verifiable") : null,
     ev.voided ? h("span", { class: "badge void" }, "voided") : null,
     h("span", { class: "spacer" }),
     isGM ? gmTools(li, ev) : null,
@@ -506,7 +620,8 @@ function afterEvent(ev) {
     case "roll_revealed": {
       const target = events.get(p.seq);
       if (target) {
-        const shown = { ...target, hidden: false, payload: p.payload || target.payload };
+        const body = p.body || p;
+        const shown = { ...target, hidden: false, type: body.type || target.type, payload: body.payload || target.payload };
         events.set(p.seq, shown);
         fillEvent(document.getElementById(`seq-${p.seq}`), shown);
       }
@@ -978,6 +1093,7 @@ document.addEventListener("keydown", (e) => {
 window.talekeeperTable = {
   get lastSeq() { return lastSeq; },
   get socket() { return socket; },
+  chain,
   drop() { socket?.close(); },
   seqs() { return [...logEl.querySelectorAll(":scope > li[data-seq]")].map((li) => Number(li.dataset.seq)); },
 };
@@ -985,4 +1101,6 @@ window.talekeeperTable = {
 renderMembers();
 renderSession();
 renderCharacters();
+chain.start(lastSeq);
 connect();
+loadReceipts();

@@ -1,0 +1,188 @@
+// The verification page: this member's browser checks the log as the server shows it to them.
+//
+// The server only serves the page and the events API; every check is here (and in ./chain.js):
+//   the chain   every link and hash from #1, and the head this browser verified at the table;
+//   reveals     every roll_revealed against the sealed event's body digest (its commitment);
+//   dice        every die of every finished session from its revealed seed (scheme v2);
+//   receipts    every signed checkpoint: the server's signature, and that the log extends it.
+// Each problem names its seq; the summary names the first.
+
+import {
+  DICE_V2, GENESIS, deriveFace, deriveNonce, eventsPage, fromHex, isSealed, recomputeHash, receiptSigned,
+  revealProblem, sha256Hex, short, storedHead,
+} from "./chain.js";
+import { fill, h } from "./ui.js";
+
+const data = JSON.parse(document.getElementById("verify-data").textContent);
+
+async function readLog(slug) {
+  const events = [];
+  let after = 0;
+  for (;;) {
+    const page = await eventsPage(slug, after, 500);
+    events.push(...page.events);
+    if (!page.has_more || !page.events.length) return { events, head: page.head };
+    after = page.next_after;
+  }
+}
+
+async function checkChain(events, head, report) {
+  let prev = GENESIS;
+  let unreproduced = 0;
+  const digests = new Map(); // seq -> body digest (format 2), for the reveals
+  for (const [index, ev] of events.entries()) {
+    if (ev.seq !== index + 1) {
+      report.problem(index + 1, `#${index + 1} is missing from the log (the next event is #${ev.seq}).`);
+      return { digests, ok: false };
+    }
+    if (ev.prev_hash !== prev) report.problem(ev.seq, `#${ev.seq} does not link to the event before it.`);
+    const again = await recomputeHash(ev, data.campaignId);
+    digests.set(ev.seq, again.digest);
+    if (again.hash === null || (again.hash !== ev.hash && !again.exact)) unreproduced += 1;
+    else if (again.hash !== ev.hash) report.problem(ev.seq, `#${ev.seq} was altered: its hash does not match its contents.`);
+    prev = ev.hash;
+  }
+  if (events.length !== head) report.problem(events.length + 1, `The server says the log has ${head} events but sent ${events.length}.`);
+  const stored = storedHead(data.slug);
+  if (stored && stored.seq > 0) {
+    const ev = events[stored.seq - 1];
+    if (!ev) report.problem(events.length + 1, `At the table this browser verified the log up to #${stored.seq}; it now ends at #${events.length}.`);
+    else if (ev.hash !== stored.hash) report.problem(stored.seq, `At the table this browser verified #${stored.seq} as ${short(stored.hash)}; it is now ${short(ev.hash)}.`);
+  }
+  const checked = events.length - unreproduced;
+  report.check("Hash chain", !report.problems.length,
+    `${events.length} events, ${checked} hashes recomputed${unreproduced ? `, ${unreproduced} sealed old-format events checked by their link only` : ""}`
+    + `${stored ? `; extends the head this browser verified at the table (#${stored.seq})` : ""}.`);
+  return { digests };
+}
+
+async function checkReveals(events, digests, report) {
+  const before = report.problems.length;
+  let count = 0;
+  for (const ev of events.filter((e) => e.type === "roll_revealed")) {
+    count += 1;
+    const target = events[(ev.payload?.seq ?? 0) - 1];
+    const problem = target ? await revealProblem(ev, { digest: digests.get(target.seq), payload: target.payload })
+      : `#${ev.seq} reveals an event that is not in the log`;
+    if (problem) report.problem(ev.seq, `Forged reveal: ${problem}.`);
+  }
+  report.check("Reveals", report.problems.length === before, `${count} reveals checked against the rolls they unseal.`);
+}
+
+async function checkSessionDice(start, end, events, report) {
+  const n = start.payload.session;
+  const seed = end.payload.dice_seed;
+  if (typeof seed !== "string" || !/^[0-9a-f]{64}$/.test(seed) || (await sha256Hex(fromHex(seed))) !== start.payload.dice_commitment) {
+    report.problem(end.seq, `The seed revealed in #${end.seq} is not the one session ${n} committed to in #${start.seq}.`);
+    return { dice: 0, sealed: 0 };
+  }
+  let dice = 0;
+  let sealed = 0;
+  for (const ev of events) {
+    if (ev.session !== n) continue;
+    if (isSealed(ev)) { sealed += 1; continue; }
+    const p = ev.payload || {};
+    if (!Array.isArray(p.dice_log) || !p.dice_log.length) continue;
+    if (p.dice_scheme !== DICE_V2 || typeof p.command_id !== "string") {
+      report.problem(ev.seq, `#${ev.seq} rolled dice in session ${n} without its dice scheme and command id.`);
+      continue;
+    }
+    for (const [index, [sides, face]] of p.dice_log.entries()) {
+      dice += 1;
+      const want = Number.isSafeInteger(sides) && sides > 0
+        ? await deriveFace(seed, data.campaignId, n, ev.actor_id, p.command_id, index, sides) : null;
+      if (want !== face) {
+        report.problem(ev.seq, `#${ev.seq}: die ${index + 1} (d${sides}) shows ${face}; the seed gives ${want}.`);
+        break;
+      }
+    }
+    if (ev.visibility !== "public" && p.nonce !== await deriveNonce(seed, data.campaignId, n, ev.actor_id, p.command_id)) {
+      report.problem(ev.seq, `#${ev.seq}: the hidden roll's nonce is not the one the seed gives.`);
+    }
+  }
+  return { dice, sealed };
+}
+
+async function checkDice(events, report) {
+  const before = report.problems.length;
+  const notes = [];
+  let dice = 0;
+  for (const start of events.filter((e) => e.type === "session_started")) {
+    const n = start.payload.session;
+    const end = events.find((e) => e.type === "session_ended" && e.payload?.session === n);
+    if (!end) { notes.push(`session ${n} is running: its seed stays secret until it ends`); continue; }
+    if (start.payload.dice_scheme !== DICE_V2) {
+      notes.push(`session ${n} uses dice scheme v1 (dice keyed on seq), which this page does not check: manage.py verify_dice does`);
+      continue;
+    }
+    const result = await checkSessionDice(start, end, events, report);
+    dice += result.dice;
+    notes.push(`session ${n}: ${result.dice} dice${result.sealed ? `, ${result.sealed} rolls sealed from you` : ""}`);
+  }
+  const unverifiable = events.filter((e) => e.payload?.verifiable === false).length;
+  if (unverifiable) notes.push(`${unverifiable} rolls outside a session are not verifiable`);
+  report.check("Dice", report.problems.length === before, `${dice} dice match their sessions' revealed seeds${notes.length ? ` (${notes.join("; ")})` : ""}.`);
+}
+
+async function checkReceipts(events, report) {
+  const before = report.problems.length;
+  const [list, key] = await Promise.all([
+    fetch(`/api/campaigns/${encodeURIComponent(data.slug)}/checkpoints`, { credentials: "same-origin" }).then((r) => r.json()),
+    fetch("/api/key").then((r) => r.json()),
+  ]);
+  const receipts = list.checkpoints || [];
+  for (const c of receipts) {
+    if (!receiptSigned(c, key.public_key)) report.problem(c.seq, `The receipt for #${c.seq} is not signed by the server's key.`);
+    else if (c.seq > 0 && events[c.seq - 1]?.hash !== c.hash) {
+      report.problem(c.seq, `The log no longer extends the receipt signed for #${c.seq} (${short(c.hash)}).`);
+    }
+  }
+  report.check("Receipts", report.problems.length === before, `${receipts.length} signed checkpoints; the log extends each.`);
+}
+
+export async function verify() {
+  const report = {
+    checks: [],
+    problems: [],
+    check(name, ok, text) { this.checks.push({ name, ok, text }); },
+    problem(seq, message) { this.problems.push({ seq, message }); },
+  };
+  const { events, head } = await readLog(data.slug);
+  const { digests } = await checkChain(events, head, report);
+  await checkReveals(events, digests, report);
+  await checkDice(events, report);
+  await checkReceipts(events, report);
+  report.firstBad = report.problems.length ? Math.min(...report.problems.map((p) => p.seq)) : null;
+  return report;
+}
+
+const summaryEl = document.getElementById("verify-summary");
+
+async function run() {
+  summaryEl.dataset.state = "running";
+  summaryEl.textContent = "Checking…";
+  let report;
+  try {
+    report = await verify();
+  } catch (problem) {
+    summaryEl.dataset.state = "error";
+    summaryEl.textContent = `Could not finish: ${problem.message}`;
+    return null;
+  }
+  fill(document.getElementById("verify-checks"), ...report.checks.map((c) => h("li", { class: c.ok ? "ok" : "bad" },
+    h("span", { "aria-hidden": "true" }, c.ok ? "✔ " : "✘ "), h("strong", null, `${c.name}: `), c.text)));
+  const problems = [...report.problems].sort((a, b) => a.seq - b.seq);
+  fill(document.getElementById("verify-problems"), ...(problems.length
+    ? problems.map((p) => h("li", { dataset: { seq: p.seq } }, p.message))
+    : [h("li", { class: "muted" }, "None.")]));
+  summaryEl.dataset.state = report.firstBad === null ? "ok" : "bad";
+  if (report.firstBad !== null) summaryEl.dataset.firstBad = report.firstBad;
+  summaryEl.textContent = report.firstBad === null
+    ? "Everything you can see checks out: the chain, the reveals, the dice of every finished session and the receipts."
+    : `The log does not check out: the first bad event is #${report.firstBad}.`;
+  return report;
+}
+
+document.getElementById("verify-run").addEventListener("click", run);
+window.talekeeperVerify = { run, verify };
+run();

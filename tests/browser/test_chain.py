@@ -1,0 +1,210 @@
+"""The log in players' hands: the table checks every event, keeps the head it verified, and
+raises the alarm when the server's log does not extend it; the verification page checks the
+chain, the dice and the reveals in the browser; receipts download from the table.
+
+The checks run in the page (static/talekeeper/chain.js and verify.js); these tests compare
+them with the server's Python (campaign.canonical, campaign.log, campaign.fairdice).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+
+import pytest
+from playwright.sync_api import expect
+
+from campaign.canonical import jcs
+from campaign.checkpoints import public_key_b64, signature_ok
+from campaign.fairdice import derive_face, derive_nonce
+from campaign.log import canonical_json
+from campaign.models import GENESIS_HASH, Event
+from tests.browser.conftest import SLUG, off_the_loop
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+HEAD_KEY = f"talekeeper:head:{SLUG}"
+
+
+def newest(table) -> dict:
+    event = Event.objects.filter(campaign=table.campaign).order_by("-seq").first()
+    return {"seq": event.seq, "hash": event.hash}
+
+
+def stored_head(seat) -> dict | None:
+    return seat.page.evaluate(f"JSON.parse(localStorage.getItem('{HEAD_KEY}'))")
+
+
+def reload_with_stored_head(seat, head: dict):
+    seat.page.evaluate(f"localStorage.setItem('{HEAD_KEY}', JSON.stringify({json.dumps(head)}))")
+    seat.page.reload()
+    seat.wait_live()
+
+
+def test_the_table_keeps_the_verified_head_and_sounds_the_alarm_when_the_log_does_not_extend_it(table_of, seats):
+    table = table_of("tote")
+    table.command(table.alice, {"type": "roll", "notation": "2d6"})  # outside a session: not verifiable
+    alice = seats("alice")
+    head = newest(table)
+    alarm = alice.page.locator("#chain-alarm")
+    expect(alice.page.locator("#chain-head")).to_have_text(f"verified to #{head['seq']} · {head['hash'][:12]}")
+    assert stored_head(alice) == head
+    expect(alarm).to_be_hidden()
+    expect(alice.event(head["seq"]).locator(".badge.unverifiable")).to_have_text("not verifiable")
+
+    # An honest reload: the log extends the stored head, no alarm.
+    alice.page.reload()
+    alice.wait_live()
+    expect(alice.page.locator("#chain-head")).to_contain_text(f"verified to #{head['seq']}")
+    expect(alarm).to_be_hidden()
+
+    # The event at the stored seq is not the one this browser verified (rewritten, rehashed).
+    reload_with_stored_head(alice, {"seq": head["seq"], "hash": "f" * 64})
+    expect(alarm).to_be_visible()
+    expect(alarm).to_have_attribute("role", "alert")
+    expect(alarm.locator("li")).to_contain_text(f"verified #{head['seq']} as ffffffffffff")
+    expect(alice.page.locator("#chain-head")).to_have_text(f"log problem at #{head['seq']}")
+    assert stored_head(alice) == {"seq": head["seq"], "hash": "f" * 64}  # the evidence is kept, not overwritten
+    assert alice.seqs() == list(range(1, head["seq"] + 1))  # the page shows the log; no restart from 0
+
+    # The server's log is shorter than the one this browser verified (truncated).
+    reload_with_stored_head(alice, {"seq": head["seq"] + 3, "hash": "e" * 64})
+    expect(alarm).to_be_visible()
+    expect(alarm.locator("li")).to_contain_text(f"ends at #{head['seq']}")
+    expect(alarm.locator("li")).to_contain_text(f"verified it up to #{head['seq'] + 3}")
+
+
+def test_a_member_shown_another_log_is_warned(table_of, seats):
+    table = table_of("tote")
+    alice, bob = seats("alice", "bob")
+    head = newest(table)
+    expect(bob.page.locator("#chain-head")).to_contain_text(f"verified to #{head['seq']}")
+    # Alice's browser reports a different hash for the same seq (the server showed her another log).
+    alice.page.evaluate("""(head) => window.talekeeperTable.socket.send(JSON.stringify({type: "head", head}))""",
+                        {"seq": head["seq"], "hash": "d" * 64})
+    alarm = bob.page.locator("#chain-alarm")
+    expect(alarm).to_be_visible()
+    expect(alarm.locator("h2")).to_have_text("Another member is shown a different log")
+    expect(alarm.locator("li")).to_contain_text(f"alice's log differs from yours at #{head['seq']}")
+
+
+AWKWARD = [
+    1e-7, 1e21, 1e-6, 123e-20, 0.1 + 0.2, 5e-324, 1.7976931348623157e308, -0.0, 1.0, 100, -7, 2**53, 0.5, 1e16,
+    "héllo \u2028 wörld", "tab\tnew\nline \"quoted\" back\\slash \u0000 \u001f \u007f", "😀 emoji", "",
+    {"b": 1, "a": [True, False, None], "é": {"z": 0.375, "\U0001F600": 1, "\uffff": 2, "A": "x"}},
+    [[], {}, [{}]],
+]
+
+
+def test_the_pages_jcs_and_sha256_agree_with_the_servers_python(table_of, seats):
+    table_of("tote")
+    alice = seats("alice")
+    got = alice.page.evaluate("""async (values) => {
+      const c = await import("/static/talekeeper/chain.js");
+      const hex = (bytes) => c.toHex(bytes);
+      const out = [];
+      for (const value of values) {
+        const text = c.jcs(value);
+        out.push({ jcs: text, webcrypto: hex(await c.webCrypto.sha256(c.utf8(text))),
+                   pure: hex(await c.pure.sha256(c.utf8(text))) });
+      }
+      return out;
+    }""", AWKWARD)
+    for value, page in zip(AWKWARD, got):
+        want = jcs(value)
+        assert page["jcs"].encode("utf-8") == want, value
+        assert page["webcrypto"] == page["pure"] == hashlib.sha256(want).hexdigest(), value
+
+    # Format 1 (old events): Python's own json text, floats such as 1.0 and 1e-07 included.
+    old = {"odds": {"success": {"p": "1/1", "float": 1.0}, "tiny": {"float": 1e-07}}, "big": 1e16, "n": 3, "é": "ü",
+           "\U0001F600": 1, "\uffff": 2}
+    text = json.dumps(old)
+    assert alice.page.evaluate("""async (text) => {
+      const c = await import("/static/talekeeper/chain.js");
+      return c.pythonJSON(c.parseJSON(text));
+    }""", text) == canonical_json(old).decode("utf-8")
+
+    # HMAC and the dice: the page derives the same faces and nonce as the server.
+    seed = "ab" * 32
+    faces = alice.page.evaluate("""async (seed) => {
+      const c = await import("/static/talekeeper/chain.js");
+      const faces = [];
+      for (const sides of [2, 6, 10, 20, 100, 3]) for (let i = 0; i < 4; i++) faces.push(await c.deriveFace(seed, 7, 2, 3, "cmd-x", i, sides));
+      const key = c.utf8("key");
+      return { faces, nonce: await c.deriveNonce(seed, 7, 2, 3, "cmd-x"),
+               hmacs: [c.toHex(await c.webCrypto.hmac(key, c.utf8("msg"))), c.toHex(await c.pure.hmac(key, c.utf8("msg")))] };
+    }""", seed)
+    assert faces["faces"] == [derive_face(seed, 7, 2, 3, "cmd-x", i, sides) for sides in (2, 6, 10, 20, 100, 3)
+                              for i in range(4)]
+    assert faces["nonce"] == derive_nonce(seed, 7, 2, 3, "cmd-x")
+    import hmac as hmac_lib
+    assert faces["hmacs"] == [hmac_lib.new(b"key", b"msg", hashlib.sha256).hexdigest()] * 2
+
+
+def rehash(events: list[dict], campaign_id: int, start: int) -> None:
+    """Recompute format-2 hashes from seq ``start`` on, as a forger would (written from the contract)."""
+    prev = events[start - 2]["hash"] if start > 1 else GENESIS_HASH
+    for ev in events[start - 1:]:
+        digest = ev["body_digest"] if ev.get("hidden") else hashlib.sha256(jcs(
+            {"type": ev["type"], "version": ev["version"], "character": ev["character"], "payload": ev["payload"]})).hexdigest()
+        envelope = {"format": 2, "campaign": campaign_id, "seq": ev["seq"], "actor": ev["actor_id"], "session": ev["session"],
+                    "scene": ev["scene"], "visibility": ev["visibility"], "created_at": ev["created_at"], "body": digest}
+        ev["prev_hash"], ev["body_digest"] = prev, digest
+        ev["hash"] = prev = hashlib.sha256(prev.encode("ascii") + jcs(envelope)).hexdigest()
+
+
+def test_the_verification_page_passes_a_finished_session_and_names_a_tampered_seq(table_of, seats):
+    table = table_of("tote")
+    table.command(table.gm, {"type": "start_session"})
+    table.command(table.alice, {"type": "roll", "notation": "3d6"})
+    hidden = table.command(table.gm, {"type": "roll", "notation": "2d20", "visibility": "gm"}).events[0].seq
+    rolled = table.command(table.bob, {"type": "roll", "notation": "4d8"}).events[0].seq
+    table.command(table.gm, {"type": "reveal", "seq": hidden})
+    table.command(table.alice, {"type": "roll", "notation": "1d4", "visibility": "secret"})  # stays sealed from bob
+    table.command(table.gm, {"type": "end_session"})
+    bob = seats("bob")
+    page = bob.page
+    page.get_by_role("link", name="Verify the log and the dice").click()
+    summary = page.locator("#verify-summary")
+    expect(summary).to_have_attribute("data-state", "ok", timeout=10000)
+    expect(page.locator("#verify-checks")).to_contain_text("Dice:")
+    expect(page.locator("#verify-checks")).to_contain_text("session 1: 9 dice, 1 rolls sealed from you")
+    expect(page.locator("#verify-checks")).to_contain_text("1 reveals checked")
+
+    # A server that changes one of Bob's dice and rehashes the whole chain after it: the chain
+    # hashes up, but the die no longer comes from the seed (and the head Bob verified at the table,
+    # and the session end's receipt, no longer match).
+    campaign_id = table.campaign.id
+
+    def tamper(route):
+        body = route.fetch().json()
+        events = body["events"]
+        if events and events[0]["seq"] == 1:
+            target = events[rolled - 1]
+            sides, face = target["payload"]["dice_log"][0]
+            target["payload"]["dice_log"][0] = [sides, face % sides + 1]
+            rehash(events, campaign_id, rolled)
+        route.fulfill(json=body)
+
+    page.route("**/api/campaigns/*/events*", tamper)
+    page.get_by_role("button", name="Verify again").click()
+    expect(summary).to_have_attribute("data-state", "bad")
+    expect(summary).to_have_attribute("data-first-bad", str(rolled))
+    expect(summary).to_contain_text(f"the first bad event is #{rolled}")
+    expect(page.locator(f"#verify-problems li[data-seq='{rolled}']")).to_contain_text("the seed gives")
+
+
+def test_a_receipt_downloads_from_the_table_signed_by_the_server(table_of, seats):
+    table = table_of("tote")
+    alice = seats("alice")
+    head = newest(table)
+    with alice.page.expect_download() as download:
+        alice.page.get_by_role("button", name="Get a signed receipt").click()
+    receipt = json.loads(open(download.value.path()).read())
+    assert download.value.suggested_filename == f"talekeeper-{SLUG}-receipt-{head['seq']}.json"
+    assert {k: receipt[k] for k in ("campaign", "seq", "hash")} == {"campaign": SLUG, **head}
+    assert off_the_loop(signature_ok, receipt, off_the_loop(public_key_b64))
+    expect(alice.page.locator("#receipt-list li")).to_have_count(1)
+    expect(alice.page.locator("#receipt-list")).to_contain_text(f"#{head['seq']} · {head['hash'][:12]}")
+    expect(alice.page.locator("#chain-alarm")).to_be_hidden()
