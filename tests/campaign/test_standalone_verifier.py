@@ -1,0 +1,125 @@
+"""tools/talekeeper_verify.py, run as a member would run it: its own process, no site-packages,
+no Talekeeper code, on an export downloaded through the API plus receipts and the server's key."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from django.test import Client
+
+from tests.campaign import host
+
+VERIFIER = Path(__file__).resolve().parents[2] / "tools" / "talekeeper_verify.py"
+
+
+def client_for(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def download(table, user, tmp_path, name="export.jsonl") -> str:
+    res = client_for(user).get(f"/api/campaigns/{table.campaign.slug}/export.jsonl?header=1")
+    assert res.status_code == 200
+    path = tmp_path / name
+    path.write_bytes(b"".join(res.streaming_content))
+    return str(path)
+
+
+def keep_receipt(table, user, tmp_path, name="receipt.json") -> str:
+    res = client_for(user).post(f"/api/campaigns/{table.campaign.slug}/checkpoints")
+    assert res.status_code == 201
+    path = tmp_path / name
+    path.write_text(json.dumps(res.json()))
+    return str(path)
+
+
+def key_file(tmp_path) -> str:
+    path = tmp_path / "key.json"
+    path.write_text(Client().get("/api/key").content.decode())
+    return str(path)
+
+
+def run(export: str, *args: str) -> subprocess.CompletedProcess:
+    # -I -S: no environment, no site-packages: the standard library is all it gets.
+    return subprocess.run([sys.executable, "-I", "-S", str(VERIFIER), export, *args], capture_output=True,
+                          text=True, timeout=120)
+
+
+def an_evening(table):
+    """A finished session with public, secret and GM-only rolls, one of them revealed."""
+    table.command(table.gm, {"type": "start_session"})
+    table.command(table.alice, {"type": "roll", "notation": "3d6+1"})
+    table.secret = table.command(table.alice, {"type": "roll", "notation": "2d10", "visibility": "secret"}).events[0]
+    table.gm_roll = table.command(table.gm, {"type": "roll", "notation": "1d20", "visibility": "gm"}).events[0]
+    table.revealed = table.command(table.gm, {"type": "roll", "notation": "2d8", "visibility": "gm"}).events[0]
+    table.command(table.gm, {"type": "reveal", "seq": table.revealed.seq})
+    table.public = table.command(table.bob, {"type": "roll", "notation": "4d6"}).events[0]
+    table.command(table.gm, {"type": "end_session"})
+
+
+def test_a_players_export_of_a_finished_session_verifies(table, tmp_path):
+    an_evening(table)
+    receipt = keep_receipt(table, table.bob, tmp_path)
+    export = download(table, table.bob, tmp_path)
+    sealed = [json.loads(line) for line in open(export) if '"sealed"' in line]
+    assert {e["seq"] for e in sealed} == {table.secret.seq, table.gm_roll.seq}  # bob sees neither...
+    result = run(export, "--receipt", receipt, "--key-file", key_file(tmp_path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    table.campaign.refresh_from_db()
+    assert result.stdout.splitlines()[-1].startswith(f"OK {table.campaign.last_seq} events")
+    assert "1 reveal(s)" in result.stdout  # ...but checks their links, and the revealed one's body
+
+
+def test_the_gms_export_checks_every_hidden_roll_too(table, tmp_path):
+    an_evening(table)
+    result = run(download(table, table.gm, tmp_path), "--key-file", key_file(tmp_path))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_die_changed_and_rehashed_by_the_host_is_named(table, tmp_path):
+    an_evening(table)
+    receipt = keep_receipt(table, table.bob, tmp_path)
+    roll = table.public
+    sides, face = roll.payload["dice_log"][0]
+    host.edit_payload(table.campaign, roll.seq, {**roll.payload,
+                                                 "dice_log": [[sides, face % sides + 1], *roll.payload["dice_log"][1:]]})
+    result = run(download(table, table.bob, tmp_path), "--receipt", receipt, "--key-file", key_file(tmp_path))
+    assert result.returncode == 1
+    assert f"BAD seq {roll.seq}: die 1 (d{sides})" in result.stdout
+    assert f"BAD seq {json.load(open(receipt))['seq']}: the event's hash differs from the receipt's" in result.stdout
+
+
+def test_an_export_edited_by_hand_is_named(table, tmp_path):
+    an_evening(table)
+    export = Path(download(table, table.bob, tmp_path))
+    lines = export.read_text().splitlines()
+    for i, line in enumerate(lines):
+        data = json.loads(line)
+        if data.get("seq") == table.public.seq:
+            data["payload"]["total"] += 1
+            lines[i] = json.dumps(data)
+    export.write_text("\n".join(lines) + "\n")
+    result = run(str(export))
+    assert result.returncode == 1
+    assert result.stdout.startswith(f"BAD seq {table.public.seq}: its body_digest is not the digest of its body")
+
+
+def test_a_forged_reveal_in_the_export_is_named(table, tmp_path):
+    an_evening(table)
+    export = Path(download(table, table.bob, tmp_path))
+    lines = export.read_text().splitlines()
+    reveal_seq = None
+    for i, line in enumerate(lines):
+        data = json.loads(line)
+        if data.get("type") == "roll_revealed":
+            data["payload"]["body"]["payload"]["total"] = 16
+            lines[i], reveal_seq = json.dumps(data), data["seq"]
+    export.write_text("\n".join(lines) + "\n")
+    result = run(str(export))
+    assert result.returncode == 1
+    assert f"BAD seq {reveal_seq}: its body_digest" in result.stdout  # the reveal's own link breaks first...
+    assert f"BAD seq {reveal_seq}: the revealed body does not match #{table.revealed.seq}" in result.stdout

@@ -1,0 +1,425 @@
+#!/usr/bin/env python3
+"""Check a Talekeeper log export without trusting the server: Python standard library only.
+
+    python3 talekeeper_verify.py EXPORT.jsonl [--receipt FILE ...] [--key BASE64 | --key-file FILE]
+                                              [--campaign-id N]
+
+EXPORT.jsonl is a member's export (``GET /api/campaigns/<slug>/export.jsonl?header=1``, or
+``manage.py export_log``), exactly as that member sees it: hidden events arrive sealed and are checked
+through their body digest. Receipts are checkpoint JSON files (one checkpoint or a list) from
+``GET /api/campaigns/<slug>/checkpoints``; the key is ``public_key`` of ``GET /api/key`` (or that whole
+JSON as a file).
+
+It checks, and prints ``BAD seq N: why`` for the first failure of each kind (exit status 1):
+
+1. the chain: seq without gaps, every ``prev_hash`` link, every hash (formats 1 and 2);
+2. every finished session's dice: the revealed seed against its published commitment, and every die it
+   can see (or that a reveal showed) against the seed (schemes v1 and v2), and hidden nonces;
+3. every reveal against the body digest (commitment) the sealed event carried in the chain;
+4. every receipt: signed by the key, and extended by the export (same hash at its seq).
+
+Everything here is specified in docs/fair-dice.md and docs/event-log.md; this file is one reading
+of those pages, kept free of Talekeeper's own code on purpose.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import hmac
+import json
+import math
+import sys
+
+GENESIS = "0" * 64
+SCHEME_V1 = "talekeeper-hmac-sha256-v1"
+SCHEME_V2 = "talekeeper-hmac-sha256-v2"
+
+# --- RFC 8785 canonical JSON (JCS) ------------------------------------------------------------
+
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+def jcs(value) -> bytes:
+    return _encode(value).encode("utf-8")
+
+
+def _encode(value) -> str:
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value) if abs(value) <= 2**53 else _number(float(value))
+    if isinstance(value, float):
+        return _number(value)
+    if isinstance(value, str):
+        return '"' + "".join(_ESCAPES.get(c) or (f"\\u{ord(c):04x}" if c < " " else c) for c in value) + '"'
+    if isinstance(value, list):
+        return "[" + ",".join(_encode(v) for v in value) + "]"
+    if isinstance(value, dict):
+        keys = sorted(value, key=lambda k: k.encode("utf-16-be"))
+        return "{" + ",".join(_encode(k) + ":" + _encode(value[k]) for k in keys) + "}"
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def _number(x: float) -> str:
+    """ECMAScript Number.prototype.toString for a finite double."""
+    if math.isnan(x) or math.isinf(x):
+        raise ValueError("NaN and Infinity are not JSON")
+    if x == 0:
+        return "0"
+    if x < 0:
+        return "-" + _number(-x)
+    mantissa, _, exponent = repr(x).partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    raw = whole + fraction
+    n = len(whole) + int(exponent or 0) - (len(raw) - len(raw.lstrip("0")))
+    digits = raw.strip("0") or "0"
+    k = len(digits)
+    if k <= n <= 21:
+        return digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return "0." + "0" * (-n) + digits
+    e = n - 1
+    return digits[0] + ("." + digits[1:] if k > 1 else "") + "e" + ("+" if e >= 0 else "-") + str(abs(e))
+
+
+# --- Ed25519 signature check (RFC 8032, section 5.1.7) -----------------------------------------
+
+_P = 2**255 - 19
+_L = 2**252 + 27742317777372353535851937790883648493
+_D = -121665 * pow(121666, _P - 2, _P) % _P
+_SQRT_M1 = pow(2, (_P - 1) // 4, _P)
+
+
+def _add(a, b):
+    x1, y1, z1, t1 = a
+    x2, y2, z2, t2 = b
+    A, B = (y1 - x1) * (y2 - x2) % _P, (y1 + x1) * (y2 + x2) % _P
+    C, D = 2 * t1 * t2 * _D % _P, 2 * z1 * z2 % _P
+    E, F, G, H = B - A, D - C, D + C, B + A
+    return E * F % _P, G * H % _P, F * G % _P, E * H % _P
+
+
+def _mul(s: int, point):
+    result = (0, 1, 1, 0)
+    while s:
+        if s & 1:
+            result = _add(result, point)
+        point = _add(point, point)
+        s >>= 1
+    return result
+
+
+def _x_of(y: int, sign: int):
+    if y >= _P:
+        return None
+    x2 = (y * y - 1) * pow(_D * y * y + 1, _P - 2, _P)
+    if x2 % _P == 0:
+        return None if sign else 0
+    x = pow(x2, (_P + 3) // 8, _P)
+    if (x * x - x2) % _P:
+        x = x * _SQRT_M1 % _P
+    if (x * x - x2) % _P:
+        return None
+    return _P - x if (x & 1) != sign else x
+
+
+def _point(encoded: bytes):
+    y = int.from_bytes(encoded, "little")
+    sign, y = y >> 255, y & ((1 << 255) - 1)
+    x = _x_of(y, sign)
+    return None if x is None else (x, y, 1, x * y % _P)
+
+
+_BY = 4 * pow(5, _P - 2, _P) % _P
+_B = (_x_of(_BY, 0), _BY, 1, _x_of(_BY, 0) * _BY % _P)
+
+
+def ed25519_verify(public: bytes, message: bytes, signature: bytes) -> bool:
+    if len(public) != 32 or len(signature) != 64:
+        return False
+    A, R = _point(public), _point(signature[:32])
+    s = int.from_bytes(signature[32:], "little")
+    if A is None or R is None or s >= _L:
+        return False
+    h = int.from_bytes(hashlib.sha512(signature[:32] + public + message).digest(), "little") % _L
+    left, right = _mul(s, _B), _add(R, _mul(h, A))
+    return (left[0] * right[2] - right[0] * left[2]) % _P == 0 and (left[1] * right[2] - right[1] * left[2]) % _P == 0
+
+
+# --- hashes --------------------------------------------------------------------------------------
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def body_digest(body: dict) -> str:
+    return sha256_hex(jcs(body))
+
+
+def event_hash(campaign_id: int, event: dict, body: dict | None, digest: str | None) -> str | None:
+    """The event's hash from its fields; None when it can't be computed (a sealed format-1 event)."""
+    fmt = event.get("format", 1)
+    common = {"campaign": campaign_id, "seq": event["seq"], "actor": event["actor_id"], "session": event["session"],
+              "scene": event["scene"], "visibility": event["visibility"], "created_at": event["created_at"]}
+    if fmt == 2:
+        envelope = {**common, "format": 2, "body": body_digest(body) if body is not None else digest}
+        return sha256_hex(event["prev_hash"].encode("ascii") + jcs(envelope))
+    if fmt == 1:
+        if body is None:
+            return None
+        fields = {**common, "type": body["type"], "version": body["version"], "character": body["character"],
+                  "payload": body["payload"]}
+        # Format 1: Python's json with sorted keys, compact separators, UTF-8 unescaped.
+        encoded = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        return sha256_hex(event["prev_hash"].encode("ascii") + encoded)
+    raise ValueError(f"unknown hash format {fmt!r}")
+
+
+def body_of(event: dict) -> dict | None:
+    if event.get("hidden"):
+        return None
+    return {"type": event["type"], "version": event["version"], "character": event["character"],
+            "payload": event["payload"]}
+
+
+# --- dice ------------------------------------------------------------------------------------
+
+def _face(seed_hex: str, message_for, sides: int) -> int:
+    limit = (2**64 // sides) * sides
+    counter = 0
+    while True:
+        mac = hmac.new(bytes.fromhex(seed_hex), message_for(counter).encode("ascii"), hashlib.sha256).digest()
+        value = int.from_bytes(mac[:8], "big")
+        if value < limit:
+            return value % sides + 1
+        counter += 1
+
+
+def face_v2(seed, campaign_id, session, actor_id, command_id, index, sides) -> int:
+    prefix = f"talekeeper-dice-v2|{campaign_id}|{session}|{actor_id}|{command_id}|{index}|"
+    return _face(seed, lambda c: prefix + str(c), sides)
+
+
+def nonce_v2(seed, campaign_id, session, actor_id, command_id) -> str:
+    message = f"talekeeper-nonce-v2|{campaign_id}|{session}|{actor_id}|{command_id}".encode("ascii")
+    return hmac.new(bytes.fromhex(seed), message, hashlib.sha256).hexdigest()[:32]
+
+
+def face_v1(seed, campaign_id, session, seq, index, sides, mix, nonce) -> int:
+    suffix = f":{nonce}" if nonce else ""
+    return _face(seed, lambda c: f"{campaign_id}:{session}:{seq}:{index}:{c}:{mix}{suffix}", sides)
+
+
+# --- the checks ------------------------------------------------------------------------------
+
+class Verifier:
+    def __init__(self, events: list[dict], campaign_id: int):
+        self.events, self.campaign_id = events, campaign_id
+        self.by_seq = {e["seq"]: e for e in events}
+        self.problems: list[str] = []
+        self.notes: list[str] = []
+        # seq of a sealed event -> its body as a later reveal showed it (checked against the digest)
+        self.revealed: dict[int, dict] = {}
+
+    def bad(self, seq, why: str) -> None:
+        self.problems.append(f"BAD seq {seq}: {why}")
+
+    def chain(self) -> None:
+        unchecked = 0
+        expected_seq = self.events[0]["seq"] if self.events else 1
+        prev = self.events[0]["prev_hash"] if self.events else GENESIS
+        if expected_seq != 1:
+            self.notes.append(f"the export starts at seq {expected_seq}: its first link is taken on trust")
+        for event in self.events:
+            seq = event["seq"]
+            if seq != expected_seq:
+                return self.bad(expected_seq, f"is missing (the next event in the export is {seq})")
+            if event["prev_hash"] != prev:
+                return self.bad(seq, "its prev_hash is not the previous event's hash")
+            body = body_of(event)
+            if body is not None and event.get("body_digest") not in (None, body_digest(body)):
+                return self.bad(seq, "its body_digest is not the digest of its body")
+            if body is None and event.get("format", 1) == 2 and not event.get("body_digest"):
+                return self.bad(seq, "a sealed format-2 event without its body digest")
+            computed = event_hash(self.campaign_id, event, body, event.get("body_digest"))
+            if computed is None:
+                unchecked += 1  # a sealed format-1 event: its hash covers a payload this member can't see
+            elif computed != event["hash"]:
+                return self.bad(seq, "its hash does not match its contents")
+            prev, expected_seq = event["hash"], seq + 1
+        if unchecked:
+            self.notes.append(f"{unchecked} sealed format-1 event(s) linked but not rehashed (payload unseen)")
+
+    def reveals(self) -> None:
+        for event in self.events:
+            if event["type"] != "roll_revealed" or event.get("hidden"):
+                continue
+            payload = event["payload"]
+            target = self.by_seq.get(payload.get("seq"))
+            if target is None:
+                self.notes.append(f"reveal #{event['seq']} names #{payload.get('seq')}, outside this export")
+                continue
+            body = payload.get("body")
+            if not isinstance(body, dict):
+                self.notes.append(f"reveal #{event['seq']} is a scheme-v1 reveal (checked by the server only)")
+                continue
+            if target.get("format", 1) == 2:
+                digest = target.get("body_digest") or body_digest(body_of(target))
+                if body_digest(body) != digest:
+                    self.bad(event["seq"], f"the revealed body does not match #{target['seq']}'s body digest")
+                    continue
+            elif event_hash(self.campaign_id, target, body, None) != target["hash"]:
+                self.bad(event["seq"], f"the revealed body does not hash to #{target['seq']}'s hash")
+                continue
+            self.revealed[target["seq"]] = body
+
+    def dice(self) -> tuple[int, int]:
+        sessions: dict[int, dict] = {}
+        for event in self.events:
+            if event["type"] in ("session_started", "session_ended") and not event.get("hidden"):
+                sessions.setdefault(event["payload"].get("session"), {})[event["type"]] = event
+        checked_sessions = dice = 0
+        for number, pair in sorted(sessions.items(), key=lambda kv: kv[0] or 0):
+            start, end = pair.get("session_started"), pair.get("session_ended")
+            if start is None or end is None:
+                if start is not None:
+                    self.notes.append(f"session {number} has not ended: its dice can't be checked yet")
+                continue
+            seed = end["payload"].get("dice_seed") or ""
+            try:
+                ok = sha256_hex(bytes.fromhex(seed)) == start["payload"].get("dice_commitment")
+            except ValueError:
+                ok = False
+            if not ok:
+                self.bad(end["seq"], "the revealed seed does not match the commitment published at the start")
+                continue
+            checked_sessions += 1
+            dice += self._session_dice(number, seed, start["payload"].get("dice_scheme"), start["seq"], end["seq"])
+        return checked_sessions, dice
+
+    def _session_dice(self, session, seed, scheme, first, last) -> int:
+        count, player_seeds = 0, []
+        for seq in range(first, last + 1):
+            event = self.by_seq.get(seq)
+            if event is None:
+                continue
+            body = body_of(event) or self.revealed.get(seq)
+            if body is None:
+                continue  # sealed and never revealed: its digest is all this member holds
+            payload = body["payload"]
+            if body["type"] == "seed_added":
+                player_seeds.append(payload.get("seed", ""))
+            log = payload.get("dice_log")
+            if not log:
+                continue
+            hidden = event["visibility"] != "public"
+            for index, (sides, face) in enumerate(log):
+                if scheme == SCHEME_V1:
+                    mix = sha256_hex("\n".join(player_seeds).encode("utf-8"))
+                    want = face_v1(seed, self.campaign_id, session, seq, index, sides, mix,
+                                   payload.get("nonce", "") if hidden else "")
+                else:
+                    want = face_v2(seed, self.campaign_id, session, event["actor_id"], payload.get("command_id"),
+                                   index, sides)
+                count += 1
+                if want != face:
+                    self.bad(seq, f"die {index + 1} (d{sides}) shows {face}, the seed gives {want}")
+                    break
+            if scheme != SCHEME_V1 and hidden and \
+                    payload.get("nonce") != nonce_v2(seed, self.campaign_id, session, event["actor_id"],
+                                                     payload.get("command_id")):
+                self.bad(seq, "the hidden roll's nonce is not the one the seed gives")
+        return count
+
+    def receipts(self, receipts: list[dict], public_key: bytes | None) -> None:
+        last = self.events[-1]["seq"] if self.events else 0
+        for receipt in receipts:
+            seq = receipt.get("seq")
+            if public_key is None:
+                self.notes.append(f"receipt at seq {seq}: signature not checked (no --key)")
+            else:
+                message = jcs({k: receipt.get(k) for k in ("campaign", "seq", "hash", "created_at")})
+                try:
+                    signature = base64.b64decode(receipt.get("signature", ""), validate=True)
+                except (ValueError, TypeError):
+                    signature = b""
+                if not ed25519_verify(public_key, message, signature):
+                    self.bad(seq, "the receipt's signature is not the server key's")
+                    continue
+            if not isinstance(seq, int) or seq == 0:
+                continue
+            event = self.by_seq.get(seq)
+            if event is None:
+                if seq > last:
+                    self.bad(seq, f"the log ends at seq {last}, before the receipt's seq (it was truncated)")
+                else:
+                    self.notes.append(f"receipt at seq {seq} is outside this export")
+            elif event["hash"] != receipt.get("hash"):
+                self.bad(seq, "the event's hash differs from the receipt's: the log was rewritten up to here")
+
+
+def read_export(path: str) -> tuple[dict | None, list[dict]]:
+    header, events = None, []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            data = json.loads(line)
+            if data.get("type") == "export_header" and "seq" not in data:
+                header = data
+            else:
+                events.append(data)
+    return header, events
+
+
+def read_receipts(paths: list[str]) -> list[dict]:
+    receipts = []
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+        receipts.extend(data if isinstance(data, list) else [data])
+    return receipts
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description="Verify a Talekeeper log export (chain, dice, reveals, receipts).")
+    parser.add_argument("export", help="JSON Lines export, as a member downloaded it (header line optional)")
+    parser.add_argument("--receipt", action="append", default=[], metavar="FILE", help="a checkpoint JSON file")
+    parser.add_argument("--key", help="the server's Ed25519 public key, base64 (GET /api/key)")
+    parser.add_argument("--key-file", help="a file holding GET /api/key's JSON")
+    parser.add_argument("--campaign-id", type=int, help="the campaign's id (needed when the export has no header)")
+    args = parser.parse_args(argv)
+    header, events = read_export(args.export)
+    campaign_id = args.campaign_id if args.campaign_id is not None else (header or {}).get("campaign", {}).get("id")
+    if campaign_id is None:
+        parser.error("the export has no header line: pass --campaign-id")
+    key_b64 = args.key
+    if args.key_file:
+        with open(args.key_file, encoding="utf-8") as f:
+            key_b64 = json.load(f)["public_key"]
+    verifier = Verifier(events, campaign_id)  # in file order: a reordered file must fail, not be sorted back
+    verifier.chain()
+    verifier.reveals()
+    sessions, dice = verifier.dice()
+    verifier.receipts(read_receipts(args.receipt), base64.b64decode(key_b64) if key_b64 else None)
+    for note in verifier.notes:
+        print(f"note: {note}")
+    if verifier.problems:
+        for problem in verifier.problems:
+            print(problem)
+        return 1
+    print(f"OK {len(events)} events, {dice} dice in {sessions} finished session(s), "
+          f"{len(verifier.revealed)} reveal(s), {len(args.receipt)} receipt file(s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
