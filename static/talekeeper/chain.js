@@ -81,7 +81,7 @@ const byCodePoint = (a, b) => {
  * no source text, i.e. the result may differ from Python's through no fault of the server. */
 export function pythonJSON(value, state = { exact: true }, holder = null, key = null) {
   if (typeof value === "number") {
-    const source = holder && numberSources.get(holder)?.get(key);
+    const source = holder ? numberSources.get(holder)?.get(key) : undefined;
     if (source !== undefined) return source;
     // No source text: right for the integers built here (holder null), a guess for parsed ones.
     if (holder) state.exact = false;

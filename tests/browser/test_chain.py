@@ -208,3 +208,22 @@ def test_a_receipt_downloads_from_the_table_signed_by_the_server(table_of, seats
     expect(alice.page.locator("#receipt-list li")).to_have_count(1)
     expect(alice.page.locator("#receipt-list")).to_contain_text(f"#{head['seq']} · {head['hash'][:12]}")
     expect(alice.page.locator("#chain-alarm")).to_be_hidden()
+
+
+def test_an_old_format_1_log_still_verifies_in_the_browser(table_of, seats, monkeypatch):
+    from rules import get_system
+
+    monkeypatch.setattr("campaign.log.CURRENT_FORMAT", 1)  # appended as before format 2 existed
+    table = table_of("tote")
+    hero = table.create_character(table.alice, "Ayasha", get_system("tote").example_sheet)
+    for target in (2, 12):  # odds of exactly 1.0 and small floats: Python writes them its own way
+        table.command(table.alice, {"type": "skill_test", "skill": "Strike", "target": target, "character": hero.id})
+    events = list(Event.objects.filter(campaign=table.campaign).order_by("seq"))
+    assert {e.format for e in events} == {1}
+    assert any(":1.0" in canonical_json(e.payload).decode() for e in events)
+    alice = seats("alice")
+    expect(alice.page.locator("#chain-head")).to_have_text(f"verified to #{events[-1].seq} · {events[-1].hash[:12]}")
+    expect(alice.page.locator("#chain-alarm")).to_be_hidden()
+    alice.page.goto(f"{alice.base}/campaigns/{SLUG}/verify/")
+    expect(alice.page.locator("#verify-summary")).to_have_attribute("data-state", "ok", timeout=10000)
+    expect(alice.page.locator("#verify-checks")).to_contain_text(f"{len(events)} events, {len(events)} hashes recomputed")
