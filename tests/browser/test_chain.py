@@ -142,16 +142,55 @@ def test_the_pages_jcs_and_sha256_agree_with_the_servers_python(table_of, seats)
     assert faces["hmacs"] == [hmac_lib.new(b"key", b"msg", hashlib.sha256).hexdigest()] * 2
 
 
+def forged_hash(ev: dict, campaign_id: int) -> str:
+    """A format-2 event's hash from its prev_hash and visible body, as a forger computes it (from the contract)."""
+    digest = ev["body_digest"] if ev.get("hidden") else hashlib.sha256(jcs(
+        {"type": ev["type"], "version": ev["version"], "character": ev["character"], "payload": ev["payload"]})).hexdigest()
+    ev["body_digest"] = digest
+    envelope = {"format": 2, "campaign": campaign_id, "seq": ev["seq"], "actor": ev["actor_id"], "session": ev["session"],
+                "scene": ev["scene"], "visibility": ev["visibility"], "created_at": ev["created_at"], "body": digest}
+    return hashlib.sha256(ev["prev_hash"].encode("ascii") + jcs(envelope)).hexdigest()
+
+
 def rehash(events: list[dict], campaign_id: int, start: int) -> None:
-    """Recompute format-2 hashes from seq ``start`` on, as a forger would (written from the contract)."""
+    """Recompute the chain from seq ``start`` on, so every link and hash after a change holds again."""
     prev = events[start - 2]["hash"] if start > 1 else GENESIS_HASH
     for ev in events[start - 1:]:
-        digest = ev["body_digest"] if ev.get("hidden") else hashlib.sha256(jcs(
-            {"type": ev["type"], "version": ev["version"], "character": ev["character"], "payload": ev["payload"]})).hexdigest()
-        envelope = {"format": 2, "campaign": campaign_id, "seq": ev["seq"], "actor": ev["actor_id"], "session": ev["session"],
-                    "scene": ev["scene"], "visibility": ev["visibility"], "created_at": ev["created_at"], "body": digest}
-        ev["prev_hash"], ev["body_digest"] = prev, digest
-        ev["hash"] = prev = hashlib.sha256(prev.encode("ascii") + jcs(envelope)).hexdigest()
+        ev["prev_hash"] = prev
+        ev["hash"] = prev = forged_hash(ev, campaign_id)
+
+
+def test_the_table_catches_a_forged_reveal(table_of, seats):
+    table = table_of("tote")
+    table.command(table.gm, {"type": "start_session"})
+    hidden = table.command(table.gm, {"type": "roll", "notation": "2d20", "visibility": "gm"}).events[0].seq
+    alice = seats("alice")
+    expect(alice.event(hidden)).to_contain_text("sealed: ")
+
+    # From now on the server lies to Alice's page: the reveal it sends shows another total, rehashed
+    # so the reveal event itself hashes up.
+    def forge(ws):
+        server = ws.connect_to_server()
+
+        def from_server(message):
+            frame = json.loads(message)
+            if frame.get("type") == "event" and frame["event"]["type"] == "roll_revealed":
+                ev = frame["event"]
+                ev["payload"]["body"]["payload"]["total"] += 1
+                ev["hash"] = forged_hash(ev, table.campaign.id)
+            ws.send(json.dumps(frame))
+
+        server.on_message(from_server)
+
+    alice.page.route_web_socket("**/ws/campaigns/**", forge)
+    alice.page.reload()
+    alice.wait_live()
+    expect(alice.page.locator("#chain-alarm")).to_be_hidden()
+    reveal = table.command(table.gm, {"type": "reveal", "seq": hidden}).events[0].seq
+    alarm = alice.page.locator("#chain-alarm")
+    expect(alarm).to_be_visible()
+    expect(alarm.locator(f"li[data-seq='{reveal}']").first).to_contain_text(
+        f"Forged reveal: the body revealed in #{reveal} is not the one #{hidden} was sealed with")
 
 
 def test_the_verification_page_passes_a_finished_session_and_names_a_tampered_seq(table_of, seats):
