@@ -279,12 +279,16 @@ export class Chain {
 
   event(ev) { return this._enqueue(() => this._check(ev)); }
 
-  /** The head the server states in ready/heartbeat/ack/pong frames. */
-  serverHead(head) {
+  /**
+   * A head the server states: its hash must be the one this page has at its seq. `ready` also
+   * says where the log ends, so there a head below what this browser verified means events
+   * were removed. (A heartbeat's head may lag an event sent just before it: not a removal.)
+   */
+  serverHead(head, { ends = false } = {}) {
     if (!head) return this.queue;
     return this._enqueue(() => {
       const floor = Math.max(this.stored?.seq || 0, this.last?.seq || 0);
-      if (head.seq < floor) {
+      if (ends && head.seq < floor) {
         this._problem("log", head.seq + 1,
           `The server says its log ends at #${head.seq}, but this browser already verified it up to #${floor}: events were removed.`);
         return;

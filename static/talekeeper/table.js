@@ -272,7 +272,7 @@ function handle(frame) {
       showEvent(frame.event);
       break;
     case "ready":
-      chain.serverHead(frame.head).then(reportHead);
+      chain.serverHead(frame.head, { ends: true }).then(reportHead);
       retry = 0;
       setConn("online", "Live");
       olderBtn.hidden = firstShown <= 1;

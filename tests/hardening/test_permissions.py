@@ -80,6 +80,7 @@ URL_ROWS: dict[str, Row] = {
     "profile/": Row(PAGE),
     "join/<str:code>/": Row({"anonymous": LOGIN, "outsider": OK, "watcher": "table", "alice": "table", "gm": "table"}),
     "campaigns/<slug:slug>/": Row(MEMBER_PAGE),
+    "campaigns/<slug:slug>/verify/": Row(MEMBER_PAGE),  # the page only; its checks run in the browser
     "campaigns/<slug:slug>/audit/": Row(GM_PAGE, query="verify_dice=1"),
     "campaigns/<slug:slug>/audit/sheet/": Row(GM_PAGE, query="character=HERO&a=1&b=LAST"),
     "campaigns/<slug:slug>/audit/advancement/": Row(GM_PAGE),
