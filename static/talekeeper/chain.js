@@ -337,19 +337,12 @@ export class Chain {
     } else if (ev.seq === 1 && ev.prev_hash !== GENESIS) {
       this._problem("log", 1, "#1 does not start the chain (its prev_hash is not 64 zeros).");
     }
-    const again = await recomputeHash(ev, this.campaignId);
-    if (again.hash === null) this.unreproduced += 1;
-    else if (again.hash !== ev.hash && again.exact) {
-      this._problem("log", ev.seq, `#${ev.seq} was altered: its hash does not match its contents.`);
-    } else if (again.hash !== ev.hash) this.unreproduced += 1;
-    if (isSealed(ev) && (ev.format || 1) >= 2 && ev.payload?.commitment !== ev.body_digest) {
-      this._problem("log", ev.seq, `#${ev.seq} is sealed with a commitment that is not its body digest.`);
-    }
+    const digest = await this._checkContents(ev);
     if (this.stored && ev.seq === this.stored.seq && ev.hash !== this.stored.hash) {
       this._problem("log", ev.seq, `This browser verified #${ev.seq} as ${short(this.stored.hash)}; the server now serves ${short(ev.hash)}: the log was rewritten.`);
     }
     this.last = { seq: ev.seq, hash: ev.hash };
-    this.seen.set(ev.seq, { hash: ev.hash, digest: again.digest, payload: ev.payload });
+    this.seen.set(ev.seq, { hash: ev.hash, prev_hash: ev.prev_hash, digest, payload: ev.payload });
     for (const { hash, who } of this.claims.get(ev.seq) || []) this._compare(ev.seq, hash, who);
     this.claims.delete(ev.seq);
     if (ev.type === "roll_revealed") await this._checkReveal(ev);
@@ -359,6 +352,36 @@ export class Chain {
       storeHead(this.slug, this.last);
       this.onHead(this.last);
     }
+  }
+
+  /** The event's hash from its contents (and a seal's commitment); returns its body digest. */
+  async _checkContents(ev) {
+    const again = await recomputeHash(ev, this.campaignId);
+    if (again.hash === null) this.unreproduced += 1;
+    else if (again.hash !== ev.hash && again.exact) {
+      this._problem("log", ev.seq, `#${ev.seq} was altered: its hash does not match its contents.`);
+    } else if (again.hash !== ev.hash) this.unreproduced += 1;
+    if (isSealed(ev) && (ev.format || 1) >= 2 && ev.payload?.commitment !== ev.body_digest) {
+      this._problem("log", ev.seq, `#${ev.seq} is sealed with a commitment that is not its body digest.`);
+    }
+    return again.digest;
+  }
+
+  /** Events paged in before the first one checked ("Show earlier events"), in seq order: each
+   * must hash up and be the one the event after it links to. */
+  older(page) {
+    const newestFirst = [...page].sort((a, b) => b.seq - a.seq);
+    return this._enqueue(async () => {
+      for (const ev of newestFirst) {
+        const next = this.seen.get(ev.seq + 1);
+        if (!next || this.seen.has(ev.seq)) continue; // not next to what was checked: nothing to link to
+        if (next.prev_hash !== ev.hash) {
+          this._problem("log", ev.seq, `#${ev.seq} as the server sends it now is not the event #${ev.seq + 1} links to.`);
+        }
+        const digest = await this._checkContents(ev);
+        this.seen.set(ev.seq, { hash: ev.hash, prev_hash: ev.prev_hash, digest, payload: ev.payload });
+      }
+    });
   }
 
   async _checkReveal(ev) {

@@ -661,9 +661,8 @@ olderBtn.addEventListener("click", async () => {
   const after = Math.max(0, firstShown - 1 - RECENT);
   olderBtn.disabled = true;
   try {
-    const res = await fetch(`/api/campaigns/${slug}/events?after=${after}&limit=${firstShown - 1 - after}`, { credentials: "same-origin" });
-    if (!res.ok) return;
-    const page = (await res.json()).events;
+    const page = (await eventsPage(slug, after, firstShown - 1 - after)).events;
+    chain.older(page);
     const height = logEl.scrollHeight;
     for (const ev of page.reverse()) {
       if (events.has(ev.seq)) continue;
@@ -675,6 +674,8 @@ olderBtn.addEventListener("click", async () => {
     logEl.scrollTop += logEl.scrollHeight - height; // keep what you were reading in place
     firstShown = after + 1;
     olderBtn.hidden = firstShown <= 1;
+  } catch {
+    notice("The earlier events could not be loaded: try again.");
   } finally {
     olderBtn.disabled = false;
   }

@@ -266,3 +266,25 @@ def test_an_old_format_1_log_still_verifies_in_the_browser(table_of, seats, monk
     alice.page.goto(f"{alice.base}/campaigns/{SLUG}/verify/")
     expect(alice.page.locator("#verify-summary")).to_have_attribute("data-state", "ok", timeout=10000)
     expect(alice.page.locator("#verify-checks")).to_contain_text(f"{len(events)} events, {len(events)} hashes recomputed")
+
+
+def test_earlier_events_paged_in_are_checked_too(table_of, seats):
+    from tests.conftest import Table
+
+    table = table_of("tote")
+    off_the_loop(lambda: [Table.command(table, table.bob, {"type": "roll", "notation": "1d20", "label": f"roll {i}"})
+                          for i in range(205)])
+    alice = seats("alice")
+    target = alice.seqs()[0] - 1  # the page starts with the newest 200; this one comes on demand
+
+    def tamper(route):
+        body = route.fetch().json()
+        for ev in body["events"]:
+            if ev["seq"] == target:
+                ev["payload"]["label"] = "forged"
+        route.fulfill(json=body)
+
+    alice.page.route("**/api/campaigns/*/events*", tamper)
+    alice.page.get_by_role("button", name="Show earlier events").click()
+    expect(alice.event(target)).to_contain_text("forged")
+    expect(alice.page.locator(f"#chain-alarm li[data-seq='{target}']")).to_contain_text(f"#{target} was altered")
