@@ -198,8 +198,9 @@ def test_a_forged_reveal_is_named_by_seq(table):
     """#9: a rewritten roll_revealed passed because it was checked only against itself."""
     table.command(table.gm, {"type": "start_session"})
     hidden = table.command(table.gm, {"type": "roll", "notation": "1d20", "visibility": "gm"}).events[0]
-    forged_payload = {**hidden.payload, "total": 20}
-    forged_payload["terms"] = [{**hidden.payload["terms"][0], "value": 20}]
+    better = hidden.payload["total"] % 20 + 1  # any other face than the one rolled
+    forged_payload = {**hidden.payload, "total": better}
+    forged_payload["terms"] = [{**hidden.payload["terms"][0], "value": better}]
     body = {"type": "roll", "version": 1, "character": None, "payload": forged_payload}
     from django.db import transaction
 
