@@ -341,3 +341,20 @@ def test_a_format_1_event_changed_behind_the_servers_back_is_named_by_verify_log
     err = io.StringIO()
     with pytest.raises(CommandError, match=f"BAD seq {old.seq}"):
         call_command("verify_log", table.campaign.slug, stderr=err)
+
+
+def test_no_page_or_api_shows_a_running_sessions_seed(table):
+    from django.test import Client
+
+    table.command(table.gm, {"type": "start_session"})
+    table.command(table.gm, {"type": "roll", "notation": "2d6", "visibility": "gm"})
+    seed = seed_of(table)
+    gm = Client()
+    gm.force_login(table.gm)
+    slug = table.campaign.slug
+    for path in (f"/campaigns/{slug}/", f"/campaigns/{slug}/audit/", f"/api/campaigns/{slug}/events",
+                 f"/api/campaigns/{slug}/export.jsonl?header=1", f"/api/campaigns/{slug}/export.csv",
+                 f"/api/campaigns/{slug}/checkpoints", f"/campaigns/{slug}/sessions/1/dice/"):
+        res = gm.get(path)
+        body = b"".join(res.streaming_content) if res.streaming else res.content
+        assert seed.encode() not in body, path
