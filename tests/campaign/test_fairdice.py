@@ -358,3 +358,16 @@ def test_no_page_or_api_shows_a_running_sessions_seed(table):
         res = gm.get(path)
         body = b"".join(res.streaming_content) if res.streaming else res.content
         assert seed.encode() not in body, path
+
+
+def test_the_audit_marks_dice_rolled_outside_a_session_as_not_verifiable(table):
+    from django.test import Client
+
+    outside = table.command(table.alice, {"type": "roll", "notation": "2d6"}).events[0]
+    table.command(table.gm, {"type": "start_session"})
+    inside = table.command(table.alice, {"type": "roll", "notation": "2d6"}).events[0]
+    gm = Client()
+    gm.force_login(table.gm)
+    page = gm.get(f"/campaigns/{table.campaign.slug}/audit/").content.decode()
+    row = {seq: page.split(f'id="seq-{seq}"')[1].split("</tr>")[0] for seq in (outside.seq, inside.seq)}
+    assert "(not verifiable)" in row[outside.seq] and "(not verifiable)" not in row[inside.seq]
