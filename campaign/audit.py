@@ -100,10 +100,13 @@ def describe(data: dict) -> str:
 
 
 def dice_text(payload: dict, limit: int | None = None) -> str:
-    """The dice a payload recorded (``dice_log``), as ``d6:4 d6:1`` (the first ``limit`` of them)."""
+    """The dice a payload recorded (``dice_log``), as ``d6:4 d6:1`` (the first ``limit`` of them),
+    marked when they were rolled outside a session and so can't be checked against a seed."""
     log = payload.get("dice_log") or []
     text = " ".join(f"d{sides}:{face}" for sides, face in log[:limit])
-    return text + f" … {len(log)} dice in all" if limit is not None and len(log) > limit else text
+    if limit is not None and len(log) > limit:
+        text += f" … {len(log)} dice in all"
+    return text + " (not verifiable)" if log and payload.get("verifiable") is False else text
 
 
 # --- the filtered log ---------------------------------------------------------------------

@@ -186,7 +186,10 @@ def verify_session(campaign: Campaign, session: int) -> DiceReport:
         report.problems.append((None, f"session {session} has not ended: its seed is still secret"))
     else:
         seed = end.payload.get("dice_seed") or ""
-        if not _is_seed(seed) or seed_commitment(seed) != start.payload.get("dice_commitment"):
+        if end.payload.get("dice_seed") is None:
+            report.problems.append((end.seq, f"session {session}'s seed was not kept (restored from an export made "
+                                             "while it ran): its dice can't be checked"))
+        elif not _is_seed(seed) or seed_commitment(seed) != start.payload.get("dice_commitment"):
             report.problems.append((end.seq, "the revealed seed does not match the commitment published at the start"))
         elif start.payload.get("dice_scheme") == SCHEME_V1:
             _check_dice_v1(campaign, session, seed, events, report)

@@ -198,8 +198,9 @@ def test_a_forged_reveal_is_named_by_seq(table):
     """#9: a rewritten roll_revealed passed because it was checked only against itself."""
     table.command(table.gm, {"type": "start_session"})
     hidden = table.command(table.gm, {"type": "roll", "notation": "1d20", "visibility": "gm"}).events[0]
-    forged_payload = {**hidden.payload, "total": 20}
-    forged_payload["terms"] = [{**hidden.payload["terms"][0], "value": 20}]
+    better = hidden.payload["total"] % 20 + 1  # any other face than the one rolled
+    forged_payload = {**hidden.payload, "total": better}
+    forged_payload["terms"] = [{**hidden.payload["terms"][0], "value": better}]
     body = {"type": "roll", "version": 1, "character": None, "payload": forged_payload}
     from django.db import transaction
 
@@ -340,3 +341,33 @@ def test_a_format_1_event_changed_behind_the_servers_back_is_named_by_verify_log
     err = io.StringIO()
     with pytest.raises(CommandError, match=f"BAD seq {old.seq}"):
         call_command("verify_log", table.campaign.slug, stderr=err)
+
+
+def test_no_page_or_api_shows_a_running_sessions_seed(table):
+    from django.test import Client
+
+    table.command(table.gm, {"type": "start_session"})
+    table.command(table.gm, {"type": "roll", "notation": "2d6", "visibility": "gm"})
+    seed = seed_of(table)
+    gm = Client()
+    gm.force_login(table.gm)
+    slug = table.campaign.slug
+    for path in (f"/campaigns/{slug}/", f"/campaigns/{slug}/audit/", f"/api/campaigns/{slug}/events",
+                 f"/api/campaigns/{slug}/export.jsonl?header=1", f"/api/campaigns/{slug}/export.csv",
+                 f"/api/campaigns/{slug}/checkpoints", f"/campaigns/{slug}/sessions/1/dice/"):
+        res = gm.get(path)
+        body = b"".join(res.streaming_content) if res.streaming else res.content
+        assert seed.encode() not in body, path
+
+
+def test_the_audit_marks_dice_rolled_outside_a_session_as_not_verifiable(table):
+    from django.test import Client
+
+    outside = table.command(table.alice, {"type": "roll", "notation": "2d6"}).events[0]
+    table.command(table.gm, {"type": "start_session"})
+    inside = table.command(table.alice, {"type": "roll", "notation": "2d6"}).events[0]
+    gm = Client()
+    gm.force_login(table.gm)
+    page = gm.get(f"/campaigns/{table.campaign.slug}/audit/").content.decode()
+    row = {seq: page.split(f'id="seq-{seq}"')[1].split("</tr>")[0] for seq in (outside.seq, inside.seq)}
+    assert "(not verifiable)" in row[outside.seq] and "(not verifiable)" not in row[inside.seq]

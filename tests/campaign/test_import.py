@@ -69,6 +69,8 @@ def test_export_flush_import_gives_back_the_same_campaign(table_for, system, tmp
     table.command(table.gm, {"type": "start_session"})  # a session still running: its seed is secret
     table.command(table.alice, {"type": "roll", "notation": "2d6", "character": table.hero.id})
     slug = table.campaign.slug
+    table.campaign.refresh_from_db()
+    running = (table.campaign.id, table.campaign.current_session)
     before = snapshot()
     path, text = export(slug, tmp_path)
 
@@ -78,7 +80,9 @@ def test_export_flush_import_gives_back_the_same_campaign(table_for, system, tmp
 
     assert run("verify_log", slug).strip() == f"OK {before['campaigns'][0][6]} events"
     assert run("rebuild_projections", "--check").strip() == "OK projections match the log"
-    assert snapshot() == before  # ids, stream head, projections, seeds: all as they were
+    assert all(s[2] not in text for s in before["seeds"] if s[:2] == running)  # #9: the running seed stays secret
+    before["seeds"] = [s for s in before["seeds"] if s[:2] != running]
+    assert snapshot() == before  # ids, stream head, projections, finished sessions' seeds: all as they were
     again = run("export_log", slug, "--header")
     assert events_only(again) == events_only(text)  # every event byte for byte
     assert all(not u.has_usable_password() for u in User.objects.all())
@@ -88,13 +92,16 @@ def test_export_flush_import_gives_back_the_same_campaign(table_for, system, tmp
     assert newcomer.pk > max(u[0] for u in before["users"])
     table.campaign = Campaign.objects.get(slug=slug)
     table.command(table.gm, {"type": "add_member", "username": "newcomer", "role": "player"})
-    table.command(table.alice, {"type": "roll", "notation": "1d6"})
+    roll = table.command(table.alice, {"type": "roll", "notation": "1d6"}).events[0]
+    assert roll.payload["verifiable"] is False  # its session's seed did not travel with the export
     table.command(table.gm, {"type": "end_session"})
     campaign = Campaign.objects.get(slug=slug)
     assert verify_chain(campaign).ok
     from campaign.fairdice import verify_session
 
-    assert verify_session(campaign, campaign.session_count).ok  # the restored seed still gives the dice
+    assert verify_session(campaign, campaign.session_count - 1).ok  # a finished session's seed came back
+    report = verify_session(campaign, campaign.session_count)
+    assert "seed was not kept" in report.summary()
 
 
 def test_import_refuses_a_database_that_is_not_empty(played_export):

@@ -116,7 +116,7 @@ def test_a_forged_reveal_in_the_export_is_named(table, tmp_path):
     for i, line in enumerate(lines):
         data = json.loads(line)
         if data.get("type") == "roll_revealed":
-            data["payload"]["body"]["payload"]["total"] = 16
+            data["payload"]["body"]["payload"]["total"] += 100
             lines[i], reveal_seq = json.dumps(data), data["seq"]
     export.write_text("\n".join(lines) + "\n")
     result = run(str(export))

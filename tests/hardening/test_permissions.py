@@ -97,6 +97,9 @@ URL_ROWS: dict[str, Row] = {
         also=[("post", "", {"type": "skill_test", "skill": "Strike", "target": 10, "character": "RIVAL"},
                {"anonymous": E401, "outsider": E404, "watcher": E403, "alice": E403, "gm": OK})]),
     "api/openapi.json": Row(PUBLIC),
+    "api/key": Row(PUBLIC),  # the checkpoint key is public: anyone may check a receipt
+    # Every member (spectators too) may list and ask for signed receipts of the log.
+    "api/campaigns/<slug:slug>/checkpoints": Row(MEMBER_API, also=[("post", "", None, MEMBER_API)]),
     "api/campaigns/<slug:slug>/characters/<int:character_id>": Row(
         MEMBER_API, also=[("get", "as_of=LAST", None, MEMBER_API)]),  # every member reads every sheet
     "api/campaigns/<slug:slug>/export.jsonl": Row(
@@ -536,7 +539,7 @@ def test_fixed_bug_a_hidden_skill_test_does_not_show_through_the_character_sheet
 
 
 def test_fixed_bug_a_hidden_roll_cannot_be_recomputed_from_the_published_seed(world):
-    from campaign.fairdice import derive_face, session_mix
+    from campaign.fairdice import derive_face
 
     table = world.table
     table.command(table.gm, {"type": "end_scene"})
@@ -547,7 +550,10 @@ def test_fixed_bug_a_hidden_roll_cannot_be_recomputed_from_the_published_seed(wo
     hidden = world.hidden[0]  # 7d13kh6, visibility gm: the watcher may not see it
     stub = next(e for e in events if e["seq"] == hidden.seq)
     assert stub.get("hidden") is True
-    guessed = [derive_face(seed, table.campaign.id, stub["session"], stub["seq"], i, 13,
-                           session_mix(table.campaign, stub["session"], stub["seq"])) for i in range(7)]
+    # Dice v2 key on the roller's command id, which only the sealed body holds (docs/fair-dice.md):
+    # with the seed, the actor and anything else the stub shows, the watcher still can't rebuild them.
     actual = [face for _, face in table.campaign.events.get(seq=hidden.seq).payload["dice_log"]]
-    assert guessed != actual, "the watcher recomputed every die of a roll only the GM may see"
+    for guess in (str(stub["seq"]), stub["hash"], stub["body_digest"], ""):
+        guessed = [derive_face(seed, table.campaign.id, stub["session"], stub["actor_id"], guess, i, 13)
+                   for i in range(7)]
+        assert guessed != actual, "the watcher recomputed every die of a roll only the GM may see"

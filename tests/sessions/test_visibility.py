@@ -26,6 +26,8 @@ SEES = {
 }
 MARK = "7d13"  # a notation nobody else rolls, so its presence in any text is a leak
 QUOTED = json.dumps(MARK)  # as a whole JSON string: hex hashes and nonces may contain "7d13" by chance
+SEALED_KEYS = {"seq", "format", "actor", "actor_id", "session", "scene", "visibility", "created_at", "prev_hash",
+               "hash", "hidden", "type", "version", "character", "character_name", "body_digest", "payload"}
 
 
 def leaks(frame_or_event) -> bool:
@@ -43,11 +45,15 @@ async def test_live_and_backlog_show_dice_only_to_who_may_see_them(transactional
     seq = result.events[0].seq
     for name, comm in sockets.items():
         event = await next_event(comm)
-        assert event["seq"] == seq and event["type"] == "roll" and event["actor"] == roller
+        assert event["seq"] == seq and event["actor"] == roller
         if name in SEES[(roller, visibility)]:
-            assert event["payload"]["notation"] == MARK and not event.get("hidden")
+            assert event["type"] == "roll" and event["payload"]["notation"] == MARK and not event.get("hidden")
         else:
             assert event.get("hidden") is True and not leaks(event), f"{name} saw hidden dice"
+            # The one sealed shape (docs/fair-dice.md): the body digest is the commitment, nothing else.
+            assert event["type"] == "sealed" and event["character"] is None
+            assert event["payload"] == {"hidden": True, "commitment": event["body_digest"]}
+            assert set(event) == SEALED_KEYS
         await comm.disconnect()
     # The same from the backlog after a reconnect.
     for name in VIEWERS:
@@ -88,7 +94,7 @@ async def test_reveal_makes_a_hidden_roll_public(transactional_table):
     await command(table, table.gm, {"type": "reveal", "seq": seq})
     revealed = await next_event(bob)
     assert revealed["type"] == "roll_revealed" and revealed["payload"]["seq"] == seq
-    assert revealed["payload"]["payload"]["notation"] == MARK
+    assert revealed["payload"]["body"]["payload"]["notation"] == MARK
     await bob.disconnect()
     again = await connect(table, table.bob, after=seq - 1)
     backlog, _ = await until_ready(again)
