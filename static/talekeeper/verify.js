@@ -72,6 +72,10 @@ async function checkReveals(events, digests, report) {
 async function checkSessionDice(start, end, events, report) {
   const n = start.payload.session;
   const seed = end.payload.dice_seed;
+  if (seed === null || seed === undefined) {
+    report.problem(end.seq, `Session ${n}'s seed was not kept (the campaign was restored from an export made while it ran): its dice can't be checked.`);
+    return { dice: 0, sealed: 0 };
+  }
   if (typeof seed !== "string" || !/^[0-9a-f]{64}$/.test(seed) || (await sha256Hex(fromHex(seed))) !== start.payload.dice_commitment) {
     report.problem(end.seq, `The seed revealed in #${end.seq} is not the one session ${n} committed to in #${start.seq}.`);
     return { dice: 0, sealed: 0 };
