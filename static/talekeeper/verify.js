@@ -128,20 +128,42 @@ async function checkDice(events, report) {
   report.check("Dice", report.problems.length === before, `${dice} dice match their sessions' revealed seeds${notes.length ? ` (${notes.join("; ")})` : ""}.`);
 }
 
+/** The receipts the member picked from their own files (one checkpoint or a list per file). */
+async function keptReceipts() {
+  const kept = [];
+  for (const file of document.getElementById("verify-receipts").files) {
+    let value;
+    try {
+      value = JSON.parse(await file.text());
+    } catch {
+      throw new Error(`${file.name} is not a receipt (not JSON).`);
+    }
+    for (const c of Array.isArray(value) ? value : [value]) {
+      if (!c || typeof c !== "object" || !Number.isSafeInteger(c.seq) || typeof c.signature !== "string" || c.campaign !== data.slug) {
+        throw new Error(`${file.name} is not a receipt of ${data.slug}.`);
+      }
+      kept.push(c);
+    }
+  }
+  return kept;
+}
+
 async function checkReceipts(events, report) {
   const before = report.problems.length;
-  const [list, key] = await Promise.all([
+  const [list, key, kept] = await Promise.all([
     fetch(`/api/campaigns/${encodeURIComponent(data.slug)}/checkpoints`, { credentials: "same-origin" }).then((r) => r.json()),
     fetch("/api/key").then((r) => r.json()),
+    keptReceipts(),
   ]);
-  const receipts = list.checkpoints || [];
+  const receipts = [...(list.checkpoints || []), ...kept];
   for (const c of receipts) {
     if (!receiptSigned(c, key.public_key)) report.problem(c.seq, `The receipt for #${c.seq} is not signed by the server's key.`);
     else if (c.seq > 0 && events[c.seq - 1]?.hash !== c.hash) {
       report.problem(c.seq, `The log no longer extends the receipt signed for #${c.seq} (${short(c.hash)}).`);
     }
   }
-  report.check("Receipts", report.problems.length === before, `${receipts.length} signed checkpoints; the log extends each.`);
+  report.check("Receipts", report.problems.length === before,
+    `${receipts.length} signed checkpoints (${kept.length} from your files); the log extends each.`);
 }
 
 export async function verify() {
@@ -188,5 +210,6 @@ async function run() {
 }
 
 document.getElementById("verify-run").addEventListener("click", run);
+document.getElementById("verify-receipts").addEventListener("change", run);
 window.talekeeperVerify = { run, verify };
 run();

@@ -248,6 +248,20 @@ def test_a_receipt_downloads_from_the_table_signed_by_the_server(table_of, seats
     expect(alice.page.locator("#receipt-list")).to_contain_text(f"#{head['seq']} · {head['hash'][:12]}")
     expect(alice.page.locator("#chain-alarm")).to_be_hidden()
 
+    # The verification page checks receipts the member kept, even ones the server no longer lists.
+    page = alice.page
+    page.goto(f"{alice.base}/campaigns/{SLUG}/verify/")
+    summary = page.locator("#verify-summary")
+    expect(summary).to_have_attribute("data-state", "ok", timeout=10000)
+    page.locator("#verify-receipts").set_input_files(download.value.path())
+    expect(page.locator("#verify-checks")).to_contain_text("2 signed checkpoints (1 from your files)")
+    expect(summary).to_have_attribute("data-state", "ok")
+    forged = {**receipt, "hash": "0" * 64}
+    page.locator("#verify-receipts").set_input_files(
+        files=[{"name": "forged.json", "mimeType": "application/json", "buffer": json.dumps(forged).encode()}])
+    expect(summary).to_have_attribute("data-state", "bad")
+    expect(page.locator(f"#verify-problems li[data-seq='{head['seq']}']")).to_contain_text("not signed by the server's key")
+
 
 def test_an_old_format_1_log_still_verifies_in_the_browser(table_of, seats, monkeypatch):
     from rules import get_system
