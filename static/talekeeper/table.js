@@ -59,6 +59,7 @@ const chars = new Map(); // id -> {id, name, owner, state, seq}
 for (const c of data.characters) chars.set(c.id, { ...c });
 const members = new Map(data.members.map((m) => [m.username, m.role]));
 let present = new Set();
+let memberHeads = new Map(); // username -> the head their browser verified and reported
 let session = data.session;
 let scene = data.scene;
 let selected = null;
@@ -291,6 +292,7 @@ function handle(frame) {
     case "presence":
       chain.memberHeads(frame.members, me.username);
       present = new Set(frame.members.map((m) => m.username));
+      memberHeads = new Map(frame.members.filter((m) => m.head).map((m) => [m.username, m.head]));
       for (const m of frame.members) if (!members.has(m.username)) members.set(m.username, m.role);
       renderMembers();
       break;
@@ -911,7 +913,10 @@ function closeComposer(returnFocus) {
 function renderMembers() {
   const roleName = { gm: "GM", player: "player", spectator: "spectator" };
   const list = [...members].sort((a, b) => (a[1] === "gm" ? -1 : b[1] === "gm" ? 1 : a[0].localeCompare(b[0])));
-  fill(document.getElementById("members"), ...list.map(([name, role]) => h("li", { class: present.has(name) ? "online" : "away" },
+  const headOf = (name) => memberHeads.get(name);
+  fill(document.getElementById("members"), ...list.map(([name, role]) => h("li", { class: present.has(name) ? "online" : "away",
+    dataset: headOf(name) ? { headSeq: headOf(name).seq, headHash: headOf(name).hash } : {},
+    title: headOf(name) ? `${name}'s browser verified the log to #${headOf(name).seq} · ${short(headOf(name).hash)}` : null },
     h("span", { class: "dot", "aria-hidden": "true" }), name, " ", h("span", { class: "muted small" }, roleName[role] || role),
     h("span", { class: "sr-only" }, present.has(name) ? " (at the table)" : " (away)"))));
   fill(document.getElementById("presence"), ...list.filter(([name]) => present.has(name)).map(([name, role]) =>

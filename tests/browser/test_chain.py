@@ -80,6 +80,9 @@ def test_a_member_shown_another_log_is_warned(table_of, seats):
     alice, bob = seats("alice", "bob")
     head = newest(table)
     expect(bob.page.locator("#chain-head")).to_contain_text(f"verified to #{head['seq']}")
+    # Each table reports the head it verified; presence passes it on to the others.
+    expect(bob.page.locator("#members li", has_text="alice")).to_have_attribute("data-head-hash", head["hash"])
+    expect(alice.page.locator("#members li", has_text="bob")).to_have_attribute("data-head-seq", str(head["seq"]))
     # Alice's browser reports a different hash for the same seq (the server showed her another log).
     alice.page.evaluate("""(head) => window.talekeeperTable.socket.send(JSON.stringify({type: "head", head}))""",
                         {"seq": head["seq"], "hash": "d" * 64})
