@@ -145,6 +145,22 @@ def test_the_pages_jcs_and_sha256_agree_with_the_servers_python(table_of, seats)
     assert faces["hmacs"] == [hmac_lib.new(b"key", b"msg", hashlib.sha256).hexdigest()] * 2
 
 
+def test_the_table_checks_the_log_without_webcrypto(table_of, seats):
+    """A plain-http LAN origin has no crypto.subtle: the vendored SHA-256 does the same work."""
+    table = table_of("tote")
+    table.command(table.alice, {"type": "roll", "notation": "2d6", "visibility": "secret"})  # sealed from bob
+    bob = seats("bob")
+    bob.context.add_init_script("Object.defineProperty(Crypto.prototype, 'subtle', { get: () => undefined })")
+    bob.page.evaluate("localStorage.clear()")
+    bob.page.reload()
+    bob.wait_live()
+    head = newest(table)
+    assert bob.page.evaluate("""async () => (await import("/static/talekeeper/chain.js")).webCrypto""") is None
+    expect(bob.page.locator("#chain-head")).to_have_text(f"verified to #{head['seq']} · {head['hash'][:12]}")
+    reload_with_stored_head(bob, {"seq": head["seq"], "hash": "f" * 64})
+    expect(bob.page.locator("#chain-alarm")).to_be_visible()
+
+
 def forged_hash(ev: dict, campaign_id: int) -> str:
     """A format-2 event's hash from its prev_hash and visible body, as a forger computes it (from the contract)."""
     digest = ev["body_digest"] if ev.get("hidden") else hashlib.sha256(jcs(
