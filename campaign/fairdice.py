@@ -272,11 +272,13 @@ def replay_command(campaign: Campaign, first: Event, seed: str) -> tuple[int, st
     command_id, action, log = payload.get("command_id"), payload.get("action"), payload["dice_log"]
     if not isinstance(command_id, str) or not isinstance(action, dict) or first.session is None:
         return first.seq, "the event does not record its command id and action"
+    if not isinstance(log, list) or not all(_is_die(d) for d in log):
+        return first.seq, "its dice_log is not a list of [sides, face] pairs"
     dice = SessionDice(seed, campaign.id, first.session, first.actor_id, command_id)
-    expected = [[sides, dice.roll(sides)] if isinstance(sides, int) and sides > 0 else None for sides, _ in log]
-    for index, ((sides, face), want) in enumerate(zip(log, expected)):
-        if want is None or want[1] != face:
-            return first.seq, f"die {index + 1} (d{sides}) shows {face}, the seed gives {want and want[1]}"
+    for index, (sides, face) in enumerate(log):
+        want = dice.roll(sides)
+        if want != face:
+            return first.seq, f"die {index + 1} (d{sides}) shows {face}, the seed gives {want}"
     if first.visibility != VISIBILITY_PUBLIC and payload.get("nonce") != dice.nonce:
         return first.seq, "the hidden roll's nonce is not the one the seed gives"
     scripted = ScriptedDice([face for _, face in log])
@@ -301,6 +303,11 @@ def replay_command(campaign: Campaign, first: Event, seed: str) -> tuple[int, st
     if len(decided) > len(stored):
         return stored[-1].seq, "the rules decide more events than the log holds"
     return None
+
+
+def _is_die(entry) -> bool:
+    return (isinstance(entry, list) and len(entry) == 2 and all(type(n) is int for n in entry)
+            and entry[0] >= 1)
 
 
 def decide_again(campaign: Campaign, first: Event, action: dict, dice) -> list:

@@ -263,13 +263,17 @@ class Verifier:
             if event["type"] != "roll_revealed" or event.get("hidden"):
                 continue
             payload = event["payload"]
-            target = self.by_seq.get(payload.get("seq"))
+            target = self.by_seq.get(payload.get("seq")) if isinstance(payload.get("seq"), int) else None
             if target is None:
                 self.notes.append(f"reveal #{event['seq']} names #{payload.get('seq')}, outside this export")
                 continue
             body = payload.get("body")
+            if not isinstance(body, dict) and isinstance(payload.get("payload"), dict):
+                # A scheme-v1 reveal carried the sealed payload; its event names the same character.
+                body = {"type": payload.get("type"), "version": 1, "character": event["character"],
+                        "payload": payload["payload"]}
             if not isinstance(body, dict):
-                self.notes.append(f"reveal #{event['seq']} is a scheme-v1 reveal (checked by the server only)")
+                self.bad(event["seq"], "a reveal without the revealed body")
                 continue
             if target.get("format", 1) == 2:
                 digest = target.get("body_digest") or body_digest(body_of(target))
@@ -320,6 +324,10 @@ class Verifier:
             log = payload.get("dice_log")
             if not log:
                 continue
+            if not isinstance(log, list) or not all(isinstance(d, list) and len(d) == 2 and
+                                                    all(type(n) is int for n in d) and d[0] >= 1 for d in log):
+                self.bad(seq, "its dice_log is not a list of [sides, face] pairs")
+                continue
             hidden = event["visibility"] != "public"
             for index, (sides, face) in enumerate(log):
                 if scheme == SCHEME_V1:
@@ -366,17 +374,35 @@ class Verifier:
                 self.bad(seq, "the event's hash differs from the receipt's: the log was rewritten up to here")
 
 
+EVENT_KEYS = ("seq", "type", "version", "payload", "actor_id", "character", "session", "scene", "visibility",
+              "created_at", "prev_hash", "hash")
+
+
+class Malformed(Exception):
+    pass
+
+
 def read_export(path: str) -> tuple[dict | None, list[dict]]:
     header, events = None, []
     with open(path, encoding="utf-8") as f:
         for number, line in enumerate(f, start=1):
             if not line.strip():
                 continue
-            data = json.loads(line)
+            try:
+                data = json.loads(line)
+            except ValueError:
+                raise Malformed(f"line {number} is not JSON")
+            if not isinstance(data, dict):
+                raise Malformed(f"line {number} is not a JSON object")
             if data.get("type") == "export_header" and "seq" not in data:
                 header = data
-            else:
-                events.append(data)
+                continue
+            missing = [k for k in EVENT_KEYS if k not in data]
+            if missing or not isinstance(data["seq"], int) or not isinstance(data["payload"], dict) \
+                    or not all(isinstance(data[k], str) for k in ("prev_hash", "hash", "created_at")):
+                raise Malformed(f"line {number} is not an event of an export (missing or wrong: "
+                                f"{', '.join(missing) or 'seq, payload or hashes'})")
+            events.append(data)
     return header, events
 
 
@@ -397,7 +423,11 @@ def main(argv=None) -> int:
     parser.add_argument("--key-file", help="a file holding GET /api/key's JSON")
     parser.add_argument("--campaign-id", type=int, help="the campaign's id (needed when the export has no header)")
     args = parser.parse_args(argv)
-    header, events = read_export(args.export)
+    try:
+        header, events = read_export(args.export)
+    except (OSError, Malformed) as e:
+        print(f"BAD export: {e}")
+        return 2
     campaign_id = args.campaign_id if args.campaign_id is not None else (header or {}).get("campaign", {}).get("id")
     if campaign_id is None:
         parser.error("the export has no header line: pass --campaign-id")

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import struct
 from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from campaign.canonical import jcs
 
@@ -50,6 +51,7 @@ def test_values_json_cannot_hold_are_refused():
             jcs(bad)
 
 
+@functools.cache
 def _standalone():
     path = Path(__file__).resolve().parents[2] / "tools" / "talekeeper_verify.py"
     spec = importlib.util.spec_from_file_location("talekeeper_verify", path)
@@ -63,6 +65,7 @@ JSON = st.recursive(st.none() | st.booleans() | st.integers(-(2**60), 2**60) | s
                     | st.dictionaries(st.text(max_size=5), inner, max_size=4), max_leaves=12)
 
 
+@settings(deadline=None)  # a shared machine: no timing in tests
 @given(JSON)
 def test_the_standalone_verifiers_copy_encodes_exactly_the_same(value):
     assert _standalone().jcs(value) == jcs(value)

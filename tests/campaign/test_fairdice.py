@@ -371,3 +371,33 @@ def test_the_audit_marks_dice_rolled_outside_a_session_as_not_verifiable(table):
     page = gm.get(f"/campaigns/{table.campaign.slug}/audit/").content.decode()
     row = {seq: page.split(f'id="seq-{seq}"')[1].split("</tr>")[0] for seq in (outside.seq, inside.seq)}
     assert "(not verifiable)" in row[outside.seq] and "(not verifiable)" not in row[inside.seq]
+
+
+@pytest.mark.parametrize("system", ["tote", "wyrm", "tale", "mdt"])
+def test_every_systems_evening_replays_exactly_and_an_edited_outcome_is_named(table_for, system):
+    """The contract's evening of each system with the server's own dice: every rolling event
+    re-decides to exactly what was stored; then one stored outcome is changed (dice kept)."""
+    from campaign.actions import ActionError
+    from tests.contract.test_systems import EVENINGS
+
+    table = table_for(system)
+    rules = get_system(system)
+    hero = table.create_character(table.alice, "Hero", rules.example_sheet)
+    for who, action in EVENINGS[system]:
+        if action["type"] in rules.actions:
+            action = {**action, "character": hero.id}
+        try:
+            table.command(getattr(table, who), action)
+        except ActionError:
+            pass  # the server's dice may make a later step impossible (no points to spend, ...)
+    report = verify_session(table.campaign, 1)
+    assert report.ok and report.events >= 2, report.problems
+    rolled = [e for e in Event.objects.filter(campaign=table.campaign, session=1).order_by("seq")
+              if e.payload.get("dice_log") and e.type != "roll"]
+    target = rolled[0]
+    key = next(k for k in ("total", "successes", "outcome", "result", "success") if k in target.payload)
+    value = target.payload[key]
+    edited = not value if isinstance(value, bool) else (value + 1 if isinstance(value, int) else f"{value}!")
+    host.edit_payload(table.campaign, target.seq, {**target.payload, key: edited})
+    # The first difference is the edited event (later ones may follow: they were decided on its state).
+    assert verify_session(table.campaign, 1).problems[0][0] == target.seq

@@ -123,3 +123,11 @@ def test_a_forged_reveal_in_the_export_is_named(table, tmp_path):
     assert result.returncode == 1
     assert f"BAD seq {reveal_seq}: its body_digest" in result.stdout  # the reveal's own link breaks first...
     assert f"BAD seq {reveal_seq}: the revealed body does not match #{table.revealed.seq}" in result.stdout
+
+
+def test_a_file_that_is_not_an_export_is_a_clear_error(tmp_path):
+    path = tmp_path / "notes.jsonl"
+    path.write_text('{"seq": 1, "type": "roll"}\n')
+    result = run(str(path), "--campaign-id", "1")
+    assert result.returncode == 2 and result.stdout.startswith("BAD export: line 1 is not an event")
+    assert not result.stderr  # no traceback
