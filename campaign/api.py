@@ -163,7 +163,8 @@ def preview(request, slug):
                 or action["type"] not in campaign.rules.actions:
             raise ActionError(f"'action' must be one of {campaign.rules.title}'s actions.", "unknown_action")
         character = access_character(membership, action.get("character"))
-        odds = campaign.rules.preview(character.projection.state, action)
+        # The odds as the member may know them: hidden events' effects stay out (docs/hidden-information.md).
+        odds = campaign.rules.preview(visible_state(character, Viewer.of(membership)), action)
     except ActionError as e:
         return _fail(e)
     except RuleError as e:

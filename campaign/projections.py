@@ -19,10 +19,23 @@ from .models import Campaign, Character, CharacterProjection, Event
 # Events that concern every character of the campaign, not one.
 CAMPAIGN_WIDE = frozenset({"scene_started", "scene_ended", "session_started", "session_ended"})
 VOID = "event_voided"
+# Several rule events one hidden command decided, stored as one event
+# (campaign.hidden.one_event): ``{"events": [{"type", "version", "payload"}, ...]}``.
+BUNDLE = "bundle"
 
 
-def _rules_event(event: Event) -> RulesEvent:
-    return RulesEvent(type=event.type, payload=event.payload, version=event.version)
+def rules_events(event: Event) -> list[RulesEvent]:
+    """The rule events a stored event holds, in the order ``evolve`` applies them."""
+    if event.type == BUNDLE:
+        return [RulesEvent(type=e["type"], payload=e["payload"], version=e.get("version", 1))
+                for e in event.payload["events"]]
+    return [RulesEvent(type=event.type, payload=event.payload, version=event.version)]
+
+
+def _evolve(rules, state: dict, event: Event) -> dict:
+    for rules_event in rules_events(event):
+        state = rules.evolve(state, rules_event)
+    return state
 
 
 def fold(campaign: Campaign, events: Iterable[Event], states: dict[int, dict], seqs: dict[int, int],
@@ -37,10 +50,10 @@ def fold(campaign: Campaign, events: Iterable[Event], states: dict[int, dict], s
             seqs[event.character_id] = event.seq
         elif event.type in CAMPAIGN_WIDE:
             for character_id in states:
-                states[character_id] = rules.evolve(states[character_id], _rules_event(event))
+                states[character_id] = _evolve(rules, states[character_id], event)
                 seqs[character_id] = event.seq
         elif event.character_id in states:
-            states[event.character_id] = rules.evolve(states[event.character_id], _rules_event(event))
+            states[event.character_id] = _evolve(rules, states[event.character_id], event)
             seqs[event.character_id] = event.seq
 
 

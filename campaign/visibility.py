@@ -1,8 +1,8 @@
 """The one visibility filter: what a member may see of an event.
 
 Every way an event leaves the server (socket, events API, export, page) goes
-through :func:`for_viewer`. Hidden rolls are replaced by a sealed stub that
-says a roll happened, by whom, and nothing of its dice.
+through :func:`for_viewer`. Hidden events are replaced by a sealed stub that
+says something happened, by whom, and commits to it without showing it.
 """
 
 from __future__ import annotations
@@ -38,11 +38,25 @@ def may_see(data: dict, viewer: Viewer, revealed: frozenset[int] | set[int] = fr
     return False  # an unknown visibility is hidden, never shown by mistake
 
 
+# What of a hidden event's envelope a member may see: enough to check its link
+# and hash (docs/event-log.md), nothing of what happened or to whom.
+SEALED_KEYS = ("seq", "format", "actor", "actor_id", "session", "scene", "visibility", "created_at", "prev_hash",
+               "hash")
+
+
 def for_viewer(data: dict, viewer: Viewer, revealed: frozenset[int] | set[int] = frozenset()) -> dict:
-    """Return ``data`` as ``viewer`` may see it: whole, or sealed."""
+    """Return ``data`` as ``viewer`` may see it: whole, or sealed.
+
+    The sealed placeholder is the one shape fixed in docs/fair-dice.md: the
+    body digest is the commitment (the body's payload holds a nonce, so the
+    digest gives nothing away), and the character stays hidden too."""
     if may_see(data, viewer, revealed):
         return data
-    sealed = {k: v for k, v in data.items() if k != "payload"}
-    sealed["hidden"] = True
-    sealed["payload"] = {"hidden": True, "commitment": data["payload"].get("commitment")}
+    sealed = {k: data.get(k) for k in SEALED_KEYS}
+    digest = data.get("body_digest")
+    # A format-1 event has no body digest (its hash covers the payload): its
+    # scheme-v1 commitment, kept in the payload, is what it committed to.
+    commitment = digest if digest is not None else (data.get("payload") or {}).get("commitment")
+    sealed.update(hidden=True, type="sealed", version=1, character=None, character_name=None, body_digest=digest,
+                  payload={"hidden": True, "commitment": commitment})
     return sealed
