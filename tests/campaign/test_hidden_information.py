@@ -14,6 +14,7 @@ from django.test import Client
 
 from campaign.models import CharacterProjection, Event
 from rules import ScriptedDice, get_system
+from tests.campaign import served
 
 pytestmark = pytest.mark.django_db
 
@@ -27,18 +28,10 @@ def client_for(user) -> Client:
 
 
 def send(table, user, action, faces=()):
-    """Post a command as ``user`` with scripted dice; returns the HTTP response."""
+    """Post a command as ``user`` with scripted dice; returns the answer the commands API gives."""
     import uuid
 
-    from campaign import dice as dice_module
-
-    original = dice_module.dice_for
-    dice_module.dice_for = lambda *args, **kwargs: ScriptedDice(list(faces))
-    try:
-        return client_for(user).post(f"/api/campaigns/{SLUG}/commands", content_type="application/json",
-                                     data=json.dumps({"id": uuid.uuid4().hex, "action": action}))
-    finally:
-        dice_module.dice_for = original
+    return served.send(table.membership(user), uuid.uuid4().hex, action, faces)
 
 
 def seen(user, seq: int) -> dict:
@@ -81,11 +74,11 @@ def test_tote_spend_resolve_after_a_gm_only_test_says_nothing_of_it(table_for):
     # The GM's hidden Strike test for Alice's hero: 5 + Paragon 5 = 10 against T14, a failure.
     hidden = send(table, table.gm, {"type": "skill_test", "character": table.hero.id, "skill": "Strike",
                                     "target": 14, "visibility": "gm"}, [5, 2, 5])
-    assert hidden.status_code == 201 and hidden.json()["payload"]["total"] == 10
+    assert hidden.status == 201 and hidden.json()["payload"]["total"] == 10
     # Before: a 422 "Adding Bear (1) makes 11, still short of T14" told Alice the hidden total.
     res = send(table, table.alice, {"type": "spend_resolve", "character": table.hero.id, "totem": "Bear"})
-    assert res.status_code == 201, res.content
-    assert "14" not in res.content.decode() and "11" not in json.dumps(res.json()["payload"])
+    assert res.status == 201, res.json()
+    assert res.json()["hidden"] is True and set(res.json()["payload"]) == {"hidden", "commitment"}
     stored = Event.objects.get(campaign=table.campaign, seq=res.json()["seq"])
     assert (stored.type, stored.visibility) == ("refused", "gm")
     assert "still short of T14" in stored.payload["message"]  # the GM reads what the rules said
@@ -97,7 +90,7 @@ def test_tote_spend_resolve_that_succeeds_on_a_hidden_test_is_hidden_too(table_f
     send(table, table.gm, {"type": "skill_test", "character": table.hero.id, "skill": "Strike", "target": 11,
                            "visibility": "gm"}, [5, 2, 5])
     res = send(table, table.alice, {"type": "spend_resolve", "character": table.hero.id, "totem": "Bear"})
-    assert res.status_code == 201
+    assert res.status == 201
     stored = Event.objects.get(campaign=table.campaign, seq=res.json()["seq"])
     # Before: a public spend_resolve showing everyone total_before 10.
     assert (stored.type, stored.visibility, stored.payload["total_before"]) == ("spend_resolve", "gm", 10)
@@ -126,7 +119,7 @@ def test_a_players_public_action_on_her_own_secret_roll_is_secret(table_for):
     strike = {"type": "skill_test", "character": table.hero.id, "skill": "Strike", "visibility": "secret"}
     send(table, table.alice, {**strike, "target": 14}, [5, 2, 5])
     refused = send(table, table.alice, {"type": "spend_resolve", "character": table.hero.id, "totem": "Bear"})
-    assert refused.status_code == 422 and "short of T14" in refused.json()["error"]["message"]  # hers to know
+    assert refused.status == 422 and "short of T14" in refused.json()["error"]["message"]  # hers to know
     send(table, table.alice, {**strike, "target": 11}, [5, 2, 5])
     res = send(table, table.alice, {"type": "spend_resolve", "character": table.hero.id, "totem": "Bear"})
     stored = Event.objects.get(campaign=table.campaign, seq=res.json()["seq"])
@@ -141,7 +134,7 @@ def test_bad_input_is_still_a_clear_error_when_the_result_would_be_hidden(table_
     send(table, table.gm, {"type": "mark_injury", "character": table.hero.id, "visibility": "gm"})
     res = send(table, table.alice, {"type": "skill_test", "character": table.hero.id, "skill": "Juggle",
                                     "target": 8})
-    assert res.status_code == 400 and res.json()["error"]["code"] == "invalid"
+    assert res.status == 400 and res.json()["error"]["code"] == "invalid"
     assert not Event.objects.filter(campaign=table.campaign, type="refused").exists()
 
 
@@ -193,7 +186,7 @@ def test_tale_hidden_hide_appends_one_event_whether_it_succeeds_or_not(table_for
     head = table.campaign.__class__.objects.get(pk=table.campaign.pk).last_seq
     res = send(table, table.alice, {"type": "hide", "character": table.hero.id, "place": "open_space",
                                     "seeker_pool": 2, "visibility": "gm"}, faces)
-    assert res.status_code == 201, res.content
+    assert res.status == 201, res.json()
     stored = list(Event.objects.filter(campaign=table.campaign, seq__gt=head))
     # Before: a second start_contest placeholder only when the hiding succeeded.
     assert len(stored) == 1 and len(res.json()["events"]) == 1
