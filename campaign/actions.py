@@ -390,7 +390,8 @@ def _void(campaign: Campaign, membership: Membership, action: dict) -> Draft:
         raise Refused(f"A '{target.type}' event can't be voided.")
     if Event.objects.filter(campaign=campaign, type="event_voided", payload__seq=target.seq).exists():
         raise Refused(f"Event {target.seq} is already voided.")
-    return Draft("event_voided", {"seq": target.seq, "type": target.type, "reason": reason}, 1, target.character)
+    return Draft("event_voided", {"seq": target.seq, "type": hidden.shown_type(target), "reason": reason}, 1,
+                 target.character)
 
 
 def _reveal(campaign: Campaign, membership: Membership, action: dict) -> Draft:

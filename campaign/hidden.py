@@ -129,3 +129,11 @@ def one_event(drafts: list[Draft]) -> list[Draft]:
     first = drafts[0]  # the rules' events of one command share its character and visibility
     events = [{"type": d.type, "version": d.version, "payload": dict(d.payload)} for d in drafts]
     return [Draft(BUNDLE, {"events": events}, 1, first.character, first.visibility)]
+
+
+def shown_type(event: Event) -> str:
+    """The type of ``event`` as a public mark on it (a void) may name it: ``sealed`` while it is hidden."""
+    if event.visibility == VISIBILITY_PUBLIC or Event.objects.filter(
+            campaign_id=event.campaign_id, type="roll_revealed", payload__seq=event.seq).exists():
+        return event.type
+    return "sealed"
