@@ -24,7 +24,7 @@ from rules import RuleError, odds_json
 from .actions import ActionError, Forbidden, access_campaign, access_character, access_character_for_reading, do_command
 from .auth import InvalidToken, bearer_key, user_from_request
 from .log import events_after, serialize_event
-from .projections import visible_state
+from .projections import visible_fold, visible_state
 from .ratelimit import check_user_rate
 from .visibility import Viewer, for_viewer
 
@@ -147,7 +147,7 @@ def character_state(request, slug, character_id):
     if as_of:
         state, seq = visible_state(character, viewer, upto=as_of), min(as_of, campaign.last_seq)
     else:
-        state, seq = visible_state(character, viewer), character.projection.last_seq
+        state, seq = visible_fold(character, viewer)
     return JsonResponse({"character": character.id, "name": character.name, "owner": character.owner.username,
                          "seq": seq, "state": state})
 

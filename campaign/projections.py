@@ -98,11 +98,18 @@ def state_as_of(character: Character, seq: int) -> dict | None:
 
 
 def visible_state(character: Character, viewer, upto: int | None = None) -> dict | None:
-    """The character's state as ``viewer`` may see it (now, or as of seq ``upto``).
+    """The character's state as ``viewer`` may see it (now, or as of seq ``upto``)."""
+    return visible_fold(character, viewer, upto)[0]
+
+
+def visible_fold(character: Character, viewer, upto: int | None = None) -> tuple[dict | None, int]:
+    """``(state, seq)``: the character's state as ``viewer`` may see it, and the last seq folded into it.
 
     A hidden roll changes the sheet too (a TOTE test's total lands in
     ``last_test``); members who may not see the roll get the state folded
-    without it, so the sheet can't leak what the log seals.
+    without it, so the sheet can't leak what the log seals. The seq is the
+    last event they may see, so it can't say which character a sealed event
+    concerned either.
     """
     from .log import marks_after
     from .visibility import may_see
@@ -116,21 +123,21 @@ def visible_state(character: Character, viewer, upto: int | None = None) -> dict
         _, revealed = marks_after(character.campaign_id, min(h["seq"] for h in hidden) - 1)
         unseen = {h["seq"] for h in hidden if not may_see(h, viewer, revealed)}
     if not unseen and upto is None:
-        return character.projection.state
+        return character.projection.state, character.projection.last_seq
     # Replaying is the price of a hidden roll; remember the result until the
     # character's next event (the key changes with last_seq and what is unseen).
     key = None
     if upto is None:
         digest = hashlib.sha256(",".join(map(str, sorted(unseen))).encode()).hexdigest()[:16]
-        key = f"visible-state:{character.id}:{character.projection.last_seq}:{digest}"
+        key = f"visible-fold:{character.id}:{character.projection.last_seq}:{digest}"
         cached = _cache_get(key)
         if cached is not None:
-            return cached
-    states, _ = replay(character.campaign, upto=upto, character_id=character.id, skip=unseen)
-    state = states.get(character.id)
-    if key is not None and state is not None:
-        _cache_set(key, state)
-    return state
+            return tuple(cached)
+    states, seqs = replay(character.campaign, upto=upto, character_id=character.id, skip=unseen)
+    folded = (states.get(character.id), seqs.get(character.id, 0))
+    if key is not None and folded[0] is not None:
+        _cache_set(key, folded)
+    return folded
 
 
 def _cache_get(key):

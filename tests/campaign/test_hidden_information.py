@@ -236,3 +236,15 @@ def test_wyrm_gm_approval_of_fate_on_a_hidden_check_is_hidden(table_for):
     # Before: a public fate_spent carrying the hidden original_total.
     assert "original_total" in stored.payload and stored.visibility == "gm"
     sealed_for_everyone_but_the_gm(table, stored.seq)
+
+
+def test_a_sheet_does_not_say_which_character_a_sealed_event_concerned(table_for):
+    table = tote_table(table_for)
+    head = type(table.campaign).objects.get(pk=table.campaign.pk).last_seq
+    hidden = send(table, table.gm, {"type": "mark_injury", "character": table.hero.id, "visibility": "gm"})
+    for user in (table.alice, table.bob, table.watcher):
+        sheet = client_for(user).get(f"/api/campaigns/{SLUG}/characters/{table.hero.id}").json()
+        # Before: "seq" was the sealed event's, which the placeholder's "character": null hides.
+        assert sheet["seq"] == head and sheet["state"]["injuries"] == 0, user.username
+    assert client_for(table.gm).get(f"/api/campaigns/{SLUG}/characters/{table.hero.id}").json()["seq"] == \
+        hidden.json()["seq"]
