@@ -248,3 +248,26 @@ def test_a_sheet_does_not_say_which_character_a_sealed_event_concerned(table_for
         assert sheet["seq"] == head and sheet["state"]["injuries"] == 0, user.username
     assert client_for(table.gm).get(f"/api/campaigns/{SLUG}/characters/{table.hero.id}").json()["seq"] == \
         hidden.json()["seq"]
+
+
+def test_a_void_does_not_name_the_type_of_a_sealed_event(table_for):
+    table = tote_table(table_for)
+    public = send(table, table.gm, {"type": "mark_injury", "character": table.hero.id})
+    hidden = send(table, table.gm, {"type": "heal_injury", "character": table.hero.id, "visibility": "gm"})
+    for target in (hidden, public):
+        table.command(table.gm, {"type": "void", "seq": target.json()["seq"], "reason": "oops"})
+    voids = Event.objects.filter(campaign=table.campaign, type="event_voided").order_by("seq")
+    # Before: the public void said "mark_injury" of the event sealed for everyone else.
+    assert [v.payload["type"] for v in voids] == ["sealed", "mark_injury"]
+
+
+def test_dice_stats_count_sealed_events_whether_or_not_they_rolled(table_for):
+    """A hidden decision is a roll or a refusal depending on hidden state: the count must not tell."""
+    table = tote_table(table_for)
+    send(table, table.gm, {"type": "mark_injury", "character": table.hero.id, "visibility": "gm"})  # no dice
+    send(table, table.gm, {"type": "skill_test", "character": table.hero.id, "skill": "Strike", "target": 9,
+                           "visibility": "gm"}, [3, 3, 3])
+    stats = client_for(table.bob).get(f"/api/campaigns/{SLUG}/dice-stats").json()
+    assert stats["hidden_events"] == 2 and stats["dice"] == 0
+    by_hero = client_for(table.bob).get(f"/api/campaigns/{SLUG}/dice-stats?character={table.hero.id}").json()
+    assert by_hero["hidden_events"] == 0  # a sealed event shows no character to filter on
