@@ -27,6 +27,7 @@ from rules.notation import roll_event
 from . import checkpoints
 from . import dice as dice_module
 from . import fairdice
+from . import hidden
 from . import projections
 from .broadcast import broadcast_on_commit
 from .log import Draft, append, canonical_json, event_body, hashed_fields, lock_campaign
@@ -44,6 +45,7 @@ from .models import (
     Event,
     Membership,
 )
+from .visibility import Viewer
 
 User = get_user_model()
 
@@ -200,6 +202,7 @@ def do_command(membership: Membership, body, dice=None) -> CommandResult:
         drafts = _decide(campaign, membership, action, recorder)
         if not drafts:
             raise Refused("That action changes nothing, so nothing was stored.")
+        drafts = hidden.one_event(drafts)
         drafts = _link_request(campaign, action, drafts)
         drafts = _record_dice_and_seal(drafts, client_id, action, recorder.log, source)
         command = Command.objects.create(campaign=campaign, actor=user, client_id=client_id, body_hash=body_hash)
@@ -285,9 +288,10 @@ def _decide(campaign: Campaign, membership: Membership, action: dict, dice) -> l
     if action.get("character") is None:
         raise ActionError(f"The action '{kind}' needs a 'character' (its id).")
     character = access_character(membership, action["character"])
-    state = character.projection.state
     try:
-        decided = rules.decide(state, action, dice)
+        # Who may see the decision depends on what hidden events it reads (campaign/hidden.py).
+        decided, visibility = hidden.decide(rules, character, Viewer.of(membership), action, visibility, dice,
+                                            INPUT_ERRORS)
     except RuleError as e:
         # Malformed input is a 400; anything else is the rules saying no (422).
         raise ActionError(e.message, e.code) if e.code in INPUT_ERRORS else Refused(e.message, e.code)
@@ -403,7 +407,8 @@ def _void(campaign: Campaign, membership: Membership, action: dict) -> Draft:
         raise Refused(f"A '{target.type}' event can't be voided.")
     if Event.objects.filter(campaign=campaign, type="event_voided", payload__seq=target.seq).exists():
         raise Refused(f"Event {target.seq} is already voided.")
-    return Draft("event_voided", {"seq": target.seq, "type": target.type, "reason": reason}, 1, target.character)
+    return Draft("event_voided", {"seq": target.seq, "type": hidden.shown_type(target), "reason": reason}, 1,
+                 target.character)
 
 
 def _reveal(campaign: Campaign, membership: Membership, action: dict) -> Draft:

@@ -28,7 +28,7 @@ from .actions import (ActionError, Forbidden, access_campaign, access_character,
                       do_checkpoint, do_command)
 from .auth import InvalidToken, bearer_key, user_from_request
 from .log import events_after, serialize_event
-from .projections import visible_state
+from .projections import visible_fold, visible_state
 from .ratelimit import check_user_rate
 from .visibility import Viewer, for_viewer
 
@@ -151,7 +151,7 @@ def character_state(request, slug, character_id):
     if as_of:
         state, seq = visible_state(character, viewer, upto=as_of), min(as_of, campaign.last_seq)
     else:
-        state, seq = visible_state(character, viewer), character.projection.last_seq
+        state, seq = visible_fold(character, viewer)
     return JsonResponse({"character": character.id, "name": character.name, "owner": character.owner.username,
                          "seq": seq, "state": state})
 
@@ -167,7 +167,8 @@ def preview(request, slug):
                 or action["type"] not in campaign.rules.actions:
             raise ActionError(f"'action' must be one of {campaign.rules.title}'s actions.", "unknown_action")
         character = access_character(membership, action.get("character"))
-        odds = campaign.rules.preview(character.projection.state, action)
+        # The odds as the member may know them: hidden events' effects stay out (docs/hidden-information.md).
+        odds = campaign.rules.preview(visible_state(character, Viewer.of(membership)), action)
     except ActionError as e:
         return _fail(e)
     except RuleError as e:

@@ -90,6 +90,11 @@ def describe(data: dict) -> str:
         return f"{text}: “{p['note']}”" if p.get("note") else text
     if kind == "seed_added":
         return f"added a dice seed “{p.get('seed')}”"
+    if kind == "bundle":  # one hidden command's several rule events (docs/hidden-information.md)
+        return "; ".join(describe({"type": e.get("type", "?"), "payload": e.get("payload")})
+                         for e in p.get("events") or [])[:200]
+    if kind == "refused":
+        return f"{_words(p.get('action') or 'an action')} refused, hidden from the player: {p.get('message', '')}"
     facts = [f"{_words(key)} {_short(p[key])}" for key in SUMMARY_KEYS if key in p and p[key] not in (None, "", [])]
     if "from" in p and "to" in p:
         facts.append(f"{_short(p['from'])} → {_short(p['to'])}")

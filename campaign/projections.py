@@ -19,10 +19,23 @@ from .models import Campaign, Character, CharacterProjection, Event
 # Events that concern every character of the campaign, not one.
 CAMPAIGN_WIDE = frozenset({"scene_started", "scene_ended", "session_started", "session_ended"})
 VOID = "event_voided"
+# Several rule events one hidden command decided, stored as one event
+# (campaign.hidden.one_event): ``{"events": [{"type", "version", "payload"}, ...]}``.
+BUNDLE = "bundle"
 
 
-def _rules_event(event: Event) -> RulesEvent:
-    return RulesEvent(type=event.type, payload=event.payload, version=event.version)
+def rules_events(event: Event) -> list[RulesEvent]:
+    """The rule events a stored event holds, in the order ``evolve`` applies them."""
+    if event.type == BUNDLE:
+        return [RulesEvent(type=e["type"], payload=e["payload"], version=e.get("version", 1))
+                for e in event.payload["events"]]
+    return [RulesEvent(type=event.type, payload=event.payload, version=event.version)]
+
+
+def _evolve(rules, state: dict, event: Event) -> dict:
+    for rules_event in rules_events(event):
+        state = rules.evolve(state, rules_event)
+    return state
 
 
 def fold(campaign: Campaign, events: Iterable[Event], states: dict[int, dict], seqs: dict[int, int],
@@ -37,10 +50,10 @@ def fold(campaign: Campaign, events: Iterable[Event], states: dict[int, dict], s
             seqs[event.character_id] = event.seq
         elif event.type in CAMPAIGN_WIDE:
             for character_id in states:
-                states[character_id] = rules.evolve(states[character_id], _rules_event(event))
+                states[character_id] = _evolve(rules, states[character_id], event)
                 seqs[character_id] = event.seq
         elif event.character_id in states:
-            states[event.character_id] = rules.evolve(states[event.character_id], _rules_event(event))
+            states[event.character_id] = _evolve(rules, states[event.character_id], event)
             seqs[event.character_id] = event.seq
 
 
@@ -85,11 +98,18 @@ def state_as_of(character: Character, seq: int) -> dict | None:
 
 
 def visible_state(character: Character, viewer, upto: int | None = None) -> dict | None:
-    """The character's state as ``viewer`` may see it (now, or as of seq ``upto``).
+    """The character's state as ``viewer`` may see it (now, or as of seq ``upto``)."""
+    return visible_fold(character, viewer, upto)[0]
+
+
+def visible_fold(character: Character, viewer, upto: int | None = None) -> tuple[dict | None, int]:
+    """``(state, seq)``: the character's state as ``viewer`` may see it, and the last seq folded into it.
 
     A hidden roll changes the sheet too (a TOTE test's total lands in
     ``last_test``); members who may not see the roll get the state folded
-    without it, so the sheet can't leak what the log seals.
+    without it, so the sheet can't leak what the log seals. The seq is the
+    last event they may see, so it can't say which character a sealed event
+    concerned either.
     """
     from .log import marks_after
     from .visibility import may_see
@@ -103,21 +123,21 @@ def visible_state(character: Character, viewer, upto: int | None = None) -> dict
         _, revealed = marks_after(character.campaign_id, min(h["seq"] for h in hidden) - 1)
         unseen = {h["seq"] for h in hidden if not may_see(h, viewer, revealed)}
     if not unseen and upto is None:
-        return character.projection.state
+        return character.projection.state, character.projection.last_seq
     # Replaying is the price of a hidden roll; remember the result until the
     # character's next event (the key changes with last_seq and what is unseen).
     key = None
     if upto is None:
         digest = hashlib.sha256(",".join(map(str, sorted(unseen))).encode()).hexdigest()[:16]
-        key = f"visible-state:{character.id}:{character.projection.last_seq}:{digest}"
+        key = f"visible-fold:{character.id}:{character.projection.last_seq}:{digest}"
         cached = _cache_get(key)
         if cached is not None:
-            return cached
-    states, _ = replay(character.campaign, upto=upto, character_id=character.id, skip=unseen)
-    state = states.get(character.id)
-    if key is not None and state is not None:
-        _cache_set(key, state)
-    return state
+            return tuple(cached)
+    states, seqs = replay(character.campaign, upto=upto, character_id=character.id, skip=unseen)
+    folded = (states.get(character.id), seqs.get(character.id, 0))
+    if key is not None and folded[0] is not None:
+        _cache_set(key, folded)
+    return folded
 
 
 def _cache_get(key):

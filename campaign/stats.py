@@ -27,7 +27,7 @@ from html import escape
 from typing import Iterable
 
 from .models import Campaign, Event
-from .visibility import Viewer, for_viewer
+from .visibility import Viewer, for_viewer, may_see
 
 # Below this many expected rolls per face the chi-square approximation is poor:
 # the test is still computed, but not used to call the dice unusual.
@@ -161,7 +161,7 @@ class DiceStats:
 
     dice: list[DieStats] = field(default_factory=list)
     events: int = 0  # events whose dice were counted
-    hidden: int = 0  # events with dice this viewer may not see (not counted)
+    hidden: int = 0  # events this viewer receives sealed (their dice, if any, not counted)
 
     @property
     def total(self) -> int:
@@ -231,9 +231,12 @@ def dice_stats(campaign: Campaign, viewer: Viewer, *, session: int | None = None
 
     Only the few fields the visibility filter needs and the ``dice_log`` itself
     are read from the database, so a whole campaign is counted quickly."""
-    qs = Event.objects.filter(campaign=campaign, payload__has_key="dice_log")
-    for name, value in (("session", session), ("scene", scene), ("character_id", character), ("type", type),
-                        ("actor_id", actor)):
+    envelope = Event.objects.filter(campaign=campaign)
+    for name, value in (("session", session), ("scene", scene), ("actor_id", actor)):
+        if value not in (None, ""):
+            envelope = envelope.filter(**{name: value})
+    qs = envelope.filter(payload__has_key="dice_log")
+    for name, value in (("character_id", character), ("type", type)):
         if value not in (None, ""):
             qs = qs.filter(**{name: value})
     rows = qs.order_by("seq").values_list("seq", "visibility", "actor_id", "payload__dice_log", "payload__commitment")
@@ -242,7 +245,23 @@ def dice_stats(campaign: Campaign, viewer: Viewer, *, session: int | None = None
     events = ({"seq": seq, "visibility": vis, "actor_id": actor_id,
                "payload": {"dice_log": log, "commitment": commitment}}
               for seq, vis, actor_id, log, commitment in rows.iterator(chunk_size=5000))
-    return count_dice(events, viewer, revealed)
+    stats = count_dice(events, viewer, revealed)
+    stats.hidden = _sealed_count(envelope, viewer, revealed, filtered=character not in (None, "") or
+                                 type not in (None, ""))
+    return stats
+
+
+def _sealed_count(envelope, viewer: Viewer, revealed: set[int], filtered: bool) -> int:
+    """How many events ``viewer`` receives sealed, among those the envelope filters select.
+
+    Counted from what the placeholder shows (seq, session, scene, actor), never from
+    what it hides: whether a sealed event rolled dice, its type or its character
+    would each tell the viewer something about it. So a filter on character or
+    type matches no sealed event."""
+    if filtered:
+        return 0
+    rows = envelope.exclude(visibility="public").values("seq", "visibility", "actor_id")
+    return sum(1 for row in rows if not may_see(row, viewer, revealed))
 
 
 # --- the chart ----------------------------------------------------------------------------------

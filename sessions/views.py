@@ -16,7 +16,7 @@ from django.shortcuts import render
 
 from campaign.actions import ActionError, access_campaign
 from campaign.models import Character
-from campaign.projections import visible_state
+from campaign.projections import visible_fold
 from campaign.visibility import Viewer
 
 RECENT_EVENTS = 200  # events the page shows on load; earlier ones on demand
@@ -24,14 +24,10 @@ RECENT_EVENTS = 200  # events the page shows on load; earlier ones on demand
 
 def _character_json(character: Character, viewer: Viewer) -> dict:
     projection = getattr(character, "projection", None)
-    return {
-        "id": character.id,
-        "name": character.name,
-        "owner": character.owner.username,
-        "seq": projection.last_seq if projection else 0,
-        # As this member may see it: a sheet must not give away a hidden roll.
-        "state": visible_state(character, viewer) if projection else None,
-    }
+    # As this member may see it: a sheet must not give away a hidden roll.
+    state, seq = visible_fold(character, viewer) if projection else (None, 0)
+    return {"id": character.id, "name": character.name, "owner": character.owner.username, "seq": seq,
+            "state": state}
 
 
 @login_required

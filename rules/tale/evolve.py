@@ -58,9 +58,14 @@ def _take_damage(state: dict, p: dict) -> None:
 
 
 def _assign_damage(state: dict, p: dict) -> None:
+    # Spread only what is still owed: voiding the damage taken after it was spread
+    # takes it back, so it must neither go below 0D owed nor stay on the sheet.
+    owed = max(0, state["unassigned_damage"])
     for name, dice in p["damage"].items():
-        state["damage"][name] += dice
-    state["unassigned_damage"] -= sum(p["damage"].values())
+        spread = min(dice, owed)
+        state["damage"][name] += spread
+        owed -= spread
+    state["unassigned_damage"] = owed
 
 
 def _rest(state: dict, p: dict) -> None:

@@ -367,6 +367,12 @@ function describeCore(ev) {
     }
     case "roll_requested":
       return { text: `GM asks for ${actionLabel(p.action, ev.character)}`, detail: p.note ? `“${p.note}”` : "" };
+    case "bundle": { // one hidden command's rule events, stored as one (docs/hidden-information.md)
+      const parts = (p.events || []).map((e) => describe({ ...ev, type: e.type, payload: e.payload || {}, hidden: false }));
+      return { ...(parts[0] || {}), text: parts.flatMap((d, i) => [...(i ? [" · "] : []), ...[].concat(d.text)]) };
+    }
+    case "refused":
+      return { text: `${words(p.action || "action")} refused, hidden from the player`, detail: p.message || "", tone: "hidden" };
     default:
       return null;
   }

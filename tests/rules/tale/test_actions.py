@@ -469,3 +469,13 @@ def test_preview_matches_the_event_odds():
     assert {k: f"{v.numerator}/{v.denominator}" for k, v in preview.items()} == \
         {k: v["p"] for k, v in events[0].payload["odds"].items()}
     assert SYSTEM.preview(st, {"type": "award_points", "points": 1, "reason": "x"}) == {}
+
+
+def test_a_spread_moves_only_the_damage_still_owed():
+    """Voiding a take_damage after its damage was spread: the replay must not owe -2D (issue #10)."""
+    st = state()
+    spread = Event("assign_damage", {"damage": {"brawn": 1, "skill": 1}, "unassigned_before": 2})
+    after = SYSTEM.evolve(st, spread)  # the take_damage before it was voided
+    assert after["unassigned_damage"] == 0 and not any(after["damage"].values())
+    owed_one = SYSTEM.evolve(dict(st, unassigned_damage=1), spread)
+    assert owed_one["unassigned_damage"] == 0 and owed_one["damage"]["brawn"] == 1 and owed_one["damage"]["skill"] == 0

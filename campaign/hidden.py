@@ -1,0 +1,139 @@
+"""Hidden information: what a member may not see never shapes what they receive.
+
+A hidden event (``gm`` or ``secret``) changes a character's state, and the
+rules read that state for every later decision, preview and refusal message.
+This module decides, before the rules do, who may see a decision's result
+(docs/hidden-information.md has the reasoning and the examples):
+
+* The **readers** of a decision are the acting member plus everyone who will
+  see the stored event: all members for a ``public`` action, the actor (and
+  the GM) for a ``secret`` or ``gm`` one.
+* The character is **hidden-shaped** for a reader when an event about it that
+  can change its state (anything but a generic ``roll``) is neither visible
+  to that reader, nor revealed, nor voided. That test looks only at who
+  rolled what kind of event and how it was shown, never at dice: so two
+  tables that differ only in hidden dice always take the same branch below.
+  (Comparing the decision on the full state with the one on the visible
+  state would be finer, but whether the two differ depends on the hidden
+  dice, and that one bit is a leak.)
+* Nothing hidden-shaped for any reader: the rules decide as usual.
+* Hidden-shaped only for others (the GM acting, or a player on top of her own
+  secret rolls): the actor sees everything the decision read, so she gets the
+  result (and any refusal) as usual, but the event is stored ``secret``
+  (a player) or ``gm`` (the GM): it inherits the hidden visibility.
+* Hidden-shaped for the actor: the decision is stored ``gm`` whatever the rules
+  said, as exactly one event (a refusal becomes a ``refused`` event the GM
+  reads), so the actor learns nothing but "it went to the GM". The only error
+  she sees is malformed input, computed from the state she may see.
+
+The stored decision is always ``rules.decide(full state, action, dice)``
+(what ``verify_dice`` replays). A hidden command appends exactly one event: a
+decision of several rule events is stored as one ``bundle`` event whose
+payload lists them (:func:`one_event`); projections apply them in order.
+"""
+
+from __future__ import annotations
+
+from rules import Event as RulesEvent
+from rules import RuleError
+
+from .log import Draft, marks_after
+from .models import ROLE_SPECTATOR, VISIBILITY_GM, VISIBILITY_PUBLIC, VISIBILITY_SECRET, Character, Event
+from .projections import BUNDLE, visible_state
+from .visibility import Viewer, may_see
+
+# The least any member may see: public events and revealed ones. The readers of
+# a public event, whoever joins the table later.
+EVERYONE = Viewer(user_id=0, role=ROLE_SPECTATOR)
+
+# A hidden decision the rules refused: stored so the one event per hidden command
+# exists whatever the rules said; it changes no state.
+REFUSED = "refused"
+
+# Event types that never change a character's state (evolve passes them through).
+STATELESS = frozenset({"roll"})
+
+
+def hidden_shaped(character: Character, viewers: list[Viewer]) -> list[bool]:
+    """For each viewer: whether an event of ``character`` that may change its state is hidden from them."""
+    rows = list(Event.objects.filter(character=character).exclude(visibility=VISIBILITY_PUBLIC)
+                .exclude(type__in=STATELESS).values("seq", "visibility", "actor_id"))
+    if not rows:
+        return [False] * len(viewers)
+    voided, revealed = marks_after(character.campaign_id, min(r["seq"] for r in rows) - 1)
+    live = [r for r in rows if r["seq"] not in voided]
+    return [any(not may_see(r, viewer, revealed) for r in live) for viewer in viewers]
+
+
+class ReplayDice:
+    """The dice a command already drew, again and in order, then the same source's next ones.
+
+    A second decision for the same command must see the same dice (derived
+    dice are a function of their index, scripted dice a queue), and must not
+    add to the command's recorded ``dice_log``."""
+
+    def __init__(self, recorder):
+        self.recorded = [face for _, face in recorder.log]
+        self.source = recorder.source
+        self.index = 0
+
+    def roll(self, sides: int) -> int:
+        i, self.index = self.index, self.index + 1
+        if i < len(self.recorded) and 1 <= self.recorded[i] <= sides:
+            return self.recorded[i]
+        return self.source.roll(sides)
+
+
+def decide(rules, character: Character, actor: Viewer, action: dict, visibility: str, dice,
+           input_errors: frozenset[str]) -> tuple[list[RulesEvent], str]:
+    """The rules' decision for ``actor`` and the visibility it is stored with.
+
+    Raises :class:`RuleError` only when the actor may see why."""
+    readers = EVERYONE if visibility == VISIBILITY_PUBLIC else actor
+    hidden_from_readers, hidden_from_actor = hidden_shaped(character, [readers, actor])
+    full = character.projection.state
+    if not hidden_from_readers:
+        return list(rules.decide(full, action, dice)), visibility
+    if not hidden_from_actor:
+        return list(rules.decide(full, action, dice)), VISIBILITY_GM if actor.is_gm else VISIBILITY_SECRET
+    return _decide_unseen(rules, character, actor, action, dice, input_errors), VISIBILITY_GM
+
+
+def _decide_unseen(rules, character: Character, actor: Viewer, action: dict, dice,
+                   input_errors: frozenset[str]) -> list[RulesEvent]:
+    """Decide on the full state; tell the actor only what her own view of the character says."""
+    full = character.projection.state
+    try:
+        decided, refusal = list(rules.decide(full, action, dice)), None
+    except RuleError as e:
+        decided, refusal = [], e
+    try:
+        rules.decide(visible_state(character, actor), action, ReplayDice(dice))
+    except RuleError as e:
+        if e.code in input_errors:
+            raise  # malformed as she sees it: nothing hidden in saying so
+    if refusal is None and decided:
+        return decided
+    code, message = (refusal.code, refusal.message) if refusal else ("refused", "That action changes nothing.")
+    return [RulesEvent(REFUSED, {"action": action.get("type"), "code": code, "message": message})]
+
+
+def one_event(drafts: list[Draft]) -> list[Draft]:
+    """A hidden command appends exactly one event: several rule events become one ``bundle``.
+
+    How many events the rules decided can depend on the dice (a Tale ``hide``
+    starts a contest only when it succeeds), and a member who may not see the
+    command must not be able to count them."""
+    if len(drafts) < 2 or all(d.visibility == VISIBILITY_PUBLIC for d in drafts):
+        return drafts
+    first = drafts[0]  # the rules' events of one command share its character and visibility
+    events = [{"type": d.type, "version": d.version, "payload": dict(d.payload)} for d in drafts]
+    return [Draft(BUNDLE, {"events": events}, 1, first.character, first.visibility)]
+
+
+def shown_type(event: Event) -> str:
+    """The type of ``event`` as a public mark on it (a void) may name it: ``sealed`` while it is hidden."""
+    if event.visibility == VISIBILITY_PUBLIC or Event.objects.filter(
+            campaign_id=event.campaign_id, type="roll_revealed", payload__seq=event.seq).exists():
+        return event.type
+    return "sealed"

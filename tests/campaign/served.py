@@ -1,0 +1,34 @@
+"""What a member receives, for tests that compare or inspect it.
+
+Commands run through ``do_command`` with scripted dice; their answer is built
+the way the commands API builds it (every event through the one visibility
+filter), so a test sees exactly what the member's client would.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from campaign.actions import ActionError, do_command
+from campaign.log import serialize_event
+from campaign.visibility import Viewer, for_viewer
+from rules import ScriptedDice
+
+
+@dataclass
+class Answer:
+    status: int
+    body: dict
+
+    def json(self) -> dict:
+        return self.body
+
+
+def send(membership, client_id: str, action: dict, faces=()) -> Answer:
+    """Run ``action`` as ``membership``'s member with dice ``faces``; the answer as the commands API gives it."""
+    try:
+        result = do_command(membership, {"id": client_id, "action": action}, dice=ScriptedDice(list(faces)))
+    except ActionError as e:
+        return Answer(401 if e.code == "unauthenticated" else e.status, {"error": e.as_json()})
+    events = [for_viewer(serialize_event(e), Viewer.of(membership)) for e in result.events]
+    return Answer(200 if result.replayed else 201, {**events[0], "events": events})

@@ -1,0 +1,273 @@
+"""Hidden rolls don't leak through what the server decides next (docs/hidden-information.md).
+
+Each test replays one leak found in issue #10: a decision, refusal message,
+preview or public payload that was computed from an event the member may not
+see. Members read the table through the HTTP API, as a client would.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.test import Client
+
+from campaign.models import CharacterProjection, Event
+from rules import ScriptedDice, get_system
+from tests.campaign import served
+
+pytestmark = pytest.mark.django_db
+
+SLUG = "torn-road"
+
+
+def client_for(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def send(table, user, action, faces=()):
+    """Post a command as ``user`` with scripted dice; returns the answer the commands API gives."""
+    import uuid
+
+    return served.send(table.membership(user), uuid.uuid4().hex, action, faces)
+
+
+def seen(user, seq: int) -> dict:
+    """Event ``seq`` as ``user`` receives it from the events API."""
+    page = client_for(user).get(f"/api/campaigns/{SLUG}/events?after={seq - 1}&limit=1").json()
+    return page["events"][0]
+
+
+def preview(user, action) -> dict:
+    res = client_for(user).post(f"/api/campaigns/{SLUG}/preview", content_type="application/json",
+                                data=json.dumps({"action": action}))
+    return {"status": res.status_code, **res.json()}
+
+
+def setup(table_for, system: str, sheet: dict | None = None):
+    table = table_for(system)
+    table.hero = table.create_character(table.alice, "Hero", sheet or get_system(system).example_sheet)
+    table.command(table.gm, {"type": "start_session"})
+    table.command(table.gm, {"type": "start_scene"})
+    return table
+
+
+def sealed_for_everyone_but_the_gm(table, seq: int) -> None:
+    for user in (table.alice, table.bob, table.watcher):
+        event = seen(user, seq)
+        assert event["hidden"] is True and event["type"] == "sealed" and set(event["payload"]) == {
+            "hidden", "commitment"}, user.username
+    assert seen(table.gm, seq).get("hidden") is None
+
+
+# --- TOTE ------------------------------------------------------------------------------------
+
+def tote_table(table_for):
+    sheet = {**get_system("tote").example_sheet, "resolve": 3}
+    return setup(table_for, "tote", sheet)
+
+
+def test_tote_spend_resolve_after_a_gm_only_test_says_nothing_of_it(table_for):
+    table = tote_table(table_for)
+    # The GM's hidden Strike test for Alice's hero: 5 + Paragon 5 = 10 against T14, a failure.
+    hidden = send(table, table.gm, {"type": "skill_test", "character": table.hero.id, "skill": "Strike",
+                                    "target": 14, "visibility": "gm"}, [5, 2, 5])
+    assert hidden.status == 201 and hidden.json()["payload"]["total"] == 10
+    # Before: a 422 "Adding Bear (1) makes 11, still short of T14" told Alice the hidden total.
+    res = send(table, table.alice, {"type": "spend_resolve", "character": table.hero.id, "totem": "Bear"})
+    assert res.status == 201, res.json()
+    assert res.json()["hidden"] is True and set(res.json()["payload"]) == {"hidden", "commitment"}
+    stored = Event.objects.get(campaign=table.campaign, seq=res.json()["seq"])
+    assert (stored.type, stored.visibility) == ("refused", "gm")
+    assert "still short of T14" in stored.payload["message"]  # the GM reads what the rules said
+    sealed_for_everyone_but_the_gm(table, stored.seq)
+
+
+def test_tote_spend_resolve_that_succeeds_on_a_hidden_test_is_hidden_too(table_for):
+    table = tote_table(table_for)
+    send(table, table.gm, {"type": "skill_test", "character": table.hero.id, "skill": "Strike", "target": 11,
+                           "visibility": "gm"}, [5, 2, 5])
+    res = send(table, table.alice, {"type": "spend_resolve", "character": table.hero.id, "totem": "Bear"})
+    assert res.status == 201
+    stored = Event.objects.get(campaign=table.campaign, seq=res.json()["seq"])
+    # Before: a public spend_resolve showing everyone total_before 10.
+    assert (stored.type, stored.visibility, stored.payload["total_before"]) == ("spend_resolve", "gm", 10)
+    sealed_for_everyone_but_the_gm(table, stored.seq)
+
+
+def test_tote_hidden_aspect_penalty_and_injuries_stay_out_of_previews_and_public_tests(table_for):
+    table = tote_table(table_for)
+    test = {"type": "skill_test", "character": table.hero.id, "skill": "Strike", "target": 8}
+    before = preview(table.alice, test)
+    send(table, table.gm, {"type": "gm_invoke_aspect", "character": table.hero.id, "visibility": "gm"})
+    send(table, table.gm, {"type": "mark_injury", "character": table.hero.id, "count": 2, "visibility": "gm"})
+    # Before: Alice's odds dropped (125/216 to 11/72 in the issue) though her sheet showed nothing.
+    assert preview(table.alice, test) == before
+    assert preview(table.gm, test) != before  # the GM sees what the rules will use
+    res = send(table, table.alice, test, [4, 5, 3])
+    stored = Event.objects.get(campaign=table.campaign, seq=res.json()["seq"])
+    # Before: a public test printing "aspect_penalty -2, blocked [4, 5]".
+    assert stored.payload["aspect_penalty"] == -2 and stored.visibility == "gm"
+    sealed_for_everyone_but_the_gm(table, stored.seq)
+
+
+def test_a_players_public_action_on_her_own_secret_roll_is_secret(table_for):
+    """What only Alice (and the GM) may see shapes the result: only they see it."""
+    table = tote_table(table_for)
+    strike = {"type": "skill_test", "character": table.hero.id, "skill": "Strike", "visibility": "secret"}
+    send(table, table.alice, {**strike, "target": 14}, [5, 2, 5])
+    refused = send(table, table.alice, {"type": "spend_resolve", "character": table.hero.id, "totem": "Bear"})
+    assert refused.status == 422 and "short of T14" in refused.json()["error"]["message"]  # hers to know
+    send(table, table.alice, {**strike, "target": 11}, [5, 2, 5])
+    res = send(table, table.alice, {"type": "spend_resolve", "character": table.hero.id, "totem": "Bear"})
+    stored = Event.objects.get(campaign=table.campaign, seq=res.json()["seq"])
+    assert stored.visibility == "secret"
+    assert seen(table.alice, stored.seq)["payload"]["total_before"] == 10
+    for user in (table.bob, table.watcher):
+        assert seen(user, stored.seq)["hidden"] is True
+
+
+def test_bad_input_is_still_a_clear_error_when_the_result_would_be_hidden(table_for):
+    table = tote_table(table_for)
+    send(table, table.gm, {"type": "mark_injury", "character": table.hero.id, "visibility": "gm"})
+    res = send(table, table.alice, {"type": "skill_test", "character": table.hero.id, "skill": "Juggle",
+                                    "target": 8})
+    assert res.status == 400 and res.json()["error"]["code"] == "invalid"
+    assert not Event.objects.filter(campaign=table.campaign, type="refused").exists()
+
+
+# --- Tale --------------------------------------------------------------------------------------
+
+def tale_contest(table):
+    """Alice's public contest: brawn 4 + skill 3 = 7 dice against 3."""
+    send(table, table.alice, {"type": "start_contest", "character": table.hero.id, "vs_pool": 3})
+
+
+def blind_round(table):
+    """A round of it only the GM sees: her seven 1s lose to three 6s, she loses dice, the contest goes on."""
+    res = send(table, table.alice, {"type": "iterated_round", "character": table.hero.id, "visibility": "gm"},
+               [1] * 7 + [6] * 3)
+    stored = Event.objects.get(campaign=table.campaign, seq=res.json()["seq"])
+    assert stored.payload["mine_after"] < 7 and CharacterProjection.objects.get(
+        character=table.hero).state["contest"] is not None
+    return stored
+
+
+def test_tale_preview_does_not_show_the_pools_a_hidden_round_left(table_for):
+    table = setup(table_for, "tale")
+    round_action = {"type": "iterated_round", "character": table.hero.id}
+    tale_contest(table)
+    before = preview(table.alice, round_action)
+    blind_round(table)
+    # Before: the odds were those of the pools after the hidden round.
+    assert preview(table.alice, round_action) == before
+    assert preview(table.gm, round_action)["odds"] != before["odds"]
+
+
+def test_tale_public_end_contest_after_a_hidden_round_is_hidden(table_for):
+    table = setup(table_for, "tale")
+    tale_contest(table)
+    hidden_round = blind_round(table)
+    res = send(table, table.alice, {"type": "end_contest", "character": table.hero.id})
+    stored = Event.objects.get(campaign=table.campaign, seq=res.json()["seq"])
+    # Before: a public end_contest publishing the hidden count.
+    assert stored.type == "end_contest" and stored.visibility == "gm"
+    assert stored.payload != {} and hidden_round.seq < stored.seq
+    sealed_for_everyone_but_the_gm(table, stored.seq)
+
+
+@pytest.mark.parametrize("faces, events", [([6] * 8 + [1] * 8, 2), ([1] * 8 + [6] * 8, 1)])
+def test_tale_hidden_hide_appends_one_event_whether_it_succeeds_or_not(table_for, faces, events):
+    sheet = {**get_system("tale").example_sheet,
+             "skills": {"Hide": {"characteristics": ["deft", "clever"], "dice": 0}}}
+    table = setup(table_for, "tale", sheet)
+    head = table.campaign.__class__.objects.get(pk=table.campaign.pk).last_seq
+    res = send(table, table.alice, {"type": "hide", "character": table.hero.id, "place": "open_space",
+                                    "seeker_pool": 2, "visibility": "gm"}, faces)
+    assert res.status == 201, res.json()
+    stored = list(Event.objects.filter(campaign=table.campaign, seq__gt=head))
+    # Before: a second start_contest placeholder only when the hiding succeeded.
+    assert len(stored) == 1 and len(res.json()["events"]) == 1
+    rule_events = stored[0].payload["events"] if stored[0].type == "bundle" else [stored[0].payload]
+    assert len(rule_events) == events
+    assert (CharacterProjection.objects.get(character=table.hero).state["contest"] is not None) == (events == 2)
+    sealed_for_everyone_but_the_gm(table, stored[0].seq)
+
+
+def test_tale_void_of_damage_already_spread_takes_it_back(table_for):
+    table = setup(table_for, "tale")
+    taken = table.command(table.gm, {"type": "take_damage", "character": table.hero.id, "dice": 2})
+    table.command(table.alice, {"type": "assign_damage", "character": table.hero.id,
+                                "damage": {"brawn": 1, "skill": 1}})
+    table.command(table.gm, {"type": "void", "seq": taken.events[0].seq, "reason": "wrong hero"})
+    state = CharacterProjection.objects.get(character=table.hero).state
+    # Before: unassigned_damage -1 per die, and every later roll and rest refused.
+    assert state["unassigned_damage"] == 0 and not any(state["damage"].values())
+    res = table.command(table.alice, {"type": "straight_roll", "character": table.hero.id, "target": 5},
+                        dice=ScriptedDice([3] * 20))
+    assert res.events[0].type == "straight_roll"
+
+
+# --- MdT and WYRM ------------------------------------------------------------------------------
+
+def test_mdt_public_abandon_project_after_a_hidden_roll_is_hidden(table_for):
+    table = setup(table_for, "mdt")
+    send(table, table.gm, {"type": "start_project", "character": table.hero.id, "name": "Tome", "target": 9,
+                           "attribute": "intelligence"})
+    send(table, table.alice, {"type": "project_roll", "character": table.hero.id, "project": "Tome",
+                              "visibility": "gm"}, [10, 9, 8, 8, 8, 8, 8, 1, 1, 1])
+    res = send(table, table.alice, {"type": "abandon_project", "character": table.hero.id, "project": "Tome"})
+    stored = Event.objects.get(campaign=table.campaign, seq=res.json()["seq"])
+    # Before: a public abandon_project publishing the hidden progress.
+    assert stored.type == "abandon_project" and stored.payload["progress"] > 0 and stored.visibility == "gm"
+    sealed_for_everyone_but_the_gm(table, stored.seq)
+
+
+def test_wyrm_gm_approval_of_fate_on_a_hidden_check_is_hidden(table_for):
+    table = setup(table_for, "wyrm")
+    send(table, table.alice, {"type": "check", "character": table.hero.id, "attribute": "rogue", "dl": 12,
+                              "visibility": "secret"}, [4])
+    asked = send(table, table.alice, {"type": "spend_fate", "character": table.hero.id, "use": "plus_two"})
+    assert Event.objects.get(campaign=table.campaign, seq=asked.json()["seq"]).visibility == "secret"
+    res = send(table, table.gm, {"type": "approve_fate", "character": table.hero.id})
+    stored = Event.objects.get(campaign=table.campaign, seq=res.json()["seq"])
+    # Before: a public fate_spent carrying the hidden original_total.
+    assert "original_total" in stored.payload and stored.visibility == "gm"
+    sealed_for_everyone_but_the_gm(table, stored.seq)
+
+
+def test_a_sheet_does_not_say_which_character_a_sealed_event_concerned(table_for):
+    table = tote_table(table_for)
+    head = type(table.campaign).objects.get(pk=table.campaign.pk).last_seq
+    hidden = send(table, table.gm, {"type": "mark_injury", "character": table.hero.id, "visibility": "gm"})
+    for user in (table.alice, table.bob, table.watcher):
+        sheet = client_for(user).get(f"/api/campaigns/{SLUG}/characters/{table.hero.id}").json()
+        # Before: "seq" was the sealed event's, which the placeholder's "character": null hides.
+        assert sheet["seq"] == head and sheet["state"]["injuries"] == 0, user.username
+    assert client_for(table.gm).get(f"/api/campaigns/{SLUG}/characters/{table.hero.id}").json()["seq"] == \
+        hidden.json()["seq"]
+
+
+def test_a_void_does_not_name_the_type_of_a_sealed_event(table_for):
+    table = tote_table(table_for)
+    public = send(table, table.gm, {"type": "mark_injury", "character": table.hero.id})
+    hidden = send(table, table.gm, {"type": "heal_injury", "character": table.hero.id, "visibility": "gm"})
+    for target in (hidden, public):
+        table.command(table.gm, {"type": "void", "seq": target.json()["seq"], "reason": "oops"})
+    voids = Event.objects.filter(campaign=table.campaign, type="event_voided").order_by("seq")
+    # Before: the public void said "mark_injury" of the event sealed for everyone else.
+    assert [v.payload["type"] for v in voids] == ["sealed", "mark_injury"]
+
+
+def test_dice_stats_count_sealed_events_whether_or_not_they_rolled(table_for):
+    """A hidden decision is a roll or a refusal depending on hidden state: the count must not tell."""
+    table = tote_table(table_for)
+    send(table, table.gm, {"type": "mark_injury", "character": table.hero.id, "visibility": "gm"})  # no dice
+    send(table, table.gm, {"type": "skill_test", "character": table.hero.id, "skill": "Strike", "target": 9,
+                           "visibility": "gm"}, [3, 3, 3])
+    stats = client_for(table.bob).get(f"/api/campaigns/{SLUG}/dice-stats").json()
+    assert stats["hidden_events"] == 2 and stats["dice"] == 0
+    by_hero = client_for(table.bob).get(f"/api/campaigns/{SLUG}/dice-stats?character={table.hero.id}").json()
+    assert by_hero["hidden_events"] == 0  # a sealed event shows no character to filter on
