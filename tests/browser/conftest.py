@@ -159,6 +159,15 @@ class Seat:
                 out.append(frame["event"])
         return out
 
+    def wait_for_frame(self, seq: int):
+        """Wait until Python has seen the page's frame for event ``seq`` (Playwright hands frames
+        over between calls, so the DOM can show an event before ``frames`` holds it)."""
+        for _ in range(200):
+            if any(e["seq"] == seq for e in self.event_frames()):
+                return
+            self.page.wait_for_timeout(25)  # lets Playwright deliver pending frame events
+        raise AssertionError(f"{self.username}'s page never received a frame for seq {seq}")
+
     # --- doing things
     def tab(self, name: str):
         self.page.get_by_role("tab", name=name).click()
