@@ -45,6 +45,8 @@ class ResilientRedisChannelLayer(RedisChannelLayer):
                 reader.cancel()
                 # Bounded: a cancellation lost in wait_for is sent again once the read waits.
                 await asyncio.wait([reader], timeout=1)
+            if not reader.cancelled():
+                reader.exception()  # retrieved, so never logged: the socket it was for is gone
             raise
 
     async def _receive_retrying(self, channel):

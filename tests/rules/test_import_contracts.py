@@ -5,15 +5,16 @@ Runs in ``make test-fast`` too (no Django needed): adding ``import django.db`` t
 ``rules/base.py`` turns this red.
 """
 
+import subprocess
+import sys
 from pathlib import Path
 
-from importlinter.cli import lint_imports
-
 ROOT = Path(__file__).resolve().parents[2]
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 
-def test_import_contracts_are_kept(monkeypatch, capsys):
-    monkeypatch.chdir(ROOT)  # lint-imports finds .importlinter and the packages from the root
-    monkeypatch.syspath_prepend(str(ROOT))
-    exit_code = lint_imports(config_filename=str(ROOT / ".importlinter"), no_cache=True, no_logo=True)
-    assert exit_code == 0, capsys.readouterr().out
+def test_import_contracts_are_kept():
+    # A process of its own: import-linter's option check trips over classes that zope.interface
+    # (loaded with daphne by other tests) has touched.
+    checked = subprocess.run([str(LINT_IMPORTS), "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
