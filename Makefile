@@ -10,7 +10,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install run demo test test-fast test-sqlite bench clean
+.PHONY: install run demo test test-fast test-sqlite lint-imports bench clean
 
 $(STAMP): requirements.txt
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -28,17 +28,25 @@ run: install
 	@echo "Talekeeper is at http://$(HOST):$(PORT)/ (Ctrl-C stops it)"
 	DEBUG=1 $(PY) -m daphne -b $(HOST) -p $(PORT) campaign.asgi:application
 
+# Hypothesis budget (tests/conftest.py): `make test` searches as hard as CI does.
+HYPOTHESIS_PROFILE ?= thorough
+
 # The whole suite on PostgreSQL + Redis, then the database contract suite on SQLite.
 test: install
-	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest -q
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) HYPOTHESIS_PROFILE=$(HYPOTHESIS_PROFILE) $(PY) -m pytest -q
 	$(MAKE) --no-print-directory test-sqlite
 
 test-sqlite: install
 	DATABASE_URL= REDIS_URL= $(PY) -m pytest -q -m "not postgres and not redis and not browser" tests/campaign tests/sessions tests/contract
 
-# Rules engines only: no database, no Django.
+# Rules engines only (and their import contracts): no database, no Django, the quick hypothesis
+# budget, no `slow` simulations. Under a minute on a loaded 2-core machine.
 test-fast: install
-	$(PY) -m pytest -q -p no:django tests/rules
+	HYPOTHESIS_PROFILE=quick $(PY) -m pytest -q -p no:django -m "not slow" tests/rules
+
+# The import contracts alone (also part of every test run).
+lint-imports: install
+	$(VENV)/bin/lint-imports --no-cache
 
 bench: install
 	$(PY) bench/run.py

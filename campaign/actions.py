@@ -293,8 +293,7 @@ def _decide(campaign: Campaign, membership: Membership, action: dict, dice) -> l
         decided, visibility = hidden.decide(rules, character, Viewer.of(membership), action, visibility, dice,
                                             INPUT_ERRORS)
     except RuleError as e:
-        # Malformed input is a 400; anything else is the rules saying no (422).
-        raise ActionError(e.message, e.code) if e.code in INPUT_ERRORS else Refused(e.message, e.code)
+        raise rule_refusal(e)
     return [Draft(e.type, e.payload, e.version, character, visibility) for e in decided]
 
 
@@ -364,6 +363,12 @@ def _end_scene(campaign: Campaign) -> Draft:
 
 
 INPUT_ERRORS = frozenset({"invalid", "invalid_sheet", "unknown_action", "bad_notation"})
+
+
+def rule_refusal(e: RuleError) -> ActionError:
+    """What a client is told when the rules raise: malformed input is a 400, anything else is
+    the rules saying no (422). The one mapping, for commands and previews alike."""
+    return ActionError(e.message, e.code) if e.code in INPUT_ERRORS else Refused(e.message, e.code)
 
 SCENE_ACTIONS = {
     "start_session": _start_session,

@@ -11,7 +11,6 @@ Authenticate with the session cookie (plus CSRF token) or a bearer token.
 
 from __future__ import annotations
 
-import json
 import logging
 
 from django.conf import settings
@@ -24,16 +23,18 @@ from django.views.decorators.http import require_GET, require_http_methods
 from rules import RuleError, odds_json
 
 from . import checkpoints
-from .actions import (ActionError, Forbidden, access_campaign, access_character, access_character_for_reading,
-                      do_checkpoint, do_command)
+from .actions import (
+    ActionError, Forbidden, access_campaign, access_character, access_character_for_reading, do_checkpoint, do_command,
+    rule_refusal,
+)
 from .auth import InvalidToken, bearer_key, user_from_request
 from .log import events_after, serialize_event
+from .pipeline import MAX_DIGITS, MAX_SEQ, check_size, http_status, parse_json, parse_whole_number, too_large
 from .projections import visible_fold, visible_state
 from .ratelimit import check_user_rate
 from .visibility import Viewer, for_viewer
 
 log = logging.getLogger(__name__)
-MAX_BODY_BYTES = 64 * 1024
 
 
 def error(status: int, code: str, message: str) -> JsonResponse:
@@ -56,41 +57,24 @@ def _member(request, slug):
 
 
 def _fail(e: ActionError) -> JsonResponse:
-    status = 401 if e.code == "unauthenticated" else e.status
-    return error(status, e.code, e.message)
-
-
-class TooLarge(ActionError):
-    status = 413
-    code = "too_large"
+    return error(http_status(e), e.code, e.message)
 
 
 def _write_request(request, slug):
     """Who is writing, and the JSON body: size, auth, CSRF and JSON checked in that order."""
-    too_large = TooLarge(f"Requests are limited to {MAX_BODY_BYTES // 1024} KB.")
     declared = request.META.get("CONTENT_LENGTH") or "0"
-    if not declared.isascii() or not declared.isdigit() or int(declared) > MAX_BODY_BYTES:
-        raise too_large  # refuse before reading a body we would throw away
+    if not declared.isascii() or not declared.isdigit() or len(declared) > MAX_DIGITS:
+        raise too_large()
+    check_size(int(declared))  # refused before reading a body we would throw away
     try:
         raw = request.body
     except RequestDataTooBig:
-        raise too_large
-    if len(raw) > MAX_BODY_BYTES:
-        raise too_large
+        raise too_large()
+    check_size(len(raw))
     campaign, membership = _member(request, slug)
     if _csrf_failure(request) is not None:
         raise Forbidden("The CSRF token is missing or wrong: reload the page and try again.", "csrf")
     return campaign, membership, parse_json(raw)
-
-
-def parse_json(raw: bytes | str):
-    """JSON text from a client, or a clear ``bad_json`` error (never a crash, however it is built)."""
-    try:
-        return json.loads(raw.decode("utf-8") if isinstance(raw, bytes) else raw)
-    except RecursionError:
-        raise ActionError("The JSON is nested too deeply.", "bad_json")
-    except (UnicodeDecodeError, ValueError, TypeError):
-        raise ActionError("The request body is not valid JSON text.", "bad_json")
 
 
 @csrf_exempt
@@ -108,22 +92,14 @@ def commands(request, slug):
 
 
 def _int_param(request, name: str, default: int, lo: int, hi: int) -> int:
-    raw = request.GET.get(name)
-    if raw is None or raw == "":
-        return default
-    if not raw.isascii() or not raw.isdigit() or len(raw) > 18:
-        raise ActionError(f"'{name}' must be a whole number from {lo} to {hi}.")
-    value = int(raw)
-    if not lo <= value <= hi:
-        raise ActionError(f"'{name}' must be a whole number from {lo} to {hi}.")
-    return value
+    return parse_whole_number(request.GET.get(name), name, lo, hi, default)
 
 
 @require_GET
 def events(request, slug):
     try:
         campaign, membership = _member(request, slug)
-        after = _int_param(request, "after", 0, 0, 10**17)
+        after = _int_param(request, "after", 0, 0, MAX_SEQ)
         limit = _int_param(request, "limit", 100, 1, settings.EVENTS_PAGE_MAX)
     except ActionError as e:
         return _fail(e)
@@ -143,7 +119,7 @@ def character_state(request, slug, character_id):
     """A character's projected state now, or ``?as_of=SEQ`` as it stood then."""
     try:
         campaign, membership = _member(request, slug)
-        as_of = _int_param(request, "as_of", 0, 0, 10**17)
+        as_of = _int_param(request, "as_of", 0, 0, MAX_SEQ)
         character = access_character_for_reading(membership, character_id)
     except ActionError as e:
         return _fail(e)
@@ -167,12 +143,9 @@ def preview(request, slug):
                 or action["type"] not in campaign.rules.actions:
             raise ActionError(f"'action' must be one of {campaign.rules.title}'s actions.", "unknown_action")
         character = access_character(membership, action.get("character"))
-        # The odds as the member may know them: hidden events' effects stay out (docs/hidden-information.md).
-        odds = campaign.rules.preview(visible_state(character, Viewer.of(membership)), action)
+        odds = _preview_odds(campaign, character, membership, action)
     except ActionError as e:
         return _fail(e)
-    except RuleError as e:
-        return error(400 if e.code in ("invalid", "invalid_sheet") else 422, e.code, e.message)
     return JsonResponse({"odds": odds_json(odds)})
 
 
@@ -197,3 +170,11 @@ def campaign_checkpoints(request, slug):
         return _fail(e)
     rows = campaign.checkpoints.order_by("seq", "id")
     return JsonResponse({"checkpoints": [checkpoints.as_json(c, campaign.slug) for c in rows]})
+
+
+def _preview_odds(campaign, character, membership, action) -> dict:
+    # The odds as the member may know them: hidden events' effects stay out (docs/hidden-information.md).
+    try:
+        return campaign.rules.preview(visible_state(character, Viewer.of(membership)), action)
+    except RuleError as e:
+        raise rule_refusal(e)

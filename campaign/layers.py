@@ -6,7 +6,8 @@ when Redis stops or freezes, a table must keep working, just with heartbeat
 latency:
 
 * ``receive`` retries with backoff instead of raising: Channels' consumer loop
-  ends the connection (close 1011) on any exception from it;
+  ends the connection (close 1011) on any exception from it; and a cancelled
+  ``receive`` always ends (see ``receive``);
 * group operations time out instead of hanging on a Redis that stopped
   answering (the consumer logs and carries on).
 """
@@ -27,6 +28,28 @@ OUTAGES = (RedisConnectionError, RedisTimeoutError, OSError, asyncio.TimeoutErro
 
 class ResilientRedisChannelLayer(RedisChannelLayer):
     async def receive(self, channel):
+        """Read the next message; a cancelled read really ends.
+
+        On Python 3.11, ``asyncio.wait_for`` loses a cancellation that arrives as the awaited
+        call finishes (CPython gh-86296, fixed in 3.12), and redis-py writes every command
+        through it once ``socket_timeout`` is set (as it is here, for a frozen Redis). A socket
+        closed while its read was sending BZPOPMIN then kept a task (and a Redis connection)
+        polling forever. So the read runs as its own task, and cancelling this one cancels
+        that one until it has stopped.
+        """
+        reader = asyncio.ensure_future(self._receive_retrying(channel))
+        try:
+            return await asyncio.shield(reader)
+        except asyncio.CancelledError:
+            while not reader.done():
+                reader.cancel()
+                # Bounded: a cancellation lost in wait_for is sent again once the read waits.
+                await asyncio.wait([reader], timeout=1)
+            if not reader.cancelled():
+                reader.exception()  # retrieved, so never logged: the socket it was for is gone
+            raise
+
+    async def _receive_retrying(self, channel):
         delay = 0.1
         while True:
             try:

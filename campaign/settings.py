@@ -120,6 +120,16 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "test_talekeeper.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# --- Scripted dice (tests only) -----------------------------------------------------
+# A file of faces the server rolls next (campaign/dice.py), so a browser test can play a rare path
+# on a real daphne. Refused unless DEBUG is on or the database is a test database (pytest-django
+# names them test_*): a production server's dice can never be scripted.
+TEST_DICE_FILE = env_str("TEST_DICE_FILE")
+if TEST_DICE_FILE and not DEBUG and not Path(str(DATABASES["default"]["NAME"])).name.startswith("test_"):
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured("TEST_DICE_FILE scripts the server's dice: only with DEBUG=1 or a test database.")
+
 # --- Channel layer ------------------------------------------------------------
 REDIS_URL = env_str("REDIS_URL")
 if REDIS_URL:

@@ -31,10 +31,11 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
 from campaign.actions import ActionError, access_campaign, do_command
-from campaign.api import parse_json
 from campaign.broadcast import group_name
 from campaign.log import events_after
 from campaign.ratelimit import SocketBucket, check_user_rate
+from campaign.models import Campaign
+from campaign.pipeline import MAX_SEQ, check_size, parse_json, parse_whole_number
 from campaign.visibility import Viewer, for_viewer
 
 from . import models as presence
@@ -42,7 +43,6 @@ from .heads import log_head, reported_head
 
 log = logging.getLogger(__name__)
 
-MAX_FRAME_BYTES = 64 * 1024
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_NOT_FOUND = 4404
 CLOSE_BAD_REQUEST = 4400
@@ -58,9 +58,10 @@ class TableConsumer(AsyncWebsocketConsumer):
         self.send_lock = asyncio.Lock()
         self.bucket = SocketBucket()
         query = parse_qs(self.scope.get("query_string", b"").decode("latin1"))
-        after_text = (query.get("after") or ["0"])[0]
-        if not after_text.isascii() or not after_text.isdigit() or len(after_text) > 18:
-            await self._refuse(CLOSE_BAD_REQUEST, "bad_request", "'after' must be a whole number (the last seq you saw).")
+        try:
+            after = parse_whole_number((query.get("after") or ["0"])[0], "after", 0, MAX_SEQ, 0)
+        except ActionError as e:
+            await self._refuse(CLOSE_BAD_REQUEST, "bad_request", f"{e.message} (the last seq you saw)")
             return
         if self.scope.get("invalid_token"):
             await self._refuse(CLOSE_UNAUTHENTICATED, "unauthenticated", "That API token is not valid.")
@@ -76,7 +77,7 @@ class TableConsumer(AsyncWebsocketConsumer):
         self.campaign_id = campaign.id
         self.membership = membership
         self.viewer = Viewer.of(membership)
-        self.last_sent = int(after_text)
+        self.last_sent = after
         # Join the group before reading the backlog, or an event committed
         # in between would be in neither.
         try:
@@ -187,13 +188,11 @@ class TableConsumer(AsyncWebsocketConsumer):
             await self._error(None, e.code, e.message)
             return
         raw = text_data if text_data is not None else bytes_data
-        if raw is not None and len(raw) > MAX_FRAME_BYTES:
-            await self._error(None, "too_large", f"Frames are limited to {MAX_FRAME_BYTES // 1024} KB.")
-            return
         try:
-            frame = parse_json(raw)
-        except ActionError:
-            await self._error(None, "bad_json", "That frame is not valid JSON text.")
+            check_size(len(raw or ""), "Frames")
+            frame = parse_json(raw, "That frame")
+        except ActionError as e:
+            await self._error(None, e.code, e.message)
             return
         if not isinstance(frame, dict):
             await self._error(None, "bad_frame", 'A frame must be a JSON object such as {"type": "command", ...}.')

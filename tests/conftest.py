@@ -11,8 +11,18 @@ from __future__ import annotations
 import os
 
 import pytest
+from hypothesis import settings
 
 CI = os.environ.get("CI", "").lower() == "true"
+
+# Hypothesis budgets. Property tests name no example count of their own (only the slow
+# simulations do), so one switch sets how hard every search looks: `quick` keeps
+# `make test-fast` under a minute; `thorough` (CI=true, or HYPOTHESIS_PROFILE=thorough, which
+# `make test` sets) searches as hard as the suite ever did. No deadlines: a loaded machine is slow,
+# and a property's timing is not what it checks.
+settings.register_profile("quick", max_examples=25, deadline=None)
+settings.register_profile("thorough", max_examples=500, deadline=None, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("thorough" if CI else "quick"))
 
 
 def missing_service(what: str) -> None:

@@ -17,7 +17,7 @@ SYSTEM = RuleSystem(
     actions=actions.ACTIONS,
     evolve=evolve.evolve,
     odds=odds.odds,
-    preview=odds.preview,
+    preview=actions.plan_odds,
     gm_actions=actions.GM_ACTIONS,
     example_sheet={
         "attributes": {"intelligence": 2, "wits": 2, "resolve": 2, "strength": 1, "dexterity": 2,

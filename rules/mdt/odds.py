@@ -223,10 +223,3 @@ def require_tie_rule(action: dict) -> str:
     if value not in TIE_RULES:
         raise RuleError("'tie_goes_to' must be 'none', 'character' or 'opponent'.", "invalid")
     return value
-
-
-def preview(state: dict, action: Any) -> dict[str, Fraction]:
-    """Exact odds of an action the character is about to take (empty if it rolls nothing)."""
-    from .actions import plan_odds  # late import: actions imports this module
-
-    return plan_odds(state, action)

@@ -6,9 +6,8 @@ Interpretations of the text are in ``docs/rules.md``.
 """
 
 from ..base import RuleSystem
-from .actions import ACTIONS, GM_ACTIONS
+from .actions import ACTIONS, GM_ACTIONS, odds, preview
 from .evolve import evolve
-from .odds import odds, preview
 from .sheet import initial_state, validate_sheet
 
 SYSTEM = RuleSystem(

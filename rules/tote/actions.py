@@ -9,6 +9,7 @@ applies them. The platform's own fields (``visibility``, ``character``,
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any, Mapping
 
 from ..base import DiceSource, Event, RuleError, odds_json
@@ -495,3 +496,58 @@ ACTIONS = {
 }
 
 GM_ACTIONS = frozenset({"gm_invoke_aspect", "grant_resolve", "mark_injury", "heal_injury", "award_points", "end_tale"})
+
+
+# --- odds: the two public entry points (here, not in odds.py, which holds the dice math
+# these validate against; odds.py importing actions would be a cycle) -------------------------------------------------
+
+
+def odds(action: dict) -> dict[str, Fraction]:
+    """Exact odds of a raw roll, as ``manage.py odds`` takes it.
+
+    * ``{"type": "skill_test", "rating": 0..5, "bonus": -20..20, "target": 1..30,
+      "blocked": [faces 1..6]}`` -> ``success``, ``failure``, ``critical``;
+    * ``{"type": "effect_test", "dice": 1..10, "modifier": -10..10, "target": 1..60
+      (optional), "mode": "sum"|"count", "threshold": 2..6}``.
+    """
+    if not isinstance(action, dict):
+        raise RuleError("An action must be a JSON object.", "invalid")
+    kind = action.get("type")
+    if kind == "skill_test":
+        rating = field_int(action, "rating", 0, SKILL_MAX)
+        bonus = field_int(action, "bonus", -20, 20, 0)
+        target = field_int(action, "target", TARGET_MIN, TARGET_MAX)
+        blocked = action.get("blocked", [])
+        if not isinstance(blocked, list) or len(blocked) > 6 or any(
+            isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 6 for v in blocked
+        ):
+            raise RuleError("'blocked' must be a list of die faces 1..6.", "invalid")
+        return skill_test_odds(rating, bonus, target, frozenset(blocked))
+    if kind == "effect_test":
+        dice = field_int(action, "dice", 1, EFFECT_DICE_MAX)
+        modifier = field_int(action, "modifier", -MODIFIER_MAX, MODIFIER_MAX, 0)
+        target = field_int(action, "target", 1, EFFECT_TARGET_MAX) if action.get("target") is not None else None
+        mode = action.get("mode", "sum")
+        if mode not in ("sum", "count"):
+            raise RuleError("'mode' must be 'sum' or 'count'.", "invalid")
+        threshold = field_int(action, "threshold", 2, 6, 4)
+        return effect_test_odds(dice, mode, threshold, modifier, target)
+    raise RuleError("Odds are known for 'skill_test' and 'effect_test' only.", "invalid")
+
+
+def preview(state: dict, action: dict) -> dict[str, Fraction]:
+    """Exact odds of an action this hero is about to take, with everything the
+    state adds (injuries, specialization, the GM's pending aspect penalty).
+    Actions that roll nothing have no odds: ``{}``."""
+    if not isinstance(action, dict):
+        raise RuleError("An action must be a JSON object.", "invalid")
+    kind = action.get("type")
+    if kind == "skill_test":
+        test = prepare_skill_test(state, action)
+        return skill_test_odds(test["rating"], test["bonus"], test["target"], frozenset(test["blocked"]))
+    if kind == "effect_test":
+        test = prepare_effect_test(state, action)
+        return effect_test_odds(test["dice"], test["mode"], test["threshold"], test["modifier"], test["target"])
+    if kind in ACTIONS:
+        return {}
+    raise RuleError(f"Tales from the Torn Earth has no action {show(kind)}.", "unknown_action")

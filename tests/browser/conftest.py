@@ -3,12 +3,26 @@
 One daphne and one Chromium per test module; every test gets a fresh database (transactional
 tests), fresh browser contexts (one per person at the table) and logs in through the real
 login form. A ``Seat`` is one person's browser tab at the table.
+
+Scripted dice: the daphne rolls what a test says, so rare paths (a critical, a failure Resolve
+can rescue, damage in a combat round) happen every run.
+
+* ``script_dice([3, 1, 2])``: the server's next rolls, in order, whoever rolls them; once they
+  are used up, real dice again. A test fails if a scripted face was never rolled.
+* ``faces_for(system, state, action, wanted)``: the fewest, smallest faces that make the
+  engine itself decide ``wanted(payload)``, for scripting an outcome without
+  hand-computing dice (``wanted=lambda p: p["critical"]``).
+
+The seam is ``TEST_DICE_FILE`` (``campaign/dice.py``): a JSON list of faces the server pops,
+refused by ``campaign/settings.py`` unless DEBUG is on or the database is a test database.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import fcntl
 import functools
+import itertools
 import json
 import os
 import urllib.request
@@ -17,6 +31,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, expect, sync_playwright
 
+from rules import get_system
+from rules.base import DiceExhausted, RuleError, ScriptedDice
 from tests.conftest import Table
 from tests.servers import daphne
 
@@ -42,12 +58,60 @@ def server_password_hash(password: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def server(django_db_setup):
+def dice_file(tmp_path_factory) -> Path:
+    """The faces the server rolls next (empty: real dice)."""
+    path = tmp_path_factory.mktemp("dice") / "faces.json"
+    path.write_text("[]")
+    return path
+
+
+@pytest.fixture(scope="module")
+def server(django_db_setup, dice_file):
     """A real daphne on the test database; heartbeats every second so gaps heal quickly."""
     if not os.path.exists(CHROMIUM):
         pytest.skip("Debian's chromium is not installed")
-    with daphne(TABLE_HEARTBEAT_SECONDS="1", DJANGO_ALLOW_ASYNC_UNSAFE="") as base:
+    with daphne(TABLE_HEARTBEAT_SECONDS="1", DJANGO_ALLOW_ASYNC_UNSAFE="", TEST_DICE_FILE=str(dice_file)) as base:
         yield f"http://{base}"
+
+
+def _update_faces(path: Path, change) -> list[int]:
+    """Apply ``change`` to the queued faces under the lock the server takes too; return the old list."""
+    with open(path, "r+") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        faces = json.loads(f.read() or "[]")
+        f.seek(0)
+        f.truncate()
+        f.write(json.dumps(change(faces)))
+    return faces
+
+
+@pytest.fixture
+def script_dice(server, dice_file):
+    """``script_dice([6, 2, 5])``: the server's next rolls, in order (then real dice again)."""
+
+    def script(faces):
+        assert all(isinstance(face, int) and face >= 1 for face in faces), faces
+        _update_faces(dice_file, lambda queued: queued + list(faces))
+
+    yield script
+    unused = _update_faces(dice_file, lambda queued: [])
+    assert not unused, f"scripted faces never rolled: {unused}"
+
+
+def faces_for(system: str, state: dict, action: dict, wanted, sides: int = 6, most: int = 5) -> list[int]:
+    """The fewest, smallest faces (each 1..``sides``) with which the engine decides an event whose
+    payload satisfies ``wanted``: what to script for that outcome."""
+    rules = get_system(system)
+    for count in range(1, most + 1):
+        for faces in itertools.product(range(1, sides + 1), repeat=count):
+            dice = ScriptedDice(faces)
+            try:
+                events = rules.decide(state, action, dice)
+            except (DiceExhausted, RuleError, ValueError):
+                continue
+            if not dice.remaining and wanted(events[0].payload):
+                return list(faces)
+    raise AssertionError(f"no {most} faces or fewer give {system} {action} the wanted outcome")
 
 
 @pytest.fixture(scope="module")
@@ -158,6 +222,15 @@ class Seat:
             if frame.get("type") == "event":
                 out.append(frame["event"])
         return out
+
+    def wait_for_frame(self, seq: int):
+        """Wait until Python has seen the page's frame for event ``seq`` (Playwright hands frames
+        over between calls, so the DOM can show an event before ``frames`` holds it)."""
+        for _ in range(200):
+            if any(e["seq"] == seq for e in self.event_frames()):
+                return
+            self.page.wait_for_timeout(25)  # lets Playwright deliver pending frame events
+        raise AssertionError(f"{self.username}'s page never received a frame for seq {seq}")
 
     # --- doing things
     def tab(self, name: str):

@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 from campaign.models import Character, Event
 from rules import get_system
 from rules.base import ScriptedDice
-from tests.browser.conftest import PHONE, head_seq
+from tests.browser.conftest import PHONE, faces_for, head_seq
 from tests.browser.test_table import expected_odds
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -55,7 +55,7 @@ def screenshots(seats_fixture, system: str, player, gm, action: str):
     phone.screenshot(f"{system}-phone.png", full_page=True)
 
 
-def test_tote_at_the_table(table_of, seats):
+def test_tote_at_the_table(table_of, seats, script_dice):
     table = table_of("tote")
     gm, alice = seats("gm", "alice")
 
@@ -86,30 +86,25 @@ def test_tote_at_the_table(table_of, seats):
         act(alice, table, alice.submit, f"raised the Bear totem from {level - 1} to {level}")
     expect(alice.page.locator(".tote-grid thead")).to_contain_text("Bear 4")
 
-    # Strike tests against T10 until one fails close enough for Resolve to rescue it.
-    rescued = False
-    for attempt in range(20):
-        alice.start("skill:Strike")
-        composer(alice).get_by_label("Target number (T)").fill("10")
-        want = expected_odds("tote", state_of(table, "Ayasha"), {"type": "skill_test", "skill": "Strike", "target": 10},
-                             [("success", "success"), ("critical", "critical")])
-        expect(composer(alice).locator(".odds-text")).to_have_text(want)
-        seq = act(alice, table, alice.submit, "Strike 2 vs T10")
-        test = payload(table, seq)
-        expect(gm.event(seq)).to_contain_text(f"= {test['total']}")
-        if test["critical"]:
-            expect(alice.event(seq)).to_contain_text("Critical:")
-        if not test["success"] and test["total"] + 4 >= 10:
-            picker = alice.event(seq).get_by_label("Add a totem")
-            expect(picker).to_be_visible()
-            picker.select_option("Bear")
-            act(alice, table, lambda: alice.event(seq).get_by_role("button", name="Spend Resolve").click(),
-                f"Bear +4 turns {test['total']} into {test['total'] + 4}")
-            expect(alice.page.locator("#sheet")).to_contain_text("2 / 5")
-            expect(alice.event(seq).locator(".ev-follow")).to_be_hidden()
-            rescued = True
-            break
-    assert rescued, "twenty Strike tests without a failure Resolve could rescue"
+    # A Strike test against T10 that fails by at most 4 (scripted): Resolve and the Bear totem rescue it.
+    strike = {"type": "skill_test", "skill": "Strike", "target": 10}
+    script_dice(faces_for("tote", state_of(table, "Ayasha"), strike,
+                          lambda p: not p["success"] and not p["critical"] and p["total"] + 4 >= 10))
+    alice.start("skill:Strike")
+    composer(alice).get_by_label("Target number (T)").fill("10")
+    want = expected_odds("tote", state_of(table, "Ayasha"), strike, [("success", "success"), ("critical", "critical")])
+    expect(composer(alice).locator(".odds-text")).to_have_text(want)
+    seq = act(alice, table, alice.submit, "Strike 2 vs T10")
+    test = payload(table, seq)
+    assert not test["success"] and test["total"] + 4 >= 10, test
+    expect(gm.event(seq)).to_contain_text(f"= {test['total']}")
+    picker = alice.event(seq).get_by_label("Add a totem")
+    expect(picker).to_be_visible()
+    picker.select_option("Bear")
+    act(alice, table, lambda: alice.event(seq).get_by_role("button", name="Spend Resolve").click(),
+        f"Bear +4 turns {test['total']} into {test['total'] + 4}")
+    expect(alice.page.locator("#sheet")).to_contain_text("2 / 5")
+    expect(alice.event(seq).locator(".ev-follow")).to_be_hidden()
 
     # The GM invokes her aspect against her; she invokes it for a free point; an effect test.
     gm.page.locator('#sheet-wrap button[data-action="gm_invoke_aspect"]').click()  # no form: one click
@@ -207,7 +202,7 @@ def test_wyrm_at_the_table(table_of, seats):
     screenshots(seats, "wyrm", alice, gm, "check:rogue")
 
 
-def test_tale_at_the_table(table_of, seats):
+def test_tale_at_the_table(table_of, seats, script_dice):
     table = table_of("tale")
     table.create_character(table.alice, "Autopet", get_system("tale").example_sheet)
     gm, alice = seats("gm", "alice")
@@ -228,21 +223,21 @@ def test_tale_at_the_table(table_of, seats):
     expect(composer(alice).locator(".odds-text")).to_contain_text("% success")
     act(alice, table, alice.submit, "vs 7D")
 
-    # An iterated contest, round by round from the log, until it ends (or she ends it).
+    # An iterated contest, round by round from the log, held to its limit of three rounds
+    # (scripted: every die a 3, her 7D against their 5D, so nobody is eliminated).
     alice.start("start_contest")
     composer(alice).get_by_label("Their dice").fill("5")
     composer(alice).get_by_label("Round limit").fill("3")
     composer(alice).get_by_label("At the limit").select_option("mine")
     composer(alice).get_by_label("What").fill("the chase")
     seq = act(alice, table, alice.submit, "started a contest: the chase")
+    script_dice([3] * 12 * 3)
     for _ in range(3):
+        assert state_of(table, "Autopet")["contest"]
         button = alice.event(seq).get_by_role("button", name=re.compile(r"^Next round"))
         expect(alice.event(seq).locator(".odds-inline")).to_contain_text("% win")
         seq = act(alice, table, button.click, "the chase, round")
-        if not state_of(table, "Autopet")["contest"]:
-            break
-    if state_of(table, "Autopet")["contest"]:
-        act(alice, table, alice.event(seq).get_by_role("button", name="End the contest").click, "ended")
+    assert not state_of(table, "Autopet")["contest"]  # the limit ended it
     expect(alice.page.locator(".contest")).to_have_count(0)
 
     # Combat: portions chosen right on the log line, then ended; damage spread, then rest.
@@ -253,16 +248,18 @@ def test_tale_at_the_table(table_of, seats):
     fight.get_by_label("Your attack").fill("4")
     fight.get_by_label("Your defence").fill("3")
     expect(fight.locator(".odds-text")).to_contain_text("you hit")
+    # Scripted, the path real dice once broke: she misses (4D + 3D of 1s), they hit her (2D + 2D of 6s).
+    script_dice([1] * 7 + [6] * 4)
     seq = act(alice, table, lambda: fight.get_by_role("button", name="Fight").click(), "combat, round 1")
-    if state_of(table, "Autopet")["contest"]:
-        act(alice, table, alice.event(seq).get_by_role("button", name="End the contest").click, "ended")
+    assert payload(table, seq)["damage"] == {"to_me": 2, "to_them": 0}
+    act(alice, table, alice.event(seq).get_by_role("button", name="End the contest").click, "ended")
     gm.tab("Autopet")
     gm.start("take_damage")
     composer(gm).get_by_label("Dice of damage").fill("2")
     composer(gm).get_by_label("Reason").fill("fell off the wall")
     seq = act(alice, table, gm.submit, "takes 2D of damage")
     state = state_of(table, "Autopet")
-    owed = state["unassigned_damage"]  # the fall, plus whatever the combat round cost her
+    owed = state["unassigned_damage"]  # the fall (the combat's damage came off her combat pool)
     on_brawn = min(owed, state["sheet"]["characteristics"]["brawn"] - state["damage"]["brawn"])
     spread = alice.event(seq).locator("form")
     expect(spread).to_be_visible()
@@ -275,7 +272,7 @@ def test_tale_at_the_table(table_of, seats):
     screenshots(seats, "tale", alice, gm, "roll:Ride")
 
 
-def test_mdt_at_the_table(table_of, seats):
+def test_mdt_at_the_table(table_of, seats, script_dice):
     table = table_of("mdt")
     table.create_character(table.alice, "Helena", get_system("mdt").example_sheet)
     gm, alice = seats("gm", "alice")
@@ -300,13 +297,11 @@ def test_mdt_at_the_table(table_of, seats):
     composer(gm).get_by_label("What").fill("the car chase")
     seq = act(alice, table, gm.submit, "race started: the car chase")
     expect(alice.page.locator(".contest")).to_contain_text("first to 3")
-    for _ in range(12):
-        if not state_of(table, "Helena")["contest"]:
-            break
-        button = alice.event(seq).get_by_role("button", name=re.compile(r"^Next round"))
-        seq = act(alice, table, button.click, "the car chase, round")
-    else:
-        act(alice, table, alice.event(seq).get_by_role("button", name="End the race").click, "ended")
+    # Scripted: her three 10s (six successes) against their four 1s win the race in one round.
+    script_dice([10, 10, 10, 1, 1, 1, 1])
+    button = alice.event(seq).get_by_role("button", name=re.compile(r"^Next round"))
+    act(alice, table, button.click, "the car chase, round")
+    assert not state_of(table, "Helena")["contest"]
     expect(alice.page.locator(".contest")).to_have_count(0)
 
     # A project, rolled from the sheet and again from the log; the GM says yes to something.

@@ -229,6 +229,7 @@ class TableClient:
         self.closes: list[str] = []
         self.opened = 0
         self.readies = 0
+        self.heartbeats = 0
         self.connected = False
         self._task: asyncio.Task | None = None
 
@@ -298,6 +299,7 @@ class TableClient:
                     if frame["seq"] != self.last:
                         self.problems.append(f"ready says {frame['seq']} but the last event sent was {self.last}")
                 elif kind == "heartbeat":
+                    self.heartbeats += 1
                     if frame["seq"] > self.last:
                         # The server catches up before each heartbeat, so this should not happen.
                         self.problems.append(f"heartbeat {frame['seq']} ahead of last event {self.last}")

@@ -150,7 +150,10 @@ def test_sockets_stay_open_and_in_sync_while_redis_is_down(transactional_table, 
             clients.append(late)
             await wait_until(lambda: late.readies and late.last == body["seq"], 5,
                              "a socket opened during the outage to get the backlog: " + describe(late))
-            await asyncio.sleep(1.5)  # a heartbeat or two more with Redis still down
+            # Two more heartbeats on every socket with Redis still down (each checks the log).
+            seen = [c.heartbeats for c in clients]
+            await wait_until(lambda: all(c.heartbeats >= n + 2 for c, n in zip(clients, seen)), 10,
+                             "two more heartbeats with Redis down: " + everyone(clients))
         finally:
             for c in clients:
                 await c.stop()
@@ -176,11 +179,10 @@ def test_a_frozen_redis_neither_hangs_connects_nor_silences_sockets(transactiona
             await wait_until(lambda: clients[0].readies, 10, "the socket ready")
             private_redis.freeze()
             for n in range(2):
-                started = time.monotonic()
+                # post_command's own timeout fails the test if the command path hangs on the
+                # frozen Redis (no timing assertion: a loaded machine is slow, not wrong).
                 status, body = await asyncio.to_thread(post_command, b.base, key["alice"], f"frozen-{n}")
-                took = time.monotonic() - started
                 assert status == 201, body
-                assert took < 3, f"command {n} took {took:.1f}s: the command path waits on the frozen Redis"
                 await wait_until(lambda: clients[0].last == body["seq"], 6,
                                  f"the socket to hear of roll {n} made while Redis is frozen: " + everyone(clients))
             late = TableClient("bob@a", key["bob"], a.base)

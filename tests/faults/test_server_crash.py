@@ -91,11 +91,19 @@ def test_a_killed_server_restarts_and_its_sockets_catch_up(transactional_table, 
         try:
             await wait_until(lambda: all(c.readies for c in clients), 10, "every socket ready")
             poster.start()
-            await asyncio.sleep(0.7)
+
+            async def answered(more: int, what: str) -> None:
+                """Wait until the poster has ``more`` answers than now."""
+                goal = len(poster.answers) + more
+                await wait_until(lambda: len(poster.answers) >= goal or poster.errors, 20, what)
+
+            await answered(3, "rolls stored through b")
             a.kill()
-            await asyncio.sleep(1.0)  # rolls keep coming through b while a is dead
+            await answered(3, "rolls stored through b while a is dead")
             a.start()  # same port
-            await asyncio.sleep(0.7)
+            await wait_until(lambda: all(c.readies >= 2 for c in clients[:2]), 20,
+                             "a's sockets back: " + "; ".join(map(describe, clients)))
+            await answered(3, "rolls stored through b after a is back")
             await asyncio.to_thread(poster.stop)
             assert poster.answers, poster.errors[:3]
             head = max(body.get("seq", 0) for _, _, body in poster.answers)

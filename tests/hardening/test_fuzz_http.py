@@ -14,7 +14,6 @@ the mark and the matching ``assume`` in the strategies).
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from django.test import Client
@@ -29,7 +28,6 @@ pytestmark = pytest.mark.django_db
 
 FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
 QUICK = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
-SLOW_ANSWER = 5.0  # seconds: any single answer slower than this is a denial of service waiting to happen
 
 
 class Api:
@@ -42,9 +40,9 @@ class Api:
 
     def post(self, what: str, raw: bytes | str, slug: str = "torn-road"):
         before = log_snapshot(self.cast.campaign)
-        started = time.monotonic()
+        # No timing assertion (a loaded machine is slow, not wrong): costly inputs are refused by
+        # hard caps, each with its own regression test; a hang fails through pytest-timeout.
         res = self.client.post(f"/api/campaigns/{slug}/{what}", data=raw, content_type="application/json", **self.auth)
-        assert time.monotonic() - started < SLOW_ANSWER, f"{what} took {time.monotonic() - started:.1f}s"
         assert res.status_code < 500, res.content[:300]
         body = json.loads(res.content) if res["Content-Type"].startswith("application/json") else res.content
         after = log_snapshot(self.cast.campaign)

@@ -6,15 +6,14 @@
 * Schemathesis generates requests from the spec (positive and negative data)
   and sends them, as a player with a bearer token, to a real daphne on the test
   database: no 5xx, every status code documented, every response matching its
-  schema and content type. Bounded: 30 examples per operation and mode, and a
-  time budget for the whole run.
+  schema and content type. Bounded by examples, not time: each operation is its own
+  test with 30 examples, so every operation is exercised however slow the machine.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import time
 import uuid
 
 import pytest
@@ -38,7 +37,6 @@ SPEC_PATH = ROOT / "docs" / "openapi.json"
 SPEC = json.loads(SPEC_PATH.read_text())
 METHODS = ("get", "post", "put", "patch", "delete")
 EXAMPLES_PER_OPERATION = 30
-RUN_BUDGET_SECONDS = 75.0  # the whole Schemathesis run; examples past it are skipped, not failed
 CHECKS = [not_a_server_error, status_code_conformance, response_schema_conformance, content_type_conformance]
 
 
@@ -120,7 +118,6 @@ def test_the_spec_lists_the_code_s_action_vocabulary():
 
 SCHEMA = schemathesis.openapi.from_path(SPEC_PATH)
 OPERATIONS = sorted(result.ok().label for result in SCHEMA.get_all_operations())
-_run_started: list[float] = []
 
 
 @pytest.fixture(scope="module")
@@ -150,8 +147,7 @@ def test_schemathesis(server, transactional_table, label):
     fixed_path = {k: v for k, v in fixed_path.items() if "{" + k + "}" in operation.path}
     actions = hostile_actions("tote", st.sampled_from([cast.hero.id, cast.rival.id, 10**6]))
     session = requests.Session()
-    if not _run_started:
-        _run_started.append(time.monotonic())
+    sent = []
 
     def real_campaign(case, character):
         # Mostly the campaign alice plays in (else every answer would be a 404), sometimes another.
@@ -182,13 +178,13 @@ def test_schemathesis(server, transactional_table, label):
               phases=[Phase.explicit, Phase.generate, Phase.target, Phase.shrink], database=None)
     @given(case=cases)
     def run(case):
-        if time.monotonic() - _run_started[0] > RUN_BUDGET_SECONDS:
-            return  # the run's budget is spent: stop sending
         # Known bugs, pinned in test_fuzz_http.py: step around them so the run keeps looking for new ones.
         endpoint = label.rsplit("/", 1)[1]
         assume(not hits_known_bug(case.body, endpoint) if endpoint in ("commands", "preview") else True)
         assume(not any(isinstance(v, str) and v.isdigit() and not v.isdecimal() for v in (case.query or {}).values()))
         response = case.call(base_url=server, headers=headers, session=session, timeout=10)
         case.validate_response(response, checks=CHECKS)
+        sent.append(response.status_code)
 
     run()
+    assert sent, f"{label}: no request was sent (every generated case was filtered out)"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import pytest
 from channels.db import database_sync_to_async
@@ -196,18 +197,20 @@ async def test_broadcast_waits_for_commit(transactional_table):
     table = transactional_table
     comm = await connect(table, table.bob)
     await until_ready(comm)
-    gate = asyncio.Event()
+    appended, looked = asyncio.Event(), threading.Event()
 
     def append_and_wait(loop):
         with transaction.atomic():
             table.command(table.alice, {"type": "roll", "notation": "1d6"})
-            loop.call_soon_threadsafe(gate.set)
-            import time
-            time.sleep(0.5)  # committed only after this
+            loop.call_soon_threadsafe(appended.set)
+            looked.wait(timeout=60)  # commit only once the test has listened for a doorbell
 
     task = asyncio.ensure_future(database_sync_to_async(append_and_wait)(asyncio.get_running_loop()))
-    await gate.wait()
-    assert await comm.receive_nothing(timeout=0.3)  # inside the transaction: no doorbell yet
+    await appended.wait()
+    try:
+        assert await comm.receive_nothing(timeout=0.3)  # inside the transaction: no doorbell yet
+    finally:
+        looked.set()
     await task
     assert (await next_event(comm))["type"] == "roll"
     await comm.disconnect()

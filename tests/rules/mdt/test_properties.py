@@ -9,6 +9,7 @@ import json
 import math
 from collections import Counter
 
+import pytest
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
@@ -54,6 +55,7 @@ SIMULATION = settings(deadline=None, derandomize=True, phases=[Phase.explicit, P
 
 # ---------------------------------------------------------------- 1. odds vs simulation
 
+@pytest.mark.slow  # simulates 20,000 rolls per example
 @settings(SIMULATION, max_examples=5)
 @given(rating=st.integers(0, 5), spec=st.integers(0, 3), modifier=st.integers(-8, 6),
        difficulty=st.integers(1, 3), luck_ten=st.integers(1, 2))
@@ -69,6 +71,7 @@ def test_test_odds_match_simulation(rating, spec, modifier, difficulty, luck_ten
     assert_close(counts, odds)
 
 
+@pytest.mark.slow  # simulates 20,000 rolls per example
 @settings(SIMULATION, max_examples=3)
 @given(rating=st.integers(0, 5), vs_pool=st.integers(-1, 8), ties=st.sampled_from(["none", "character", "opponent"]))
 def test_opposed_odds_match_simulation(rating, vs_pool, ties):
@@ -78,6 +81,7 @@ def test_opposed_odds_match_simulation(rating, vs_pool, ties):
     assert_close(counts, MDT.preview(state, action))
 
 
+@pytest.mark.slow  # simulates 20,000 rolls per example
 @settings(SIMULATION, max_examples=3)
 @given(rating=st.integers(0, 4), vs_pool=st.integers(0, 6), target=st.integers(1, 6),
        mine=st.integers(0, 5), theirs=st.integers(0, 5))
@@ -91,6 +95,7 @@ def test_contest_round_odds_match_simulation(rating, vs_pool, target, mine, thei
     assert_close(counts, MDT.preview(state, action))
 
 
+@pytest.mark.slow  # simulates 20,000 rolls per example
 @settings(SIMULATION, max_examples=3)
 @given(rating=st.integers(0, 5), target=st.integers(1, 12), progress=st.integers(0, 11), modifier=st.integers(-4, 3))
 def test_project_roll_odds_match_simulation(rating, target, progress, modifier):
@@ -154,7 +159,6 @@ def assert_possible(state):
     json.dumps(state)
 
 
-@settings(max_examples=300, deadline=None)
 @given(steps=st.lists(actions, min_size=5, max_size=60), seed=st.integers(0, 2**32))
 def test_replay_never_yields_an_impossible_state(steps, seed):
     state = character(2, 1)
@@ -205,7 +209,6 @@ def busy_character():
 BUSY = busy_character()
 
 
-@settings(max_examples=300, deadline=None)
 @given(value=json_values)
 def test_validate_sheet_only_raises_sheet_error(value):
     for sheet in (value, {"attributes": value}, {"attributes": {key: 2 for key in ATTRIBUTES},
@@ -216,7 +219,6 @@ def test_validate_sheet_only_raises_sheet_error(value):
             pass
 
 
-@settings(max_examples=500, deadline=None)
 @given(action=fuzzed_actions | json_values)
 def test_actions_odds_and_preview_only_raise_rule_error(action):
     for run in (lambda: MDT.decide(BUSY, action, SeededDice(1)),

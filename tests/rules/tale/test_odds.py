@@ -1,6 +1,5 @@
 """Exact Tale RPG odds, named after the game's situations (cf. icepool's tests/vampire_test.py)."""
 
-import time
 from fractions import Fraction
 
 import pytest
@@ -81,14 +80,13 @@ def test_sum_counts_are_the_whole_space():
     assert sum(sum_counts(40)) == 6 ** 40
 
 
-def test_largest_inputs_are_fast():
-    compare.cache_clear()
-    sum_counts.cache_clear()
-    start = time.perf_counter()
-    SYSTEM.odds({"type": "straight_roll", "pool": 40, "vs_pool": 40})
-    SYSTEM.odds({"type": "straight_roll", "pool": 40, "target": 140})
-    SYSTEM.odds({"type": "combat_round", "attack": 20, "defence": 20, "their_attack": 19, "their_defence": 21})
-    assert time.perf_counter() - start < 0.2
+def test_largest_inputs_are_computed_exactly():
+    """The largest allowed inputs give probabilities (their speed: `bench/odds.py`)."""
+    results = [SYSTEM.odds({"type": "straight_roll", "pool": 40, "vs_pool": 40}),
+               SYSTEM.odds({"type": "straight_roll", "pool": 40, "target": 140}),
+               SYSTEM.odds({"type": "combat_round", "attack": 20, "defence": 20, "their_attack": 19, "their_defence": 21})]
+    for result in results:
+        assert result and all(0 <= p <= 1 for p in result.values()), result
 
 
 def test_preview_of_a_running_contest_and_combat():

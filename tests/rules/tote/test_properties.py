@@ -5,6 +5,7 @@ import copy
 import json
 import math
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -44,6 +45,7 @@ def close_enough(hits, p, trials=TRIALS):
 # --- (1) exact odds agree with the real actions -------------------------------------------
 
 
+@pytest.mark.slow  # simulates 20,000 rolls per example
 @settings(max_examples=6, deadline=None, derandomize=True)
 @example(rating=3, spec=2, modifier=0, target=10, injuries=1, gm_penalty=False)  # the CLI's raw form
 @example(rating=5, spec=1, modifier=-1, target=9, injuries=5, gm_penalty=True)
@@ -65,6 +67,7 @@ def test_skill_test_odds_match_simulation(rating, spec, modifier, target, injuri
     assert close_enough(criticals, odds["critical"])
 
 
+@pytest.mark.slow  # simulates 20,000 rolls per example
 @settings(max_examples=4, deadline=None, derandomize=True)
 @given(n=st.integers(1, 10), target=st.integers(1, 60), mode=st.sampled_from(["sum", "count"]),
        threshold=st.integers(2, 6))
@@ -123,7 +126,7 @@ def check_possible(state):
     json.dumps(state)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(actions=st.lists(ACTION, min_size=5, max_size=60), seed=st.integers(0, 2**32))
 def test_replay_never_reaches_an_impossible_state(actions, seed):
     state = hero(rating=2, spec=1)
@@ -166,7 +169,6 @@ FIELDS = ["skill", "target", "modifier", "specialization", "bubble", "totem", "a
 SHEET_FIELDS = ["name", "skills", "totems", "specializations", "resolve", "aspect", "grid", "options"]
 
 
-@settings(max_examples=300, deadline=None)
 @given(sheet=JSON, key=st.sampled_from(SHEET_FIELDS), value=JSON, creation=st.booleans())
 def test_validate_sheet_only_raises_sheet_error(sheet, key, value, creation):
     near_valid = {"skills": dict(ONES), "options": {}, "grid": None, key: value}
@@ -177,7 +179,6 @@ def test_validate_sheet_only_raises_sheet_error(sheet, key, value, creation):
             pass
 
 
-@settings(max_examples=400, deadline=None)
 @given(kind=st.sampled_from(sorted(SYSTEM.actions) + ["nope", None, 3]),
        fields=st.dictionaries(st.sampled_from(FIELDS), JSON, max_size=6), junk=JSON, seed=st.integers(0, 99))
 def test_actions_odds_and_preview_only_raise_rule_error(kind, fields, junk, seed):

@@ -4,7 +4,6 @@ Where a number is not obvious by hand it is cross-checked against icepool,
 whose ``explode(depth=5)`` is the same capped die (at most 5 extra rolls).
 """
 
-import time
 from fractions import Fraction as F
 
 import icepool
@@ -125,10 +124,9 @@ def test_bad_raw_forms_are_refused(bad):
         odds(bad)
 
 
-def test_largest_inputs_are_fast():
-    for fn in (wyrm_odds.die_distribution, wyrm_odds.p_at_least, wyrm_odds._opposed_success, wyrm_odds._sum_of_dice):
-        fn.cache_clear()
-    start = time.perf_counter()
-    odds({"type": "check", "attribute": 10, "skills": 2, "vs": {"attribute": 10, "skills": 2}, "modifier": -20})
-    odds({"type": "damage", "dice": 3, "bonus": 20})
-    assert time.perf_counter() - start < 0.2
+def test_largest_inputs_are_computed_exactly():
+    """The largest allowed inputs give probabilities (their speed: `bench/odds.py`)."""
+    results = [odds({"type": "check", "attribute": 10, "skills": 2, "vs": {"attribute": 10, "skills": 2}, "modifier": -20}),
+               odds({"type": "damage", "dice": 3, "bonus": 20})]
+    for result in results:
+        assert result and all(0 <= p <= 1 for p in result.values()), result

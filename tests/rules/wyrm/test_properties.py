@@ -10,6 +10,7 @@ import math
 from collections import Counter
 from fractions import Fraction
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -38,6 +39,7 @@ SKILLS = ([], ["Stealth"], ["Stealth", "Climbing"])
 # --- 1. odds against simulation -------------------------------------------------------
 
 
+@pytest.mark.slow  # simulates 20,000 rolls per example
 @settings(max_examples=6, deadline=None, derandomize=True)
 @given(
     rogue=st.integers(0, 10),
@@ -62,6 +64,7 @@ def test_check_odds_match_simulation(rogue, skills, modifier, difficulty):
     assert close(wins, exact["success"]), (wins / TRIALS, float(exact["success"]))
 
 
+@pytest.mark.slow  # simulates 20,000 rolls per example
 @settings(max_examples=3, deadline=None, derandomize=True)
 @given(count=st.integers(1, 3), bonus=st.integers(0, 20))
 @example(count=3, bonus=20)
@@ -130,7 +133,7 @@ def assert_possible(state: dict) -> None:
     assert json.loads(json.dumps(state)) == state
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(steps=st.lists(ACTIONS, max_size=40), fate=st.integers(0, 3), seed=st.integers(0, 2**16))
 def test_replays_never_reach_an_impossible_state(steps, fate, seed):
     state, dice = make(fate=fate), SeededDice(seed)
@@ -163,7 +166,6 @@ JSONISH_ACTION = st.dictionaries(st.sampled_from(FIELDS) | st.text(max_size=5), 
     ["rogue", "Stealth", "reroll", "plus_two", "attribute", "skill", 1, 2, ["Stealth"], {"attribute": 2}]), max_size=6)
 
 
-@settings(max_examples=300, deadline=None)
 @given(sheet=JSON | st.dictionaries(st.sampled_from(SHEET_FIELDS), JSON, max_size=5))
 def test_validate_sheet_only_raises_sheet_error(sheet):
     try:
@@ -172,7 +174,6 @@ def test_validate_sheet_only_raises_sheet_error(sheet):
         pass
 
 
-@settings(max_examples=300, deadline=None)
 @given(kind=st.sampled_from(sorted(WYRM.actions)), fields=JSONISH_ACTION, setup=st.integers(0, 3))
 def test_actions_only_raise_rule_error(kind, fields, setup):
     state = make()
@@ -189,7 +190,6 @@ def test_actions_only_raise_rule_error(kind, fields, setup):
             pass
 
 
-@settings(max_examples=100, deadline=None)
 @given(action=JSON)
 def test_any_json_action_only_raises_rule_error(action):
     for call in (lambda: WYRM.decide(make(), action, SeededDice(1)), lambda: WYRM.odds(action),
