@@ -34,7 +34,6 @@ from campaign.actions import ActionError, access_campaign, do_command
 from campaign.broadcast import group_name
 from campaign.log import events_after
 from campaign.ratelimit import SocketBucket, check_user_rate
-from campaign.models import Campaign
 from campaign.pipeline import MAX_SEQ, check_size, parse_json, parse_whole_number
 from campaign.visibility import Viewer, for_viewer
 
