@@ -8,6 +8,7 @@ character from the start.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from typing import Iterable
@@ -27,20 +28,26 @@ def _rules_event(event: Event) -> RulesEvent:
 
 def fold(campaign: Campaign, events: Iterable[Event], states: dict[int, dict], seqs: dict[int, int],
          voided: set[int]) -> None:
-    """Apply ``events`` (in seq order) to ``states``/``seqs`` in place, keyed by character id."""
+    """Apply ``events`` (in seq order) to ``states``/``seqs`` in place, keyed by character id.
+
+    The fold owns ``states`` and changes them in place (``rules.apply``): a
+    copy per event was most of a rebuild's time. Callers pass states nobody
+    else holds (fresh from the database, from ``initial_state`` or copied).
+    """
     rules = campaign.rules
     for event in events:
         if event.seq in voided:
             continue
         if event.type == "character_created":
-            states[event.character_id] = rules.initial_state(event.payload["sheet"])
+            # A copy: the state is changed in place later and must not share the event's payload.
+            states[event.character_id] = rules.initial_state(copy.deepcopy(event.payload["sheet"]))
             seqs[event.character_id] = event.seq
         elif event.type in CAMPAIGN_WIDE:
             for character_id in states:
-                states[character_id] = rules.evolve(states[character_id], _rules_event(event))
+                states[character_id] = rules.apply(states[character_id], _rules_event(event))
                 seqs[character_id] = event.seq
         elif event.character_id in states:
-            states[event.character_id] = rules.evolve(states[event.character_id], _rules_event(event))
+            states[event.character_id] = rules.apply(states[event.character_id], _rules_event(event))
             seqs[event.character_id] = event.seq
 
 

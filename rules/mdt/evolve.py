@@ -1,13 +1,15 @@
 """Mundo das Trevas Lite: apply one stored event to a character's state.
 
 ``evolve`` reads only the event's payload (never re-rolls or recomputes rules)
-and returns a new state; the input is never mutated. Events that change
+and changes the state it is given (``rules.base.Evolver`` copies it for callers
+that need the old one); what it stores from a payload is copied. Events that change
 nothing here (``test``, ``opposed_test``, ``say_yes``, unknown types) return
 the state unchanged.
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Callable
 
 from ..base import evolver
@@ -27,7 +29,7 @@ def _buy_advance(state: dict, p: dict) -> dict:
 
 def _start_contest(state: dict, p: dict) -> dict:
     keys = ("label", "attribute", "specialization", "modifier", "vs_pool", "target", "mine", "theirs", "round")
-    state["contest"] = {key: p[key] for key in keys}
+    state["contest"] = copy.deepcopy({key: p[key] for key in keys})
     return state
 
 
@@ -47,7 +49,7 @@ def _end_contest(state: dict, p: dict) -> dict:
 def _start_project(state: dict, p: dict) -> dict:
     keys = ("name", "target", "attribute", "specialization", "modifier", "interval",
             "reset_on_dramatic_failure", "progress", "rolls")
-    state["projects"][p["name"]] = {key: p[key] for key in keys}
+    state["projects"][p["name"]] = copy.deepcopy({key: p[key] for key in keys})
     return state
 
 

@@ -1,8 +1,9 @@
 """Tale RPG ``evolve``: apply one stored event to a character's state.
 
 Payloads carry the results (counts after a round, damage to spread...), so this
-module only copies them into the state; it never re-decides anything. The
-input state is never mutated.
+module only copies them into the state; it never re-decides anything. Handlers
+change the state they are given (``rules.base.Evolver`` copies it for callers
+that need the old one); what they store from a payload is copied.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def _combat_round(state: dict, p: dict) -> None:
 
 def _impose_penalty(state: dict, p: dict) -> None:
     if state["contest"]:
-        state["contest"]["penalties"].append(dict(p["penalty"]))
+        state["contest"]["penalties"].append(copy.deepcopy(p["penalty"]))
 
 
 def _end_contest(state: dict, p: dict) -> None:
