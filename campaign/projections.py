@@ -159,10 +159,17 @@ def apply(campaign: Campaign, events: list[Event]) -> None:
         return
     touched = {e.character_id for e in events if e.character_id}
     wide = any(e.type in CAMPAIGN_WIDE for e in events)
-    qs = CharacterProjection.objects.filter(character__campaign=campaign)
-    if not wide:
-        qs = qs.filter(character_id__in=touched)
-    projections = {p.character_id: p for p in qs}
+    # The command read its character's projection under the same lock
+    # (actions.access_character): fold into that row instead of reading it again.
+    projections = {} if wide else {
+        e.character_id: e.character.projection for e in events
+        if e.character_id and Character.projection.is_cached(e.character)}
+    missing = touched - set(projections)
+    if wide or missing:
+        qs = CharacterProjection.objects.filter(character__campaign=campaign)
+        if not wide:
+            qs = qs.filter(character_id__in=missing)
+        projections.update({p.character_id: p for p in qs})
     states = {cid: p.state for cid, p in projections.items()}
     seqs = {cid: p.last_seq for cid, p in projections.items()}
     fold(campaign, events, states, seqs, set())
