@@ -119,7 +119,7 @@ def access_character(membership: Membership, character_id) -> Character:
 def access_character_for_reading(membership: Membership, character_id) -> Character:
     """Any character of the membership's campaign: every member may read every sheet at the table."""
     character = (
-        Character.objects.select_related("owner", "projection")
+        Character.objects.select_related("owner", "projection", "campaign")
         .filter(campaign_id=membership.campaign_id, pk=character_id)
         .first()
     )

@@ -9,10 +9,9 @@ the state unchanged.
 
 from __future__ import annotations
 
-import copy
 from typing import Callable
 
-from ..base import evolver
+from ..base import copy_json, evolver
 
 
 def _award_points(state: dict, p: dict) -> dict:
@@ -29,7 +28,7 @@ def _buy_advance(state: dict, p: dict) -> dict:
 
 def _start_contest(state: dict, p: dict) -> dict:
     keys = ("label", "attribute", "specialization", "modifier", "vs_pool", "target", "mine", "theirs", "round")
-    state["contest"] = copy.deepcopy({key: p[key] for key in keys})
+    state["contest"] = copy_json({key: p[key] for key in keys})
     return state
 
 
@@ -49,7 +48,7 @@ def _end_contest(state: dict, p: dict) -> dict:
 def _start_project(state: dict, p: dict) -> dict:
     keys = ("name", "target", "attribute", "specialization", "modifier", "interval",
             "reset_on_dramatic_failure", "progress", "rolls")
-    state["projects"][p["name"]] = copy.deepcopy({key: p[key] for key in keys})
+    state["projects"][p["name"]] = copy_json({key: p[key] for key in keys})
     return state
 
 

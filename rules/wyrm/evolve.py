@@ -8,10 +8,9 @@ state as it is.
 
 from __future__ import annotations
 
-import copy
 from typing import Callable
 
-from ..base import evolver
+from ..base import copy_json, evolver
 
 
 def _check(state: dict, p: dict) -> None:
@@ -23,7 +22,7 @@ def _check(state: dict, p: dict) -> None:
         "explodes": p["explodes"],
         "dl": p["dl"],
         "ties_succeed": p["ties_succeed"],
-        "dice": copy.deepcopy(p["dice"]),
+        "dice": copy_json(p["dice"]),
         "total": p["total"],
         "success": p["success"],
         "fate_used": False,
@@ -36,14 +35,14 @@ def _damage(state: dict, p: dict) -> None:
         "kind": "damage",
         "roll": p["roll"],
         "bonus": p["bonus"],
-        "dice": copy.deepcopy(p["dice"]),
+        "dice": copy_json(p["dice"]),
         "total": p["total"],
         "fate_used": False,
     }
 
 
 def _fate_requested(state: dict, p: dict) -> None:
-    state["pending_fate"] = {"use": p["use"], "roll": p["roll"], "die": p["die"], "detail": copy.deepcopy(p["detail"])}
+    state["pending_fate"] = {"use": p["use"], "roll": p["roll"], "die": p["die"], "detail": copy_json(p["detail"])}
 
 
 def _fate_spent(state: dict, p: dict) -> None:
@@ -56,7 +55,7 @@ def _fate_spent(state: dict, p: dict) -> None:
         if "success" in p:
             last["success"] = p["success"]
         if p["use"] == "reroll":
-            last["dice"] = copy.deepcopy(p["dice"])
+            last["dice"] = copy_json(p["dice"])
 
 
 def _fate_denied(state: dict, p: dict) -> None:
