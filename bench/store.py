@@ -135,14 +135,17 @@ def bench_rebuild(sizes: list[int], repeat: int, progress=None) -> dict:
     for n in sizes:
         log = data.ensure_log(n, progress=progress)
         campaign = Campaign.objects.get(slug=log["slug"])
-        times = []
+        times, cpu = [], []
         for _ in range(repeat):
-            t = perf()
+            t, c = perf(), time.process_time()
             rebuild(campaign)
             times.append(perf() - t)
+            cpu.append(time.process_time() - c)
         differing = rebuild(campaign, check=True)
         out[str(n)] = {"events": log["events"], "log_reused": log["reused"], "log_build_s": log["build_s"],
                        "seconds": [round(x, 3) for x in times], "best_s": round(min(times), 3),
+                       # This process's CPU (the fold, JSON decoding): the rest is waiting on PostgreSQL.
+                       "cpu_s": [round(x, 3) for x in cpu],
                        "events_per_s": round(log["events"] / min(times)), "check_after": differing or "OK"}
     return out
 
@@ -281,7 +284,8 @@ def targets(result: dict) -> list[dict]:
                     "met": floor["do_command"]["per_s"] >= half})
     big = result.get("rebuild", {}).get("100000")
     if big:
-        out.append({"target": "rebuild of 100k events", "floor": "3 s", "measured": f"{big['best_s']} s",
+        out.append({"target": "rebuild of 100k events", "floor": "3 s",
+                    "measured": f"{big['best_s']} s ({min(big['cpu_s'])} s CPU in this process)",
                     "met": big["best_s"] <= 3})
     as_of = result.get("as_of")
     if as_of:

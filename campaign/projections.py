@@ -164,7 +164,8 @@ def _save_snapshots(snapshots: list[CharacterSnapshot]) -> None:
 
 def _head(campaign: Campaign) -> int:
     # Read, not taken from the (possibly stale) object: every event up to the
-    # committed head is committed, so the voids read next are all of them.
+    # committed head is committed, so the voids read next are all of them, and
+    # an event appended meanwhile (past the head) is not folded without its void.
     return Campaign.objects.filter(pk=campaign.pk).values_list("last_seq", flat=True).get()
 
 
@@ -177,7 +178,7 @@ def replay(campaign: Campaign, upto: int | None = None, character_id: int | None
     snapshot on. With ``snapshots=False`` the fold starts from seq 1 and
     stores nothing (how a rebuild checks the projections).
     """
-    upto = _head(campaign) if upto is None else upto
+    upto = _head(campaign) if upto is None else min(upto, _head(campaign))
     all_voids = voids(campaign, upto)
     voided = {target for _, target, _ in all_voids} | set(skip)
     by_character = _by_character(all_voids)
