@@ -8,7 +8,15 @@
 * projection rebuild: ``campaign.projections.rebuild`` over WYRM logs of 10k
   and 100k events (mostly character checks);
 * reads that must not grow with history: the table page and the newest page
-  of the events API, with a 1k-event log against a 100k-event log.
+  of the events API, with a 1k-event log against a 100k-event log;
+* appends through ``do_command`` on ONE campaign against a bare loop that
+  locks the stream row and inserts an event (one transaction each), in
+  alternating rounds of the same run;
+* a sheet as of any seq of the 100k-event log (``state_as_of``, and through the
+  API as the GM and as a player who may not see a secret roll);
+* every odds form of every system, first call from cold caches (``bench/odds.py``);
+
+and each target of issue #12 on the store side against its floor (``targets``).
 
 Django must be set up (``common.setup_django``) before this is imported.
 """
@@ -127,14 +135,17 @@ def bench_rebuild(sizes: list[int], repeat: int, progress=None) -> dict:
     for n in sizes:
         log = data.ensure_log(n, progress=progress)
         campaign = Campaign.objects.get(slug=log["slug"])
-        times = []
+        times, cpu = [], []
         for _ in range(repeat):
-            t = perf()
+            t, c = perf(), time.process_time()
             rebuild(campaign)
             times.append(perf() - t)
+            cpu.append(time.process_time() - c)
         differing = rebuild(campaign, check=True)
         out[str(n)] = {"events": log["events"], "log_reused": log["reused"], "log_build_s": log["build_s"],
                        "seconds": [round(x, 3) for x in times], "best_s": round(min(times), 3),
+                       # This process's CPU (the fold, JSON decoding): the rest is waiting on PostgreSQL.
+                       "cpu_s": [round(x, 3) for x in cpu],
                        "events_per_s": round(log["events"] / min(times)), "check_after": differing or "OK"}
     return out
 
@@ -157,6 +168,139 @@ def _time_get(client: Client, url: str, count: int) -> dict:
     s = summary_ms(times)
     return {"median_ms": round(statistics.median(times) * 1000, 3), "p95_ms": s["p95"], "n": count,
             "bytes": len(response.content), "queries": queries}
+
+
+def bench_append_floor(n: int, prefix: str, rounds: int = 4) -> dict:
+    """Appends through ``do_command`` on one campaign against the floor: a bare loop
+    that locks the stream row and inserts the event, one transaction each.
+
+    Both append ``2d6`` rolls to their own single campaign, in ``rounds``
+    alternating rounds of ``n / rounds`` (a burst of load from elsewhere lands
+    on both sides). The bare loop's rows are real events (re-chained copies of
+    the ``do_command`` ones); its hashing is done before the clock starts.
+    """
+    (table,) = data.make_tables(f"{prefix}-floor", 1, 2, system="wyrm")
+    campaign = Campaign.objects.get(slug=table["slug"])
+    gm = data.membership(campaign, campaign.memberships.get(role="gm").user)
+    (bare_table,) = data.make_tables(f"{prefix}-bare", 1, 1, system="wyrm")
+    bare = Campaign.objects.get(slug=bare_table["slug"])
+    per_round = max(1, n // rounds)
+    roll = {"type": "roll", "notation": "2d6"}
+    sql = ("INSERT INTO campaign_event (campaign_id, seq, type, version, payload, actor_id, character_id, session, "
+           "scene, visibility, command_id, created_at, prev_hash, hash) "
+           "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)")
+    times = {"do_command": [], "bare": []}
+    walls = {"do_command": 0.0, "bare": 0.0}
+    head, head_hash = bare.last_seq, bare.head_hash
+    with psycopg.connect(_dsn()) as conn:
+        for r in range(rounds):
+            first = Campaign.objects.get(pk=campaign.pk).last_seq + 1
+            t0 = perf()
+            for i in range(per_round):
+                t = perf()
+                do_command(gm, {"id": f"floor-{r}-{i}", "action": roll})
+                times["do_command"].append(perf() - t)
+            walls["do_command"] += perf() - t0
+            params = []
+            for e in Event.objects.filter(campaign=campaign, seq__gte=first).order_by("seq"):
+                head += 1
+                e.campaign_id, e.seq, e.command_id, e.prev_hash = bare.id, head, None, head_hash
+                e.hash = head_hash = event_hash(head_hash, hashed_fields(e))
+                params.append((e.campaign_id, e.seq, e.type, e.version, Jsonb(e.payload), e.actor_id, e.character_id,
+                               e.session, e.scene, e.visibility, None, e.created_at, e.prev_hash, e.hash))
+            t0 = perf()
+            for p in params:
+                t = perf()
+                with conn.transaction():
+                    conn.execute("SELECT last_seq, head_hash FROM campaign_campaign WHERE id = %s FOR UPDATE",
+                                 [bare.id])
+                    conn.execute(sql, p)
+                times["bare"].append(perf() - t)
+            walls["bare"] += perf() - t0
+        with conn.transaction():
+            conn.execute("UPDATE campaign_campaign SET last_seq = %s, head_hash = %s WHERE id = %s",
+                         [head, head_hash, bare.id])
+    out = {side: {"n": len(times[side]), "per_s": round(len(times[side]) / walls[side], 1),
+                  "ms": summary_ms(times[side])} for side in times}
+    out["rounds"] = rounds
+    out["ratio_do_command_over_bare"] = ratio(out["do_command"]["per_s"], out["bare"]["per_s"])
+    return out
+
+
+def bench_as_of(n: int, count: int, seed: int = 1, progress=None) -> dict:
+    """A character's sheet as of random seqs of the ``n``-event log.
+
+    Directly (``projections.state_as_of``), then through the API as the GM and
+    as a player who may not see one secret roll of that character. The
+    snapshots were written by the rebuild (``bench_rebuild``) or are written
+    here by the first replays; ``snapshots`` says how many there were before.
+    """
+    import random
+
+    from campaign.models import CharacterSnapshot
+    from campaign.projections import state_as_of
+
+    log = data.ensure_log(n, progress=progress)
+    campaign = Campaign.objects.get(slug=log["slug"])
+    player, character_id = data.ensure_secret_roll(campaign)
+    campaign.refresh_from_db()
+    character = Character.objects.get(pk=character_id)
+    before = CharacterSnapshot.objects.filter(character__campaign=campaign).count()
+    rng = random.Random(seed)
+    seqs = [rng.randint(1, campaign.last_seq) for _ in range(count)]
+    times = []
+    for seq in seqs:
+        t = perf()
+        state_as_of(character, seq)
+        times.append(perf() - t)
+    gm = Client()
+    gm.force_login(campaign.memberships.get(role="gm").user)
+    as_player = Client()
+    as_player.force_login(player)
+    sheet = f"/api/campaigns/{campaign.slug}/characters/{character_id}"
+    for client in (gm, as_player):  # warm up Django (URLs, templates, the connection), not the sheet
+        assert client.get(sheet).status_code == 200
+    api = {"gm": [], "player_one_secret_roll": []}
+    for seq in seqs[: max(5, count // 4)]:
+        for who, client in (("gm", gm), ("player_one_secret_roll", as_player)):
+            t = perf()
+            response = client.get(f"{sheet}?as_of={seq}")
+            api[who].append(perf() - t)
+            assert response.status_code == 200, response.content[:300]
+    return {"events": campaign.last_seq, "snapshots_before": before, "seqs": seqs,
+            "state_as_of_ms": summary_ms(times),
+            **{f"api_{who}_ms": summary_ms(values) for who, values in api.items()}}
+
+
+def targets(result: dict) -> list[dict]:
+    """Each store target of issue #12 against its floor, from this run's numbers."""
+    out = []
+    floor = result.get("append_floor")
+    if floor:
+        half = round(floor["bare"]["per_s"] / 2, 1)
+        out.append({"target": "appends through do_command, one campaign: at least half the bare loop's rate",
+                    "floor": f"{half}/s (bare lock+insert {floor['bare']['per_s']}/s)",
+                    "measured": f"{floor['do_command']['per_s']}/s ({floor['ratio_do_command_over_bare']}x bare)",
+                    "met": floor["do_command"]["per_s"] >= half})
+    big = result.get("rebuild", {}).get("100000")
+    if big:
+        out.append({"target": "rebuild of 100k events", "floor": "3 s",
+                    "measured": f"{big['best_s']} s ({min(big['cpu_s'])} s CPU in this process)",
+                    "met": big["best_s"] <= 3})
+    as_of = result.get("as_of")
+    if as_of:
+        worst = max(as_of["state_as_of_ms"]["max"], as_of["api_gm_ms"]["max"],
+                    as_of["api_player_one_secret_roll_ms"]["max"])
+        out.append({"target": f"a sheet as of any seq at {as_of['events']} events (max of "
+                              f"{as_of['state_as_of_ms']['n']} random seqs, direct and API)",
+                    "floor": "50 ms", "measured": f"{worst} ms (p50 {as_of['state_as_of_ms']['p50']} ms)",
+                    "met": worst <= 50})
+    odds = result.get("odds")
+    if odds:
+        out.append({"target": f"every odds form's first call ({odds['count']} forms, 4 systems)",
+                    "floor": "5 ms", "measured": f"{odds['max_ms']} ms wall, {odds['max_cpu_ms']} ms CPU (worst form)",
+                    "met": odds["max_ms"] <= 5})
+    return out
 
 
 def bench_reads(sizes: list[int], count: int, progress=None) -> dict:
@@ -202,7 +346,7 @@ def bench_reads(sizes: list[int], count: int, progress=None) -> dict:
 
 
 def run_store(appends: int, rebuild_sizes: list[int], rebuild_repeat: int, read_sizes: list[int],
-              read_requests: int, prefix: str | None = None, progress=print) -> dict:
+              read_requests: int, prefix: str | None = None, progress=print, as_of_count: int = 40) -> dict:
     prefix = prefix or uuid.uuid4().hex[:8]
     result = {}
     t = perf()
@@ -218,4 +362,16 @@ def run_store(appends: int, rebuild_sizes: list[int], rebuild_repeat: int, read_
     result["reads"] = bench_reads(read_sizes, read_requests, progress)
     result["reads"]["wall_s"] = round(perf() - t, 2)
     progress(f"reads: ratio large/small {result['reads']['ratio_large_over_small']}")
+    result["append_floor"] = bench_append_floor(appends, prefix)
+    progress(f"appends on one campaign: do_command {result['append_floor']['do_command']['per_s']}/s, bare "
+             f"lock+insert {result['append_floor']['bare']['per_s']}/s")
+    result["as_of"] = bench_as_of(max(read_sizes), as_of_count)
+    progress(f"sheet as of any seq at {result['as_of']['events']} events: {result['as_of']['state_as_of_ms']}")
+    from .odds import run_odds
+
+    result["odds"] = run_odds()
+    progress(f"odds first call: worst {result['odds']['max_ms']} ms of {result['odds']['count']} forms")
+    result["targets"] = targets(result)
+    for t in result["targets"]:
+        progress(f"TARGET {'MET ' if t['met'] else 'MISSED'} {t['target']}: {t['measured']} (floor {t['floor']})")
     return result

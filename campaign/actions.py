@@ -18,7 +18,8 @@ import re
 from dataclasses import dataclass, replace
 
 from django.contrib.auth import get_user_model
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
 from django.utils.text import slugify
 
 from rules import RuleError, get_system
@@ -107,7 +108,10 @@ def access_character(membership: Membership, character_id) -> Character:
     """A character of the membership's campaign that this member may act for."""
     if isinstance(character_id, bool) or not isinstance(character_id, int):
         raise ActionError("'character' must be the id (a number) of a character in this campaign.")
-    character = Character.objects.filter(campaign_id=membership.campaign_id, pk=character_id).first()
+    # With its projection: a rules action reads the state, and projections.apply
+    # folds the new events into the same row without reading it again.
+    character = Character.objects.select_related("projection").filter(
+        campaign_id=membership.campaign_id, pk=character_id).first()
     if character is None:
         raise NotFound(f"This campaign has no character {character_id}.")
     if not membership.is_gm and character.owner_id != membership.user_id:
@@ -118,7 +122,7 @@ def access_character(membership: Membership, character_id) -> Character:
 def access_character_for_reading(membership: Membership, character_id) -> Character:
     """Any character of the membership's campaign: every member may read every sheet at the table."""
     character = (
-        Character.objects.select_related("owner", "projection")
+        Character.objects.select_related("owner", "projection", "campaign")
         .filter(campaign_id=membership.campaign_id, pk=character_id)
         .first()
     )
@@ -189,8 +193,9 @@ def do_command(membership: Membership, body, dice=None) -> CommandResult:
     user = membership.user
     with transaction.atomic():
         campaign = lock_campaign(membership.campaign_id)
-        previous = Command.objects.filter(campaign=campaign, actor=user, client_id=client_id).first()
-        if previous is not None:
+        command = _claim_command(campaign, user, client_id, body_hash)
+        if command is None:
+            previous = Command.objects.get(campaign=campaign, actor=user, client_id=client_id)
             if previous.body_hash != body_hash:
                 raise Conflict(f"Command id '{client_id}' was already used for a different action.")
             return CommandResult(list(previous.events.select_related("actor", "character").order_by("seq")), True)
@@ -205,13 +210,36 @@ def do_command(membership: Membership, body, dice=None) -> CommandResult:
         drafts = hidden.one_event(drafts)
         drafts = _link_request(campaign, action, drafts)
         drafts = _record_dice_and_seal(drafts, client_id, action, recorder.log, source)
-        command = Command.objects.create(campaign=campaign, actor=user, client_id=client_id, body_hash=body_hash)
         events = append(campaign, drafts, actor=user, command=command)
         projections.apply(campaign, events)
         if any(e.type == "session_ended" for e in events):
             checkpoints.sign_head(campaign)  # every session end leaves a receipt of the log so far
         broadcast_on_commit(campaign.id, events)
     return CommandResult(events, False)
+
+
+def _claim_command(campaign: Campaign, user, client_id: str, body_hash: str) -> Command | None:
+    """Store the command's row, or return None if its client id was used before.
+
+    The unique constraint decides, in the same round trip as the insert
+    (``ON CONFLICT DO NOTHING``, PostgreSQL and SQLite alike) instead of a read
+    first. If the command is then refused, the transaction takes the row back.
+    """
+    command = Command(campaign=campaign, actor=user, client_id=client_id, body_hash=body_hash,
+                      created_at=timezone.now())
+    table, quote = Command._meta.db_table, connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {quote(table)} (campaign_id, actor_id, client_id, body_hash, created_at) "
+            "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (campaign_id, actor_id, client_id) DO NOTHING RETURNING id",
+            [campaign.id, user.id, client_id, body_hash, connection.ops.adapt_datetimefield_value(command.created_at)],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    command.id = row[0]
+    command._state.adding = False
+    return command
 
 
 def _link_request(campaign: Campaign, action: dict, drafts: list[Draft]) -> list[Draft]:

@@ -28,7 +28,7 @@ from typing import Any, Iterable, Iterator, NamedTuple
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.db import connection
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
 from rules import Event as RulesEvent
 
@@ -323,32 +323,8 @@ def _path_key(path: str):
 
 
 def states_as_of(character: Character, seqs: Iterable[int]) -> dict[int, dict | None]:
-    """``projections.state_as_of`` for several seqs in one pass over the log.
-
-    The state as of seq s skips the events voided by seq s. One fold up to the
-    highest seq skips the events voided by then; for a lower s that differs only
-    if a void after s names an event up to s, and then s gets its own replay."""
-    wanted = sorted(set(seqs))
-    if not wanted:
-        return {}
-    campaign, top = character.campaign, wanted[-1]
-    voids = [(seq, target) for seq, target in Event.objects.filter(campaign=campaign, type=VOID, seq__lte=top)
-             .values_list("seq", "payload__seq")]
-    voided = {target for _, target in voids}
-    single = [s for s in wanted if not any(s < vs and target <= s for vs, target in voids)]
-    out: dict[int, dict | None] = {s: _plain(state_as_of(character, s)) for s in wanted if s not in single}
-    qs = Event.objects.filter(campaign=campaign, seq__lte=top).filter(
-        Q(character_id=character.id) | Q(type__in=CAMPAIGN_WIDE))
-    states: dict[int, dict] = {}
-    seqs_done: dict[int, int] = {}
-    pending = list(single)
-    for row in _rows(qs):
-        while pending and pending[0] < row.seq:
-            out[pending.pop(0)] = _plain(states.get(character.id))
-        fold(campaign, [row], states, seqs_done, voided)
-    for s in pending:
-        out[s] = _plain(states.get(character.id))
-    return out
+    """``projections.state_as_of`` for several seqs (each starts from a snapshot near it)."""
+    return {s: _plain(state_as_of(character, s)) for s in sorted(set(seqs))}
 
 
 def _plain(state: dict | None) -> dict | None:

@@ -141,11 +141,11 @@ def append(campaign: Campaign, drafts: Iterable[Draft], *, actor=None, command: 
             format=CURRENT_FORMAT,
         )
         event.hash = event_hash(event.prev_hash, hashed_fields(event), event.format)
-        event.save()
         campaign.last_seq = event.seq
         campaign.head_hash = event.hash
         _close_session_or_scene(campaign, draft)
         stored.append(event)
+    Event.objects.bulk_create(stored)  # one INSERT for all of a command's events
     Campaign.objects.filter(pk=campaign.pk).update(
         last_seq=campaign.last_seq,
         head_hash=campaign.head_hash,

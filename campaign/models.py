@@ -200,6 +200,27 @@ class CharacterProjection(models.Model):
     last_seq = models.PositiveBigIntegerField(default=0)
 
 
+class CharacterSnapshot(models.Model):
+    """A character's state as of ``seq``: a cache derived from the log, never its source.
+
+    The state right after event ``seq``, counting the voids appended up to
+    ``seq`` and leaving out the events in the skip set a caller named
+    (``skipped`` identifies that set's members up to ``seq``; "" for none).
+    That is a fact of the log's first ``seq`` events, so a snapshot never
+    goes stale: a later void or skip set only decides which snapshots a fold
+    may start from (``campaign.projections``). ``rebuild_projections`` drops
+    and rewrites them all.
+    """
+
+    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="snapshots")
+    seq = models.PositiveBigIntegerField()
+    skipped = models.CharField(max_length=64, blank=True, default="")
+    state = models.JSONField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["character", "seq", "skipped"], name="one_snapshot_per_seq")]
+
+
 def new_token_key() -> str:
     return secrets.token_urlsafe(32)
 

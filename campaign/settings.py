@@ -217,6 +217,9 @@ CACHES = {
 TABLE_HEARTBEAT_SECONDS = env_int("TABLE_HEARTBEAT_SECONDS", 15)
 # The largest events page the API and the socket backlog read at once.
 EVENTS_PAGE_MAX = 500
+# A character's state is snapshotted about every this many events of the log, so
+# a sheet "as of" any seq (or without hidden rolls) folds at most about this many.
+PROJECTION_SNAPSHOT_EVERY = env_int("PROJECTION_SNAPSHOT_EVERY", 500)
 
 LOGGING = {
     "version": 1,

@@ -1,7 +1,8 @@
 """Mundo das Trevas Lite: apply one stored event to a character's state.
 
 ``evolve`` reads only the event's payload (never re-rolls or recomputes rules)
-and returns a new state; the input is never mutated. Events that change
+and changes the state it is given (``rules.base.Evolver`` copies it for callers
+that need the old one); what it stores from a payload is copied. Events that change
 nothing here (``test``, ``opposed_test``, ``say_yes``, unknown types) return
 the state unchanged.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..base import evolver
+from ..base import copy_json, evolver
 
 
 def _award_points(state: dict, p: dict) -> dict:
@@ -27,7 +28,7 @@ def _buy_advance(state: dict, p: dict) -> dict:
 
 def _start_contest(state: dict, p: dict) -> dict:
     keys = ("label", "attribute", "specialization", "modifier", "vs_pool", "target", "mine", "theirs", "round")
-    state["contest"] = {key: p[key] for key in keys}
+    state["contest"] = copy_json({key: p[key] for key in keys})
     return state
 
 
@@ -47,7 +48,7 @@ def _end_contest(state: dict, p: dict) -> dict:
 def _start_project(state: dict, p: dict) -> dict:
     keys = ("name", "target", "attribute", "specialization", "modifier", "interval",
             "reset_on_dramatic_failure", "progress", "rolls")
-    state["projects"][p["name"]] = {key: p[key] for key in keys}
+    state["projects"][p["name"]] = copy_json({key: p[key] for key in keys})
     return state
 
 

@@ -1,21 +1,21 @@
 """Tale RPG ``evolve``: apply one stored event to a character's state.
 
 Payloads carry the results (counts after a round, damage to spread...), so this
-module only copies them into the state; it never re-decides anything. The
-input state is never mutated.
+module only copies them into the state; it never re-decides anything. Handlers
+change the state they are given (``rules.base.Evolver`` copies it for callers
+that need the old one); what they store from a payload is copied.
 """
 
 from __future__ import annotations
 
-import copy
 from typing import Callable
 
-from ..base import evolver
+from ..base import copy_json, evolver
 from .sheet import damage_room
 
 
 def _start_contest(state: dict, p: dict) -> None:
-    state["contest"] = copy.deepcopy(p["contest"])
+    state["contest"] = copy_json(p["contest"])
 
 
 def _iterated_round(state: dict, p: dict) -> None:
@@ -31,12 +31,12 @@ def _combat_round(state: dict, p: dict) -> None:
         _iterated_round(state, p)
         contest["damage_taken"] += p["damage"]["to_me"]
         contest["damage_dealt"] += p["damage"]["to_them"]
-        contest["penalties"] = copy.deepcopy(p["penalties_after"])
+        contest["penalties"] = copy_json(p["penalties_after"])
 
 
 def _impose_penalty(state: dict, p: dict) -> None:
     if state["contest"]:
-        state["contest"]["penalties"].append(dict(p["penalty"]))
+        state["contest"]["penalties"].append(copy_json(p["penalty"]))
 
 
 def _end_contest(state: dict, p: dict) -> None:

@@ -60,20 +60,25 @@ def sum_counts(n: int) -> tuple[int, ...]:
     if n == 0:
         return (1,)
     previous = sum_counts(n - 1)
+    # counts[s] = previous[s-6] + ... + previous[s-1]: a sliding window over the
+    # previous pool's counts, one addition and one subtraction per total.
     counts = [0] * (6 * n + 1)
-    for total, ways in enumerate(previous):
-        if ways:
-            for face in range(1, 7):
-                counts[total + face] += ways
+    window = 0
+    for total in range(1, 6 * n + 1):
+        window += previous[total - 1] if total - 1 < len(previous) else 0
+        if total - 7 >= 0:
+            window -= previous[total - 7]
+        counts[total] = window
     return tuple(counts)
 
 
 @lru_cache(maxsize=None)
 def _at_least_counts(n: int) -> tuple[int, ...]:
     """``tail[s]`` = ways ``n`` d6 sum to ``s`` or more (``tail[6n+1] = 0``)."""
+    counts = sum_counts(n)
     tail = [0] * (6 * n + 2)
     for total in range(6 * n, -1, -1):
-        tail[total] = tail[total + 1] + sum_counts(n)[total]
+        tail[total] = tail[total + 1] + counts[total]
     return tuple(tail)
 
 
@@ -89,14 +94,14 @@ def at_least(n: int, target: int) -> Fraction:
 @lru_cache(maxsize=None)
 def compare(n: int, m: int) -> tuple[Fraction, Fraction, Fraction]:
     """(P(A > B), P(A = B), P(A < B)) for A the sum of ``n`` d6 and B of ``m`` d6."""
-    a, tail_b = sum_counts(n), _at_least_counts(m)
+    a, b, tail_b = sum_counts(n), sum_counts(m), _at_least_counts(m)
     greater = equal = 0
     for total, ways in enumerate(a):
         if ways:
             below = tail_b[0] - (tail_b[total] if total <= 6 * m else 0)  # ways B < total
             greater += ways * below
             if total <= 6 * m:
-                equal += ways * sum_counts(m)[total]
+                equal += ways * b[total]
     whole = 6 ** (n + m)
     greater, equal = Fraction(greater, whole), Fraction(equal, whole)
     return greater, equal, 1 - greater - equal

@@ -1,14 +1,15 @@
 """``evolve(state, event) -> new state``: how each TOTE event changes a hero.
 
-Never mutates its input. Trusts the payloads (the actions computed them) but
-clamps counters, so even a hand-edited log cannot make an impossible state.
+Handlers change the state they are given (``rules.base.Evolver`` copies it for
+callers that need the old one) and copy what they store from a payload. Trusts
+the payloads (the actions computed them) but clamps counters, so even a
+hand-edited log cannot make an impossible state.
 Unknown event types, and the session events, leave the state as it was.
 """
 
 from __future__ import annotations
 
-
-from ..base import evolver
+from ..base import copy_json, evolver
 
 
 def _lapse_scene(state: dict) -> None:
@@ -23,7 +24,7 @@ def _lapse_scene(state: dict) -> None:
 def _skill_test(state: dict, p: dict) -> None:
     state["last_test"] = {
         "skill": p["skill"],
-        "totems": list(p["totems"]),
+        "totems": copy_json(p["totems"]),
         "total": p["total"],
         "target": p["target"],
         "success": bool(p["success"]),

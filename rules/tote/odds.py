@@ -3,15 +3,17 @@
 The dice rules live here once (which skill die is selected, what is a
 critical, how effect dice score) so the actions and the odds cannot disagree.
 
-Skill tests enumerate every face of the skill dice (at most 6**5 = 7776
-outcomes per rating and blocked set, cached) and then the Paragon die.
+Skill tests count the rolls of the skill dice by the value selected and
+whether a 1 shows (closed forms, checked against enumerating every roll in
+the tests), then the Paragon die. Everything is counted in whole numbers of
+ways, with one Fraction per probability returned: exact Fraction arithmetic
+in the loops cost milliseconds per form.
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
 from functools import lru_cache
-from itertools import product
 from typing import Iterable, Sequence
 
 FACES = range(1, 7)
@@ -53,12 +55,27 @@ def effect_score(faces: Sequence[int], mode: str, threshold: int) -> int:
 
 @lru_cache(maxsize=512)
 def _skill_dice_table(rating: int, blocked: frozenset) -> tuple:
-    """``((selected_value, any_one), count), ...`` over all 6**rating rolls."""
-    table: dict[tuple[int, bool], int] = {}
-    for faces in product(FACES, repeat=rating):
-        index = select_skill_die(faces, blocked)
-        key = (0 if index is None else faces[index], 1 in faces)
-        table[key] = table.get(key, 0) + 1
+    """``((selected_value, any_one), count), ...`` over all 6**rating rolls.
+
+    The selected value is the highest unblocked face (0 if none). Rolls whose
+    selected value is at most v show only blocked faces and unblocked faces up
+    to v: ``len(allowed(v)) ** rating`` of them; "exactly v" is the difference,
+    and the rolls without a 1 are counted the same way over faces 2..6.
+    """
+    def upto(value: int) -> tuple[int, int]:
+        """(rolls without a 1, rolls with a 1) whose selected value is at most ``value``."""
+        allowed = [face for face in FACES if face in blocked or face <= value]
+        every, no_one = len(allowed) ** rating, len([f for f in allowed if f != 1]) ** rating
+        return no_one, every - no_one
+
+    table = {}
+    below = (0, 0)
+    for value in [0] + [face for face in FACES if face not in blocked]:
+        here = upto(value)
+        for any_one in (False, True):
+            if here[any_one] - below[any_one]:
+                table[(value, any_one)] = here[any_one] - below[any_one]
+        below = here
     return tuple(sorted(table.items()))
 
 
@@ -92,19 +109,19 @@ def _skill_test_odds(rating: int, bonus: int, target: int, blocked: frozenset) -
 
 @lru_cache(maxsize=256)
 def effect_distribution(dice: int, mode: str, threshold: int) -> tuple:
-    """``((score, probability), ...)`` of ``dice`` effect dice, by convolution."""
-    one_die: dict[int, Fraction] = {}
+    """``((score, probability), ...)`` of ``dice`` effect dice, by convolution of counts."""
+    one_die: dict[int, int] = {}
     for face in FACES:
         score = effect_score([face], mode, threshold)
-        one_die[score] = one_die.get(score, 0) + Fraction(1, 6)
-    dist = {0: Fraction(1)}
+        one_die[score] = one_die.get(score, 0) + 1
+    dist = {0: 1}
     for _ in range(dice):
-        nxt: dict[int, Fraction] = {}
-        for a, pa in dist.items():
-            for b, pb in one_die.items():
-                nxt[a + b] = nxt.get(a + b, 0) + pa * pb
+        nxt: dict[int, int] = {}
+        for a, ways_a in dist.items():
+            for b, ways_b in one_die.items():
+                nxt[a + b] = nxt.get(a + b, 0) + ways_a * ways_b
         dist = nxt
-    return tuple(sorted(dist.items()))
+    return tuple((score, Fraction(ways, 6 ** dice)) for score, ways in sorted(dist.items()))
 
 
 def effect_test_odds(dice: int, mode: str, threshold: int, modifier: int, target: int | None) -> dict[str, Fraction]:

@@ -1,14 +1,16 @@
 """WYRM ``evolve``: apply one stored event to a character's state.
 
-Never mutates its arguments: a changed state is a deep copy. Unknown event
-types (generic ``roll`` events, other systems' events) leave the state as it is.
+Handlers change the state they are given (``rules.base.Evolver`` copies it
+for callers that need the old one) and copy what they store from a payload.
+Unknown event types (generic ``roll`` events, other systems' events) leave the
+state as it is.
 """
 
 from __future__ import annotations
 
 from typing import Callable
 
-from ..base import evolver
+from ..base import copy_json, evolver
 
 
 def _check(state: dict, p: dict) -> None:
@@ -20,7 +22,7 @@ def _check(state: dict, p: dict) -> None:
         "explodes": p["explodes"],
         "dl": p["dl"],
         "ties_succeed": p["ties_succeed"],
-        "dice": p["dice"],
+        "dice": copy_json(p["dice"]),
         "total": p["total"],
         "success": p["success"],
         "fate_used": False,
@@ -33,14 +35,14 @@ def _damage(state: dict, p: dict) -> None:
         "kind": "damage",
         "roll": p["roll"],
         "bonus": p["bonus"],
-        "dice": p["dice"],
+        "dice": copy_json(p["dice"]),
         "total": p["total"],
         "fate_used": False,
     }
 
 
 def _fate_requested(state: dict, p: dict) -> None:
-    state["pending_fate"] = {"use": p["use"], "roll": p["roll"], "die": p["die"], "detail": p["detail"]}
+    state["pending_fate"] = {"use": p["use"], "roll": p["roll"], "die": p["die"], "detail": copy_json(p["detail"])}
 
 
 def _fate_spent(state: dict, p: dict) -> None:
@@ -53,7 +55,7 @@ def _fate_spent(state: dict, p: dict) -> None:
         if "success" in p:
             last["success"] = p["success"]
         if p["use"] == "reroll":
-            last["dice"] = p["dice"]
+            last["dice"] = copy_json(p["dice"])
 
 
 def _fate_denied(state: dict, p: dict) -> None:

@@ -37,25 +37,36 @@ Odds = dict[str, Fraction]
 
 
 @lru_cache(maxsize=None)
+def die_counts(explodes: bool) -> tuple[tuple[tuple[int, int], ...], int]:
+    """``(((total, ways), ...), rolls)``: one d6, exploding (capped) or plain, in
+    whole numbers of ways out of ``rolls`` (Fractions only at the end: exact
+    Fraction arithmetic in these loops cost milliseconds per form)."""
+    if not explodes:
+        return tuple((face, 1) for face in range(1, 7)), 6
+    rolls = 6 ** (EXPLOSION_CAP + 1)
+    ways = []
+    for k in range(EXPLOSION_CAP + 1):  # the k-th die of the chain: (1/6)**(k+1) per face
+        ways.extend((6 * k + face, 6 ** (EXPLOSION_CAP - k)) for face in range(1, 6))
+    ways.append((6 * (EXPLOSION_CAP + 1), 1))  # the capped last 6
+    return tuple(ways), rolls
+
+
+@lru_cache(maxsize=None)
 def die_distribution(explodes: bool) -> tuple[tuple[int, Fraction], ...]:
     """``((total, probability), ...)`` of one d6, exploding (capped) or plain."""
-    sixth = Fraction(1, 6)
-    if not explodes:
-        return tuple((face, sixth) for face in range(1, 7))
-    dist: dict[int, Fraction] = {}
-    reach = Fraction(1)  # probability of rolling the k-th die of the chain
-    for k in range(EXPLOSION_CAP + 1):
-        for face in range(1, 6):
-            dist[6 * k + face] = reach * sixth
-        reach *= sixth
-    dist[6 * (EXPLOSION_CAP + 1)] = reach  # the capped last 6
-    return tuple(sorted(dist.items()))
+    ways, rolls = die_counts(explodes)
+    return tuple((total, Fraction(count, rolls)) for total, count in ways)
+
+
+@lru_cache(maxsize=None)
+def _ways_at_least(need: int, explodes: bool) -> int:
+    return sum(count for total, count in die_counts(explodes)[0] if total >= need)
 
 
 @lru_cache(maxsize=None)
 def p_at_least(need: int, explodes: bool) -> Fraction:
     """Probability that one check die totals ``need`` or more."""
-    return sum((p for total, p in die_distribution(explodes) if total >= need), Fraction(0))
+    return Fraction(_ways_at_least(need, explodes), die_counts(explodes)[1])
 
 
 def check_odds(bonus: int, explodes: bool, dl: int, ties_succeed: bool = True) -> Odds:
@@ -68,11 +79,10 @@ def check_odds(bonus: int, explodes: bool, dl: int, ties_succeed: bool = True) -
 @lru_cache(maxsize=None)
 def _opposed_success(bonus: int, explodes: bool, vs_bonus: int, vs_explodes: bool, modifier: int, ties: bool) -> Fraction:
     # The passive side's total (+ the modifier) is the DL; sum over its dice.
-    return sum(
-        (p * check_odds(bonus, explodes, total + vs_bonus + modifier, ties)["success"]
-         for total, p in die_distribution(vs_explodes)),
-        Fraction(0),
-    )
+    ways, rolls = die_counts(vs_explodes)
+    above = 0 if ties else 1
+    hits = sum(count * _ways_at_least(total + vs_bonus + modifier - bonus + above, explodes) for total, count in ways)
+    return Fraction(hits, rolls * die_counts(explodes)[1])
 
 
 def opposed_odds(bonus: int, explodes: bool, vs_bonus: int, vs_explodes: bool, modifier: int = 0, ties_succeed: bool = True) -> Odds:
@@ -83,14 +93,16 @@ def opposed_odds(bonus: int, explodes: bool, vs_bonus: int, vs_explodes: bool, m
 
 @lru_cache(maxsize=None)
 def _sum_of_dice(dice: int) -> tuple[tuple[int, Fraction], ...]:
-    dist = {0: Fraction(1)}
+    ways, rolls = die_counts(True)
+    dist = {0: 1}
     for _ in range(dice):
-        nxt: dict[int, Fraction] = {}
-        for total, p in dist.items():
-            for face, q in die_distribution(True):
-                nxt[total + face] = nxt.get(total + face, Fraction(0)) + p * q
+        nxt: dict[int, int] = {}
+        for total, count in dist.items():
+            for face, per_die in ways:
+                nxt[total + face] = nxt.get(total + face, 0) + count * per_die
         dist = nxt
-    return tuple(sorted(dist.items()))
+    whole = rolls ** dice
+    return tuple((total, Fraction(count, whole)) for total, count in sorted(dist.items()))
 
 
 def damage_odds(dice: int, bonus: int, fixed: int = 0) -> Odds:

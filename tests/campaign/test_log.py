@@ -108,12 +108,54 @@ class TestIdempotency:
         table.campaign.refresh_from_db()
         assert table.campaign.last_seq == head
 
+    def test_refused_command_leaves_its_id_free(self, table):
+        # The id is claimed by inserting the command row first; a refusal must take it back.
+        with pytest.raises(ActionError):
+            roll(table, table.alice, "1d6+", client_id="retry-me", dice=ScriptedDice([]))
+        result = roll(table, table.alice, "1d6", client_id="retry-me", dice=ScriptedDice([5]))
+        assert not result.replayed and result.events[0].payload["total"] == 5
+
     def test_crash_mid_command_leaves_no_half_written_event(self, table):
         head = Event.objects.filter(campaign=table.campaign).count()
         with pytest.raises(DiceExhausted):
             roll(table, table.alice, "3d6", dice=ScriptedDice([1]))  # dies mid-roll
         assert Event.objects.filter(campaign=table.campaign).count() == head
         assert verify_chain(Campaign.objects.get(pk=table.campaign.pk)).ok
+
+
+class TestRoundTrips:
+    """What one command costs the database: every statement is a round trip.
+
+    Inside a test the transaction is a savepoint: SAVEPOINT/RELEASE stand for BEGIN/COMMIT.
+    """
+
+    def test_a_roll_locks_claims_its_id_inserts_and_moves_the_head(self, table, django_assert_max_num_queries):
+        membership = table.membership(table.alice)
+        # lock, command insert (the unique constraint decides a repeat), event insert, stream update
+        with django_assert_max_num_queries(6):
+            do_command(membership, {"id": "r1", "action": {"type": "roll", "notation": "2d6"}}, dice=ScriptedDice([2, 3]))
+
+    def test_a_rules_action_reads_its_character_once(self, table_for, django_assert_max_num_queries):
+        from rules import get_system
+
+        table = table_for("wyrm")
+        hero = table.create_character(table.alice, "Hero", get_system("wyrm").example_sheet)
+        membership = table.membership(table.alice)
+        action = {"type": "check", "character": hero.id, "attribute": "rogue", "skills": ["Stealth"], "dl": 7}
+        # ... plus the character with its projection, and the projection's update
+        with django_assert_max_num_queries(8):
+            do_command(membership, {"id": "check-1", "action": action}, dice=ScriptedDice([4]))
+        hero.projection.refresh_from_db()
+        assert hero.projection.state["rolls"] == 1
+
+    def test_a_repeat_reads_the_original_instead_of_rolling(self, table, django_assert_max_num_queries):
+        membership = table.membership(table.alice)
+        body = {"id": "again", "action": {"type": "roll", "notation": "2d6"}}
+        do_command(membership, body, dice=ScriptedDice([2, 3]))
+        # lock, the claim that finds the id taken, the original command, its events
+        with django_assert_max_num_queries(6):
+            again = do_command(membership, body, dice=ScriptedDice([]))
+        assert again.replayed
 
 
 @pytest.mark.postgres

@@ -130,3 +130,23 @@ def test_mdt_largest_inputs_are_computed_exactly():
                MDT.odds({"type": "project_roll", "dice": 30, "target": 100, "progress": 0})]
     for result in results:
         assert result and all(0 <= p <= 1 for p in result.values()), result
+
+
+@pytest.mark.parametrize("pool,vs_pool,mine,theirs,target", [
+    (1, 1, 0, 0, 1), (3, 2, 2, 4, 5), (4, 4, 3, 3, 5), (0, 5, 0, 0, 2), (6, -1, 9, 9, 5), (2, 3, 7, 6, 8)])
+def test_mdt_race_counts_equal_every_pair_of_rolls(pool, vs_pool, mine, theirs, target):
+    # The race odds come from prefix sums; here every pair of success counts is judged one by one.
+    result = {"win": F(0), "loss": F(0), "continue": F(0)}
+    for a, p in enumerate(O.successes(pool)):
+        for b, q in enumerate(O.successes(vs_pool)):
+            result[O.race_outcome(mine + a, theirs + b, target)] += p * q
+    odds = O.odds_of_contest_round(pool, vs_pool, mine, theirs, target)
+    assert {key: odds[key] for key in result} == result
+
+
+def test_mdt_odds_are_cached_per_form():
+    O._race.cache_clear()
+    form = {"type": "contest_round", "dice": 30, "vs_pool": 30, "target": 50, "mine": 49, "theirs": 49}
+    first = MDT.odds(form)
+    assert MDT.odds(dict(form)) == first
+    assert O._race.cache_info().hits == 1

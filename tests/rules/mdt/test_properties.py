@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from rules import Event, RuleError, SeededDice, get_system
 from rules.mdt.actions import MAX_EARNED, MAX_PROJECTS
 from rules.mdt.sheet import ATTRIBUTES, MAX_SPECIALIZATIONS
+from tests.rules.folding import assert_folds_in_place
 
 MDT = get_system("mdt")
 TRIALS = 20_000
@@ -161,7 +162,8 @@ def assert_possible(state):
 
 @given(steps=st.lists(actions, min_size=5, max_size=60), seed=st.integers(0, 2**32))
 def test_replay_never_yields_an_impossible_state(steps, seed):
-    state = character(2, 1)
+    state = start = character(2, 1)
+    played = []
     dice = SeededDice(seed)
     for step in steps:
         if isinstance(step, Event):
@@ -174,7 +176,9 @@ def test_replay_never_yields_an_impossible_state(steps, seed):
             for event in events:
                 json.dumps(event.payload)
         state = MDT.replay(state, events)
+        played.extend(events)
         assert_possible(state)
+    assert_folds_in_place(MDT, start, played)
 
 
 # ---------------------------------------------------------------- 3. arbitrary JSON

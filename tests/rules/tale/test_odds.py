@@ -89,6 +89,13 @@ def test_largest_inputs_are_computed_exactly():
         assert result and all(0 <= p <= 1 for p in result.values()), result
 
 
+def test_odds_are_cached_per_form():
+    compare.cache_clear()
+    first = SYSTEM.odds({"type": "straight_roll", "pool": 40, "vs_pool": 40})
+    assert SYSTEM.odds({"type": "straight_roll", "pool": 40, "vs_pool": 40}) == first
+    assert compare.cache_info().hits == 1
+
+
 def test_preview_of_a_running_contest_and_combat():
     _, st = act(state(), {"type": "start_contest", "vs_pool": 4})
     assert SYSTEM.preview(st, {"type": "iterated_round"}) == SYSTEM.odds({"type": "iterated_round", "mine": 6, "theirs": 4})

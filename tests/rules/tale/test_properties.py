@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from rules.base import Event, RuleError, SeededDice, SheetError
 from rules.tale.odds import available
 from rules.tale.sheet import CHARACTERISTICS, current, damage_room, damage_targets
+from tests.rules.folding import assert_folds_in_place
 
 from .helpers import SYSTEM, act, sheet, state
 
@@ -162,7 +163,8 @@ def _check_possible(s: dict) -> None:
        skill=st.integers(1, 10), primary=st.sampled_from(CHARACTERISTICS))
 def test_any_sequence_leaves_a_possible_state(seed, actions, brawn, skill, primary):
     secondary = "wisecrack" if primary != "wisecrack" else "clever"
-    s = SYSTEM.initial_state(sheet(brawn=brawn, skill=skill, primary=primary, secondary=secondary))
+    s = start = SYSTEM.initial_state(sheet(brawn=brawn, skill=skill, primary=primary, secondary=secondary))
+    played = []
     dice = SeededDice(seed)
     for action in actions:
         if action["type"] == "scene_ended":
@@ -175,7 +177,9 @@ def test_any_sequence_leaves_a_possible_state(seed, actions, brawn, skill, prima
         for event in events:
             json.dumps(dict(event.payload))
             s = SYSTEM.evolve(s, event)
+        played.extend(events)
         _check_possible(s)
+    assert_folds_in_place(SYSTEM, start, played)
 
 
 # --- (3) no input crashes anything -------------------------------------------------------------------

@@ -110,3 +110,29 @@ def test_tote_largest_inputs_are_computed_exactly():
     results = [raw(5, 30, bonus=20, blocked=[1, 3]), SYSTEM.odds({"type": "effect_test", "dice": 10, "target": 60})]
     for result in results:
         assert result and all(0 <= p <= 1 for p in result.values()), result
+
+
+@pytest.mark.parametrize("rating", range(6))
+@pytest.mark.parametrize("blocked", [(), (1,), (6,), (1, 3), (2, 4, 5), (1, 2, 3, 4, 5), (1, 2, 3, 4, 5, 6)])
+def test_tote_counted_skill_dice_equal_every_roll(rating, blocked):
+    # The table is counted in closed form; here every roll of the skill dice is enumerated.
+    from itertools import product
+
+    from rules.tote.odds import _skill_dice_table, select_skill_die
+
+    table = {}
+    for faces in product(range(1, 7), repeat=rating):
+        index = select_skill_die(faces, blocked)
+        key = (0 if index is None else faces[index], 1 in faces)
+        table[key] = table.get(key, 0) + 1
+    assert dict(_skill_dice_table(rating, frozenset(blocked))) == table
+
+
+def test_tote_odds_are_cached_per_form():
+    import importlib
+
+    module = importlib.import_module("rules.tote.odds")  # rules.tote.odds the attribute is the function
+    module._skill_test_odds.cache_clear()
+    first = raw(5, 30, bonus=20, blocked=[1, 3])
+    assert raw(5, 30, bonus=20, blocked=[3, 1]) == first
+    assert module._skill_test_odds.cache_info().hits == 1

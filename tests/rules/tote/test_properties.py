@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from rules import get_system
 from rules.base import Event, RuleError, SeededDice, SheetError
 from rules.tote.sheet import TOTEMS, validate_sheet
+from tests.rules.folding import assert_folds_in_place
 
 from .test_actions import ONES
 
@@ -129,7 +130,8 @@ def check_possible(state):
 @settings(suppress_health_check=[HealthCheck.too_slow])
 @given(actions=st.lists(ACTION, min_size=5, max_size=60), seed=st.integers(0, 2**32))
 def test_replay_never_reaches_an_impossible_state(actions, seed):
-    state = hero(rating=2, spec=1)
+    state = start = hero(rating=2, spec=1)
+    played = []
     dice = SeededDice(seed)
     xp_from_tales = 0
     awarded = 0
@@ -152,8 +154,10 @@ def test_replay_never_reaches_an_impossible_state(actions, seed):
             if event.type == "award_points":
                 awarded += event.payload["points"]
             state = new
+            played.append(event)
         check_possible(state)
     assert state["points"]["earned"] == xp_from_tales + awarded
+    assert_folds_in_place(SYSTEM, start, played)
 
 
 # --- (3) no JSON input crashes ------------------------------------------------------------

@@ -130,3 +130,11 @@ def test_largest_inputs_are_computed_exactly():
                odds({"type": "damage", "dice": 3, "bonus": 20})]
     for result in results:
         assert result and all(0 <= p <= 1 for p in result.values()), result
+
+
+def test_odds_are_cached_per_form():
+    wyrm_odds._opposed_success.cache_clear()
+    form = {"type": "check", "attribute": 10, "skills": 2, "vs": {"attribute": 10, "skills": 2}, "modifier": -20}
+    first = odds(form)
+    assert odds(dict(form)) == first
+    assert wyrm_odds._opposed_success.cache_info().hits == 1

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from rules.base import Event, RuleError, SeededDice, SheetError
 from rules.wyrm.actions import check, damage
 from rules.wyrm.sheet import MAX_FATE, MAX_POINTS, MAX_SKILLS
+from tests.rules.folding import assert_folds_in_place
 
 from .helpers import WYRM, make
 
@@ -137,6 +138,7 @@ def assert_possible(state: dict) -> None:
 @given(steps=st.lists(ACTIONS, max_size=40), fate=st.integers(0, 3), seed=st.integers(0, 2**16))
 def test_replays_never_reach_an_impossible_state(steps, fate, seed):
     state, dice = make(fate=fate), SeededDice(seed)
+    start, played = state, []
     flat = [s for step in steps for s in (step if isinstance(step, tuple) else [step])]
     for step in flat:
         if isinstance(step, Event):
@@ -149,7 +151,9 @@ def test_replays_never_reach_an_impossible_state(steps, fate, seed):
         for event in events:
             state = WYRM.evolve(state, event)
             json.dumps(dict(event.payload))
+        played.extend(events)
         assert_possible(state)
+    assert_folds_in_place(WYRM, start, played)
 
 
 # --- 3. arbitrary JSON never crashes -----------------------------------------------------
