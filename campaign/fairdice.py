@@ -284,25 +284,39 @@ def replay_command(campaign: Campaign, first: Event, seed: str) -> tuple[int, st
     scripted = ScriptedDice([face for _, face in log])
     try:
         decided = decide_again(campaign, first, action, scripted)
-    except (RuleError, AssertionError, ValueError) as e:
+    except RuleError as e:
+        # A hidden decision the rules refused is stored as a `refused` event
+        # (docs/hidden-information.md): the replay must refuse the same way.
+        if first.type == "refused" and e.message == payload.get("message"):
+            return None
         return first.seq, f"the rules refuse the recorded action with these dice ({e})"
+    except (AssertionError, ValueError) as e:
+        return first.seq, f"the rules refuse the recorded action with these dice ({e})"
+    if first.type == "refused":
+        return first.seq, "the log says the rules refused, but they decide with these dice"
     if scripted.remaining:
         return first.seq, f"the rules draw {len(log) - len(scripted.remaining)} dice, the log records {len(log)}"
-    stored = _command_events(first)
-    if len(decided) != len(stored) and len(stored) == 1:
-        # A hidden command folds its rule events into one (docs/fair-dice.md):
-        # compare the one stored payload with the first decided event.
-        decided = decided[:1]
-    for index, event in enumerate(stored):
+    stored = [(e.seq, r) for e in _command_events(first) for r in _rule_events_of(e)]
+    for index, (seq, event) in enumerate(stored):
         if index >= len(decided):
-            return event.seq, "the rules decide fewer events than the log holds"
+            return seq, "the rules decide fewer events than the log holds"
         want = decided[index]
         got = {k: v for k, v in event.payload.items() if k not in RECORD_KEYS}
         if (event.type, event.version, got) != (want.type, want.version, _plain(want.payload)):
-            return event.seq, "its outcome is not what the rules decide with these dice"
+            return seq, "its outcome is not what the rules decide with these dice"
     if len(decided) > len(stored):
-        return stored[-1].seq, "the rules decide more events than the log holds"
+        return stored[-1][0], "the rules decide more events than the log holds"
     return None
+
+
+def _rule_events_of(event: Event) -> list:
+    """The rule events a stored event holds: a hidden command's `bundle` lists several
+    (campaign.projections.rules_events); any other event is one."""
+    if event.type != "bundle":
+        return [event]
+    from .projections import rules_events  # projections imports this module's neighbours
+
+    return rules_events(event)
 
 
 def _is_die(entry) -> bool:
