@@ -15,6 +15,7 @@ from typing import Iterable
 from rules import Event as RulesEvent
 
 from .models import Campaign, Character, CharacterProjection, Event
+from .softcache import cache_get, cache_set
 
 # Events that concern every character of the campaign, not one.
 CAMPAIGN_WIDE = frozenset({"scene_started", "scene_ended", "session_started", "session_ended"})
@@ -110,32 +111,16 @@ def visible_state(character: Character, viewer, upto: int | None = None) -> dict
     if upto is None:
         digest = hashlib.sha256(",".join(map(str, sorted(unseen))).encode()).hexdigest()[:16]
         key = f"visible-state:{character.id}:{character.projection.last_seq}:{digest}"
-        cached = _cache_get(key)
+        cached = cache_get(key)
         if cached is not None:
             return cached
     states, _ = replay(character.campaign, upto=upto, character_id=character.id, skip=unseen)
     state = states.get(character.id)
     if key is not None and state is not None:
-        _cache_set(key, state)
+        cache_set(key, state, timeout=3600)
     return state
 
 
-def _cache_get(key):
-    from django.core.cache import cache
-
-    try:
-        return cache.get(key)
-    except Exception:  # a cache outage only costs a replay
-        return None
-
-
-def _cache_set(key, value) -> None:
-    from django.core.cache import cache
-
-    try:
-        cache.set(key, value, timeout=3600)
-    except Exception:
-        pass
 
 
 def apply(campaign: Campaign, events: list[Event]) -> None:
