@@ -205,10 +205,13 @@ class Command(BaseCommand):
         """Fold the characters; a payload the rules can't fold is the file's fault, said in one line."""
         try:
             projections.rebuild(campaign)
+            return
         except Exception as e:  # noqa: BLE001  any error here comes from a payload no server wrote
-            raise CommandError(f"The characters can't be rebuilt from the events ({type(e).__name__}: "
-                               f"{str(e)[:200]}): the file holds payloads no Talekeeper server wrote. "
-                               "Nothing was imported.")
+            problem = f"{type(e).__name__}: {str(e)[:200]}"
+        # Raised outside the except block, so the failed fold's frames (and the database cursor
+        # they hold open) are released now, inside the transaction, not after its rollback.
+        raise CommandError(f"The characters can't be rebuilt from the events ({problem}): the file holds "
+                           "payloads no Talekeeper server wrote. Nothing was imported.")
 
     # --- the import -----------------------------------------------------------------------
 
