@@ -171,6 +171,6 @@ def preview(state: dict, action: dict) -> dict[str, Fraction]:
     if kind == "effect_test":
         test = a.prepare_effect_test(state, action)
         return effect_test_odds(test["dice"], test["mode"], test["threshold"], test["modifier"], test["target"])
-    if kind in a.ACTIONS:
+    if isinstance(kind, str) and kind in a.ACTIONS:  # a list or object as type is refused below, not a crash
         return {}
     raise a.RuleError(f"Tales from the Torn Earth has no action {a.show(kind)}.", "unknown_action")
