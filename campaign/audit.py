@@ -73,6 +73,12 @@ def describe(data: dict) -> str:
         return f"created the campaign “{p.get('name')}” ({p.get('system')})"
     if kind == "member_joined":
         return f"{p.get('username')} joined the table as {p.get('role')}"
+    if kind == "member_removed":
+        return f"removed {p.get('username')} from the table"
+    if kind == "member_role_changed":
+        return f"made {p.get('username')} {p.get('role')} (was {p.get('from')})"
+    if kind == "campaign_renamed":
+        return f"renamed the campaign “{p.get('name')}” (was “{p.get('from')}”)"
     if kind == "character_created":
         return f"created the character {p.get('name')} for {p.get('owner')}"
     if kind in ("session_started", "session_ended"):
