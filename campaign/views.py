@@ -140,9 +140,9 @@ def campaign_settings(request, slug):
     try:
         campaign, membership = access_campaign(request.user, slug)
     except ActionError:
+        membership = None
+    if membership is None or not membership.is_gm:  # members learn no more than outsiders: one 404
         raise Http404("There is no campaign here that you are a member of.")
-    if not membership.is_gm:
-        raise Http404("Only the GM can change the campaign's settings.")
     if request.method == "POST":
         try:
             if request.POST.get("do") == "rotate_invite":
