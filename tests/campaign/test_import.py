@@ -186,7 +186,7 @@ def test_import_refuses_a_recomputed_forged_chain_that_does_not_extend_the_known
     header, events = json.loads(lines[0]), [json.loads(line) for line in lines[1:]]
     known = f"{header['head']['seq']}:{header['head']['hash']}"
     forged = next(e for e in events if e["type"] == "roll")
-    forged["payload"]["total"] = 12  # a better roll, every hash after it recomputed
+    forged["payload"]["total"] = forged["payload"]["total"] + 1  # a better roll, every hash after it recomputed
     rewrite(path, rechain(header, events))
     wipe()
     with pytest.raises(CommandError, match="does not extend the head you know"):
