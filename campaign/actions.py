@@ -14,7 +14,9 @@ written for a person.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
+import secrets
 from dataclasses import dataclass, replace
 
 from django.contrib.auth import get_user_model
@@ -30,7 +32,7 @@ from . import dice as dice_module
 from . import fairdice
 from . import hidden
 from . import projections
-from .broadcast import broadcast_on_commit
+from .broadcast import broadcast_on_commit, close_sockets_on_commit
 from .log import Draft, append, canonical_json, event_body, hashed_fields, lock_campaign
 from .models import (
     ROLE_CHOICES,
@@ -104,6 +106,16 @@ def access_campaign(user, slug: str) -> tuple[Campaign, Membership]:
     return membership.campaign, membership
 
 
+def access_membership_now(membership: Membership) -> Membership:
+    """The membership as it stands now (inside the campaign's lock): a socket opened
+    before a removal, a role change or a deactivation acts with today's rights or not at all."""
+    current = (Membership.objects.select_related("user", "campaign")
+               .filter(pk=membership.pk, user__is_active=True).first())
+    if current is None:
+        raise Forbidden("You are no longer a member of this campaign.", "not_member")
+    return current
+
+
 def access_character(membership: Membership, character_id) -> Character:
     """A character of the membership's campaign that this member may act for."""
     if isinstance(character_id, bool) or not isinstance(character_id, int):
@@ -135,6 +147,20 @@ def access_character_for_reading(membership: Membership, character_id) -> Charac
 
 CLIENT_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,100}$")
 MAX_ACTION_BYTES = 16_000
+MAX_ACTION_DEPTH = 16  # real actions nest 3 deep; deeper is only ever an attack on the encoder's stack
+
+
+def json_depth(value) -> int:
+    """How deeply lists and objects nest in ``value`` (without recursion, so any depth is safe)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            deepest = max(deepest, depth)
+            stack.extend((child, depth + 1) for child in item)
+    return deepest
 
 
 def check_command(body) -> tuple[str, dict]:
@@ -147,6 +173,8 @@ def check_command(body) -> tuple[str, dict]:
     action = body.get("action")
     if not isinstance(action, dict) or not isinstance(action.get("type"), str):
         raise ActionError("'action' must be an object with a 'type', such as {\"type\": \"roll\", \"notation\": \"2d6\"}.")
+    if json_depth(action) > MAX_ACTION_DEPTH:
+        raise ActionError(f"The action nests too deeply (at most {MAX_ACTION_DEPTH} levels).", "too_deep")
     try:
         encoded = canonical_json(action)
     except (TypeError, ValueError):
@@ -190,9 +218,10 @@ def do_command(membership: Membership, body, dice=None) -> CommandResult:
     """
     client_id, action = check_command(body)
     body_hash = _body_hash(action)
-    user = membership.user
     with transaction.atomic():
         campaign = lock_campaign(membership.campaign_id)
+        membership = access_membership_now(membership)
+        user = membership.user
         command = _claim_command(campaign, user, client_id, body_hash)
         if command is None:
             previous = Command.objects.get(campaign=campaign, actor=user, client_id=client_id)
@@ -344,6 +373,8 @@ def _decide_create_character(campaign: Campaign, membership: Membership, action:
     owner = membership.user
     if action.get("owner") is not None:
         _require_gm(membership, "create a character for another member")
+        if not isinstance(action["owner"], str):
+            raise ActionError("'owner' must be the username of a player in this campaign.")
         owner_membership = Membership.objects.filter(
             campaign=campaign, user__username=action["owner"], role__in=[ROLE_GM, ROLE_PLAYER]
         ).first()
@@ -410,7 +441,8 @@ SCENE_ACTIONS = {
 
 # Events that can't be voided: the campaign's frame, not something that happened in play.
 UNVOIDABLE = frozenset({"campaign_created", "member_joined", "character_created", "event_voided", "roll_revealed",
-                        "session_started", "session_ended", "scene_started", "scene_ended"})
+                        "session_started", "session_ended", "scene_started", "scene_ended",
+                        "member_removed", "member_role_changed", "campaign_renamed"})
 MAX_REASON = 500
 
 
@@ -483,11 +515,58 @@ def _add_member(campaign: Campaign, membership: Membership, action: dict) -> Dra
     return Draft("member_joined", {"username": user.username, "role": role})
 
 
+def access_other_member(campaign: Campaign, membership: Membership, username) -> Membership:
+    """Another member of the campaign, by username (the GM can't remove or demote themselves:
+    a campaign always keeps a GM)."""
+    other = (Membership.objects.select_related("user").filter(campaign=campaign, user__username=username).first()
+             if isinstance(username, str) else None)
+    if other is None:
+        raise ActionError(f"'{str(username)[:40]}' is not a member of this campaign.")
+    if other.user_id == membership.user_id:
+        raise Refused("You can't change your own place at the table.")
+    return other
+
+
+def _remove_member(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+    """The member leaves the table: their sockets close; their characters and past events stay."""
+    other = access_other_member(campaign, membership, action.get("username"))
+    other.delete()
+    close_sockets_on_commit(other.user_id, campaign.id)
+    return Draft("member_removed", {"username": other.user.username, "role": other.role})
+
+
+def _change_role(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+    """A new role; their sockets close so they reconnect seeing exactly what the new role may."""
+    other = access_other_member(campaign, membership, action.get("username"))
+    role = action.get("role")
+    if role not in dict(ROLE_CHOICES):
+        raise ActionError("'role' must be gm, player or spectator.")
+    if role == other.role:
+        raise Refused(f"{other.user.username} is already {role}.")
+    before = other.role
+    Membership.objects.filter(pk=other.pk).update(role=role)
+    close_sockets_on_commit(other.user_id, campaign.id)
+    return Draft("member_role_changed", {"username": other.user.username, "from": before, "role": role})
+
+
+def _rename_campaign(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+    name = check_name(action.get("name"), "A campaign name", 120)
+    if name == campaign.name:
+        raise Refused(f"The campaign is already called {name}.")
+    before = campaign.name
+    Campaign.objects.filter(pk=campaign.pk).update(name=name)
+    campaign.name = name
+    return Draft("campaign_renamed", {"from": before, "name": name})
+
+
 GM_TABLE_ACTIONS = {
     "void": ("void events", _void),
     "reveal": ("reveal hidden rolls", _reveal),
     "request_roll": ("ask for rolls", _request_roll),
     "add_member": ("add members", _add_member),
+    "remove_member": ("remove members", _remove_member),
+    "change_role": ("change roles", _change_role),
+    "rename_campaign": ("rename the campaign", _rename_campaign),
 }
 
 
@@ -500,17 +579,30 @@ def do_create_campaign(gm, name: str, system: str, slug: str | None = None) -> C
         raise ActionError(f"Unknown rule system '{str(system)[:20]}'.")
     base = slugify(slug or name)[:50] or "campaign"
     with transaction.atomic():
-        candidate, n = base, 1
-        while Campaign.objects.filter(slug=candidate).exists():
-            n += 1
-            candidate = f"{base}-{n}"
-        campaign = Campaign.objects.create(slug=candidate, name=name, system=system)
+        campaign = _new_campaign_row(base, name, system)
         Membership.objects.create(campaign=campaign, user=gm, role=ROLE_GM)
         campaign = lock_campaign(campaign.id)
         events = append(campaign, [Draft("campaign_created", {"name": name, "system": system, "gm": gm.username})],
                         actor=gm)
         broadcast_on_commit(campaign.id, events)
     return campaign
+
+
+def _new_campaign_row(base: str, name: str, system: str) -> Campaign:
+    """The campaign row under the first free slug of base, base-2, base-3...
+
+    Two people creating "Night Watch" at once both see "night-watch" free; the
+    second insert then hits the unique slug (PostgreSQL makes it wait for the
+    first to commit), and moves on to the next slug instead of failing."""
+    for n in itertools.count(1):
+        candidate = base if n == 1 else f"{base}-{n}"
+        if Campaign.objects.filter(slug=candidate).exists():
+            continue
+        try:
+            with transaction.atomic():  # a savepoint: the clash must not spoil the outer transaction
+                return Campaign.objects.create(slug=candidate, name=name, system=system)
+        except IntegrityError:
+            continue
 
 
 def do_add_member(campaign: Campaign, user, role: str, actor=None) -> Membership:
@@ -537,3 +629,18 @@ def do_checkpoint(membership: Membership):
     with transaction.atomic():
         campaign = lock_campaign(membership.campaign_id)  # the head can't move while it is signed
         return checkpoints.sign_head(campaign)
+
+
+def do_rotate_invite(membership: Membership) -> Campaign:
+    """A new invite link for the campaign; the old one stops working at once.
+
+    Not an event: the link is a secret of the GM's, not something that happened
+    at the table (and the log is read by every member)."""
+    _require_gm(membership, "make a new invite link")
+    with transaction.atomic():
+        campaign = lock_campaign(membership.campaign_id)
+        campaign.invite_code = secrets.token_urlsafe()
+        campaign.invite_created_at = timezone.now()
+        Campaign.objects.filter(pk=campaign.pk).update(invite_code=campaign.invite_code,
+                                                       invite_created_at=campaign.invite_created_at)
+    return campaign

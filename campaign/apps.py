@@ -8,3 +8,4 @@ class CampaignConfig(AppConfig):
 
     def ready(self):
         from . import checks  # noqa: F401  (registers the deploy checks)
+        from . import signals  # noqa: F401  (closes sockets on logout and deactivation)

@@ -26,7 +26,6 @@ from datetime import datetime
 from typing import Any, Iterable, Iterator, NamedTuple
 
 from django.contrib.auth import get_user_model
-from django.core.cache import cache
 from django.db import connection
 from django.db.models import QuerySet
 
@@ -35,6 +34,7 @@ from rules import Event as RulesEvent
 from .log import serialize_event, timestamp
 from .models import Campaign, Character, Event
 from .projections import CAMPAIGN_WIDE, VOID, fold, state_as_of, voided_seqs
+from .softcache import cache_get, cache_set
 
 PAGE_SIZE = 50
 DICE_SHOWN = 24  # dice listed per event on the page (the payload has them all)
@@ -73,6 +73,12 @@ def describe(data: dict) -> str:
         return f"created the campaign “{p.get('name')}” ({p.get('system')})"
     if kind == "member_joined":
         return f"{p.get('username')} joined the table as {p.get('role')}"
+    if kind == "member_removed":
+        return f"removed {p.get('username')} from the table"
+    if kind == "member_role_changed":
+        return f"made {p.get('username')} {p.get('role')} (was {p.get('from')})"
+    if kind == "campaign_renamed":
+        return f"renamed the campaign “{p.get('name')}” (was “{p.get('from')}”)"
     if kind == "character_created":
         return f"created the character {p.get('name')} for {p.get('owner')}"
     if kind in ("session_started", "session_ended"):
@@ -497,7 +503,7 @@ def _advancement_fold(campaign: Campaign) -> _FoldState:
     """
     usernames = _usernames()
     key = f"{CACHE_PREFIX}{campaign.pk}"
-    acc: _FoldState | None = cache.get(key)
+    acc: _FoldState | None = cache_get(key)
     if acc is not None:
         still = Event.objects.filter(campaign=campaign, seq=acc.last_seq).values_list("hash", flat=True).first()
         new_voids = Event.objects.filter(campaign=campaign, type=VOID, seq__gt=acc.last_seq).exists()
@@ -513,7 +519,7 @@ def _advancement_fold(campaign: Campaign) -> _FoldState:
         new = Event.objects.filter(campaign=campaign, seq__gt=acc.last_seq, seq__lte=head[0])
         _fold_points(campaign, _rows(new), acc, voided, usernames)
         acc.last_seq, acc.last_hash = head
-        cache.set(key, acc, timeout=24 * 3600)
+        cache_set(key, acc, timeout=24 * 3600)
     return acc
 
 

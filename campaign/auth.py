@@ -7,22 +7,37 @@ and WebSocket (``BearerTokenMiddleware``); tokens come from
 
 from __future__ import annotations
 
+from datetime import timedelta
+from urllib.parse import urlparse
+
 from channels.db import database_sync_to_async
-from channels.security.websocket import OriginValidator
+from channels.security.websocket import OriginValidator, WebsocketDenier
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
+from django.http.request import validate_host
+from django.utils import timezone
 
-from .models import ApiToken
+from .models import ApiToken, token_digest
+from .ratelimit import RateLimited, check_failures, client_address, record_failure
+
+LAST_USE_PRECISION = timedelta(minutes=1)  # last use is written at most once a minute per token
 
 
 class InvalidToken(Exception):
     pass
 
 
-def user_for_token(key: str):
-    token = ApiToken.objects.select_related("user").filter(key=key).first()
+def user_for_token(key: str, address: str):
+    """The active user a token belongs to; wrong tokens count against ``address``
+    (:class:`RateLimited` once it guessed too often)."""
+    check_failures("token", address=address)
+    token = ApiToken.objects.select_related("user").filter(digest=token_digest(key)).first()
     if token is None or not token.user.is_active:
+        record_failure("token", address=address)
         raise InvalidToken()
+    now = timezone.now()
+    if token.last_used_at is None or now - token.last_used_at > LAST_USE_PRECISION:
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
     return token.user
 
 
@@ -43,7 +58,7 @@ def user_from_request(request):
     """
     key = bearer_key(request.headers.get("Authorization"))
     if key is not None:
-        return user_for_token(key)
+        return user_for_token(key, client_address(request.META))
     return request.user
 
 
@@ -60,8 +75,8 @@ class BearerTokenMiddleware:
         if key is not None:
             scope = dict(scope)
             try:
-                scope["user"] = await database_sync_to_async(user_for_token)(key)
-            except InvalidToken:
+                scope["user"] = await database_sync_to_async(user_for_token)(key, client_address(scope))
+            except (InvalidToken, RateLimited):
                 scope["user"] = AnonymousUser()
                 scope["invalid_token"] = True
         return await self.app(scope, receive, send)
@@ -70,18 +85,56 @@ class BearerTokenMiddleware:
 class BrowserOriginValidator(OriginValidator):
     """Refuse WebSockets from other sites' pages; allow clients with no Origin.
 
-    Browsers always send Origin, so a missing one means a script or bot (which
-    must then authenticate with a token or a session cookie it holds itself).
+    A page's Origin must be this server's own origin, scheme, host and port, as
+    Django's CSRF check wants it: ``<scheme>://<Host header>`` with the Host in
+    ALLOWED_HOSTS (the scheme is https for wss, or behind a proxy that says so),
+    or exactly one of CSRF_TRUSTED_ORIGINS. Browsers always send Origin, so a
+    missing one means a script or bot (which must then authenticate with a
+    token or a session cookie it holds itself).
     """
 
-    def valid_origin(self, parsed_origin):
-        if parsed_origin is None:
-            return True
-        return self.validate_origin(parsed_origin)
+    def __init__(self, application):
+        super().__init__(application, [])
+
+    async def __call__(self, scope, receive, send):
+        origin = None
+        for name, value in scope.get("headers", []):
+            if name == b"origin":
+                origin = urlparse(value.decode("latin1"))
+        if origin is None or origin_allowed(scope, origin):
+            return await self.application(scope, receive, send)
+        return await WebsocketDenier()(scope, receive, send)
 
 
-def origin_validator(app):
+def _own_origin(scope) -> str | None:
+    headers = dict(scope.get("headers") or [])
+    host = headers.get(b"host", b"").decode("latin1").lower()
+    hostname = urlparse("//" + host).hostname if host else None
+    if not hostname or not validate_host(hostname, _allowed_hosts()):
+        return None
+    secure = scope.get("scheme") == "wss"
+    if settings.SECURE_PROXY_SSL_HEADER:
+        secure = secure or headers.get(b"x-forwarded-proto", b"").decode("latin1").lower() == "https"
+    return f"{'https' if secure else 'http'}://{host}"
+
+
+def _allowed_hosts() -> list[str]:
     hosts = list(settings.ALLOWED_HOSTS)
     if settings.DEBUG and not hosts:
         hosts = ["localhost", "127.0.0.1", "[::1]"]
-    return BrowserOriginValidator(app, hosts)
+    return hosts
+
+
+def origin_allowed(scope, parsed_origin) -> bool:
+    """Scheme, host and port of ``parsed_origin`` are this server's own, or a trusted origin's."""
+    checker = OriginValidator(None, list(settings.CSRF_TRUSTED_ORIGINS))
+    if parsed_origin.scheme not in ("http", "https") or not parsed_origin.hostname:
+        return False
+    own = _own_origin(scope)
+    if own is not None and checker.match_allowed_origin(parsed_origin, own):
+        return True
+    return checker.validate_origin(parsed_origin)
+
+
+def origin_validator(app):
+    return BrowserOriginValidator(app)

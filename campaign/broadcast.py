@@ -38,18 +38,42 @@ def broadcast_on_commit(campaign_id: int, events) -> None:
     transaction.on_commit(lambda: send(campaign_id, data))
 
 
+def user_group(user_id: int) -> str:
+    """Every table socket of one user, whatever the campaign (to close them from HTTP)."""
+    return f"user-{user_id}"
+
+
+def close_sockets_on_commit(user_id: int, campaign_id: int | None = None) -> None:
+    """Once the transaction commits, close ``user_id``'s table sockets (of one campaign, or all).
+
+    For a logout, a deactivation, a removal or a role change: a socket must not
+    outlive the right it was opened with. Every command re-checks the right as
+    well, so a lost message only delays the close, it never lets a write through."""
+    transaction.on_commit(lambda: _revoke(user_id, campaign_id))
+
+
+def _revoke(user_id: int, campaign_id: int | None) -> None:
+    try:
+        _group_send(user_group(user_id), {"type": "table.revoke", "campaign": campaign_id})
+    except Exception as e:  # the socket's next command is refused anyway (it re-checks)
+        log.warning("closing the sockets of user %s failed: %r", user_id, e)
+
+
 def send(campaign_id: int, data: list[dict]) -> None:
-    message = {"type": "table.events", "events": data}
+    try:
+        _group_send(group_name(campaign_id), {"type": "table.events", "events": data})
+    except Exception:  # never fail a stored command because a doorbell failed
+        log.exception("broadcast of seq %s failed", data[-1]["seq"])
+
+
+def _group_send(group: str, message: dict) -> None:
     layer = get_channel_layer()
     if layer is None:
         return
-    try:
-        if isinstance(layer, InMemoryChannelLayer):
-            async_to_sync(layer.group_send)(group_name(campaign_id), message)
-        else:
-            _Sender.get().submit(group_name(campaign_id), message)
-    except Exception:  # never fail a stored command because a doorbell failed
-        log.exception("broadcast of seq %s failed", data[-1]["seq"])
+    if isinstance(layer, InMemoryChannelLayer):
+        async_to_sync(layer.group_send)(group, message)
+    else:
+        _Sender.get().submit(group, message)
 
 
 class _Sender:

@@ -8,10 +8,13 @@ rebuilt from the log (:class:`CharacterProjection`, the stream head kept on
 
 from __future__ import annotations
 
+import hashlib
+from datetime import timedelta
 import secrets
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from rules import system_choices
 
@@ -46,6 +49,8 @@ class Campaign(models.Model):
     system = models.CharField(max_length=20, choices=system_choices())
     created_at = models.DateTimeField(auto_now_add=True)
     invite_code = models.CharField(max_length=64, unique=True, default=secrets.token_urlsafe)
+    # When the GM last made the invite link; it expires INVITE_DAYS later (see invite_is_valid).
+    invite_created_at = models.DateTimeField(default=timezone.now)
 
     last_seq = models.PositiveBigIntegerField(default=0)
     head_hash = models.CharField(max_length=64, default=GENESIS_HASH)
@@ -56,6 +61,10 @@ class Campaign(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def invite_is_valid(self) -> bool:
+        days = settings.INVITE_DAYS
+        return not days or timezone.now() < self.invite_created_at + timedelta(days=days)
 
     @property
     def rules(self):
@@ -225,15 +234,38 @@ def new_token_key() -> str:
     return secrets.token_urlsafe(32)
 
 
+def token_digest(key: str) -> str:
+    """What is stored of a token: its SHA-256. A token is 256 random bits, so a fast
+    hash is enough; a stolen database then holds no usable token."""
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class ApiTokenManager(models.Manager):
+    def create(self, **kwargs):
+        """A new token; its key is on the returned object only (``token.key``), shown once."""
+        key = new_token_key()
+        token = super().create(digest=token_digest(key), prefix=key[:6], **kwargs)
+        token.key = key
+        return token
+
+
 class ApiToken(models.Model):
-    """A bearer token for scripts and bots (``Authorization: Bearer <key>``)."""
+    """A bearer token for scripts and bots (``Authorization: Bearer <key>``).
+
+    Only the key's digest is stored; the key is shown once, when it is made.
+    """
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
-    key = models.CharField(max_length=64, unique=True, default=new_token_key)
+    name = models.CharField(max_length=60, blank=True, default="")
+    digest = models.CharField(max_length=64, unique=True)
+    prefix = models.CharField(max_length=8, blank=True, default="")  # the key's start, to tell tokens apart
     created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ApiTokenManager()
 
     def __str__(self) -> str:
-        return f"token for {self.user}"
+        return f"token {self.name or self.prefix} for {self.user}"
 
 
 class DiceSeed(models.Model):

@@ -33,6 +33,7 @@ from rules import Event as RulesEvent
 from rules.base import copy_json
 
 from .models import Campaign, Character, CharacterProjection, CharacterSnapshot, Event
+from .softcache import cache_get, cache_set
 
 # Events that concern every character of the campaign, not one.
 CAMPAIGN_WIDE = frozenset({"scene_started", "scene_ended", "session_started", "session_ended"})
@@ -286,32 +287,16 @@ def visible_fold(character: Character, viewer, upto: int | None = None) -> tuple
     if upto is None:
         digest = hashlib.sha256(",".join(map(str, sorted(unseen))).encode()).hexdigest()[:16]
         key = f"visible-fold:{character.id}:{character.projection.last_seq}:{digest}"
-        cached = _cache_get(key)
+        cached = cache_get(key)
         if cached is not None:
             return tuple(cached)
     states, seqs = replay(character.campaign, upto=upto, character_id=character.id, skip=unseen)
     folded = (states.get(character.id), seqs.get(character.id, 0))
     if key is not None and folded[0] is not None:
-        _cache_set(key, folded)
+        cache_set(key, folded, timeout=3600)
     return folded
 
 
-def _cache_get(key):
-    from django.core.cache import cache
-
-    try:
-        return cache.get(key)
-    except Exception:  # a cache outage only costs a replay
-        return None
-
-
-def _cache_set(key, value) -> None:
-    from django.core.cache import cache
-
-    try:
-        cache.set(key, value, timeout=3600)
-    except Exception:
-        pass
 
 
 def apply(campaign: Campaign, events: list[Event]) -> None:

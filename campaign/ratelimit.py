@@ -56,3 +56,54 @@ class SocketBucket:
         self.count += 1
         if self.count > self.limit:
             raise RateLimited(f"Slow down: at most {self.limit} messages every {int(self.period)} seconds on one connection.")
+
+
+# --- failed logins and wrong tokens -------------------------------------------------------
+
+FAILURE_WINDOW = 300  # seconds
+
+
+def client_address(meta_or_scope) -> str:
+    """The client's address from a request's META or a socket's scope.
+
+    Behind a proxy (``BEHIND_PROXY``) every connection comes from the proxy, so the
+    address is the last X-Forwarded-For entry: the one the proxy itself added.
+    """
+    if "REMOTE_ADDR" in meta_or_scope or "HTTP_X_FORWARDED_FOR" in meta_or_scope:
+        remote = meta_or_scope.get("REMOTE_ADDR") or "?"
+        forwarded = meta_or_scope.get("HTTP_X_FORWARDED_FOR", "")
+    else:
+        client = meta_or_scope.get("client") or ("?", 0)
+        remote = str(client[0])
+        headers = dict(meta_or_scope.get("headers") or [])
+        forwarded = headers.get(b"x-forwarded-for", b"").decode("latin1")
+    if settings.SECURE_PROXY_SSL_HEADER and forwarded.strip():
+        return forwarded.split(",")[-1].strip()[:64]
+    return remote[:64]
+
+
+def _failure_keys(kind: str, who: dict[str, str]) -> list[str]:
+    window = int(time.time() // FAILURE_WINDOW)
+    return [f"fail:{kind}:{name}:{value}:{window}" for name, value in who.items() if value]
+
+
+def check_failures(kind: str, **who: str) -> None:
+    """Refuse while any of ``who`` (an account, an address) failed too often in this window."""
+    limit = settings.LOGIN_FAILURES_PER_5_MINUTES
+    try:
+        counts = cache.get_many(_failure_keys(kind, who))
+    except Exception as e:  # fail open, like the command limit
+        log.warning("rate limit store unavailable: %r", e)
+        return
+    if any(count >= limit for count in counts.values()):
+        raise RateLimited("Too many failed attempts: wait a few minutes and try again.")
+
+
+def record_failure(kind: str, **who: str) -> None:
+    for key in _failure_keys(kind, who):
+        try:
+            if not cache.add(key, 1, timeout=FAILURE_WINDOW + 10):
+                cache.incr(key)
+        except Exception as e:
+            log.warning("rate limit store unavailable: %r", e)
+            return

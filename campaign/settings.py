@@ -58,10 +58,12 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "channels",
+    "csp",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -155,8 +157,12 @@ else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
 # --- Auth, static, i18n ---------------------------------------------------------
+# Sign-up and password change refuse short, common, all-digit and name-like passwords.
 AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
@@ -188,7 +194,26 @@ if not DEBUG:
     SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 30 * 24 * 3600)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
     SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+# X-Forwarded-Proto is only believed when a proxy in front sets it (and strips the
+# client's own): without one, any client could claim https.
+if env_bool("BEHIND_PROXY", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Content-Security-Policy (django-csp): only this site's own scripts, styles,
+# sockets and forms; no inline script or style anywhere (the table's data is a
+# json_script block, which is data, not script).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
 # HSTS preload is a one-way commitment of the whole domain; only its owner can
 # choose it (SECURE_HSTS_PRELOAD=1), so its reminder is silenced, not ignored.
 SILENCED_SYSTEM_CHECKS = ["security.W021"]
@@ -211,6 +236,14 @@ CACHES = {
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )
 }
+
+# Failed logins and wrong API tokens per account and per client address in a
+# 5-minute window; past it the next attempt is refused until the window ends.
+LOGIN_FAILURES_PER_5_MINUTES = env_int("LOGIN_FAILURES_PER_5_MINUTES", 10)
+# Open table sockets one user may hold at once (all campaigns, all processes).
+SOCKETS_PER_USER = env_int("SOCKETS_PER_USER", 8)
+# An invite link stops working this many days after the GM made it (0: never).
+INVITE_DAYS = env_int("INVITE_DAYS", 14)
 
 # --- Talekeeper ---------------------------------------------------------------------
 # How often an idle socket is told the newest seq (and checks it missed nothing).

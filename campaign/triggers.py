@@ -1,4 +1,4 @@
-"""Database triggers that refuse UPDATE and DELETE on the event table.
+"""Database triggers that refuse UPDATE and DELETE (and TRUNCATE) on the event table.
 
 The model and queryset already refuse; the triggers also stop raw SQL, the
 admin, a shell or a bug elsewhere. They are the third wall, not the only one:
@@ -23,12 +23,16 @@ POSTGRES_CREATE = [
     f"""CREATE OR REPLACE FUNCTION campaign_event_refuse_change() RETURNS trigger AS $$
         BEGIN RAISE EXCEPTION '{MESSAGE}' USING ERRCODE = 'insufficient_privilege'; END;
         $$ LANGUAGE plpgsql""",
-    f"""CREATE TRIGGER campaign_event_no_update BEFORE UPDATE ON {EVENT_TABLE}
+    f"""CREATE OR REPLACE TRIGGER campaign_event_no_update BEFORE UPDATE ON {EVENT_TABLE}
         FOR EACH ROW EXECUTE FUNCTION campaign_event_refuse_change()""",
-    f"""CREATE TRIGGER campaign_event_no_delete BEFORE DELETE ON {EVENT_TABLE}
+    f"""CREATE OR REPLACE TRIGGER campaign_event_no_delete BEFORE DELETE ON {EVENT_TABLE}
         FOR EACH ROW EXECUTE FUNCTION campaign_event_refuse_change()""",
+    # Row triggers never see TRUNCATE, which empties a table in one statement.
+    f"""CREATE OR REPLACE TRIGGER campaign_event_no_truncate BEFORE TRUNCATE ON {EVENT_TABLE}
+        FOR EACH STATEMENT EXECUTE FUNCTION campaign_event_refuse_change()""",
 ]
 POSTGRES_DROP = [
+    f"DROP TRIGGER IF EXISTS campaign_event_no_truncate ON {EVENT_TABLE}",
     f"DROP TRIGGER IF EXISTS campaign_event_no_update ON {EVENT_TABLE}",
     f"DROP TRIGGER IF EXISTS campaign_event_no_delete ON {EVENT_TABLE}",
     "DROP FUNCTION IF EXISTS campaign_event_refuse_change()",

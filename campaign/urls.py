@@ -8,13 +8,16 @@ from . import api, audit_views, openapi, views
 
 urlpatterns = [
     path("", views.home, name="home"),
-    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("login/", views.login_view, name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("signup/", views.signup, name="signup"),
     path("profile/", views.profile, name="profile"),
+    path("password/", auth_views.PasswordChangeView.as_view(success_url="/password/done/"), name="password_change"),
+    path("password/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
     path("join/<str:code>/", views.join, name="join"),
     path("campaigns/<slug:slug>/", table_views.table, name="table"),
     path("campaigns/<slug:slug>/verify/", table_views.verify, name="verify"),
+    path("campaigns/<slug:slug>/settings/", views.campaign_settings, name="campaign-settings"),
     path("campaigns/<slug:slug>/audit/", audit_views.audit_page, name="audit"),
     path("campaigns/<slug:slug>/audit/sheet/", audit_views.audit_sheet, name="audit-sheet"),
     path("campaigns/<slug:slug>/audit/advancement/", audit_views.audit_advancement, name="audit-advancement"),

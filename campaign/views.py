@@ -1,20 +1,30 @@
-"""Pages: home, campaign creation, joining by invite link, the profile."""
+"""Pages: home, campaign creation, sign-up and login, joining by invite link, the profile,
+the campaign's settings."""
 
 from __future__ import annotations
 
+import uuid
+
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.forms import UserCreationForm
+from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
 from rules import system_choices
 
-from .actions import ActionError, do_add_member, do_create_campaign
-from .models import ROLE_PLAYER, ApiToken, Campaign, Membership
+from .actions import ActionError, access_campaign, do_add_member, do_command, do_create_campaign, do_rotate_invite
+from .models import ROLE_CHOICES, ROLE_PLAYER, ApiToken, Campaign, Membership
+from .ratelimit import RateLimited, check_failures, client_address, record_failure
 
 
 class CampaignForm(forms.Form):
@@ -37,20 +47,54 @@ def home(request):
     return render(request, "home.html", {"memberships": memberships, "form": form})
 
 
+def safe_next(request) -> str | None:
+    """``?next=`` if it is a path on this site (never another site, never ``javascript:``)."""
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    if target.startswith("/") and url_has_allowed_host_and_scheme(
+            target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        return target
+    return None
+
+
 def signup(request):
     form = UserCreationForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        user = form.save()
-        login(request, user)
-        return redirect(request.GET.get("next") or "home")
-    return render(request, "registration/signup.html", {"form": form})
+        try:
+            with transaction.atomic():
+                user = form.save()
+        except IntegrityError:  # the same name signed up a moment ago, between the form's check and the save
+            form.add_error("username", "A user with that username already exists.")
+        else:
+            login(request, user)
+            return redirect(safe_next(request) or settings.LOGIN_REDIRECT_URL)
+    return render(request, "registration/signup.html", {"form": form, "next": safe_next(request) or ""})
+
+
+class ThrottledAuthenticationForm(AuthenticationForm):
+    """Refuses a login after too many failures for the account or the address (campaign.ratelimit)."""
+
+    def clean(self):
+        who = {"account": (self.data.get("username") or "")[:150].lower(),
+               "address": client_address(self.request.META) if self.request else ""}
+        try:
+            check_failures("login", **who)
+        except RateLimited as e:
+            raise ValidationError(e.message, code="throttled")
+        try:
+            return super().clean()
+        except ValidationError:
+            record_failure("login", **who)
+            raise
+
+
+login_view = auth_views.LoginView.as_view(authentication_form=ThrottledAuthenticationForm)
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def join(request, code):
     campaign = Campaign.objects.filter(invite_code=code).first()
-    if campaign is None:
+    if campaign is None or not campaign.invite_is_valid():
         raise Http404("This invite link is not valid (any more).")
     if request.method == "POST":
         do_add_member(campaign, request.user, ROLE_PLAYER)
@@ -61,11 +105,71 @@ def join(request, code):
     return render(request, "join.html", {"campaign": campaign})
 
 
+class TokenForm(forms.Form):
+    name = forms.CharField(max_length=60, required=False, label="Name (what the token is for)")
+
+
+@never_cache  # the page may show a new token: no cache, no back button, may keep it
 @login_required
+@require_http_methods(["GET", "POST"])
 def profile(request):
-    if request.method == "POST":
-        ApiToken.objects.create(user=request.user)
-        messages.success(request, "A new API token was created.")
+    new_token = None
+    form = TokenForm(request.POST or None)
+    if request.method == "POST" and "revoke" in request.POST:
+        revoked, _ = ApiToken.objects.filter(user=request.user, pk__in=_ids(request.POST.getlist("revoke"))).delete()
+        messages.success(request, "The token was revoked." if revoked else "No such token.")
         return redirect("profile")
+    if request.method == "POST" and form.is_valid():
+        new_token = ApiToken.objects.create(user=request.user, name=form.cleaned_data["name"].strip())
+        form = TokenForm()
     tokens = ApiToken.objects.filter(user=request.user).order_by("-created_at")
-    return render(request, "profile.html", {"tokens": tokens})
+    return render(request, "profile.html", {"tokens": tokens, "new_token": new_token, "form": form})
+
+
+def _ids(values) -> list[int]:
+    return [int(v) for v in values if v.isascii() and v.isdigit() and len(v) < 18]
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def campaign_settings(request, slug):
+    """The GM's page for the campaign: rename it, members' roles and removal, a new invite link.
+
+    Each change that concerns the table is a command like any other (an event in
+    the log); the invite link is not (it is the GM's secret)."""
+    try:
+        campaign, membership = access_campaign(request.user, slug)
+    except ActionError:
+        membership = None
+    if membership is None or not membership.is_gm:  # members learn no more than outsiders: one 404
+        raise Http404("There is no campaign here that you are a member of.")
+    if request.method == "POST":
+        try:
+            if request.POST.get("do") == "rotate_invite":
+                do_rotate_invite(membership)
+                messages.success(request, "A new invite link was made; the old one no longer works.")
+            else:
+                do_command(membership, {"id": f"settings-{uuid.uuid4().hex}", "action": _settings_action(request.POST)})
+                messages.success(request, "Done.")
+        except ActionError as e:
+            messages.error(request, e.message)
+        return redirect("campaign-settings", slug=campaign.slug)
+    campaign.refresh_from_db()
+    return render(request, "campaign_settings.html", {
+        "campaign": campaign,
+        "members": campaign.memberships.select_related("user").order_by("role", "user__username"),
+        "roles": ROLE_CHOICES,
+        "invite_url": request.build_absolute_uri(f"/join/{campaign.invite_code}/"),
+        "invite_valid": campaign.invite_is_valid(),
+        "invite_days": settings.INVITE_DAYS,
+    })
+
+
+SETTINGS_ACTIONS = {"rename_campaign": ("name",), "change_role": ("username", "role"), "remove_member": ("username",)}
+
+
+def _settings_action(post) -> dict:
+    kind = post.get("do")
+    if kind not in SETTINGS_ACTIONS:
+        raise ActionError("Unknown change.")
+    return {"type": kind, **{field: post.get(field, "") for field in SETTINGS_ACTIONS[kind]}}

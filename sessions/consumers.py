@@ -31,7 +31,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
 from campaign.actions import ActionError, access_campaign, do_command
-from campaign.broadcast import group_name
+from campaign.broadcast import group_name, user_group
 from campaign.log import events_after
 from campaign.ratelimit import SocketBucket, check_user_rate
 from campaign.pipeline import MAX_SEQ, check_size, parse_json, parse_whole_number
@@ -45,6 +45,8 @@ log = logging.getLogger(__name__)
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_NOT_FOUND = 4404
 CLOSE_BAD_REQUEST = 4400
+CLOSE_REVOKED = 4403  # logged out, deactivated, removed or given another role: reconnect (or not) with today's rights
+CLOSE_TOO_MANY = 4429
 
 
 class TableConsumer(AsyncWebsocketConsumer):
@@ -73,8 +75,13 @@ class TableConsumer(AsyncWebsocketConsumer):
             code = CLOSE_UNAUTHENTICATED if e.code == "unauthenticated" else CLOSE_NOT_FOUND
             await self._refuse(code, e.code, e.message)
             return
+        if await database_sync_to_async(presence.sockets_of)(membership.user_id) >= settings.SOCKETS_PER_USER:
+            await self._refuse(CLOSE_TOO_MANY, "too_many_sockets",
+                               f"You already have {settings.SOCKETS_PER_USER} table connections open: close one first.")
+            return
         self.campaign_id = campaign.id
         self.membership = membership
+        await self._join_user_group()
         self.viewer = Viewer.of(membership)
         self.last_sent = after
         # Join the group before reading the backlog, or an event committed
@@ -110,10 +117,31 @@ class TableConsumer(AsyncWebsocketConsumer):
         await self.send(text_data=json.dumps({"type": "error", "id": None, "code": code, "message": message}))
         await self.close(code=close_code)
 
+    # --- rights that end while the socket is open ---------------------------------
+
+    async def _join_user_group(self):
+        """Listen for ``table.revoke`` (campaign.broadcast.close_sockets_on_commit)."""
+        try:
+            await self.channel_layer.group_add(user_group(self.membership.user_id), self.channel_name)
+        except Exception as e:  # every command re-checks the membership anyway
+            log.warning("user group_add failed: %r", e)
+
+    async def table_revoke(self, message):
+        if message.get("campaign") in (None, self.campaign_id):
+            await self._revoked()
+
+    async def _revoked(self):
+        await self._error(None, "revoked", "Your access to this table changed: reload the page.")
+        await self.close(code=CLOSE_REVOKED)
+
     async def disconnect(self, close_code):
         if self.heartbeat_task:
             self.heartbeat_task.cancel()
         if self.campaign_id is not None:
+            try:
+                await self.channel_layer.group_discard(user_group(self.membership.user_id), self.channel_name)
+            except Exception as e:
+                log.warning("user group discard failed: %r", e)
             members = await database_sync_to_async(presence.leave)(self.campaign_id, self.channel_name)
             await self._announce_presence(members)
             try:
@@ -215,6 +243,8 @@ class TableConsumer(AsyncWebsocketConsumer):
             )
         except ActionError as e:
             await self._error(client_id, e.code, e.message)
+            if e.code == "not_member":
+                await self._revoked()
             return
         except Exception:
             log.exception("command failed")

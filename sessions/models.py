@@ -70,3 +70,9 @@ def report_head(campaign_id: int, channel_name: str, head: dict) -> list[dict] |
 
 def still_here(channel_name: str) -> None:
     Presence.objects.filter(channel_name=channel_name).update(seen_at=timezone.now())
+
+
+def sockets_of(user_id: int) -> int:
+    """The user's live table sockets, in every campaign and process (for the SOCKETS_PER_USER cap)."""
+    fresh = timezone.now() - timedelta(seconds=3 * settings.TABLE_HEARTBEAT_SECONDS + 5)
+    return Presence.objects.filter(user_id=user_id, seen_at__gte=fresh).count()

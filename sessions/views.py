@@ -43,7 +43,8 @@ def table(request, slug):
         Character.objects.filter(campaign=campaign).select_related("owner", "projection").order_by("name", "id")
     )
     members = list(campaign.memberships.select_related("user").order_by("role", "user__username"))
-    invite_url = request.build_absolute_uri(f"/join/{campaign.invite_code}/") if membership.is_gm else None
+    invite_url = (request.build_absolute_uri(f"/join/{campaign.invite_code}/")
+                  if membership.is_gm and campaign.invite_is_valid() else None)
     rules = campaign.rules
     table_data = {
         "slug": campaign.slug,

@@ -548,6 +548,6 @@ def preview(state: dict, action: dict) -> dict[str, Fraction]:
     if kind == "effect_test":
         test = prepare_effect_test(state, action)
         return effect_test_odds(test["dice"], test["mode"], test["threshold"], test["modifier"], test["target"])
-    if kind in ACTIONS:
+    if isinstance(kind, str) and kind in ACTIONS:  # a list or object as type is refused below, not a crash
         return {}
     raise RuleError(f"Tales from the Torn Earth has no action {show(kind)}.", "unknown_action")

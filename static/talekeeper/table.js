@@ -353,6 +353,9 @@ function describeCore(ev) {
       };
     case "campaign_created": return { text: `created the campaign “${p.name}” (${p.system})` };
     case "member_joined": return { text: `${p.username} joined the table as ${p.role}` };
+    case "member_removed": return { text: `removed ${p.username} from the table` };
+    case "member_role_changed": return { text: `made ${p.username} ${p.role} (was ${p.from})` };
+    case "campaign_renamed": return { text: `renamed the campaign “${p.name}” (was “${p.from}”)` };
     case "character_created": return { text: `created the character ${p.name} for ${p.owner}` };
     case "session_started": return { text: `started session ${p.session}`, tone: "frame" };
     case "session_ended": return { text: `ended session ${p.session}`, tone: "frame" };
@@ -405,7 +408,8 @@ function canAct(c) {
 }
 
 const UNVOIDABLE = new Set(["campaign_created", "member_joined", "character_created", "event_voided", "roll_revealed",
-  "session_started", "session_ended", "scene_started", "scene_ended"]);
+  "session_started", "session_ended", "scene_started", "scene_ended", "member_removed", "member_role_changed",
+  "campaign_renamed"]);
 
 function fillEvent(li, ev) {
   const d = describe(ev);
@@ -648,7 +652,12 @@ function afterEvent(ev) {
       }
       break;
     case "member_joined":
+    case "member_role_changed":
       members.set(p.username, p.role);
+      renderMembers();
+      break;
+    case "member_removed":
+      members.delete(p.username);
       renderMembers();
       break;
     case "session_started": session = p.session; scene = null; renderSession(); break;

@@ -11,7 +11,7 @@ from django.contrib.auth import authenticate
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from campaign.models import ApiToken, Campaign, Character, Event, Membership
+from campaign.models import ApiToken, Campaign, Character, Event, Membership, token_digest
 
 
 def run(*args) -> str:
@@ -23,14 +23,21 @@ def run(*args) -> str:
 def test_demo_json_is_idempotent_and_its_logins_work(db):
     first = json.loads(run("demo", "--json"))
     second = json.loads(run("demo", "--json"))
-    assert first == second
+
+    def without_tokens(demo):
+        return {**demo, "members": [{k: v for k, v in m.items() if k != "token"} for m in demo["members"]]}
+
+    assert without_tokens(first) == without_tokens(second)
+    # Only digests are stored, so each run prints fresh tokens and revokes the previous run's.
+    assert not ApiToken.objects.filter(digest__in=[token_digest(m["token"]) for m in first["members"]]).exists()
+    first = second
     assert first["campaign"] == "demo"
     roles = sorted(m["role"] for m in first["members"])
     assert roles == ["gm", "player", "player", "player"]
     for member in first["members"]:
         user = authenticate(username=member["username"], password=member["password"])
         assert user is not None
-        assert ApiToken.objects.get(key=member["token"]).user == user
+        assert ApiToken.objects.get(digest=token_digest(member["token"])).user == user
         assert Membership.objects.get(campaign__slug="demo", user=user).role == member["role"]
     assert Campaign.objects.count() == 1
     assert Event.objects.filter(type="member_joined").count() == 3
@@ -44,8 +51,10 @@ def test_demo_prints_logins(db):
 
 
 def test_create_token(table):
-    key = run("create_token", "alice").strip()
-    assert ApiToken.objects.get(key=key).user == table.alice
+    key = run("create_token", "alice", "--name", "dice bot").strip()
+    token = ApiToken.objects.get(digest=token_digest(key))
+    assert (token.user, token.name) == (table.alice, "dice bot")
+    assert key not in {value for row in ApiToken.objects.values_list() for value in row}  # only the digest is stored
     with pytest.raises(CommandError):
         run("create_token", "nobody")
 

@@ -167,3 +167,67 @@ def test_import_refuses_a_players_export_and_a_session_export(table, tmp_path):
         run("import_log", str(players))
     with pytest.raises(CommandError, match="holds only session 2"):
         run("import_log", str(session))
+
+
+# --- forged and hostile files (the hardening suite fuzzes many more) --------------------------------
+
+def rechain(header: dict, events: list[dict]) -> list[str]:
+    """What a forger does: recompute every hash after changing events, so every link holds again."""
+    from campaign.log import event_hash
+
+    prev = "0" * 64
+    for event in events:
+        fields = {"campaign": header["campaign"]["id"], "seq": event["seq"], "type": event["type"],
+                  "version": event["version"], "payload": event["payload"], "actor": event["actor_id"],
+                  "character": event["character"], "session": event["session"], "scene": event["scene"],
+                  "visibility": event["visibility"], "created_at": event["created_at"]}
+        event["prev_hash"], event["hash"] = prev, event_hash(prev, fields)
+        prev = event["hash"]
+    header["head"] = {"seq": events[-1]["seq"], "hash": prev}
+    return [json.dumps(header)] + [json.dumps(e) for e in events]
+
+
+def test_import_refuses_a_recomputed_forged_chain_that_does_not_extend_the_known_head(played_export):
+    path, text = played_export
+    lines = text.splitlines()
+    header, events = json.loads(lines[0]), [json.loads(line) for line in lines[1:]]
+    known = f"{header['head']['seq']}:{header['head']['hash']}"
+    forged = next(e for e in events if e["type"] == "roll")
+    forged["payload"]["total"] = forged["payload"]["total"] + 1  # a better roll, every hash after it recomputed
+    rewrite(path, rechain(header, events))
+    wipe()
+    with pytest.raises(CommandError, match="does not extend the head you know"):
+        run("import_log", path, "--expect-head", known)
+    assert not Campaign.objects.exists()
+    with pytest.raises(CommandError, match="--expect-head must be SEQ:HASH"):
+        run("import_log", path, "--expect-head", "twelve")
+
+
+def test_import_with_the_known_head_loads_the_genuine_file(played_export):
+    path, text = played_export
+    header = json.loads(text.splitlines()[0])
+    wipe()
+    out = run("import_log", path, "--expect-head", f"{header['head']['seq']}:{header['head']['hash']}")
+    assert "Chain OK" in out
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda h, e: h["members"][0].update(role="superadmin"), "a member's role must be one of"),
+    (lambda h, e: e[3].update(visibility="nobody"), "'visibility' must be one of"),
+    (lambda h, e: h["users"][0].update(username="<b>gm</b>"), "Enter a valid username"),
+    (lambda h, e: h["dice_seeds"][0].update(seed="not hex at all"), "a dice seed must be 64 lowercase hex"),
+    (lambda h, e: h["dice_seeds"][0].update(seed="ab" * 16), "a dice seed must be 64 lowercase hex"),
+    (lambda h, e: h["campaign"].update(system="chess"), "the campaign's system must be one of"),
+    (lambda h, e: h["users"].append(dict(h["users"][0])), "listed twice"),
+], ids=["superadmin", "visibility-nobody", "html-username", "non-hex-seed", "short-seed", "unknown-system",
+        "duplicate-user"])
+def test_import_refuses_values_no_server_writes(played_export, change, message):
+    path, text = played_export
+    lines = text.splitlines()
+    header, events = json.loads(lines[0]), [json.loads(line) for line in lines[1:]]
+    change(header, events)
+    rewrite(path, rechain(header, events))
+    wipe()
+    with pytest.raises(CommandError, match=message):
+        run("import_log", path)
+    assert not Campaign.objects.exists() and not User.objects.exists()

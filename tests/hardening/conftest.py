@@ -14,14 +14,31 @@ from functools import lru_cache
 from pathlib import Path
 
 import pytest
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, settings as hypothesis_settings, strategies as st
 
 from rules import SYSTEM_MODULES, get_system
 
 ROOT = Path(__file__).resolve().parents[2]
 SYSTEMS = sorted(SYSTEM_MODULES)
 TABLE_ACTIONS = ("roll", "add_seed", "create_character", "start_session", "end_session", "start_scene",
-                 "end_scene", "void", "reveal", "request_roll", "add_member")
+                 "end_scene", "void", "reveal", "request_roll", "add_member", "remove_member", "change_role",
+                 "rename_campaign")
+
+# --- how long to fuzz ------------------------------------------------------------------------
+
+
+def fuzz_settings(examples: int):
+    """``examples`` scaled by the active Hypothesis profile (its max_examples over Hypothesis's 100).
+
+    The default keeps each suite within about 30 seconds in CI; a deeper run is
+    ``pytest tests/hardening --hypothesis-profile=deep`` (ten times as many)."""
+    scale = hypothesis_settings.default.max_examples / 100
+    return hypothesis_settings(max_examples=max(1, round(examples * scale)), deadline=None,
+                               suppress_health_check=list(HealthCheck))
+
+
+hypothesis_settings.register_profile("deep", max_examples=1000)
+
 
 # --- the log's invariants -------------------------------------------------------------
 
@@ -171,6 +188,7 @@ def high_rate_limits(settings):
     """Fuzzing sends hundreds of commands a minute: rate limits are tested elsewhere."""
     settings.RATE_LIMIT_USER_PER_MINUTE = 10**9
     settings.RATE_LIMIT_SOCKET_PER_10S = 10**9
+    settings.SOCKETS_PER_USER = 10**9  # some fuzzers keep every socket they opened
     return settings
 
 

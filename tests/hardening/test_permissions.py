@@ -78,6 +78,9 @@ URL_ROWS: dict[str, Row] = {
     "logout/": Row({p: "405" for p in PERSONAS}),  # Django's LogoutView is POST-only
     "signup/": Row(PUBLIC),
     "profile/": Row(PAGE),
+    "password/": Row(PAGE),
+    "password/done/": Row(PAGE),
+    "campaigns/<slug:slug>/settings/": Row(GM_PAGE),
     "join/<str:code>/": Row({"anonymous": LOGIN, "outsider": OK, "watcher": "table", "alice": "table", "gm": "table"}),
     "campaigns/<slug:slug>/": Row(MEMBER_PAGE),
     "campaigns/<slug:slug>/verify/": Row(MEMBER_PAGE),  # the page only; its checks run in the browser
@@ -366,6 +369,7 @@ TABLE_ROWS = {
     "roll": "player", "add_seed": "player", "create_character": "player",
     "start_session": "gm", "end_session": "gm", "start_scene": "gm", "end_scene": "gm",
     "void": "gm", "reveal": "gm", "request_roll": "gm", "add_member": "gm",
+    "remove_member": "gm", "change_role": "gm", "rename_campaign": "gm",
 }
 # Sub-permissions inside an action: (action, expectation).
 EXTRA_ROWS = [

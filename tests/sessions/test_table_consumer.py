@@ -27,7 +27,8 @@ def command(table, user, action, client_id=None):
 
 
 async def connect(table, user, after=0, origin=b"http://127.0.0.1:8000", slug="torn-road", token=None):
-    headers = [(b"origin", origin)] if origin else []
+    # A browser sends its page's Origin and the server's Host; they must name the same origin.
+    headers = [(b"origin", origin), (b"host", origin.split(b"://")[1])] if origin else []
     if user is not None or token is not None:
         key = token if token is not None else await token_for(user)
         headers.append((b"authorization", f"Bearer {key}".encode()))
@@ -186,7 +187,7 @@ async def test_session_cookie_login_works(transactional_table):
     await database_sync_to_async(client.force_login)(table.gm)
     cookie = f"sessionid={client.cookies['sessionid'].value}".encode()
     comm = WebsocketCommunicator(application, "/ws/campaigns/torn-road/table/",
-                                 headers=[(b"origin", b"http://localhost"), (b"cookie", cookie)])
+                                 headers=[(b"origin", b"http://localhost"), (b"host", b"localhost"), (b"cookie", cookie)])
     assert (await comm.connect())[0]
     _, ready = await until_ready(comm)
     assert ready["you"] == {"username": "gm", "role": "gm"}

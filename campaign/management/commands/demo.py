@@ -51,8 +51,10 @@ class Command(BaseCommand):
                     "sheet": campaign.rules.example_sheet}})
         members = []
         for username, role in MEMBERS:
-            token = ApiToken.objects.filter(user=users[username]).order_by("created_at").first()
-            token = token or ApiToken.objects.create(user=users[username])
+            # Only digests are stored, so a token can be printed only when it is made: the
+            # demo's previous one is replaced (revoked) by a fresh one on every run.
+            ApiToken.objects.filter(user=users[username], name="demo").delete()
+            token = ApiToken.objects.create(user=users[username], name="demo")
             members.append({"username": username, "password": demo_password(username), "role": role,
                             "token": token.key})
         if options["json"]:

@@ -1,9 +1,9 @@
 """``flush``, which can wipe a database whose event table refuses DELETE.
 
-Django's flush empties tables with DELETE on SQLite (TRUNCATE on PostgreSQL,
-which the row triggers do not see). Tests flush between transactional test
-cases, so on SQLite this drops the guard triggers for the wipe and puts them
-back afterwards. Wiping a whole database is the one sanctioned way an event
+Django's flush empties tables with DELETE on SQLite and TRUNCATE on
+PostgreSQL, and the guard triggers refuse both. Tests flush between
+transactional test cases, so this drops the guard triggers for the wipe and
+puts them back afterwards. Wiping a whole database is the one sanctioned way an event
 ever leaves it.
 """
 
@@ -16,8 +16,6 @@ from campaign import triggers
 class Command(DjangoFlush):
     def handle(self, **options):
         connection = connections[options["database"]]
-        if connection.vendor != "sqlite":
-            return super().handle(**options)
         triggers.uninstall(connection)
         try:
             return super().handle(**options)

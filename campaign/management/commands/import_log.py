@@ -8,24 +8,36 @@ seeds and every event exactly, with the ids the hash chain covers (campaign,
 actors, characters). Every event's link and hash is checked as it is read;
 then the projections are rebuilt and the chain verified. It all happens in one
 transaction: on any problem nothing is imported.
+
+A file is hostile until checked: every field is checked for its type and range
+before it reaches the database (roles, visibilities, usernames as Django's
+validator wants them, 64-hex dice seeds...), and every problem ends in one
+``CommandError`` line naming it, never a traceback. A chain whose hashes were
+all recomputed still links, so ``--expect-head SEQ:HASH`` (a head known from
+elsewhere: a published checkpoint, ``verify_log`` run before the export)
+refuses any file whose event SEQ does not have that hash.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from datetime import datetime
 
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.core.management.color import no_style
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 
 from campaign import projections
 from campaign.exports import FORMAT, FORMAT_VERSION, is_header
-from campaign.log import FORMAT_1, FORMAT_2, event_hash, lock_campaign, verify_chain
+from campaign.log import FORMAT_1, FORMAT_2, event_hash, hashed_fields, lock_campaign, verify_chain
 from campaign.models import (
     GENESIS_HASH,
+    ROLE_CHOICES,
+    VISIBILITY_CHOICES,
     Campaign,
     Character,
     CharacterProjection,
@@ -34,17 +46,92 @@ from campaign.models import (
     Event,
     Membership,
 )
+from rules import system_choices
 
 BATCH = 1000
 EVENT_KEYS = ("seq", "type", "version", "payload", "actor_id", "character", "session", "scene", "visibility",
               "created_at", "prev_hash", "hash")
+HEX64 = re.compile(r"[0-9a-f]{64}")
+SLUG = re.compile(r"[-a-zA-Z0-9_]{1,60}")
+MAX_ID = 2**63 - 1
+MAX_COUNT = 2**31 - 1  # session and scene numbers: PostgreSQL integers
 
 
-def _when(text: str) -> datetime:
-    value = datetime.fromisoformat(text)
-    if value.tzinfo is None:
-        raise ValueError(f"timestamp without a time zone: {text}")
+class Malformed(ValueError):
+    """A field of the file that is not what an export holds (the message names it)."""
+
+
+# --- field checks: each returns the value or raises Malformed naming it -------------------------
+
+def _when(text) -> datetime:
+    try:
+        value = datetime.fromisoformat(text) if isinstance(text, str) else None
+    except ValueError:
+        value = None
+    if value is None or value.tzinfo is None:
+        raise Malformed(f"{text!r:.40} is not an ISO 8601 time with a time zone")
     return value
+
+
+def _number(value, what: str, lo: int = 1, hi: int = MAX_ID) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise Malformed(f"{what} must be a whole number from {lo} to {hi}, not {value!r:.40}")
+    return value
+
+
+def _optional_number(value, what: str, hi: int = MAX_ID) -> int | None:
+    return None if value is None else _number(value, what, 1, hi)
+
+
+def _text(value, what: str, max_length: int, *, empty: bool = False) -> str:
+    if not isinstance(value, str) or len(value) > max_length or (not empty and not value.strip()) or "\x00" in value:
+        raise Malformed(f"{what} must be text of {0 if empty else 1} to {max_length} characters, not {value!r:.40}")
+    return value
+
+
+def _choice(value, what: str, choices) -> str:
+    allowed = [c for c, _ in choices]
+    if value not in allowed:
+        raise Malformed(f"{what} must be one of {', '.join(allowed)}, not {value!r:.40}")
+    return value
+
+
+def _hash_format(value) -> int:
+    if isinstance(value, bool) or value not in (FORMAT_1, FORMAT_2):
+        raise Malformed(f"'format' must be {FORMAT_1} or {FORMAT_2} (the event's hash format), not {value!r:.20}")
+    return value
+
+
+def _hex64(value, what: str) -> str:
+    if not isinstance(value, str) or not HEX64.fullmatch(value):
+        raise Malformed(f"{what} must be 64 lowercase hex digits, not {value!r:.70}")
+    return value
+
+
+def _rows(value, what: str) -> list[dict]:
+    if not isinstance(value, list) or not all(isinstance(row, dict) for row in value):
+        raise Malformed(f"'{what}' must be a list of objects")
+    return value
+
+
+def _json(line: str, number: int):
+    """One line's JSON; NaN, Infinity and absurd nesting are refused like any other non-JSON."""
+    def refuse(constant):
+        raise ValueError(constant)
+
+    try:
+        return json.loads(line, parse_constant=refuse)
+    except (ValueError, RecursionError):
+        raise CommandError(f"Line {number} is not JSON.")
+
+
+def _expected_head(text: str | None) -> tuple[int, str] | None:
+    if text is None:
+        return None
+    seq, _, digest = text.partition(":")
+    if not seq.isascii() or not seq.isdigit() or len(seq) > 18 or not HEX64.fullmatch(digest):
+        raise CommandError("--expect-head must be SEQ:HASH, e.g. 42:<64 hex digits>.")
+    return int(seq), digest
 
 
 class Command(BaseCommand):
@@ -52,19 +139,27 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("file", help="the JSON Lines export, or - to read stdin")
+        parser.add_argument("--expect-head", metavar="SEQ:HASH",
+                            help="refuse the file unless its event SEQ has this hash (a head known from elsewhere)")
 
     def handle(self, *args, **options):
+        self.expected_head = _expected_head(options.get("expect_head"))
         self._refuse_unless_empty()
         stream = sys.stdin if options["file"] == "-" else self._open(options["file"])
         try:
             with transaction.atomic():
                 campaign, count = self._import(stream)
                 locked = lock_campaign(campaign.id)
-                projections.rebuild(locked)
+                self._rebuild(locked)
                 report = verify_chain(locked)
                 if not report.ok:
                     raise CommandError(f"After the import the chain does not verify: BAD seq {report.bad_seq}: "
                                        f"{report.reason}. Nothing was imported.")
+        except UnicodeDecodeError:
+            raise CommandError("The file is not UTF-8 text. Nothing was imported.")
+        except DatabaseError as e:  # a value the checks let through but the database refuses
+            raise CommandError(f"The database refused a value of the file ({str(e).splitlines()[0][:200]}). "
+                               "Nothing was imported.")
         finally:
             if stream is not sys.stdin:
                 stream.close()
@@ -100,20 +195,29 @@ class Command(BaseCommand):
                 "and import there.")
 
     def _header(self, line: str, number: int) -> dict:
-        try:
-            data = json.loads(line)
-        except ValueError:
-            raise CommandError(f"Line {number} is not JSON.")
+        data = _json(line, number)
         if not is_header(data):
             raise CommandError("The file has no header line: export it with `manage.py export_log SLUG --header` "
                                "(the header names the campaign, its users, members and characters).")
         if data.get("format") != FORMAT or data.get("version") != FORMAT_VERSION:
             raise CommandError(f"This is not a {FORMAT} version {FORMAT_VERSION} export "
-                               f"(format {data.get('format')!r}, version {data.get('version')!r}).")
+                               f"(format {data.get('format')!r:.40}, version {data.get('version')!r:.40}).")
         if data.get("scope") != "campaign":
-            raise CommandError(f"This export holds only session {data.get('session')}: import needs the whole "
+            raise CommandError(f"This export holds only session {data.get('session')!r:.20}: import needs the whole "
                                "campaign (export_log SLUG --header, without --session).")
         return data
+
+    def _rebuild(self, campaign: Campaign) -> None:
+        """Fold the characters; a payload the rules can't fold is the file's fault, said in one line."""
+        try:
+            projections.rebuild(campaign)
+            return
+        except Exception as e:  # noqa: BLE001  any error here comes from a payload no server wrote
+            problem = f"{type(e).__name__}: {str(e)[:200]}"
+        # Raised outside the except block, so the failed fold's frames (and the database cursor
+        # they hold open) are released now, inside the transaction, not after its rollback.
+        raise CommandError(f"The characters can't be rebuilt from the events ({problem}): the file holds "
+                           "payloads no Talekeeper server wrote. Nothing was imported.")
 
     # --- the import -----------------------------------------------------------------------
 
@@ -124,54 +228,99 @@ class Command(BaseCommand):
             raise CommandError("The file is empty.")
         head = self._header(first, 1)
         try:
-            info = head["campaign"]
-            users = self._users(head["users"])
-            campaign = Campaign(id=info["id"], slug=info["slug"], name=info["name"], system=info["system"])
-            if info.get("invite_code"):
-                campaign.invite_code = info["invite_code"]
-            campaign.save(force_insert=True)
-            Campaign.objects.filter(pk=campaign.pk).update(created_at=_when(info["created_at"]))
-            for m in head["members"]:
-                member = Membership.objects.create(campaign=campaign, user_id=users[m["user_id"]], role=m["role"])
-                Membership.objects.filter(pk=member.pk).update(joined_at=_when(m["joined_at"]))
-            characters = set()
-            for c in head["characters"]:
-                owner = users[c["owner_id"]] if c.get("owner_id") is not None else None
-                Character.objects.create(id=c["id"], campaign=campaign, owner_id=owner, name=c["name"])
-                Character.objects.filter(pk=c["id"]).update(created_at=_when(c["created_at"]))
-                characters.add(c["id"])
-            for s in head.get("dice_seeds", []):
-                seed = DiceSeed.objects.create(campaign=campaign, session=s["session"], seed=s["seed"])
-                DiceSeed.objects.filter(pk=seed.pk).update(created_at=_when(s["created_at"]))
-        except (KeyError, TypeError, ValueError) as e:
-            raise CommandError(f"The header line is incomplete or malformed ({type(e).__name__}: {e}).")
+            campaign, users, characters = self._identities(head)
+        except (KeyError, TypeError, ValueError, ValidationError) as e:
+            detail = e.messages[0] if isinstance(e, ValidationError) else str(e)
+            raise CommandError(f"The header line is incomplete or malformed ({type(e).__name__}: {detail:.200}).")
         count = self._events(campaign, lines, set(users), characters)
         if count == 0:
             raise CommandError("The file has a header but no events.")
+        stated = head.get("head")
+        if isinstance(stated, dict) and [stated.get("seq"), stated.get("hash")] != list(self.last_event):
+            raise CommandError(f"The header says the log ends at seq {stated.get('seq')!r:.20}, but its events end at "
+                               f"seq {self.last_event[0]}: the file was cut or changed.")
+        if self.expected_head is not None and not self.expected_head_seen:
+            raise CommandError(f"The file has no event {self.expected_head[0]} with the expected hash: it does not "
+                               "extend the head you know (its chain was rewritten, or it is another campaign).")
         self._reset_sequences()
         return Campaign.objects.get(pk=campaign.pk), count
+
+    def _identities(self, head: dict) -> tuple[Campaign, dict[int, int], set[int]]:
+        """The header's campaign, users, members, characters and seeds: each field checked, then stored."""
+        info = head["campaign"]
+        if not isinstance(info, dict):
+            raise Malformed("'campaign' must be an object")
+        users = self._users(_rows(head["users"], "users"))
+        slug = info["slug"]
+        if not isinstance(slug, str) or not SLUG.fullmatch(slug):
+            raise Malformed(f"the campaign's slug must be 1 to 60 letters, digits, - or _, not {slug!r:.40}")
+        campaign = Campaign(id=_number(info["id"], "the campaign's id"), slug=slug,
+                            name=_text(info["name"], "the campaign's name", 120),
+                            system=_choice(info["system"], "the campaign's system", system_choices()))
+        if info.get("invite_code"):
+            campaign.invite_code = _text(info["invite_code"], "the invite code", 64)
+        campaign.save(force_insert=True)
+        Campaign.objects.filter(pk=campaign.pk).update(created_at=_when(info["created_at"]))
+        members = set()
+        for m in _rows(head["members"], "members"):
+            user_id = m["user_id"]
+            if not isinstance(user_id, int) or user_id not in users or user_id in members:
+                raise Malformed(f"member user_id {user_id!r:.20} is not one of the header's users, or is listed twice")
+            members.add(user_id)
+            member = Membership.objects.create(campaign=campaign, user_id=users[user_id],
+                                               role=_choice(m["role"], "a member's role", ROLE_CHOICES))
+            Membership.objects.filter(pk=member.pk).update(joined_at=_when(m["joined_at"]))
+        characters = set()
+        for c in _rows(head["characters"], "characters"):
+            ident, owner = _number(c["id"], "a character's id"), c.get("owner_id")
+            if ident in characters or (owner is not None and (not isinstance(owner, int) or owner not in users)):
+                raise Malformed(f"character {ident} is listed twice or its owner is not one of the header's users")
+            Character.objects.create(id=ident, campaign=campaign, owner_id=users[owner] if owner is not None else None,
+                                     name=_text(c["name"], "a character's name", 80))
+            Character.objects.filter(pk=ident).update(created_at=_when(c["created_at"]))
+            characters.add(ident)
+        sessions = set()
+        for row in _rows(head.get("dice_seeds", []), "dice_seeds"):
+            session = _number(row["session"], "a dice seed's session", hi=MAX_COUNT)
+            if session in sessions:
+                raise Malformed(f"session {session} has two dice seeds")
+            sessions.add(session)
+            seed = DiceSeed.objects.create(campaign=campaign, session=session, seed=_hex64(row["seed"], "a dice seed"))
+            DiceSeed.objects.filter(pk=seed.pk).update(created_at=_when(row["created_at"]))
+        return campaign, users, characters
 
     def _users(self, rows: list[dict]) -> dict[int, int]:
         User = get_user_model()
         ids = {}
         for row in rows:
-            user = User(pk=row["id"], username=row["username"], email=row.get("email") or "",
-                        first_name=row.get("first_name") or "", last_name=row.get("last_name") or "",
-                        is_active=row.get("is_active", True))
+            ident = _number(row["id"], "a user's id")
+            username = _text(row["username"], "a username", User._meta.get_field("username").max_length)
+            User.username_validator(username)  # the rule sign-up applies: letters, digits and @.+-_ only
+            if ident in ids or User.objects.filter(username=username).exists():
+                raise Malformed(f"user {ident} or the username {username!r} is listed twice")
+            is_active = row.get("is_active", True)
+            if not isinstance(is_active, bool):
+                raise Malformed(f"a user's is_active must be true or false, not {is_active!r:.20}")
+            user = User(pk=ident, username=username, is_active=is_active,
+                        email=_text(row.get("email") or "", "an email address", 254, empty=True),
+                        first_name=_text(row.get("first_name") or "", "a first name", 150, empty=True),
+                        last_name=_text(row.get("last_name") or "", "a last name", 150, empty=True))
             if row.get("date_joined"):
                 user.date_joined = _when(row["date_joined"])
             user.set_unusable_password()
             user.save(force_insert=True)
-            ids[row["id"]] = user.pk
+            ids[ident] = user.pk
         return ids
 
     def _events(self, campaign: Campaign, lines, users: set[int], characters: set[int]) -> int:
         stream = {"last_seq": 0, "head_hash": GENESIS_HASH, "session_count": 0, "current_session": None,
                   "scene_count": 0, "current_scene": None}
         batch: list[Event] = []
-        number = 1
+        self.last_event, self.expected_head_seen = (0, GENESIS_HASH), False
         for number, line in enumerate(lines, start=2):
             event = self._event(campaign, line, number, stream, users, characters)
+            self.last_event = (event.seq, event.hash)
+            self.expected_head_seen |= self.expected_head == self.last_event
             batch.append(event)
             if len(batch) >= BATCH:
                 Event.objects.bulk_create(batch)
@@ -182,55 +331,63 @@ class Command(BaseCommand):
         return stream["last_seq"]
 
     def _event(self, campaign, line, number, stream, users, characters) -> Event:
-        try:
-            data = json.loads(line)
-        except ValueError:
-            raise CommandError(f"Line {number} is not JSON.")
+        data = _json(line, number)
         if not isinstance(data, dict) or any(key not in data for key in EVENT_KEYS):
             raise CommandError(f"Line {number} is not an event of a full export (it lacks "
                                f"{', '.join(k for k in EVENT_KEYS if not isinstance(data, dict) or k not in data)}).")
-        seq = data["seq"]
         if data.get("hidden"):
-            raise CommandError(f"Event {seq} is sealed (a hidden roll as a member sees it): import needs the "
-                               "operator's full export, `manage.py export_log SLUG --header`.")
+            raise CommandError(f"Event {data['seq']!r:.20} is sealed (a hidden roll as a member sees it): import "
+                               "needs the operator's full export, `manage.py export_log SLUG --header`.")
+        try:
+            event = self._checked_event(campaign, data, users, characters)
+        except Malformed as e:
+            raise CommandError(f"Line {number}: {e}.")
+        seq = event.seq
         if seq != stream["last_seq"] + 1:
             raise CommandError(f"Event {stream['last_seq'] + 1} is missing (line {number} holds seq {seq}).")
-        if data["prev_hash"] != stream["head_hash"]:
+        if event.prev_hash != stream["head_hash"]:
             raise CommandError(f"Event {seq}'s prev_hash does not match the previous event's hash.")
-        fields = {"campaign": campaign.id, "seq": seq, "type": data["type"], "version": data["version"],
-                  "payload": data["payload"], "actor": data["actor_id"], "character": data["character"],
-                  "session": data["session"], "scene": data["scene"], "visibility": data["visibility"],
-                  "created_at": data["created_at"]}
-        if data.get("format", FORMAT_1) not in (FORMAT_1, FORMAT_2):
-            raise CommandError(f"Event {seq} has an unknown hash format {str(data.get('format'))[:20]!r}.")
-        if event_hash(data["prev_hash"], fields, data.get("format", FORMAT_1)) != data["hash"]:
+        # The chain's own functions, so the import checks every hash format campaign.log knows, as it does.
+        try:
+            recomputed = event_hash(event.prev_hash, hashed_fields(event), event.format)
+        except (TypeError, ValueError, RecursionError):
+            raise CommandError(f"Line {number}: event {seq}'s payload is not plain JSON.")
+        if recomputed != event.hash:
             raise CommandError(f"Event {seq}'s hash does not match its contents: the file was changed (or the "
                                "campaign id in the header is not the one the chain was made with).")
-        if data["actor_id"] is not None and data["actor_id"] not in users:
-            raise CommandError(f"Event {seq} names actor id {data['actor_id']}, who is not in the header's users.")
-        if data["character"] is not None and data["character"] not in characters:
-            raise CommandError(f"Event {seq} names character id {data['character']}, "
-                               "which is not in the header's characters.")
-        try:
-            created_at = _when(data["created_at"])
-        except (TypeError, ValueError):
-            raise CommandError(f"Event {seq}'s created_at is not an ISO 8601 time with a zone.")
-        if data["type"] == "session_started":
+        if event.type == "session_started":
             stream["session_count"] += 1
-            stream["current_session"] = data["session"]
-        elif data["type"] == "session_ended":
+            stream["current_session"] = event.session
+        elif event.type == "session_ended":
             stream["current_session"] = None
-        elif data["type"] == "scene_started":
+        elif event.type == "scene_started":
             stream["scene_count"] += 1
-            stream["current_scene"] = data["scene"]
-        elif data["type"] == "scene_ended":
+            stream["current_scene"] = event.scene
+        elif event.type == "scene_ended":
             stream["current_scene"] = None
-        stream["last_seq"], stream["head_hash"] = seq, data["hash"]
-        return Event(campaign_id=campaign.id, seq=seq, type=data["type"], version=data["version"],
-                     payload=data["payload"], actor_id=data["actor_id"], character_id=data["character"],
-                     session=data["session"], scene=data["scene"], visibility=data["visibility"],
-                     created_at=created_at, prev_hash=data["prev_hash"], hash=data["hash"],
-                     format=data.get("format", FORMAT_1))
+        stream["last_seq"], stream["head_hash"] = seq, event.hash
+        return event
+
+    def _checked_event(self, campaign, data: dict, users: set[int], characters: set[int]) -> Event:
+        """The line as an unsaved Event, every field checked for what an export can hold."""
+        seq = _number(data["seq"], "'seq'")
+        actor, character = data["actor_id"], data["character"]
+        if actor is not None and (not isinstance(actor, int) or actor not in users):
+            raise Malformed(f"event {seq} names actor id {actor!r:.20}, who is not in the header's users")
+        if character is not None and (not isinstance(character, int) or character not in characters):
+            raise Malformed(f"event {seq} names character id {character!r:.20}, "
+                            "which is not in the header's characters")
+        if not isinstance(data["payload"], dict):
+            raise Malformed(f"event {seq}'s payload must be an object")
+        return Event(campaign_id=campaign.id, seq=seq, type=_text(data["type"], "'type'", 40),
+                     version=_number(data["version"], "'version'", hi=32767), payload=data["payload"],
+                     actor_id=actor, character_id=character,
+                     session=_optional_number(data["session"], "'session'", MAX_COUNT),
+                     scene=_optional_number(data["scene"], "'scene'", MAX_COUNT),
+                     visibility=_choice(data["visibility"], "'visibility'", VISIBILITY_CHOICES),
+                     created_at=_when(data["created_at"]), prev_hash=_hex64(data["prev_hash"], "'prev_hash'"),
+                     hash=_hex64(data["hash"], "'hash'"),
+                     format=_hash_format(data.get("format", FORMAT_1)))
 
     def _reset_sequences(self):
         """Explicit ids leave PostgreSQL's sequences behind: move them past the imported rows."""
