@@ -181,7 +181,7 @@ def rechain(header: dict, events: list[dict]) -> list[str]:
                   "version": event["version"], "payload": event["payload"], "actor": event["actor_id"],
                   "character": event["character"], "session": event["session"], "scene": event["scene"],
                   "visibility": event["visibility"], "created_at": event["created_at"]}
-        event["prev_hash"], event["hash"] = prev, event_hash(prev, fields)
+        event["prev_hash"], event["hash"] = prev, event_hash(prev, fields, event.get("format", 1))
         prev = event["hash"]
     header["head"] = {"seq": events[-1]["seq"], "hash": prev}
     return [json.dumps(header)] + [json.dumps(e) for e in events]
