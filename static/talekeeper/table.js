@@ -415,10 +415,10 @@ function requestFollow(ev, ctx) {
   const p = ev.payload;
   const c = chars.get(ev.character);
   if (!c) return [];
-  const wanted = system.eventTypes?.[p.action?.type] || p.action?.type;
-  // An answer names its request ("answers"); older clients' answers are matched by type.
-  const answer = laterEvents(ev).find((e) => e.payload?.answers === ev.seq)
-    || laterEvents(ev).find((e) => e.type === wanted || (e.hidden && e.actor === c.owner));
+  // The server's rule (campaign/actions.py _link_request): a request is answered by a later event
+  // naming it ("answers") that is not voided; a voided answer opens it again. A hidden answer's
+  // payload is sealed, so a hidden roll by the player counts as the answer here.
+  const answer = laterEvents(ev).find((e) => e.payload?.answers === ev.seq || (e.hidden && e.actor === c.owner));
   if (answer) return [h("span", { class: "muted small" }, "answered in ", h("a", { href: `#seq-${answer.seq}` }, `#${answer.seq}`))];
   if (c.owner === me.username && !isSpectator) {
     const { character, ...wantedAction } = p.action;

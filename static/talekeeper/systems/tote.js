@@ -1,6 +1,6 @@
 // Tales from the Torn Earth (tote) at the table. The interface every system module
 // exports (docs/table.md): renderSheet, actions, gmTools, describe, followUps,
-// describeAction, oddsText (+ eventTypes when an action's event has another name).
+// describeAction, oddsText.
 
 import { h, cap, need, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, pips, plural, formatOdds } from "../ui.js";
 

@@ -4,7 +4,6 @@
 import { h, cap, need, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, pips, formatOdds, distributionSummary } from "../ui.js";
 
 export const name = "wyrm";
-export const eventTypes = { check: "attribute_check", damage: "damage_roll" };
 
 const ATTRS = ["warrior", "rogue", "mage"];
 const USES = {
