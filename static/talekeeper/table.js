@@ -220,14 +220,17 @@ function actionLabel(action, charId) {
 
 function rollDice(p) {
   const groups = [];
+  // A term's text starts with what joins it: "+", "-" or "*" (rules/notation.py); labels follow it.
+  const joined = (term, text) => `${term.op === "*" ? "×" : ""}${term.sign < 0 ? "−" : term.op === "*" ? "" : "+"}${text}${term.label ? ` ${term.label}` : ""}`;
   for (const term of p.terms || []) {
-    if (term.constant !== undefined) { groups.push(h("span", { class: "const" }, `${term.sign < 0 ? "−" : "+"}${term.constant}`)); continue; }
+    if (term.constant !== undefined) { groups.push(h("span", { class: "const" }, joined(term, term.constant))); continue; }
     const chips = (term.dice || []).map((d) => {
+      if (term.fate) return die(d.face > 0 ? "+" : d.face < 0 ? "−" : "0", "", `Fate die: ${d.face}`);
       const cls = [d.kept === false ? "off" : "", d.exploded ? "x" : "", d.success ? "hit" : ""].join(" ");
       const title = d.kept === false ? "dropped" : d.exploded ? "exploded: rolled again" : d.success ? "a success" : "";
       return die(`${d.face}${d.exploded ? "!" : ""}`, cls, title);
     });
-    groups.push(diceGroup(term.sign < 0 ? `−${term.text.replace(/^[+-]/, "")}` : term.text.replace(/^[+]/, ""), chips));
+    groups.push(diceGroup(joined(term, term.text.replace(/^[+*-]+/, "")).replace(/^\+/, ""), chips));
   }
   return groups;
 }
