@@ -124,8 +124,13 @@ function setConn(state, text) {
 // "Offline: reconnecting in 7 s…", counting down each second. The seconds are hidden from
 // screen readers: the status region announces going offline once, not every tick.
 function showCountdown() {
-  const left = Math.max(1, Math.ceil((retryAt - Date.now()) / 1000));
-  setConn("offline", ["Offline: reconnecting", h("span", { class: "countdown", "aria-hidden": "true" }, ` in ${left} s`), "…"]);
+  const ms = retryAt - Date.now();
+  const text = ` in ${Math.max(1, Math.ceil(ms / 1000))} s`;
+  const shown = connEl.dataset.state === "offline" && connEl.querySelector(".countdown");
+  if (shown) shown.textContent = text; // only the hidden seconds change: nothing to re-announce
+  else setConn("offline", ["Offline: reconnecting", h("span", { class: "countdown", "aria-hidden": "true" }, text), "…"]);
+  // The next tick lands just after the next whole second, so a late timer never skips a number.
+  countdownTimer = setTimeout(showCountdown, ms > 0 ? (ms % 1000) + 5 : 1000);
 }
 
 // Rolling needs the live table: while it is not live, the buttons that roll or act are
@@ -143,7 +148,7 @@ new MutationObserver(syncRollButtons).observe(root, { subtree: true, childList: 
 
 function connect() {
   clearTimeout(retryTimer);
-  clearInterval(countdownTimer);
+  clearTimeout(countdownTimer);
   retryTimer = null;
   if (socket) {
     socket.onmessage = socket.onclose = null;
@@ -171,7 +176,6 @@ function connect() {
     retry += 1;
     retryAt = Date.now() + delay;
     showCountdown();
-    countdownTimer = setInterval(showCountdown, 1000);
     retryTimer = setTimeout(connect, delay);
   };
 }
