@@ -10,9 +10,10 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 # make run HOST=0.0.0.0 lets friends on your network in (README: "Playing with friends on your network").
 HOST ?= 127.0.0.1
 PORT ?= 8000
-# The names `make run` answers to: this machine's LAN names and addresses when HOST is not loopback.
+# The names `make run` answers to: this machine's LAN names and addresses when HOST is not loopback
+# (campaign/lan.py: standard library only, so any python3 runs it).
 # ALLOWED_HOSTS=... (in the environment or on the command line) replaces them; '*' allows any name.
-RUN_ALLOWED_HOSTS = $(or $(ALLOWED_HOSTS),$(shell $(PY) -m campaign.lan $(HOST)))
+RUN_ALLOWED_HOSTS = $(or $(ALLOWED_HOSTS),$(shell $(PYTHON) -m campaign.lan $(HOST)))
 
 .PHONY: install run demo test test-fast test-sqlite bench clean
 
@@ -29,7 +30,7 @@ install: $(STAMP)
 run: install
 	DEBUG=1 $(PY) manage.py migrate --noinput
 	DEBUG=1 $(PY) manage.py demo
-	@$(PY) -m campaign.lan --urls $(HOST) $(PORT)
+	@$(PYTHON) -m campaign.lan --urls $(HOST) $(PORT)
 	DEBUG=1 ALLOWED_HOSTS='$(RUN_ALLOWED_HOSTS)' $(PY) -m daphne -b $(HOST) -p $(PORT) campaign.asgi:application
 
 # The whole suite on PostgreSQL + Redis, then the database contract suite on SQLite.
