@@ -7,8 +7,13 @@ STAMP := $(VENV)/.installed-$(shell cksum requirements.txt | cut -d' ' -f1)
 # make test runs against the real servers; override for another machine.
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/talekeeper
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
+# make run HOST=0.0.0.0 lets friends on your network in (README: "Playing with friends on your network").
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# The names `make run` answers to: this machine's LAN names and addresses when HOST is not loopback
+# (campaign/lan.py: standard library only, so any python3 runs it).
+# ALLOWED_HOSTS=... (in the environment or on the command line) replaces them; '*' allows any name.
+RUN_ALLOWED_HOSTS = $(or $(ALLOWED_HOSTS),$(shell $(PYTHON) -m campaign.lan $(HOST)))
 
 .PHONY: install run demo test test-fast test-sqlite lint-imports bench clean
 
@@ -25,8 +30,8 @@ install: $(STAMP)
 run: install
 	DEBUG=1 $(PY) manage.py migrate --noinput
 	DEBUG=1 $(PY) manage.py demo
-	@echo "Talekeeper is at http://$(HOST):$(PORT)/ (Ctrl-C stops it)"
-	DEBUG=1 $(PY) -m daphne -b $(HOST) -p $(PORT) campaign.asgi:application
+	@$(PYTHON) -m campaign.lan --urls $(HOST) $(PORT)
+	DEBUG=1 ALLOWED_HOSTS='$(RUN_ALLOWED_HOSTS)' $(PY) -m daphne -b $(HOST) -p $(PORT) campaign.asgi:application
 
 # Hypothesis budget (tests/conftest.py): `make test` searches as hard as CI does.
 HYPOTHESIS_PROFILE ?= thorough

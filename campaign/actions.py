@@ -273,7 +273,10 @@ def _claim_command(campaign: Campaign, user, client_id: str, body_hash: str) -> 
 
 def _link_request(campaign: Campaign, action: dict, drafts: list[Draft]) -> list[Draft]:
     """An action sent in answer to a GM's ``roll_requested`` names it (``"request": seq``);
-    the first event records ``"answers": seq`` so the log links the two exactly."""
+    the first event records ``"answers": seq`` so the log links the two exactly.
+
+    A request is open until an answer that still counts: voiding the answer (a mistaken
+    roll) opens the request again, as the table shows it, and voiding the request closes it."""
     seq = action.get("request")
     if seq is None:
         return drafts
@@ -281,7 +284,12 @@ def _link_request(campaign: Campaign, action: dict, drafts: list[Draft]) -> list
     character = drafts[0].character
     if request.type != "roll_requested" or character is None or request.character_id != character.id:
         raise ActionError(f"Event {seq} is not a roll request for this character.")
-    answered = Event.objects.filter(campaign=campaign, payload__answers=seq).values_list("seq", flat=True).first()
+    answers = list(Event.objects.filter(campaign=campaign, payload__answers=seq).values_list("seq", flat=True))
+    voided = set(Event.objects.filter(campaign=campaign, type="event_voided", payload__seq__in=[seq, *answers])
+                 .values_list("payload__seq", flat=True))
+    if seq in voided:
+        raise Refused(f"Request #{seq} was voided: there is nothing to answer.")
+    answered = next((s for s in sorted(answers) if s not in voided), None)
     if answered is not None:
         raise Refused(f"That request was already answered in #{answered}.")
     return [replace(drafts[0], payload={**drafts[0].payload, "answers": seq}), *drafts[1:]]

@@ -41,12 +41,15 @@ const olderBtn = document.getElementById("older");
 const reconnectBtn = document.getElementById("reconnect");
 const noticeEl = document.getElementById("notice");
 const composerEl = document.getElementById("composer");
+const liveEl = document.getElementById("log-live");
 
 let lastSeq = Math.max(0, pageHead - RECENT);
 let firstShown = lastSeq + 1;
 let socket = null;
 let retry = 0;
 let retryTimer = null;
+let retryAt = 0; // when the next reconnect attempt starts (the offline status counts down to it)
+let countdownTimer = null;
 let lastFrameAt = Date.now();
 let loading = true; // until the first "ready": follow-ups are worked out once, at the end of the backlog
 const pending = new Map(); // client command id -> {onAck, onError}
@@ -64,8 +67,7 @@ let session = data.session;
 let scene = data.scene;
 let selected = null;
 let composer = null; // {spec, charId, opener}
-const lastValues = {}; // action type -> last values used (targets are sticky)
-let lastVisibility = "public";
+const lastValues = {}; // action type -> last values used, "who sees the dice" included (sticky per kind of action)
 
 // --- commands, previews, sheets over HTTP -----------------------------------------------
 
@@ -122,13 +124,39 @@ function notice(message, tone = "error") {
 
 function setConn(state, text) {
   connEl.dataset.state = state;
-  connEl.textContent = text;
+  fill(connEl, text);
   reconnectBtn.hidden = state !== "offline";
   root.dataset.conn = state;
 }
 
+// "Offline: reconnecting in 7 s…", counting down each second. The seconds are hidden from
+// screen readers: the status region announces going offline once, not every tick.
+function showCountdown() {
+  const ms = retryAt - Date.now();
+  const text = ` in ${Math.max(1, Math.ceil(ms / 1000))} s`;
+  const shown = connEl.dataset.state === "offline" && connEl.querySelector(".countdown");
+  if (shown) shown.textContent = text; // only the hidden seconds change: nothing to re-announce
+  else setConn("offline", ["Offline: reconnecting", h("span", { class: "countdown", "aria-hidden": "true" }, text), "…"]);
+  // The next tick lands just after the next whole second, so a late timer never skips a number.
+  countdownTimer = setTimeout(showCountdown, ms > 0 ? (ms % 1000) + 5 : 1000);
+}
+
+// Rolling needs the live table: while it is not live, the buttons that roll or act are
+// disabled (marked data-offline) and come back when it is; buttons drawn meanwhile too.
+const ROLLERS = "#sheet-wrap button[data-action], #composer button[type=submit], #roll-form button[type=submit], #log .ev-follow button";
+function syncRollButtons() {
+  const offline = root.dataset.conn !== "online";
+  if (!offline && !root.querySelector("[data-offline]")) return;
+  for (const button of root.querySelectorAll(ROLLERS)) {
+    if (offline && !button.disabled) { button.disabled = true; button.dataset.offline = "1"; }
+    else if (!offline && button.dataset.offline) { delete button.dataset.offline; button.disabled = false; }
+  }
+}
+new MutationObserver(syncRollButtons).observe(root, { subtree: true, childList: true, attributes: true, attributeFilter: ["disabled", "data-conn"] });
+
 function connect() {
   clearTimeout(retryTimer);
+  clearTimeout(countdownTimer);
   retryTimer = null;
   if (socket) {
     socket.onmessage = socket.onclose = null;
@@ -155,7 +183,8 @@ function connect() {
     }
     const delay = Math.min(10000, 500 * 2 ** retry) * (0.5 + Math.random() / 2);
     retry += 1;
-    setConn("offline", `Offline: reconnecting in ${Math.ceil(delay / 1000)} s…`);
+    retryAt = Date.now() + delay;
+    showCountdown();
     retryTimer = setTimeout(connect, delay);
   };
 }
@@ -330,14 +359,17 @@ function actionLabel(action, charId) {
 
 function rollDice(p) {
   const groups = [];
+  // A term's text starts with what joins it: "+", "-" or "*" (rules/notation.py); labels follow it.
+  const joined = (term, text) => `${term.op === "*" ? "×" : ""}${term.sign < 0 ? "−" : term.op === "*" ? "" : "+"}${text}${term.label ? ` ${term.label}` : ""}`;
   for (const term of p.terms || []) {
-    if (term.constant !== undefined) { groups.push(h("span", { class: "const" }, `${term.sign < 0 ? "−" : "+"}${term.constant}`)); continue; }
+    if (term.constant !== undefined) { groups.push(h("span", { class: "const" }, joined(term, term.constant))); continue; }
     const chips = (term.dice || []).map((d) => {
+      if (term.fate) return die(d.face > 0 ? "+" : d.face < 0 ? "−" : "0", "", `Fate die: ${d.face}`);
       const cls = [d.kept === false ? "off" : "", d.exploded ? "x" : "", d.success ? "hit" : ""].join(" ");
       const title = d.kept === false ? "dropped" : d.exploded ? "exploded: rolled again" : d.success ? "a success" : "";
       return die(`${d.face}${d.exploded ? "!" : ""}`, cls, title);
     });
-    groups.push(diceGroup(term.sign < 0 ? `−${term.text.replace(/^[+-]/, "")}` : term.text.replace(/^[+]/, ""), chips));
+    groups.push(diceGroup(joined(term, term.text.replace(/^[+*-]+/, "")).replace(/^\+/, ""), chips));
   }
   return groups;
 }
@@ -417,8 +449,9 @@ function fillEvent(li, ev) {
   const who = ev.character_name
     ? [h("strong", { class: "who" }, ev.character_name), ev.actor ? h("span", { class: "actor" }, ev.actor) : null]
     : [h("strong", { class: "who" }, ev.actor || "system")];
-  const time = h("time", { datetime: ev.created_at, title: new Date(ev.created_at).toLocaleString() },
-    new Date(ev.created_at).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }));
+  // Times are UTC everywhere (table, audit, exports): one clock for a table spread over time zones.
+  const time = h("time", { datetime: ev.created_at, title: `${ev.created_at.slice(0, 10)} ${ev.created_at.slice(11, 19)} UTC` },
+    `${ev.created_at.slice(11, 16)} UTC`);
   const head = h("div", { class: "ev-head" },
     h("span", { class: "seq" }, `#${ev.seq}`), h("span", { class: "ev-who" }, who),
     visibilityBadge(ev),
@@ -541,10 +574,10 @@ function requestFollow(ev, ctx) {
   const p = ev.payload;
   const c = chars.get(ev.character);
   if (!c) return [];
-  const wanted = system.eventTypes?.[p.action?.type] || p.action?.type;
-  // An answer names its request ("answers"); older clients' answers are matched by type.
-  const answer = laterEvents(ev).find((e) => e.payload?.answers === ev.seq)
-    || laterEvents(ev).find((e) => e.type === wanted || (e.hidden && e.actor === c.owner));
+  // The server's rule (campaign/actions.py _link_request): a request is answered by a later event
+  // naming it ("answers") that is not voided; a voided answer opens it again. A hidden answer's
+  // payload is sealed, so a hidden roll by the player counts as the answer here.
+  const answer = laterEvents(ev).find((e) => e.payload?.answers === ev.seq || (e.hidden && e.actor === c.owner));
   if (answer) return [h("span", { class: "muted small" }, "answered in ", h("a", { href: `#seq-${answer.seq}` }, `#${answer.seq}`))];
   if (c.owner === me.username && !isSpectator) {
     const { character, ...wantedAction } = p.action;
@@ -614,6 +647,9 @@ function showEvent(ev) {
   const li = h("li", { id: `seq-${ev.seq}`, dataset: { seq: ev.seq, type: ev.type }, class: ev.seq > pageHead ? "new" : "" });
   fillEvent(li, ev);
   place(li, false);
+  // Only what happens now is announced: the backlog loaded with the page (up to pageHead) is not.
+  if (ev.seq > pageHead) liveEl.textContent = [li.querySelector(".ev-who"), li.querySelector(".what"), li.querySelector(".outcome")]
+    .filter(Boolean).map((el) => [...el.childNodes].map((n) => n.textContent).join(" ")).join(": ");
   afterEvent(ev);
 }
 
@@ -881,12 +917,11 @@ function openComposer(spec, charId, opener) {
     submit: `Roll for ${c.name}`,
   } : spec;
   const form = buildForm(full, {
-    visibility: lastVisibility,
+    visibility: lastValues[spec.type]?.visibility,
     preview: (action) => preview({ ...action, character: charId }),
-    remember: (values) => {
-      lastValues[spec.type] = { ...(lastValues[spec.type] || {}), ...values };
-      if (values.visibility) lastVisibility = values.visibility;
-    },
+    remember: (values) => { lastValues[spec.type] = { ...(lastValues[spec.type] || {}), ...values }; },
+    // A note is only sent when asking: Enter in the note, or with a note written, asks the player.
+    enterButton: asking ? (field, values) => (field.name === "__note" || values.__note ? "ask" : null) : undefined,
     submit: async (action, { button, values }) => {
       if (button === "ask") {
         const { visibility, ...wanted } = action;

@@ -38,6 +38,8 @@ function append(el, children) {
 
 export const cap = (s) => (s ? String(s).charAt(0).toUpperCase() + String(s).slice(1) : "");
 export const plural = (n, one, many) => `${n} ${n === 1 ? one : many || one + "s"}`;
+// article("Intelligence test") -> "an Intelligence test" (by the first letter: good enough for our words)
+export const article = (phrase) => `${/^[aeiou]/i.test(phrase) ? "an" : "a"} ${phrase}`;
 export const signed = (n) => (n > 0 ? `+${n}` : n < 0 ? `−${-n}` : "±0");
 export const words = (s) => String(s || "").replaceAll("_", " ");
 
@@ -121,7 +123,8 @@ export function diceGroup(label, dice) {
 //          hint, show(values) -> bool, placeholder, maxlength}
 //
 // opts = {preview(action) -> Promise<{odds}|{error}>, submit(action, {button, values}) -> Promise,
-//         cancel(), compact, remember(values)}
+//         cancel(), compact, remember(values), enterButton(field, values) -> name of the button
+//         Enter presses from that field (null: the first one)}
 
 const VISIBILITY = [
   ["public", "Everyone"],
@@ -236,6 +239,11 @@ export function buildForm(spec, opts = {}) {
   form.addEventListener("change", refresh);
   form.addEventListener("keydown", (e) => {
     if (e.key === "Escape" && opts.cancel) { e.preventDefault(); opts.cancel(); }
+    if (e.key === "Enter" && opts.enterButton && e.target.matches("input, select")) {
+      const name = opts.enterButton(e.target, values());
+      const button = name && form.querySelector(`button[name="${CSS.escape(name)}"]`);
+      if (button) { e.preventDefault(); form.requestSubmit(button); return; }
+    }
     // Enter rolls from any field, selects and checkboxes included (browsers only do it for text inputs).
     if (e.key === "Enter" && (e.target.tagName === "SELECT" || e.target.type === "checkbox")) {
       e.preventDefault();
@@ -244,6 +252,7 @@ export function buildForm(spec, opts = {}) {
   });
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
+    if (e.submitter?.disabled) return; // e.g. Enter while the table is offline
     error.textContent = "";
     const v = values();
     let action;

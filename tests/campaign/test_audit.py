@@ -364,3 +364,19 @@ def test_event_types_are_every_type_in_the_log(played):
     expected = sorted(set(Event.objects.filter(campaign=played.campaign).values_list("type", flat=True)))
     assert audit.event_types(played.campaign) == expected
     assert audit.event_types(Campaign(pk=987654)) == []
+
+
+def test_the_audit_numbers_events_as_the_table_does_and_says_utc(played):
+    page = text(client_for(played.gm).get(url(played)))
+    assert f'<th scope="row" class="num">#{played.voided_seq}</th>' in page
+    assert "Started (UTC)" in page and "Time (UTC)" in page
+
+
+def test_players_find_their_dice_statistics_and_exports_on_the_table(played):
+    alice = client_for(played.alice)
+    table_page = alice.get(f"/campaigns/{played.campaign.slug}/").content.decode()
+    links = re.findall(r'<a href="([^"]+)"[^>]*>(Dice statistics|JSON Lines|CSV)</a>', table_page)
+    assert [name for _, name in links] == ["Dice statistics", "JSON Lines", "CSV"]
+    assert f"/sessions/{played.campaign.session_count}/dice/" in links[0][0]
+    for href, _ in links:
+        assert alice.get(href).status_code == 200, href

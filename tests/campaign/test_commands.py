@@ -50,6 +50,30 @@ def test_demo_prints_logins(db):
     assert "gm" in out and "alice" in out and "password" in out
 
 
+def test_demo_makes_one_campaign_per_system(db):
+    tote = json.loads(run("demo", "--json"))
+    wyrm = json.loads(run("demo", "--json", "--system", "wyrm"))
+    assert (tote["campaign"], wyrm["campaign"]) == ("demo", "demo-wyrm")
+    assert Campaign.objects.get(slug="demo").system == "tote"
+    assert Campaign.objects.get(slug="demo-wyrm").system == "wyrm"
+    assert json.loads(run("demo", "--json", "--system", "wyrm")) == wyrm  # still idempotent
+    assert sorted(c.owner.username for c in Character.objects.filter(campaign__slug="demo-wyrm")) == ["alice", "bob", "carol"]
+
+
+def test_demo_refuses_an_unknown_system_clearly(db):
+    with pytest.raises(CommandError, match="Unknown rule system 'dnd': choose one of tote, wyrm, tale, mdt"):
+        run("demo", "--system", "dnd")
+    assert not Campaign.objects.exists()
+
+
+def test_demo_says_so_when_its_slug_plays_another_system(table):
+    from campaign.actions import do_create_campaign
+
+    do_create_campaign(table.gm, "Not the demo", "mdt", slug="demo")
+    with pytest.raises(CommandError, match="'demo' exists and plays mdt, not tote"):
+        run("demo")
+
+
 def test_create_token(table):
     key = run("create_token", "alice", "--name", "dice bot").strip()
     token = ApiToken.objects.get(digest=token_digest(key))

@@ -159,20 +159,42 @@ def test_voiding_an_event_rolls_the_projection_back(evening):
     assert Event.objects.filter(campaign=table.campaign, seq=result.events[0].seq).exists()  # still in the log
 
 
-def test_an_answer_to_a_roll_request_names_it(evening):
-    from campaign.actions import Refused
-
+def ask_alice_for_a_roll(evening):
+    """The GM asks for a player action of the system; returns (table, request event, the answer to send)."""
     system, table = evening
     rules = get_system(system)
     wanted = next(a for _, a in EVENINGS[system] if a["type"] in rules.actions and a["type"] not in rules.gm_actions)
     asked = table.command(table.gm, {"type": "request_roll", "character": table.hero.id, "action": wanted}).events[0]
-    answer = {**wanted, "character": table.hero.id, "request": asked.seq}
+    return table, asked, {**wanted, "character": table.hero.id, "request": asked.seq}
+
+
+def test_an_answer_to_a_roll_request_names_it(evening):
+    from campaign.actions import Refused
+
+    table, asked, answer = ask_alice_for_a_roll(evening)
     result = table.command(table.alice, answer, dice=ScriptedDice(FACES))
     assert result.events[0].payload["answers"] == asked.seq
     with pytest.raises(Refused, match=f"answered in #{result.events[0].seq}"):
         table.command(table.alice, answer, dice=ScriptedDice(FACES))
     with pytest.raises(ActionError, match="not a roll request"):
         table.command(table.alice, {**answer, "request": result.events[0].seq}, dice=ScriptedDice(FACES))
+
+
+def test_a_voided_answer_opens_its_request_again(evening):
+    from campaign.actions import Refused
+
+    table, asked, answer = ask_alice_for_a_roll(evening)
+    first = table.command(table.alice, answer, dice=ScriptedDice(FACES)).events[0]
+    table.command(table.gm, {"type": "void", "seq": first.seq, "reason": "wrong skill"})
+    again = table.command(table.alice, answer, dice=ScriptedDice(FACES)).events[0]
+    assert again.payload["answers"] == asked.seq
+    with pytest.raises(Refused, match=f"answered in #{again.seq}"):
+        table.command(table.alice, answer, dice=ScriptedDice(FACES))
+    # A voided request can't be answered at all.
+    asked2 = table.command(table.gm, {"type": "request_roll", "character": table.hero.id, "action": asked.payload["action"]}).events[0]
+    table.command(table.gm, {"type": "void", "seq": asked2.seq, "reason": "never mind"})
+    with pytest.raises(Refused, match=f"#{asked2.seq} was voided"):
+        table.command(table.alice, {**answer, "request": asked2.seq}, dice=ScriptedDice(FACES))
 
 
 def test_preview_of_an_action_that_rolls_nothing_is_empty(evening):

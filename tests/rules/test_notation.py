@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from rules import RuleError, ScriptedDice, SeededDice
-from rules.notation import LIMITS, NotationError, parse, roll
+from rules.notation import LIMITS, NotationError, parse, roll, roll_event
 
 
 def faces(payload, term=0):
@@ -48,6 +48,48 @@ def test_success_counting():
     assert p["total"] == 3 and p["counts_successes"]
 
 
+def test_percentile_dice_are_d100():
+    p = roll("d%+1", ScriptedDice([100]))
+    assert p["terms"][0]["sides"] == 100 and p["total"] == 101
+
+
+def test_fate_dice_read_a_d3_as_minus_blank_plus():
+    dice = ScriptedDice([1, 2, 3, 3])
+    p = roll("4dF+1", dice)
+    assert faces(p) == [-1, 0, 1, 1] and p["total"] == 2
+    assert p["terms"][0]["fate"] is True and p["terms"][0]["text"] == "+4dF"
+
+
+@pytest.mark.parametrize("notation, rolled, total", [
+    ("2d6+3*2", [1, 2], 9),  # * before +
+    ("(2d6+3)*2", [1, 2], 12),
+    ("-(1d6+1)*3", [2], -9),
+    ("2*(1d4-(1d6+1))", [4, 1], 4),
+    ("1d6*-2", [3], -6),
+])
+def test_multiplication_and_parentheses_follow_arithmetic(notation, rolled, total):
+    assert roll(notation, ScriptedDice(rolled))["total"] == total
+
+
+def test_a_factor_records_that_it_multiplies():
+    terms = roll("(2d6+1)*3", ScriptedDice([1, 2]))["terms"]
+    assert [t["text"] for t in terms] == ["+2d6", "+1", "*3"] and terms[2]["op"] == "*"
+    assert "op" not in terms[0]  # plain sums keep the payload they always had
+
+
+def test_labels_in_brackets_name_their_dice_group():
+    p = roll("2d6[fire] + 1d4 [cold]", ScriptedDice([1, 2, 3]))
+    assert [t.get("label") for t in p["terms"]] == ["fire", "cold"] and p["total"] == 6
+
+
+def test_words_after_the_expression_label_the_roll():
+    p = roll("2d6+3 fire damage", ScriptedDice([1, 2]))
+    assert (p["notation"], p["label"], p["total"]) == ("2d6+3", "fire damage", 6)
+    event = roll_event({"notation": "1d8+2 longsword", "label": "Brannoc"}, ScriptedDice([5]))
+    assert event.payload["label"] == "Brannoc · longsword"
+    assert "label" not in roll("4d6 kh3", ScriptedDice([1, 2, 3, 4]))  # spaces inside a group are no label
+
+
 @pytest.mark.parametrize("bad, message", [
     ("", "empty"),
     ("1d6+", "ends with a sign"),
@@ -64,6 +106,18 @@ def test_success_counting():
     ("1" * 200, "too long"),
     ("7", "rolls no dice"),
     ("4d6kh3kl1", "Only one keep"),
+    ("(1d6+1", "not closed"),
+    ("1d6)", "no '\\(' before it"),
+    ("()", "Empty parentheses"),
+    ("2d6+3fire", "Expected"),
+    ("1d6*", "ends with '\\*'"),
+    ("4dF!", "Fate dice"),
+    ("0dF", "at least one die"),
+    ("1d6[fire", "closing"),
+    ("1d6[" + "x" * 41 + "]", "1 to 40"),
+    ("(1d6)[x]", "not after"),
+    ("(" * 11 + "1d6" + ")" * 11, "Too many parentheses"),
+    ("100d1000*100d1000", "could total more than"),
 ])
 def test_bad_notation_is_refused_with_a_clear_message(bad, message):
     with pytest.raises(NotationError, match=message):
@@ -75,7 +129,8 @@ def test_non_string_is_refused():
         parse(["1d6"])
 
 
-@given(st.text(alphabet="0123456789dkhl!<>=+- %F", max_size=40) | st.text(max_size=60))
+@settings(deadline=None)
+@given(st.text(alphabet="0123456789dkhl!<>=+- %F*()[]fire", max_size=60) | st.text(max_size=110))
 def test_any_text_either_rolls_or_is_refused_cleanly(text):
     try:
         parse(text)

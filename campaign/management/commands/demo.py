@@ -6,15 +6,21 @@ import json
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from campaign.actions import do_add_member, do_command, do_create_campaign
 from campaign.models import ROLE_GM, ROLE_PLAYER, ApiToken, Campaign, Character, Membership
+from rules import SYSTEM_MODULES, SYSTEM_TITLES
 
-DEMO_SLUG = "demo"
+DEFAULT_SYSTEM = "tote"
 MEMBERS = [("gm", ROLE_GM), ("alice", ROLE_PLAYER), ("bob", ROLE_PLAYER), ("carol", ROLE_PLAYER)]
 # One character per player, from the system's example sheet, so the table is playable at once.
 HEROES = {"alice": "Ayasha", "bob": "Brannoc", "carol": "Corvina"}
+
+
+def demo_slug(system: str) -> str:
+    """One demo campaign per system: ``demo`` plays the default system, ``demo-wyrm`` WYRM..."""
+    return "demo" if system == DEFAULT_SYSTEM else f"demo-{system}"
 
 
 def demo_password(username: str) -> str:
@@ -28,9 +34,14 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--json", action="store_true", help="print one JSON object, for scripts")
-        parser.add_argument("--system", default="tote", help="rule system of the demo campaign")
+        parser.add_argument("--system", default=DEFAULT_SYSTEM,
+                            help=f"rule system of the demo campaign: {', '.join(SYSTEM_MODULES)}")
 
     def handle(self, *args, **options):
+        system = options["system"]
+        if system not in SYSTEM_MODULES:
+            raise CommandError(f"Unknown rule system '{system}': choose one of {', '.join(SYSTEM_MODULES)}.")
+        slug = demo_slug(system)
         User = get_user_model()
         users = {}
         for username, _ in MEMBERS:
@@ -38,9 +49,12 @@ class Command(BaseCommand):
             user.set_password(demo_password(username))
             user.save()
             users[username] = user
-        campaign = Campaign.objects.filter(slug=DEMO_SLUG).first()
+        campaign = Campaign.objects.filter(slug=slug).first()
         if campaign is None:
-            campaign = do_create_campaign(users["gm"], "Demo: The Torn Road", options["system"], slug=DEMO_SLUG)
+            campaign = do_create_campaign(users["gm"], f"Demo: {SYSTEM_TITLES[system]}", system, slug=slug)
+        elif campaign.system != system:  # made by hand, or by an older demo command
+            raise CommandError(f"The campaign '{slug}' exists and plays {campaign.system}, not {system}: "
+                               "rename or delete it, or use another database.")
         for username, role in MEMBERS:
             do_add_member(campaign, users[username], role, actor=users["gm"])
         membership = Membership.objects.select_related("user", "campaign").get(campaign=campaign, user=users["gm"])

@@ -2,7 +2,7 @@
 // modifiers; 7-9 is a success, 10 two; difficulty 1-3; opposed tests, races to N
 // successes round by round, and projects that accumulate successes.
 
-import { h, cap, need, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, formatOdds } from "../ui.js";
+import { h, cap, need, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, formatOdds, plural, article } from "../ui.js";
 
 export const name = "mdt";
 
@@ -16,7 +16,8 @@ const LABEL = { intelligence: "Intelligence", wits: "Wits", resolve: "Resolve", 
   stamina: "Stamina", presence: "Presence", manipulation: "Manipulation", composure: "Composure" };
 const PT = { intelligence: "Inteligência", wits: "Raciocínio", resolve: "Determinação", strength: "Força", dexterity: "Destreza",
   stamina: "Vigor", presence: "Presença", manipulation: "Manipulação", composure: "Autocontrole" };
-const DIFFICULTY = [[1, "Dramático (1)"], [2, "Perigoso (2)"], [3, "Desesperado (3)"]];
+// English at the table; the Portuguese names (the rule text's) are in docs/rules.md and the titles.
+const DIFFICULTY = [[1, "Dramatic (1)", "Dramático"], [2, "Dangerous (2)", "Perigoso"], [3, "Desperate (3)", "Desesperado"]];
 const OUTCOME = { exceptional: "Exceptional success", success: "Success", failure: "Failure", dramatic_failure: "Dramatic failure",
   win: "Win", loss: "Loss", tie: "Tie", continue: "Goes on", complete: "Complete" };
 const TONE = { exceptional: "good crit", success: "good", win: "good", complete: "good", failure: "bad", loss: "bad",
@@ -39,7 +40,7 @@ export function renderSheet(state, ctx) {
     [0, 1, 2].flatMap((row) => GROUPS.map(([, attrs]) => {
       const a = attrs[row];
       return ctx.button(`test:${a}`, [h("span", { class: "name" }, LABEL[a]), h("span", { class: "val" }, dots(s.attributes[a]), h("b", null, s.attributes[a]))],
-        { label: `${LABEL[a]} ${s.attributes[a]}: test (${1 + s.attributes[a]} dice)`, title: `${PT[a]} · ${1 + s.attributes[a]} dice` });
+        { label: `${LABEL[a]} ${s.attributes[a]}: test (${plural(1 + s.attributes[a], "die", "dice")})`, title: `${PT[a]} · ${plural(1 + s.attributes[a], "die", "dice")}` });
     })));
   const specs = Object.entries(s.specializations || {});
   const c = state.contest;
@@ -48,7 +49,7 @@ export function renderSheet(state, ctx) {
     h("div", { class: "race" },
       h("span", null, "You"), h("progress", { max: c.target, value: Math.min(c.mine, c.target), "aria-label": "your successes" }), h("b", null, `${c.mine}/${c.target}`),
       h("span", null, "Them"), h("progress", { max: c.target, value: Math.min(c.theirs, c.target), "aria-label": "their successes" }), h("b", null, `${c.theirs}/${c.target}`)),
-    h("p", { class: "small muted" }, `Round ${c.round} · ${LABEL[c.attribute]}${c.specialization ? ` + ${c.specialization}` : ""} vs ${c.vs_pool} dice`),
+    h("p", { class: "small muted" }, `Round ${c.round} · ${LABEL[c.attribute]}${c.specialization ? ` + ${c.specialization}` : ""} vs ${plural(c.vs_pool, "die", "dice")}`),
     h("div", { class: "buttons" }, ctx.button("contest_round", "Next round"), ctx.button("end_contest", "End it"))) : null;
   const projects = Object.values(state.projects || {});
   return h("div", { class: "sheet-mdt" },
@@ -183,8 +184,8 @@ export function gmTools(state) {
 
 export function describeAction(action) {
   switch (action.type) {
-    case "test": return `a ${LABEL[action.attribute] || action.attribute} test, difficulty ${action.difficulty || 1}`;
-    case "opposed_test": return `an opposed ${LABEL[action.attribute] || action.attribute} test vs ${action.vs_pool} dice`;
+    case "test": return `${article(`${LABEL[action.attribute] || action.attribute} test`)}, difficulty ${action.difficulty || 1}`;
+    case "opposed_test": return `an opposed ${LABEL[action.attribute] || action.attribute} test vs ${plural(action.vs_pool, "die", "dice")}`;
     case "contest_round": return "the next round of the race";
     case "project_roll": return `a roll for ${action.project}`;
     default: return action.type.replaceAll("_", " ");
@@ -210,20 +211,20 @@ export function describe(ev) {
   switch (ev.type) {
     case "test":
       return {
-        text: `${poolText(p)}: ${p.luck_test ? "Luck Test (1 die)" : `${p.pool} dice`} vs ${p.difficulty_label} (${p.difficulty}): ${succ(p.successes)}`,
+        text: `${poolText(p)}: ${p.luck_test ? "Luck Test (1 die)" : plural(p.pool, "die", "dice")} vs ${cap(p.difficulty_name)} (${p.difficulty}): ${succ(p.successes)}`,
         dice: [diceGroup("", chips(p))],
         outcome: { label: OUTCOME[p.outcome] || p.outcome, tone: TONE[p.outcome] },
         detail: [hadOdds(p.odds), `exceptional at ${p.exceptional_at}`].join(" · "),
       };
     case "opposed_test":
       return {
-        text: `opposed ${poolText(p)} (${p.pool} dice) vs ${p.opponent || "opponent"} (${p.vs_pool} dice): ${p.roll.successes} vs ${p.opponent_roll.successes}`,
+        text: `opposed ${poolText(p)} (${plural(p.pool, "die", "dice")}) vs ${p.opponent || "opponent"} (${plural(p.vs_pool, "die", "dice")}): ${p.roll.successes} vs ${p.opponent_roll.successes}`,
         dice: [diceGroup("you", chips(p.roll)), diceGroup("them", chips(p.opponent_roll, "theirs"))],
         outcome: { label: `${OUTCOME[p.outcome] || p.outcome}${p.dramatic_failure ? " · dramatic failure" : ""}`, tone: TONE[p.outcome] },
         detail: hadOdds(p.odds, "win", "to win"),
       };
     case "start_contest":
-      return { text: `race started: ${p.label || "contest"}, first to ${p.target} successes (${LABEL[p.attribute]} vs ${p.vs_pool} dice)`, tone: "gm" };
+      return { text: `race started: ${p.label || "contest"}, first to ${p.target} successes (${LABEL[p.attribute]} vs ${plural(p.vs_pool, "die", "dice")})`, tone: "gm" };
     case "contest_round":
       return {
         text: `${p.label || "race"}, round ${p.round}: +${p.roll.successes} vs +${p.opponent_roll.successes} → ${p.mine}–${p.theirs} of ${p.target}`,
@@ -242,9 +243,9 @@ export function describe(ev) {
       };
     case "abandon_project": return { text: `abandoned ${p.project} at ${p.progress}/${p.target}`, detail: p.reason || "" };
     case "say_yes": return { text: `the GM says yes${p.goal ? `: ${p.goal}` : ""}`, outcome: { label: "Success", tone: "good" }, tone: "gm" };
-    case "award_points": return { text: `earned ${p.points} points`, detail: p.reason || "", tone: "gm" };
+    case "award_points": return { text: `earned ${plural(p.points, "point")}`, detail: p.reason || "", tone: "gm" };
     case "buy_advance":
-      return { text: `raised ${p.kind === "attribute" ? LABEL[p.name] : p.name} from ${p.from} to ${p.to} for ${p.cost} points` };
+      return { text: `raised ${p.kind === "attribute" ? LABEL[p.name] : p.name} from ${p.from} to ${p.to} for ${plural(p.cost, "point")}` };
     default: return null;
   }
 }

@@ -2,7 +2,7 @@
 // challenge dice; iterated contests (hiding, chases) and combat with attack/defence
 // portions, round by round; damage spread over primary + Skill, recovered by rest.
 
-import { h, cap, need, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, formatOdds, words } from "../ui.js";
+import { h, cap, need, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, formatOdds, words, plural, article } from "../ui.js";
 
 export const name = "tale";
 
@@ -46,7 +46,7 @@ export function renderSheet(state, ctx) {
   const skillRows = h("table", { class: "attr-table" },
     h("caption", { class: "sr-only" }, "Skills and their pools; each button rolls it"),
     h("tbody", null, skills(state).map((sk) => h("tr", null,
-      h("td", null, ctx.button(`roll:${sk.name}`, [sk.name, " ", h("b", null, `${sk.pool}D`)], { label: `${sk.name}: roll ${sk.pool} dice` })),
+      h("td", null, ctx.button(`roll:${sk.name}`, [sk.name, " ", h("b", null, `${sk.pool}D`)], { label: `${sk.name}: roll ${plural(sk.pool, "die", "dice")}` })),
       h("td", { class: "muted small" }, `${cap(sk.pair[0])} + ${cap(sk.pair[1])}${sk.dice ? ` + ${sk.dice}D` : ""}`)))));
   const c = state.contest;
   let contest = null;
@@ -276,7 +276,7 @@ export function gmTools(state) {
 export function describeAction(action) {
   const against = action.vs_pool ? `${action.vs_pool}D` : `${action.target}`;
   switch (action.type) {
-    case "straight_roll": return `a ${action.skill || (action.characteristics || []).map(cap).join(" + ") || "straight"} roll vs ${against}`;
+    case "straight_roll": return `${article(`${action.skill || (action.characteristics || []).map(cap).join(" + ") || "straight"} roll`)} vs ${against}`;
     case "hide": return `a Hide roll (${words(action.place || `${action.challenge}D`)})`;
     case "iterated_round": return "the next round";
     case "combat_round": return "a combat round";
@@ -341,10 +341,10 @@ export function describe(ev) {
     case "take_damage": return { text: `takes ${p.taken}D of damage${p.taken < p.dice ? ` (of ${p.dice}D)` : ""}`, detail: [p.reason, `${p.unassigned_after}D to spread`].filter(Boolean).join(" · "), tone: "gm" };
     case "assign_damage": return { text: `spread damage: ${Object.entries(p.damage).map(([k, n]) => `${cap(k)} −${n}D`).join(", ")}` };
     case "rest": return { text: `rested ${p.days} day${p.days === 1 ? "" : "s"}: ${Object.entries(p.recovered).map(([k, n]) => `${cap(k)} +${n}D`).join(", ") || "nothing to recover"}` };
-    case "award_points": return { text: `earned ${p.points} points`, detail: p.reason || "", tone: "gm" };
+    case "award_points": return { text: `earned ${plural(p.points, "point")}`, detail: p.reason || "", tone: "gm" };
     case "buy_advance":
-      return { text: p.characteristic ? `raised ${cap(p.characteristic)} from ${p.from}D to ${p.to}D for ${p.cost} points`
-        : `raised ${p.skill} from +${p.from}D to +${p.to}D for ${p.cost} points` };
+      return { text: p.characteristic ? `raised ${cap(p.characteristic)} from ${p.from}D to ${p.to}D for ${plural(p.cost, "point")}`
+        : `raised ${p.skill} from +${p.from}D to +${p.to}D for ${plural(p.cost, "point")}` };
     default: return null;
   }
 }

@@ -1,8 +1,8 @@
 // Tales from the Torn Earth (tote) at the table. The interface every system module
 // exports (docs/table.md): renderSheet, actions, gmTools, describe, followUps,
-// describeAction, oddsText (+ eventTypes when an action's event has another name).
+// describeAction, oddsText.
 
-import { h, cap, need, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, pips, plural, formatOdds } from "../ui.js";
+import { h, cap, need, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, pips, plural, formatOdds, article } from "../ui.js";
 
 export const name = "tote";
 
@@ -215,7 +215,7 @@ export function gmTools(state) {
 
 export function describeAction(action) {
   switch (action.type) {
-    case "skill_test": return `a ${action.skill} test vs T${action.target}${action.modifier ? ` (${signed(action.modifier)})` : ""}`;
+    case "skill_test": return `${article(`${action.skill} test`)} vs T${action.target}${action.modifier ? ` (${signed(action.modifier)})` : ""}`;
     case "effect_test": return `an effect test (${action.dice}d6${action.target ? ` vs ${action.target}` : ""})`;
     default: return action.type.replaceAll("_", " ");
   }

@@ -1,10 +1,9 @@
 // WYRM (Warrior, Rogue & Mage) at the table: d6 + attribute (+2 per helping skill)
 // against a DL; exploding 6s where a skill applies; Fate spent with the GM's approval.
 
-import { h, cap, need, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, pips, formatOdds, distributionSummary } from "../ui.js";
+import { h, cap, need, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, pips, formatOdds, distributionSummary, plural, article } from "../ui.js";
 
 export const name = "wyrm";
-export const eventTypes = { check: "attribute_check", damage: "damage_roll" };
 
 const ATTRS = ["warrior", "rogue", "mage"];
 const USES = {
@@ -158,7 +157,7 @@ export function gmTools(state) {
 export function describeAction(action) {
   if (action.type === "check") {
     const against = action.vs ? `an opponent (${action.vs.attribute}${action.vs.skills ? ` +${action.vs.skills} skill` : ""})` : `DL ${action.dl}`;
-    return `a ${cap(action.attribute)} check${action.skills?.length ? ` with ${action.skills.join(" + ")}` : ""} vs ${against}`;
+    return `${article(`${cap(action.attribute)} check`)}${action.skills?.length ? ` with ${action.skills.join(" + ")}` : ""} vs ${against}`;
   }
   if (action.type === "damage") return `a damage roll (${action.dice || 1}d6${action.bonus ? `+${action.bonus}` : ""})`;
   return action.type.replaceAll("_", " ");
@@ -216,10 +215,10 @@ export function describe(ev) {
     }
     case "fate_denied": return { text: `GM denied the Fate request (${USES[p.use] || p.use})`, detail: p.reason || "", tone: "gm" };
     case "fate_granted": return { text: `was granted ${p.amount} Fate (now ${p.fate})`, detail: p.reason || "", tone: "gm" };
-    case "points_awarded": return { text: `earned ${p.points} points`, detail: p.reason || "", tone: "gm" };
+    case "points_awarded": return { text: `earned ${plural(p.points, "point")}`, detail: p.reason || "", tone: "gm" };
     case "advance_bought":
-      return { text: p.advance === "attribute" ? `raised ${cap(p.attribute)} from ${p.from} to ${p.to} for ${p.cost} points`
-        : `learned ${p.skill} (${cap(p.attribute)}) for ${p.cost} points` };
+      return { text: p.advance === "attribute" ? `raised ${cap(p.attribute)} from ${p.from} to ${p.to} for ${plural(p.cost, "point")}`
+        : `learned ${p.skill} (${cap(p.attribute)}) for ${plural(p.cost, "point")}` };
     default: return null;
   }
 }

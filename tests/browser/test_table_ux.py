@@ -1,0 +1,143 @@
+"""What a first-time group trips over at the table (issue 14): sticky "who sees the dice",
+a voided answer's "Roll now", Enter in the GM's request form, feedback while offline, and
+polish (English MdT names, grammar, UTC times, what the screen reader announces).
+
+None of these depends on what the dice show: each asserts text, state or layout only.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from campaign.models import Event
+from rules import get_system
+from tests.browser.conftest import PHONE, head_seq
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def visibility(seat):
+    return seat.page.locator("#composer").get_by_label("Who sees the dice")
+
+
+def test_who_sees_the_dice_is_remembered_per_kind_of_action(table_of, seats):
+    table = table_of("mdt")
+    table.create_character(table.alice, "Helena", get_system("mdt").example_sheet)
+    alice = seats("alice")
+    alice.start("test:intelligence")
+    visibility(alice).select_option("gm")
+    seq = head_seq(table) + 1
+    alice.submit()
+    expect(alice.event(seq)).to_contain_text("GM only")
+    # Another kind of action starts from "Everyone" again...
+    alice.start("opposed_test")
+    expect(visibility(alice)).to_have_value("public")
+    alice.page.keyboard.press("Escape")
+    # ... and the same kind remembers the GM-only choice.
+    alice.start("test:wits")
+    expect(visibility(alice)).to_have_value("gm")
+
+
+def test_a_voided_answer_brings_back_a_roll_now_that_works(table_of, seats):
+    table = table_of("tote")
+    hero = table.create_character(table.alice, "Ayasha", get_system("tote").example_sheet)
+    alice = seats("alice")
+    wanted = {"type": "skill_test", "skill": "Hunt", "target": 8}
+    asked = table.command(table.gm, {"type": "request_roll", "character": hero.id, "action": wanted}).events[0].seq
+    roll_now = alice.event(asked).get_by_role("button", name="Roll now: a Hunt test vs T8")
+    roll_now.click()
+    expect(alice.event(asked)).to_contain_text(f"answered in #{asked + 1}")
+    table.command(table.gm, {"type": "void", "seq": asked + 1, "reason": "wrong skill"})
+    expect(alice.event(asked + 1)).to_have_class(re.compile(r"\bvoided\b"))
+    # The request is open again, on the page and on the server: the new answer is accepted.
+    roll_now.click()
+    expect(alice.event(asked)).to_contain_text(f"answered in #{asked + 3}")
+    assert Event.objects.get(campaign=table.campaign, seq=asked + 3).payload["answers"] == asked
+    expect(alice.page.locator("#notice")).to_have_text("")
+
+
+def test_enter_in_the_gms_note_asks_the_player_and_disabled_buttons_look_disabled(table_of, seats):
+    table = table_of("tote")
+    table.create_character(table.alice, "Ayasha", get_system("tote").example_sheet)
+    gm = seats("gm")
+    gm.tab("Ayasha")
+    form = gm.start("skill:Hunt")
+    form.get_by_label("Target number (T)").fill("8")
+    note = form.get_by_label("Note for alice (when asking)")
+    note.fill("track the elk")
+    seq = head_seq(table) + 1
+    note.press("Enter")
+    expect(gm.event(seq)).to_contain_text("GM asks for a Hunt test vs T8")
+    expect(gm.event(seq)).to_contain_text("track the elk")
+    assert Event.objects.get(campaign=table.campaign, seq=seq).type == "roll_requested"
+
+    # No session yet: Start session is enabled, the three others are disabled and look it.
+    background = lambda name: gm.page.get_by_role("button", name=name).evaluate("b => getComputedStyle(b).backgroundColor")  # noqa: E731
+    expect(gm.page.get_by_role("button", name="Start scene")).to_be_disabled()
+    enabled = background("Start session")
+    assert {background(name) for name in ("Start scene", "End scene", "End session")} == {"rgb(236, 232, 225)"} != {enabled}
+
+
+def test_offline_the_status_counts_down_stays_in_view_and_rolling_waits(table_of, seats):
+    table = table_of("tote")
+    table.create_character(table.alice, "Ayasha", get_system("tote").example_sheet)
+    alice = seats("alice", viewport=PHONE)
+    page = alice.page
+    roll_button = page.locator("#roll-form button[type=submit]")
+    action = page.locator('#sheet-wrap button[data-action="skill:Strike"]')
+    expect(roll_button).to_be_enabled()
+
+    alice.context.set_offline(True)
+    page.evaluate("window.talekeeperTable.drop()")
+    expect(page.locator("#conn")).to_have_attribute("data-state", "offline")
+    expect(roll_button).to_be_disabled()
+    expect(action).to_be_disabled()
+
+    # The countdown counts: wait for a wait of 4 s or more, then see it go down by one.
+    countdown = page.locator("#conn .countdown")
+    expect(countdown).to_have_text(re.compile(r" in ([4-9]|10) s"), timeout=15000)
+    seconds = int(re.search(r"\d+", countdown.inner_text()).group())
+    expect(countdown).to_have_text(f" in {seconds - 1} s", timeout=3000)
+
+    # Scrolled to the bottom of a phone, the status and "Reconnect now" are still in view.
+    page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    assert page.evaluate("window.scrollY") > 0
+    for element in (page.locator("#conn"), page.get_by_role("button", name="Reconnect now")):
+        box = element.bounding_box()
+        assert box and 0 <= box["y"] and box["y"] + box["height"] <= PHONE["height"]
+
+    alice.context.set_offline(False)  # the page hears "online" and reconnects at once
+    alice.wait_live()
+    expect(roll_button).to_be_enabled()
+    expect(action).to_be_enabled()
+
+
+def test_mdt_speaks_english_and_counts_right_in_utc(table_of, seats):
+    table = table_of("mdt")
+    helena = table.create_character(table.alice, "Helena", get_system("mdt").example_sheet)
+    table.command(table.gm, {"type": "award_points", "character": helena.id, "points": 1})
+    asked = table.command(table.gm, {"type": "request_roll", "character": helena.id,
+                                     "action": {"type": "test", "attribute": "intelligence"}}).events[0]
+    alice = seats("alice")
+    page = alice.page
+    expect(alice.event(asked.seq - 1)).to_contain_text("earned 1 point")
+    expect(alice.event(asked.seq - 1)).not_to_contain_text("1 points")
+    expect(alice.event(asked.seq)).to_contain_text("an Intelligence test")
+    # Times: UTC, the same clock as the audit and the exports.
+    assert alice.event(asked.seq).locator("time").inner_text() == f"{asked.created_at.strftime('%H:%M')} UTC"
+    # What was there when the page opened is not announced; what happens now is.
+    assert page.locator("#log").get_attribute("aria-live") is None
+    expect(page.locator("#log-live")).to_have_text("")
+
+    form = alice.start("test:intelligence")
+    difficulty = form.get_by_label("Difficulty")
+    assert difficulty.locator("option").all_inner_texts() == ["Dramatic (1)", "Dangerous (2)", "Desperate (3)"]
+    form.get_by_label("Modifier (dice)").fill("-2")
+    seq = head_seq(table) + 1
+    alice.submit()
+    expect(alice.event(seq)).to_contain_text("1 die vs Dramatic (1)")
+    expect(page.locator("#log-live")).to_contain_text("1 die vs Dramatic (1)")
+    expect(page.locator("#log-live")).to_contain_text("Helena")
