@@ -106,6 +106,8 @@ def crafted(text: str) -> dict[str, bytes]:
         "payload rules never wrote": lambda h, e: [ev.update(payload={"sheet": None, "name": 3}) for ev in e
                                                    if ev["type"] == "character_created"],
         "seed twice": lambda h, e: h["dice_seeds"].append(dict(h["dice_seeds"][0])),
+        "hash format a float": lambda h, e: e[-1].update(format=2.0),
+        "hash format unknown": lambda h, e: e[-1].update(format=3),
     }
     for name, change in mutations.items():
         h, e = json.loads(json.dumps(header)), json.loads(json.dumps(events))

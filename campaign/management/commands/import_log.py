@@ -97,7 +97,7 @@ def _choice(value, what: str, choices) -> str:
 
 
 def _hash_format(value) -> int:
-    if isinstance(value, bool) or value not in (FORMAT_1, FORMAT_2):
+    if type(value) is not int or value not in (FORMAT_1, FORMAT_2):  # not True, not 2.0
         raise Malformed(f"'format' must be {FORMAT_1} or {FORMAT_2} (the event's hash format), not {value!r:.20}")
     return value
 
