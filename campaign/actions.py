@@ -28,6 +28,7 @@ from rules import RuleError, get_system
 from rules.notation import roll_event
 
 from . import checkpoints
+from .canonical import jcs
 from . import dice as dice_module
 from . import fairdice
 from . import hidden
@@ -176,9 +177,11 @@ def check_command(body) -> tuple[str, dict]:
     if json_depth(action) > MAX_ACTION_DEPTH:
         raise ActionError(f"The action nests too deeply (at most {MAX_ACTION_DEPTH} levels).", "too_deep")
     try:
-        encoded = canonical_json(action)
-    except (TypeError, ValueError):
-        raise ActionError("'action' must contain only plain JSON values.")
+        # The encoding the log hashes (RFC 8785): a number no JSON reader can hold
+        # (beyond a double's range) is refused here, not a 500 at the append.
+        encoded = jcs(action)
+    except (TypeError, ValueError, OverflowError):
+        raise ActionError("'action' must contain only plain JSON values (numbers within a double's range).")
     if len(encoded) > MAX_ACTION_BYTES:
         raise ActionError(f"The action is too large (at most {MAX_ACTION_BYTES} bytes).", "too_large")
     if b"\\u0000" in encoded or "\x00" in encoded.decode("utf-8"):
