@@ -178,7 +178,9 @@ def test_a_command_retried_after_a_lost_answer_never_rolls_twice(transactional_t
                     return frame
 
     ack = asyncio.run(over_socket())
+    head = ack.pop("head")  # the log's head rides on every ack (docs/protocol.md)
     assert ack == {"type": "ack", "id": "lost-answer", "seq": stored.seq, "seqs": [stored.seq], "replayed": True}
+    assert head["seq"] >= stored.seq
     # The same id with another action is refused, not rolled.
     status, conflict = post_command(b.base, key["alice"], "lost-answer", {"type": "roll", "notation": "1d4"})
     assert status == 409, conflict
