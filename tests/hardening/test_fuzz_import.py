@@ -108,13 +108,14 @@ def crafted(text: str) -> dict[str, bytes]:
         "seed twice": lambda h, e: h["dice_seeds"].append(dict(h["dice_seeds"][0])),
         "hash format a float": lambda h, e: e[-1].update(format=2.0),
         "hash format unknown": lambda h, e: e[-1].update(format=3),
+        "a number no double holds": lambda h, e: e[-1]["payload"].update(total=10**400),
     }
     for name, change in mutations.items():
         h, e = json.loads(json.dumps(header)), json.loads(json.dumps(events))
         change(h, e)
         try:
             files[name] = ("\n".join(rechain(h, e)) + "\n").encode()
-        except (TypeError, ValueError, KeyError, IndexError):  # a change rechain itself can't hash
+        except (TypeError, ValueError, OverflowError, KeyError, IndexError):  # a change rechain itself can't hash
             files[name] = ("\n".join([json.dumps(h)] + [json.dumps(x) for x in e]) + "\n").encode()
     return files
 
@@ -155,7 +156,7 @@ def mutate(data, text: str):
     if kind != "raw" and data.draw(st.booleans()):
         try:
             lines = rechain(header, events)
-        except (TypeError, ValueError, KeyError, IndexError, AttributeError):
+        except (TypeError, ValueError, OverflowError, KeyError, IndexError, AttributeError):
             pass
     raw = ("\n".join(lines) + "\n").encode()
     if kind == "raw":

@@ -350,7 +350,7 @@ class Command(BaseCommand):
         # The chain's own functions, so the import checks every hash format campaign.log knows, as it does.
         try:
             recomputed = event_hash(event.prev_hash, hashed_fields(event), event.format)
-        except (TypeError, ValueError, RecursionError):
+        except (TypeError, ValueError, OverflowError, RecursionError):
             raise CommandError(f"Line {number}: event {seq}'s payload is not plain JSON.")
         if recomputed != event.hash:
             raise CommandError(f"Event {seq}'s hash does not match its contents: the file was changed (or the "
