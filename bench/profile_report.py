@@ -27,7 +27,7 @@ BUCKETS = {
     "PostgreSQL connect (new connection)": ("connect (psycopg/connection.py", "get_new_connection", "ensure_connection"),
     "SQL execute (round trips + ORM)": ("execute (django/db/backends/utils.py",),
     "commit": ("commit (django/db/backends/base/base.py",),
-    "do_command": ("do_command (campaign/actions.py",),
+    "do_command": ("do_command (campaign/actions/commands.py",),
     "channel layer (channels_redis)": ("channels_redis/",),
     "django cache (rate limit)": ("django/core/cache/",),
     "presence (sessions/models.py)": ("sessions/models.py",),

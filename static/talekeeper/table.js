@@ -574,7 +574,7 @@ function requestFollow(ev, ctx) {
   const p = ev.payload;
   const c = chars.get(ev.character);
   if (!c) return [];
-  // The server's rule (campaign/actions.py _link_request): a request is answered by a later event
+  // The server's rule (campaign/actions/commands.py _link_request): a request is answered by a later event
   // naming it ("answers") that is not voided; a voided answer opens it again. A hidden answer's
   // payload is sealed, so a hidden roll by the player counts as the answer here.
   const answer = laterEvents(ev).find((e) => e.payload?.answers === ev.seq || (e.hidden && e.actor === c.owner));

@@ -20,7 +20,7 @@ import django  # noqa: E402
 
 django.setup()
 
-from campaign import actions  # noqa: E402
+from campaign import actions, projections  # noqa: E402
 from campaign.models import Membership  # noqa: E402
 from rules import SecretDice  # noqa: E402
 
@@ -54,7 +54,7 @@ def main(where: str, client_id: str, notation: str) -> None:
             sys.stdout.flush()
             os._exit(CRASH)
 
-        actions.projections.apply = die
+        projections.apply = die
     else:
         raise SystemExit(f"unknown crash point {where!r}")
     actions.do_command(membership, {"id": client_id, "action": {"type": "roll", "notation": notation}}, dice=dice)

@@ -1,0 +1,43 @@
+"""Every write, in one vocabulary.
+
+* ``access_*`` fetches something and checks the user may use it;
+* ``check_*`` validates input;
+* ``do_*`` is the only code that appends events (through ``campaign.log.append``)
+  and updates projections, inside one transaction; broadcasting happens on
+  commit.
+
+Views and consumers parse, call one of these, and respond. Errors are
+:class:`ActionError` subclasses carrying an HTTP status, a code and a message
+written for a person.
+
+One module per noun: ``errors``, ``access``, ``checks`` (names, reasons),
+``commands`` (a client command from envelope to stored events), ``characters``,
+``sessions`` (sessions, scenes, seeds), ``log_entries`` (void, reveal, roll
+requests), ``members`` and ``campaigns``. This package re-exports what callers
+use, so ``from campaign.actions import do_command`` keeps working.
+"""
+
+from .access import (
+    access_campaign, access_character, access_character_for_reading, access_membership_now, access_other_member,
+    require_gm,
+)
+from .campaigns import do_checkpoint, do_create_campaign, do_rotate_invite
+from .checks import MAX_REASON, check_name, check_reason
+from .commands import (
+    CLIENT_ID, GM_TABLE_ACTIONS, MAX_ACTION_BYTES, MAX_ACTION_DEPTH, CommandResult, check_command, do_command,
+    json_depth,
+)
+from .errors import INPUT_ERRORS, ActionError, Conflict, Forbidden, NotFound, Refused, rule_refusal
+from .log_entries import UNVOIDABLE, check_seq
+from .members import do_add_member
+from .sessions import SCENE_ACTIONS
+
+__all__ = [
+    "ActionError", "NotFound", "Forbidden", "Conflict", "Refused", "INPUT_ERRORS", "rule_refusal",
+    "access_campaign", "access_membership_now", "access_character", "access_character_for_reading",
+    "access_other_member", "require_gm",
+    "CLIENT_ID", "MAX_ACTION_BYTES", "MAX_ACTION_DEPTH", "json_depth", "check_command", "check_name",
+    "MAX_REASON", "check_reason", "check_seq",
+    "CommandResult", "do_command", "do_create_campaign", "do_add_member", "do_checkpoint", "do_rotate_invite",
+    "SCENE_ACTIONS", "GM_TABLE_ACTIONS", "UNVOIDABLE",
+]

@@ -1,0 +1,75 @@
+"""``access_*``: fetch something and check the user may use it."""
+
+from __future__ import annotations
+
+from ..models import Campaign, Character, Membership
+from .errors import ActionError, Forbidden, NotFound, Refused
+
+
+def access_campaign(user, slug: str) -> tuple[Campaign, Membership]:
+    """The campaign and the user's membership; the same NotFound for 'absent'
+    and 'not yours', so an outsider learns nothing about the campaign."""
+    if user is None or not user.is_authenticated:
+        raise ActionError("Log in to see this campaign.", "unauthenticated")
+    membership = (
+        Membership.objects.select_related("campaign", "user").filter(campaign__slug=slug, user=user).first()
+        if isinstance(slug, str)
+        else None
+    )
+    if membership is None:
+        raise NotFound("There is no campaign here that you are a member of.")
+    return membership.campaign, membership
+
+
+def access_membership_now(membership: Membership) -> Membership:
+    """The membership as it stands now (inside the campaign's lock): a socket opened
+    before a removal, a role change or a deactivation acts with today's rights or not at all."""
+    current = (Membership.objects.select_related("user", "campaign")
+               .filter(pk=membership.pk, user__is_active=True).first())
+    if current is None:
+        raise Forbidden("You are no longer a member of this campaign.", "not_member")
+    return current
+
+
+def access_character(membership: Membership, character_id) -> Character:
+    """A character of the membership's campaign that this member may act for."""
+    if isinstance(character_id, bool) or not isinstance(character_id, int):
+        raise ActionError("'character' must be the id (a number) of a character in this campaign.")
+    # With its projection: a rules action reads the state, and projections.apply
+    # folds the new events into the same row without reading it again.
+    character = Character.objects.select_related("projection").filter(
+        campaign_id=membership.campaign_id, pk=character_id).first()
+    if character is None:
+        raise NotFound(f"This campaign has no character {character_id}.")
+    if not membership.is_gm and character.owner_id != membership.user_id:
+        raise Forbidden(f"You can't act for {character.name}: only their player and the GM can.")
+    return character
+
+
+def access_character_for_reading(membership: Membership, character_id) -> Character:
+    """Any character of the membership's campaign: every member may read every sheet at the table."""
+    character = (
+        Character.objects.select_related("owner", "projection", "campaign")
+        .filter(campaign_id=membership.campaign_id, pk=character_id)
+        .first()
+    )
+    if character is None:
+        raise NotFound(f"This campaign has no character {character_id}.")
+    return character
+
+
+def access_other_member(campaign: Campaign, membership: Membership, username) -> Membership:
+    """Another member of the campaign, by username (the GM can't remove or demote themselves:
+    a campaign always keeps a GM)."""
+    other = (Membership.objects.select_related("user").filter(campaign=campaign, user__username=username).first()
+             if isinstance(username, str) else None)
+    if other is None:
+        raise ActionError(f"'{str(username)[:40]}' is not a member of this campaign.")
+    if other.user_id == membership.user_id:
+        raise Refused("You can't change your own place at the table.")
+    return other
+
+
+def require_gm(membership: Membership, what: str) -> None:
+    if not membership.is_gm:
+        raise Forbidden(f"Only the GM can {what}.")

@@ -1,0 +1,87 @@
+"""Campaigns: creating one, renaming it, signing its head, rotating its invite link."""
+
+from __future__ import annotations
+
+import itertools
+import secrets
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from rules import get_system
+
+from .. import checkpoints
+from ..broadcast import broadcast_on_commit
+from ..log import Draft, append, lock_campaign
+from ..models import ROLE_GM, Campaign, Membership
+from .access import require_gm
+from .checks import check_name
+from .errors import ActionError, Refused
+
+
+def decide_rename_campaign(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+    name = check_name(action.get("name"), "A campaign name", 120)
+    if name == campaign.name:
+        raise Refused(f"The campaign is already called {name}.")
+    before = campaign.name
+    Campaign.objects.filter(pk=campaign.pk).update(name=name)
+    campaign.name = name
+    return Draft("campaign_renamed", {"from": before, "name": name})
+
+
+def do_create_campaign(gm, name: str, system: str, slug: str | None = None) -> Campaign:
+    """Create a campaign with ``gm`` as its GM; its log opens with ``campaign_created``."""
+    name = check_name(name, "A campaign name", 120)
+    try:
+        get_system(system)
+    except KeyError:
+        raise ActionError(f"Unknown rule system '{str(system)[:20]}'.")
+    base = slugify(slug or name)[:50] or "campaign"
+    with transaction.atomic():
+        campaign = _new_campaign_row(base, name, system)
+        Membership.objects.create(campaign=campaign, user=gm, role=ROLE_GM)
+        campaign = lock_campaign(campaign.id)
+        events = append(campaign, [Draft("campaign_created", {"name": name, "system": system, "gm": gm.username})],
+                        actor=gm)
+        broadcast_on_commit(campaign.id, events)
+    return campaign
+
+
+def _new_campaign_row(base: str, name: str, system: str) -> Campaign:
+    """The campaign row under the first free slug of base, base-2, base-3...
+
+    Two people creating "Night Watch" at once both see "night-watch" free; the
+    second insert then hits the unique slug (PostgreSQL makes it wait for the
+    first to commit), and moves on to the next slug instead of failing."""
+    for n in itertools.count(1):
+        candidate = base if n == 1 else f"{base}-{n}"
+        if Campaign.objects.filter(slug=candidate).exists():
+            continue
+        try:
+            with transaction.atomic():  # a savepoint: the clash must not spoil the outer transaction
+                return Campaign.objects.create(slug=candidate, name=name, system=system)
+        except IntegrityError:
+            continue
+
+
+def do_checkpoint(membership: Membership):
+    """Sign the campaign's head now, for any member who wants a receipt of the log so far."""
+    with transaction.atomic():
+        campaign = lock_campaign(membership.campaign_id)  # the head can't move while it is signed
+        return checkpoints.sign_head(campaign)
+
+
+def do_rotate_invite(membership: Membership) -> Campaign:
+    """A new invite link for the campaign; the old one stops working at once.
+
+    Not an event: the link is a secret of the GM's, not something that happened
+    at the table (and the log is read by every member)."""
+    require_gm(membership, "make a new invite link")
+    with transaction.atomic():
+        campaign = lock_campaign(membership.campaign_id)
+        campaign.invite_code = secrets.token_urlsafe()
+        campaign.invite_created_at = timezone.now()
+        Campaign.objects.filter(pk=campaign.pk).update(invite_code=campaign.invite_code,
+                                                       invite_created_at=campaign.invite_created_at)
+    return campaign

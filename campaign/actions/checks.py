@@ -1,0 +1,27 @@
+"""``check_*`` for text any action may carry: names and reasons."""
+
+from __future__ import annotations
+
+from .errors import ActionError
+
+MAX_REASON = 500
+
+
+def check_name(value, what: str, max_length: int = 80) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ActionError(f"{what} is required.")
+    value = value.strip()
+    if len(value) > max_length:
+        raise ActionError(f"{what} is too long (at most {max_length} characters).")
+    return value
+
+
+def check_reason(action: dict, required: bool = False) -> str:
+    reason = action.get("reason", "")
+    if reason is None:
+        reason = ""
+    if not isinstance(reason, str) or len(reason) > MAX_REASON:
+        raise ActionError(f"'reason' must be text of at most {MAX_REASON} characters.")
+    if required and not reason.strip():
+        raise ActionError("Say why: 'reason' is required.")
+    return reason.strip()

@@ -1,0 +1,253 @@
+"""A client command, from its envelope to its stored events: check it, claim its id, let the
+action's noun decide, then append, project and broadcast inside the campaign's lock."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, replace
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from rules import RuleError
+from rules.notation import roll_event
+
+from .. import checkpoints
+from ..canonical import jcs
+from .. import dice as dice_module
+from .. import fairdice
+from .. import hidden
+from .. import projections
+from ..broadcast import broadcast_on_commit
+from ..log import Draft, append, canonical_json, lock_campaign
+from ..models import (
+    ROLE_SPECTATOR,
+    VISIBILITY_CHOICES,
+    VISIBILITY_PUBLIC,
+    Campaign,
+    Command,
+    Event,
+    Membership,
+)
+from ..visibility import Viewer
+from .access import access_character, access_membership_now, require_gm
+from .campaigns import decide_rename_campaign
+from .characters import decide_create_character
+from .errors import INPUT_ERRORS, ActionError, Conflict, Forbidden, Refused, rule_refusal
+from .log_entries import check_seq, decide_request_roll, decide_reveal, decide_void
+from .members import decide_add_member, decide_change_role, decide_remove_member
+from .sessions import SCENE_ACTIONS, decide_add_seed
+
+CLIENT_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,100}$")
+MAX_ACTION_BYTES = 16_000
+MAX_ACTION_DEPTH = 16  # real actions nest 3 deep; deeper is only ever an attack on the encoder's stack
+
+
+def json_depth(value) -> int:
+    """How deeply lists and objects nest in ``value`` (without recursion, so any depth is safe)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            deepest = max(deepest, depth)
+            stack.extend((child, depth + 1) for child in item)
+    return deepest
+
+
+def check_command(body) -> tuple[str, dict]:
+    """Validate a command envelope ``{"id": ..., "action": {...}}``."""
+    if not isinstance(body, dict):
+        raise ActionError('A command must be a JSON object: {"id": "...", "action": {...}}.')
+    client_id = body.get("id")
+    if not isinstance(client_id, str) or not CLIENT_ID.match(client_id):
+        raise ActionError("'id' must be a string of 1 to 100 letters, digits or . _ : - chosen by the client.", "bad_id")
+    action = body.get("action")
+    if not isinstance(action, dict) or not isinstance(action.get("type"), str):
+        raise ActionError("'action' must be an object with a 'type', such as {\"type\": \"roll\", \"notation\": \"2d6\"}.")
+    if json_depth(action) > MAX_ACTION_DEPTH:
+        raise ActionError(f"The action nests too deeply (at most {MAX_ACTION_DEPTH} levels).", "too_deep")
+    try:
+        # The encoding the log hashes (RFC 8785): a number no JSON reader can hold
+        # (beyond a double's range) is refused here, not a 500 at the append.
+        encoded = jcs(action)
+    except (TypeError, ValueError, OverflowError):
+        raise ActionError("'action' must contain only plain JSON values (numbers within a double's range).")
+    if len(encoded) > MAX_ACTION_BYTES:
+        raise ActionError(f"The action is too large (at most {MAX_ACTION_BYTES} bytes).", "too_large")
+    if b"\\u0000" in encoded or "\x00" in encoded.decode("utf-8"):
+        raise ActionError("Text in an action can't contain NUL characters.")
+    visibility = action.get("visibility", VISIBILITY_PUBLIC)
+    if not isinstance(visibility, str) or visibility not in dict(VISIBILITY_CHOICES):
+        raise ActionError("'visibility' must be one of: " + ", ".join(dict(VISIBILITY_CHOICES)) + ".")
+    return client_id, action
+
+
+@dataclass
+class CommandResult:
+    events: list[Event]
+    replayed: bool  # True when a repeated id returned the original events
+
+
+def _body_hash(action: dict) -> str:
+    return hashlib.sha256(canonical_json(action)).hexdigest()
+
+
+def do_command(membership: Membership, body, dice=None) -> CommandResult:
+    """Run one client command and return its events.
+
+    A repeated id with the same action returns the original events without
+    acting again; with a different action it is a :class:`Conflict`.
+    """
+    client_id, action = check_command(body)
+    body_hash = _body_hash(action)
+    with transaction.atomic():
+        campaign = lock_campaign(membership.campaign_id)
+        membership = access_membership_now(membership)
+        user = membership.user
+        command = _claim_command(campaign, user, client_id, body_hash)
+        if command is None:
+            previous = Command.objects.get(campaign=campaign, actor=user, client_id=client_id)
+            if previous.body_hash != body_hash:
+                raise Conflict(f"Command id '{client_id}' was already used for a different action.")
+            return CommandResult(list(previous.events.select_related("actor", "character").order_by("seq")), True)
+        # The dice depend on who acts and the id their client chose, nothing else
+        # the server could vary (docs/fair-dice.md). The unique constraint on
+        # Command (campaign, actor, client id) means an id rolls at most once.
+        source = dice_module.dice_for(campaign, user.pk, client_id)
+        recorder = source.dice if dice is None else fairdice.RecordingDice(dice)
+        drafts = _decide(campaign, membership, action, recorder)
+        if not drafts:
+            raise Refused("That action changes nothing, so nothing was stored.")
+        drafts = hidden.one_event(drafts)
+        drafts = _link_request(campaign, action, drafts)
+        drafts = _record_dice_and_seal(drafts, client_id, action, recorder.log, source)
+        events = append(campaign, drafts, actor=user, command=command)
+        projections.apply(campaign, events)
+        if any(e.type == "session_ended" for e in events):
+            checkpoints.sign_head(campaign)  # every session end leaves a receipt of the log so far
+        broadcast_on_commit(campaign.id, events)
+    return CommandResult(events, False)
+
+
+def _claim_command(campaign: Campaign, user, client_id: str, body_hash: str) -> Command | None:
+    """Store the command's row, or return None if its client id was used before.
+
+    The unique constraint decides, in the same round trip as the insert
+    (``ON CONFLICT DO NOTHING``, PostgreSQL and SQLite alike) instead of a read
+    first. If the command is then refused, the transaction takes the row back.
+    """
+    command = Command(campaign=campaign, actor=user, client_id=client_id, body_hash=body_hash,
+                      created_at=timezone.now())
+    table, quote = Command._meta.db_table, connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {quote(table)} (campaign_id, actor_id, client_id, body_hash, created_at) "
+            "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (campaign_id, actor_id, client_id) DO NOTHING RETURNING id",
+            [campaign.id, user.id, client_id, body_hash, connection.ops.adapt_datetimefield_value(command.created_at)],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    command.id = row[0]
+    command._state.adding = False
+    return command
+
+
+def _link_request(campaign: Campaign, action: dict, drafts: list[Draft]) -> list[Draft]:
+    """An action sent in answer to a GM's ``roll_requested`` names it (``"request": seq``);
+    the first event records ``"answers": seq`` so the log links the two exactly.
+
+    A request is open until an answer that still counts: voiding the answer (a mistaken
+    roll) opens the request again, as the table shows it, and voiding the request closes it."""
+    seq = action.get("request")
+    if seq is None:
+        return drafts
+    request = check_seq(campaign, {"seq": seq})
+    character = drafts[0].character
+    if request.type != "roll_requested" or character is None or request.character_id != character.id:
+        raise ActionError(f"Event {seq} is not a roll request for this character.")
+    answers = list(Event.objects.filter(campaign=campaign, payload__answers=seq).values_list("seq", flat=True))
+    voided = set(Event.objects.filter(campaign=campaign, type="event_voided", payload__seq__in=[seq, *answers])
+                 .values_list("payload__seq", flat=True))
+    if seq in voided:
+        raise Refused(f"Request #{seq} was voided: there is nothing to answer.")
+    answered = next((s for s in sorted(answers) if s not in voided), None)
+    if answered is not None:
+        raise Refused(f"That request was already answered in #{answered}.")
+    return [replace(drafts[0], payload={**drafts[0].payload, "answers": seq}), *drafts[1:]]
+
+
+def _record_dice_and_seal(drafts: list[Draft], client_id: str, action: dict, dice_log: list[list[int]],
+                          source: fairdice.CommandDice) -> list[Draft]:
+    """Record every die drawn, the command id and the action on the command's first
+    event (so anyone can recompute and replay it), and give hidden events their
+    nonce: a hidden event's commitment is its body digest, and the nonce in the
+    body is what makes that digest impossible to guess from the few outcomes."""
+    if dice_log:
+        payload = fairdice.record(dict(drafts[0].payload), client_id, action, dice_log,
+                                  verifiable=source.session_dice is not None)
+        drafts = [replace(drafts[0], payload=payload), *drafts[1:]]
+    if all(d.visibility == VISIBILITY_PUBLIC for d in drafts):
+        return drafts
+    nonce = source.nonce
+    return [replace(d, payload={**d.payload, "nonce": nonce}) if d.visibility != VISIBILITY_PUBLIC else d
+            for d in drafts]
+
+
+def _decide(campaign: Campaign, membership: Membership, action: dict, dice) -> list[Draft]:
+    """Turn a validated action into drafts, inside the locked transaction.
+
+    It writes nothing but identity rows (a new character, a new member);
+    ``append`` moves the stream's session and scene counters."""
+    kind = action["type"]
+    visibility = action.get("visibility", VISIBILITY_PUBLIC)
+    if membership.role == ROLE_SPECTATOR:
+        raise Forbidden("Spectators watch the table; they can't act at it.")
+    if kind == "roll":
+        character = access_character(membership, action["character"]) if action.get("character") is not None else None
+        try:
+            event = roll_event(action, dice)
+        except RuleError as e:
+            raise ActionError(e.message, e.code)
+        return [Draft(event.type, event.payload, event.version, character, visibility)]
+    if kind == "add_seed":
+        return [decide_add_seed(campaign, action)]
+    if kind == "create_character":
+        return [decide_create_character(campaign, membership, action)]
+    if kind in SCENE_ACTIONS:
+        require_gm(membership, kind.replace("_", " ") + "s")
+        return [SCENE_ACTIONS[kind](campaign)]
+    if kind in GM_TABLE_ACTIONS:
+        require_gm(membership, GM_TABLE_ACTIONS[kind][0])
+        return [GM_TABLE_ACTIONS[kind][1](campaign, membership, action)]
+    # Anything else is the campaign's rule system's to decide.
+    rules = campaign.rules
+    if kind not in rules.actions:
+        known = sorted(["roll", "add_seed", "create_character", *SCENE_ACTIONS, *GM_TABLE_ACTIONS, *rules.actions])
+        raise ActionError(f"Unknown action '{kind[:40]}'. Known actions: {', '.join(known)}.", "unknown_action")
+    if kind in rules.gm_actions:
+        require_gm(membership, f"take the action '{kind}'")
+    if action.get("character") is None:
+        raise ActionError(f"The action '{kind}' needs a 'character' (its id).")
+    character = access_character(membership, action["character"])
+    try:
+        # Who may see the decision depends on what hidden events it reads (campaign/hidden.py).
+        decided, visibility = hidden.decide(rules, character, Viewer.of(membership), action, visibility, dice,
+                                            INPUT_ERRORS)
+    except RuleError as e:
+        raise rule_refusal(e)
+    return [Draft(e.type, e.payload, e.version, character, visibility) for e in decided]
+
+
+GM_TABLE_ACTIONS = {
+    "void": ("void events", decide_void),
+    "reveal": ("reveal hidden rolls", decide_reveal),
+    "request_roll": ("ask for rolls", decide_request_roll),
+    "add_member": ("add members", decide_add_member),
+    "remove_member": ("remove members", decide_remove_member),
+    "change_role": ("change roles", decide_change_role),
+    "rename_campaign": ("rename the campaign", decide_rename_campaign),
+}

@@ -1,0 +1,59 @@
+"""The GM's tools on the log itself: void a mistaken event, reveal a hidden roll, ask for a roll."""
+
+from __future__ import annotations
+
+from .. import hidden
+from ..log import Draft, event_body, hashed_fields
+from ..models import VISIBILITY_PUBLIC, Campaign, Event, Membership
+from .access import access_character
+from .checks import check_reason
+from .errors import ActionError, Refused
+
+# Events that can't be voided: the campaign's frame, not something that happened in play.
+UNVOIDABLE = frozenset({"campaign_created", "member_joined", "character_created", "event_voided", "roll_revealed",
+                        "session_started", "session_ended", "scene_started", "scene_ended",
+                        "member_removed", "member_role_changed", "campaign_renamed"})
+
+
+def check_seq(campaign: Campaign, action: dict) -> Event:
+    seq = action.get("seq")
+    if isinstance(seq, bool) or not isinstance(seq, int) or not 1 <= seq <= campaign.last_seq:
+        raise ActionError(f"'seq' must be the number of an event in this log (1 to {campaign.last_seq}).")
+    return Event.objects.get(campaign=campaign, seq=seq)
+
+
+def decide_void(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+    """Void a mistaken event: a new event with a reason; the original stays, projections skip it."""
+    target = check_seq(campaign, action)
+    reason = check_reason(action, required=True)
+    if target.type in UNVOIDABLE:
+        raise Refused(f"A '{target.type}' event can't be voided.")
+    if Event.objects.filter(campaign=campaign, type="event_voided", payload__seq=target.seq).exists():
+        raise Refused(f"Event {target.seq} is already voided.")
+    return Draft("event_voided", {"seq": target.seq, "type": hidden.shown_type(target), "reason": reason}, 1,
+                 target.character)
+
+
+def decide_reveal(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+    """Make a hidden roll public. The reveal carries the sealed event's whole body, so
+    every reader checks it against the body digest the chain already holds."""
+    target = check_seq(campaign, action)
+    if target.visibility == VISIBILITY_PUBLIC:
+        raise Refused(f"Event {target.seq} is already public.")
+    if Event.objects.filter(campaign=campaign, type="roll_revealed", payload__seq=target.seq).exists():
+        raise Refused(f"Event {target.seq} has already been revealed.")
+    body = event_body(hashed_fields(target))
+    return Draft("roll_revealed", {"seq": target.seq, "body": body}, 1, target.character)
+
+
+def decide_request_roll(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+    """Ask a player for a roll: the suggested action appears on their page, one click away."""
+    character = access_character(membership, action.get("character"))
+    wanted = action.get("action")
+    if not isinstance(wanted, dict) or not isinstance(wanted.get("type"), str):
+        raise ActionError("'action' must be the action to ask for, such as {\"type\": \"skill_test\", ...}.")
+    if wanted["type"] not in campaign.rules.actions and wanted["type"] != "roll":
+        raise ActionError(f"{campaign.rules.title} has no action '{wanted['type'][:40]}'.", "unknown_action")
+    wanted = {**wanted, "character": character.id}
+    return Draft("roll_requested", {"action": wanted, "note": check_reason({"reason": action.get("note")})},
+                 1, character)

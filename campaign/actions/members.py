@@ -1,0 +1,69 @@
+"""Who sits at the table: adding members, removing them, changing their role."""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError, transaction
+
+from ..broadcast import broadcast_on_commit, close_sockets_on_commit
+from ..log import Draft, append, lock_campaign
+from ..models import ROLE_CHOICES, ROLE_PLAYER, ROLE_SPECTATOR, Campaign, Membership
+from .access import access_other_member
+from .errors import ActionError, Conflict, Refused
+
+User = get_user_model()
+
+
+def decide_add_member(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+    role = action.get("role", ROLE_PLAYER)
+    if role not in (ROLE_PLAYER, ROLE_SPECTATOR):
+        raise ActionError("'role' must be player or spectator.")
+    username = action.get("username")
+    user = User.objects.filter(username=username).first() if isinstance(username, str) else None
+    if user is None:
+        raise ActionError("There is no user with that name: they can sign up first.")
+    if Membership.objects.filter(campaign=campaign, user=user).exists():
+        raise Refused(f"{user.username} is already at this table.")
+    Membership.objects.create(campaign=campaign, user=user, role=role)
+    return Draft("member_joined", {"username": user.username, "role": role})
+
+
+def decide_remove_member(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+    """The member leaves the table: their sockets close; their characters and past events stay."""
+    other = access_other_member(campaign, membership, action.get("username"))
+    other.delete()
+    close_sockets_on_commit(other.user_id, campaign.id)
+    return Draft("member_removed", {"username": other.user.username, "role": other.role})
+
+
+def decide_change_role(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+    """A new role; their sockets close so they reconnect seeing exactly what the new role may."""
+    other = access_other_member(campaign, membership, action.get("username"))
+    role = action.get("role")
+    if role not in dict(ROLE_CHOICES):
+        raise ActionError("'role' must be gm, player or spectator.")
+    if role == other.role:
+        raise Refused(f"{other.user.username} is already {role}.")
+    before = other.role
+    Membership.objects.filter(pk=other.pk).update(role=role)
+    close_sockets_on_commit(other.user_id, campaign.id)
+    return Draft("member_role_changed", {"username": other.user.username, "from": before, "role": role})
+
+
+def do_add_member(campaign: Campaign, user, role: str, actor=None) -> Membership:
+    """Add ``user`` to ``campaign`` (idempotent: an existing member keeps their role)."""
+    if role not in dict(ROLE_CHOICES):
+        raise ActionError("The role must be gm, player or spectator.")
+    with transaction.atomic():
+        locked = lock_campaign(campaign.id)
+        existing = Membership.objects.filter(campaign=locked, user=user).first()
+        if existing:
+            return existing
+        try:
+            membership = Membership.objects.create(campaign=locked, user=user, role=role)
+        except IntegrityError:
+            raise Conflict(f"{user.username} is already a member.")
+        events = append(locked, [Draft("member_joined", {"username": user.username, "role": role})],
+                        actor=actor or user)
+        broadcast_on_commit(locked.id, events)
+    return membership

@@ -1,0 +1,62 @@
+"""Sessions and scenes (the GM opens and closes them) and the seeds players add to a session."""
+
+from __future__ import annotations
+
+from .. import fairdice
+from ..log import Draft
+from ..models import Campaign, DiceSeed
+from .errors import ActionError, Refused
+
+
+def decide_add_seed(campaign: Campaign, action: dict) -> Draft:
+    """A player's note of randomness, kept in the log.
+
+    Since dice scheme v2 it moves no die: a seed the server could add as well
+    was a way to grind dice, not to protect them (docs/fair-dice.md). The
+    action stays so old clients and scripts keep working."""
+    if campaign.current_session is None:
+        raise Refused("Seeds are added to a running session: wait for the GM to start one.")
+    seed = action.get("seed")
+    if not isinstance(seed, str) or not 1 <= len(seed) <= fairdice.MAX_PLAYER_SEED or not seed.isprintable():
+        raise ActionError(f"'seed' must be 1 to {fairdice.MAX_PLAYER_SEED} printable characters of your choice.")
+    return Draft("seed_added", {"seed": seed})
+
+
+def decide_start_session(campaign: Campaign) -> Draft:
+    if campaign.current_session is not None:
+        raise Refused(f"Session {campaign.current_session} is still running: end it first.")
+    number = campaign.session_count + 1
+    seed = fairdice.new_seed(campaign, number)
+    return Draft("session_started", {"session": number, "dice_scheme": fairdice.SCHEME,
+                                     "dice_commitment": fairdice.seed_commitment(seed.seed)})
+
+
+def decide_end_session(campaign: Campaign) -> Draft:
+    if campaign.current_session is None:
+        raise Refused("No session is running.")
+    if campaign.current_scene is not None:
+        raise Refused(f"Scene {campaign.current_scene} is still running: end it first.")
+    seed = DiceSeed.objects.filter(campaign=campaign, session=campaign.current_session).first()
+    return Draft("session_ended", {"session": campaign.current_session, "dice_seed": seed.seed if seed else None})
+
+
+def decide_start_scene(campaign: Campaign) -> Draft:
+    if campaign.current_session is None:
+        raise Refused("Start a session before starting a scene.")
+    if campaign.current_scene is not None:
+        raise Refused(f"Scene {campaign.current_scene} is still running: end it first.")
+    return Draft("scene_started", {"scene": campaign.scene_count + 1})
+
+
+def decide_end_scene(campaign: Campaign) -> Draft:
+    if campaign.current_scene is None:
+        raise Refused("No scene is running.")
+    return Draft("scene_ended", {"scene": campaign.current_scene})
+
+
+SCENE_ACTIONS = {
+    "start_session": decide_start_session,
+    "end_session": decide_end_session,
+    "start_scene": decide_start_scene,
+    "end_scene": decide_end_scene,
+}
