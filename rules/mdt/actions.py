@@ -13,8 +13,10 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any, Callable
 
+from .. import health
 from ..base import DiceSource, Event, RuleError, SheetError, odds_json, require_int
 from . import odds as O
+from .settings import health_boxes
 from .sheet import (
     ATTRIBUTE_MAX,
     ATTRIBUTES,
@@ -155,7 +157,14 @@ def _plan_test(state: dict, action: dict) -> tuple[dict, dict]:
     parts.update(difficulty=difficulty, difficulty_name=O.DIFFICULTY_NAMES[difficulty][0],
                  difficulty_label=O.DIFFICULTY_NAMES[difficulty][1],
                  exceptional_at=difficulty + _options(state)["exceptional_margin"])
-    return parts, O.odds_of_test(parts["pool"], difficulty, _options(state))
+    odds = O.odds_of_test(parts["pool"], difficulty, _options(state))
+    if _options(state).get("consequences_band") and difficulty > 1:
+        # Setting consequences_band (docs/rules.md MdT 26): one success already succeeds, at a cost
+        # below the difficulty. "consequences" is part of "success", as "exceptional" is.
+        at_least_one = O.odds_of_test(parts["pool"], 1, _options(state))["success"]
+        odds = {**odds, "success": at_least_one, "failure": 1 - at_least_one,
+                "consequences": at_least_one - odds["success"]}
+    return parts, odds
 
 
 def _plan_opposed(state: dict, action: dict) -> tuple[dict, dict]:
@@ -195,12 +204,14 @@ def take_test(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     success = roll["successes"] >= parts["difficulty"]
     exceptional = roll["successes"] >= parts["exceptional_at"]
     dramatic = roll["dramatic_failure"]
-    outcome = "exceptional" if exceptional else "success" if success else \
+    consequences = bool(_options(state).get("consequences_band")) and not success and roll["successes"] >= 1
+    outcome = "exceptional" if exceptional else "success" if success else "consequences" if consequences else \
         "dramatic_failure" if dramatic else "failure"
-    return [Event("test", {
-        **parts, **roll, "outcome": outcome, "success": success, "exceptional": exceptional,
-        "odds": odds_json(odds),
-    })]
+    payload = {**parts, **roll, "outcome": outcome, "success": success or consequences, "exceptional": exceptional,
+               "odds": odds_json(odds)}
+    if _options(state).get("consequences_band"):
+        payload["consequences"] = consequences
+    return [Event("test", payload)]
 
 
 def take_opposed_test(state: dict, action: dict, dice: DiceSource) -> list[Event]:
@@ -383,7 +394,10 @@ ACTIONS: dict[str, Callable[[dict, dict, DiceSource], list[Event]]] = {
     "buy_advance": buy_advance,
 }
 
-GM_ACTIONS = frozenset({"start_contest", "start_project", "say_yes", "award_points"})
+# The health track house rule (off unless the campaign turns it on; rules/health.py).
+ACTIONS.update(health.actions(health_boxes))
+
+GM_ACTIONS = health.GM_ACTIONS | frozenset({"start_contest", "start_project", "say_yes", "award_points"})
 
 _PLANS = {
     "test": _plan_test,

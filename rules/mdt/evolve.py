@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..base import copy_json, evolver
+from .. import common
 
 
 def _award_points(state: dict, p: dict) -> dict:
@@ -86,4 +87,4 @@ _APPLY: dict[str, Callable[[dict, dict], dict]] = {
 
 
 # The state after an event; unknown types (generic rolls, ...) change nothing.
-evolve = evolver(_APPLY)
+evolve = evolver({**_APPLY, **common.HANDLERS})

@@ -11,6 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..base import SheetError
+from ..options import sheet_options
+from . import settings
+# The dice options (name -> (default, low, high)) are campaign settings; odds.py reads them for raw forms.
+from .settings import DICE_OPTIONS as OPTIONS  # noqa: F401
 
 # key -> Portuguese label (the game's own word, for the UI).
 ATTRIBUTES: dict[str, str] = {
@@ -29,20 +33,6 @@ SPECIALIZATION_MIN, SPECIALIZATION_MAX = 1, 3
 MAX_SPECIALIZATIONS = 20
 MAX_SPECIALIZATION_NAME = 40
 MAX_NAME, MAX_CONCEPT = 100, 200
-
-# Campaign options: name -> (default, low, high). Booleans use (default, None, None).
-OPTIONS: dict[str, tuple[Any, Any, Any]] = {
-    # Exceptional success at successes >= difficulty + margin ("4 a mais").
-    "exceptional_margin": (4, 1, 10),
-    # Successes a 10 gives on a Luck Test ("um sucesso": 1).
-    "luck_ten_successes": (1, 1, 2),
-    # May a Luck Test showing a 1 be a Dramatic Failure?
-    "luck_dramatic_failure": (True, None, None),
-    # buy_advance: raising an attribute to N costs N * attribute_cost points.
-    "attribute_cost": (2, 1, 20),
-    # buy_advance: raising a specialization to N costs N * specialization_cost.
-    "specialization_cost": (1, 1, 20),
-}
 
 SHEET_KEYS = {"name", "concept", "attributes", "specializations", "options"}
 
@@ -113,19 +103,7 @@ def validate_sheet(sheet: Any) -> dict:
             raise SheetError(f"specializations.{name}", "listed twice (names are compared ignoring case).")
         clean_specs[name] = _int(rating, f"specializations.{name}", SPECIALIZATION_MIN, SPECIALIZATION_MAX)
 
-    options = _object(sheet.get("options", {}), "options")
-    for key in options:
-        if key not in OPTIONS:
-            raise SheetError(f"options.{key}", f"unknown option; the options are {', '.join(OPTIONS)}.")
-    clean_options = {}
-    for key, (default, lo, hi) in OPTIONS.items():
-        value = options.get(key, default)
-        if lo is None:
-            if not isinstance(value, bool):
-                raise SheetError(f"options.{key}", "must be true or false.")
-            clean_options[key] = value
-        else:
-            clean_options[key] = _int(value, f"options.{key}", lo, hi)
+    clean_options = sheet_options(settings.OPTIONS, _object(sheet.get("options", {}), "options"))
 
     return {
         "name": _text(sheet.get("name", ""), "name", MAX_NAME),

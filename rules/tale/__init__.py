@@ -8,17 +8,27 @@ from ..base import RuleSystem
 from .actions import ACTIONS, GM_ACTIONS
 from .evolve import evolve
 from .odds import odds, preview
+from .settings import with_settings
 from .sheet import initial_state, validate_sheet
+
+
+def _settled(fn):
+    """An action (or preview) with the campaign's settings as the defaults of the fields it leaves out."""
+    def settled(state, action, *rest):
+        return fn(state, with_settings(state, action), *rest)
+    settled.__name__, settled.__doc__ = fn.__name__, fn.__doc__
+    return settled
+
 
 SYSTEM = RuleSystem(
     name="tale",
     title="Tale RPG",
     validate_sheet=validate_sheet,
     initial_state=initial_state,
-    actions=ACTIONS,
+    actions={kind: _settled(fn) for kind, fn in ACTIONS.items()},
     evolve=evolve,
     odds=odds,
-    preview=preview,
+    preview=_settled(preview),
     gm_actions=GM_ACTIONS,
     example_sheet={
         "characteristics": {"brawn": 4, "deft": 3, "clever": 3, "skill": 3, "wisecrack": 2},

@@ -23,6 +23,7 @@ from .odds import (
     MAX_POOL, TIE_RULES, available, choice, combat_odds, flag, read_challenge,
     read_challenge_dice, read_place, read_portions, round_odds, straight_odds,
 )
+from .settings import options
 from .sheet import (
     CHARACTERISTIC_MAX, CHARACTERISTICS, DEFAULT_SKILLS, SKILL_DICE_MAX, current, damage_room,
     damage_targets, find_skill, read_pair, skill_name, skill_pool,
@@ -469,9 +470,17 @@ def characteristic_cost(to: int) -> int:
     return to
 
 
-def skill_cost(to: int) -> int:
-    """Raising a skill to +``to`` D costs half a characteristic's price, rounded up."""
-    return (to + 1) // 2
+def skill_cost(to: int, pool_below: int | None = None) -> int:
+    """Raising a skill to +``to`` D costs half a characteristic's price, rounded up: of its own
+    dice (the default reading), or of the whole pool it reaches when ``pool_below`` (the two
+    characteristics' ratings) is given (setting ``skill_die_cost: "pool"``, docs/rules.md Tale 33)."""
+    return (to + (pool_below or 0) + 1) // 2
+
+
+def _pool_below(sheet: dict, pair: list[str], chosen: dict) -> int | None:
+    if chosen["skill_die_cost"] != "pool":
+        return None
+    return sum(sheet["characteristics"][c] for c in pair)
 
 
 def buy_advance(state: dict, action: dict, dice: DiceSource) -> list[Event]:
@@ -511,7 +520,7 @@ def buy_advance(state: dict, action: dict, dice: DiceSource) -> list[Event]:
         if start >= SKILL_DICE_MAX:
             raise RuleError(f"{name} is already at the +{SKILL_DICE_MAX}D maximum.")
         advance = {"skill": name, "characteristics": list(pair), "from": start, "to": start + 1,
-                   "cost": skill_cost(start + 1)}
+                   "cost": skill_cost(start + 1, _pool_below(sheet, pair, options(state)))}
     have = state["points"]["earned"] - state["points"]["spent"]
     if advance["cost"] > have:
         what = advance.get("characteristic") or advance["skill"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..base import copy_json, evolver
+from .. import common
 from .sheet import damage_room
 
 
@@ -101,4 +102,4 @@ HANDLERS: dict[str, Callable[[dict, dict], None]] = {
 
 
 # The state after an event; unknown types (generic rolls, ...) change nothing.
-evolve = evolver(HANDLERS)
+evolve = evolver({**HANDLERS, **common.HANDLERS})

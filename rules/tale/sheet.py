@@ -22,6 +22,8 @@ import copy
 from typing import Any
 
 from ..base import RuleError, SheetError
+from ..options import sheet_options
+from . import settings
 
 CHARACTERISTICS = ("brawn", "deft", "clever", "skill", "wisecrack")
 AVERAGE = 3
@@ -38,7 +40,7 @@ DEFAULT_SKILLS = {
     "Spot Hidden": ("clever", "skill"),
 }
 
-SHEET_KEYS = {"characteristics", "primary", "secondary", "skills", "archetype"}
+SHEET_KEYS = {"characteristics", "primary", "secondary", "skills", "archetype", "options"}
 
 
 def _is_int(value: Any) -> bool:
@@ -138,8 +140,12 @@ def validate_sheet(sheet: Any) -> dict:
     if not isinstance(archetype, str) or len(archetype) > MAX_ARCHETYPE:
         raise SheetError("archetype", f"allowed: text of at most {MAX_ARCHETYPE} characters")
 
-    return {"characteristics": values, "primary": primary, "secondary": secondary,
-            "skills": skills, "archetype": archetype.strip()}
+    clean = {"characteristics": values, "primary": primary, "secondary": secondary,
+             "skills": skills, "archetype": archetype.strip()}
+    if sheet.get("options") is not None:
+        # Only campaign settings put options in a Tale sheet; older sheets have none (defaults apply).
+        clean["options"] = sheet_options(settings.OPTIONS, sheet["options"])
+    return clean
 
 
 def initial_state(sheet: dict) -> dict:

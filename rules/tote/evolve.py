@@ -10,6 +10,7 @@ Unknown event types, and the session events, leave the state as it was.
 from __future__ import annotations
 
 from ..base import copy_json, evolver
+from .. import common
 
 
 def _lapse_scene(state: dict) -> None:
@@ -103,4 +104,4 @@ HANDLERS = {
 
 
 # The state after an event; unknown types (generic rolls, ...) change nothing.
-evolve = evolver(HANDLERS)
+evolve = evolver({**HANDLERS, **common.HANDLERS})

@@ -23,6 +23,9 @@ import copy
 from typing import Any
 
 from ..base import SheetError
+from ..options import defaults, sheet_options
+from . import settings
+from .settings import INJURY_TRACK_MAX, RESOLVE_MAX_LIMIT  # noqa: F401  (bounds of the options)
 
 TOTEMS = ("Bear", "Bison", "Coyote", "Hawk", "Owl", "Stag", "Turtle", "Wolf")
 
@@ -41,28 +44,17 @@ DEFAULT_GRID = {
     ],
 }
 
-DEFAULT_OPTIONS = {
-    "resolve_max": 5,
-    # XP per point of the NEW rating: a skill to 3 costs 3, a totem to 3 costs 6.
-    "advance_costs": {"skill": 1, "totem": 2, "specialization": 1},
-    # Injury spots in order; 0 is a spot without a number. Filling the last
-    # spot takes the hero out.
-    "injury_track": [5, 4, 3, 2, 1, 0],
-    # Effect dice: "sum" adds the faces, "count" counts faces >= threshold.
-    "effect_test": {"mode": "sum", "threshold": 4},
-}
+DEFAULT_OPTIONS = defaults(settings.OPTIONS)
 
 SKILL_MAX = 5
 TOTEM_MIN, TOTEM_MAX = 1, 5
 SPEC_BONUS_MAX = 5
 SPECS_PER_SKILL = 3
 DEFAULT_RESOLVE = 3
-RESOLVE_MAX_LIMIT = 20
 CREATION_SKILL_MAX = 2
 CREATION_LINE_SUM = 4
 NAME_MAX = 60
 TEXT_MAX = 200
-INJURY_TRACK_MAX = 10
 
 SHEET_KEYS = {"name", "skills", "totems", "specializations", "resolve", "aspect", "grid", "options"}
 
@@ -184,30 +176,7 @@ def _grid(raw: Any) -> dict:
 
 
 def _options(raw: Any) -> dict:
-    options = copy.deepcopy(DEFAULT_OPTIONS)
-    if raw is None:
-        return options
-    check_object(raw, "options", set(DEFAULT_OPTIONS))
-    if "resolve_max" in raw:
-        options["resolve_max"] = check_int(raw["resolve_max"], "options.resolve_max", 1, RESOLVE_MAX_LIMIT)
-    if "advance_costs" in raw:
-        costs = check_object(raw["advance_costs"], "options.advance_costs", set(DEFAULT_OPTIONS["advance_costs"]))
-        for key, value in costs.items():
-            options["advance_costs"][key] = check_int(value, f"options.advance_costs.{key}", 0, 10)
-    if "injury_track" in raw:
-        track = raw["injury_track"]
-        if not isinstance(track, list) or not 1 <= len(track) <= INJURY_TRACK_MAX:
-            raise SheetError("options.injury_track", f"must be a list of 1..{INJURY_TRACK_MAX} spots (0 = no number)")
-        options["injury_track"] = [check_int(v, f"options.injury_track[{i}]", 0, 6) for i, v in enumerate(track)]
-    if "effect_test" in raw:
-        effect = check_object(raw["effect_test"], "options.effect_test", {"mode", "threshold"})
-        if "mode" in effect:
-            if effect["mode"] not in ("sum", "count"):
-                raise SheetError("options.effect_test.mode", "must be 'sum' or 'count'")
-            options["effect_test"]["mode"] = effect["mode"]
-        if "threshold" in effect:
-            options["effect_test"]["threshold"] = check_int(effect["threshold"], "options.effect_test.threshold", 2, 6)
-    return options
+    return sheet_options(settings.OPTIONS, raw)
 
 
 # --- the sheet ---------------------------------------------------------------------

@@ -24,8 +24,10 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Callable, Mapping
 
+from .. import health
 from ..base import DiceSource, Event, RuleError, odds_json, require_int
 from .odds import EXPLOSION_CAP, SKILL_BONUS, STATIC_OPPOSITION, check_odds, check_spec, damage_odds, damage_spec
+from .settings import health_boxes
 from .sheet import (
     MAX_FATE,
     MAX_NAME,
@@ -206,8 +208,11 @@ def _roll_use_problem(state: dict, use: str, roll: int | None) -> str | None:
         return "There is no roll of yours in this scene for Fate to change."
     if last is None or (roll is not None and last["roll"] != roll):
         return "The roll that Fate was asked for is no longer your last roll; the GM should deny the request."
-    if last["fate_used"]:
-        return "Fate has already changed that roll; a roll takes one Fate point at most."
+    limit = state["sheet"]["options"].get("fate_per_roll", 1)
+    if int(last["fate_used"]) >= limit:
+        # One by default: "reroll a single die roll *or* add +2 to a single check" (docs/rules.md, WYRM 13).
+        return ("Fate has already changed that roll; a roll takes one Fate point at most." if limit == 1 else
+                f"Fate has already changed that roll {limit} times, the campaign's limit.")
     if use == "plus_two" and last["kind"] != "check":
         return "+2 applies to a check, not to a damage roll; a damage roll can be rerolled."
     return None
@@ -370,4 +375,7 @@ ACTIONS: dict[str, Callable[[dict, Mapping, DiceSource], list[Event]]] = {
     "buy_advance": buy_advance,
 }
 
-GM_ACTIONS = frozenset({"automatic_success", "approve_fate", "deny_fate", "grant_fate", "award_points"})
+# The health track house rule (off unless the campaign turns it on; rules/health.py).
+ACTIONS.update(health.actions(health_boxes))
+
+GM_ACTIONS = health.GM_ACTIONS | frozenset({"automatic_success", "approve_fate", "deny_fate", "grant_fate", "award_points"})

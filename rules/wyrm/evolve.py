@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..base import copy_json, evolver
+from .. import common
 
 
 def _check(state: dict, p: dict) -> None:
@@ -50,12 +51,15 @@ def _fate_spent(state: dict, p: dict) -> None:
     state["pending_fate"] = None
     last = state["last_roll"]
     if p["use"] in ("reroll", "plus_two") and last is not None and last["roll"] == p["roll"]:
-        last["fate_used"] = True
+        # How many Fate points changed this roll (False before any; the campaign's fate_per_roll caps it).
+        last["fate_used"] = int(last["fate_used"]) + 1
         last["total"] = p["total"]
         if "success" in p:
             last["success"] = p["success"]
         if p["use"] == "reroll":
             last["dice"] = copy_json(p["dice"])
+        elif "bonus" in last:
+            last["bonus"] += p["bonus"]  # a later reroll (fate_per_roll > 1) keeps the +2
 
 
 def _fate_denied(state: dict, p: dict) -> None:
@@ -100,4 +104,4 @@ _APPLY: dict[str, Callable[[dict, dict], None]] = {
 
 
 # The state after an event; unknown types (generic rolls, ...) change nothing.
-evolve = evolver(_APPLY)
+evolve = evolver({**_APPLY, **common.HANDLERS})

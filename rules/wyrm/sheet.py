@@ -21,30 +21,23 @@ name normalised (attribute keys lower case, skill names stripped).
 
 from __future__ import annotations
 
-import copy
 from typing import Any, Mapping
 
 from ..base import RuleError, SheetError
+from ..options import defaults, sheet_options
+from . import settings
+from .settings import ATTRIBUTE_HARD_MAX, MAX_COST  # noqa: F401  (the hard bounds, with the options)
 
 ATTRIBUTES = ("warrior", "rogue", "mage")
 
-# Hard bounds: the text says attributes are "usually 0 to 6"; a GM may raise
-# the ceiling for a campaign of demigods, but never beyond these.
-ATTRIBUTE_HARD_MAX = 10
 DEFAULT_ATTRIBUTE_MAX = 6
 MAX_SKILLS = 30
 MAX_NAME = 80
 MAX_TEXT = 500
 MAX_FATE = 99
-MAX_COST = 1000
 MAX_POINTS = 1_000_000
 
-DEFAULT_OPTIONS = {
-    "second_skill_bonus": False,
-    "ties_succeed": True,
-    "attribute_max": DEFAULT_ATTRIBUTE_MAX,
-    "advance_costs": {"attribute": 10, "skill": 5},
-}
+DEFAULT_OPTIONS = defaults(settings.OPTIONS)
 
 
 # --- small readers shared by the sheet, the actions and the odds ------------
@@ -109,27 +102,7 @@ def _only_keys(obj: Mapping, allowed: set[str], field: str) -> None:
 
 
 def _options(raw: Any) -> dict:
-    if raw is None:
-        return copy.deepcopy(DEFAULT_OPTIONS)
-    if not isinstance(raw, dict):
-        raise SheetError("options", "must be an object.")
-    _only_keys(raw, set(DEFAULT_OPTIONS), "options")
-    options = copy.deepcopy(DEFAULT_OPTIONS)
-    for key in ("second_skill_bonus", "ties_succeed"):
-        if key in raw:
-            if not isinstance(raw[key], bool):
-                raise SheetError(f"options.{key}", "must be true or false.")
-            options[key] = raw[key]
-    if "attribute_max" in raw:
-        options["attribute_max"] = _int_in(raw["attribute_max"], "options.attribute_max", 1, ATTRIBUTE_HARD_MAX)
-    if "advance_costs" in raw:
-        costs = raw["advance_costs"]
-        if not isinstance(costs, dict):
-            raise SheetError("options.advance_costs", "must be an object like {\"attribute\": 10, \"skill\": 5}.")
-        _only_keys(costs, {"attribute", "skill"}, "options.advance_costs")
-        for key, value in costs.items():
-            options["advance_costs"][key] = _int_in(value, f"options.advance_costs.{key}", 1, MAX_COST)
-    return options
+    return sheet_options(settings.OPTIONS, raw)
 
 
 def _skills(raw: Any) -> list[dict]:

@@ -5,7 +5,9 @@ import copy
 import pytest
 
 from rules import Event, RuleError, ScriptedDice, SheetError, get_system
-from rules.mdt.sheet import ATTRIBUTES, OPTIONS
+from rules.mdt import settings
+from rules.mdt.sheet import ATTRIBUTES
+from rules.options import defaults
 
 MDT = get_system("mdt")
 ATTRS = {key: 2 for key in ATTRIBUTES}
@@ -36,7 +38,7 @@ def test_sheet_is_normalised_with_defaults():
     clean = MDT.validate_sheet({"attributes": dict(ATTRS), "specializations": {"  Ocultismo ": 2}})
     assert clean["name"] == "" and clean["concept"] == ""
     assert clean["specializations"] == {"Ocultismo": 2}
-    assert clean["options"] == {key: default for key, (default, _, _) in OPTIONS.items()}
+    assert clean["options"] == defaults(settings.OPTIONS)  # every campaign setting at its default
 
 
 @pytest.mark.parametrize("bad, field", [

@@ -28,7 +28,8 @@ def after_check(state=None, faces=(2,), **fields):
 
 def test_system_shape():
     assert WYRM.name == "wyrm" and WYRM.title == "WYRM (Warrior, Rogue & Mage)"
-    assert WYRM.gm_actions == {"automatic_success", "approve_fate", "deny_fate", "grant_fate", "award_points"}
+    assert WYRM.gm_actions == {"automatic_success", "approve_fate", "deny_fate", "grant_fate", "award_points",
+                               "mark_harm", "heal_harm"}
     assert WYRM.gm_actions < set(WYRM.actions)
     refused(make(), {"type": "fly"}, "no action 'fly'")
 
@@ -79,8 +80,8 @@ def test_sheet_normalises():
     (dict(THIEF, options={"attribute_max": 11}), "options.attribute_max"),
     (dict(THIEF, options={"second_skill_bonus": 1}), "options.second_skill_bonus"),
     (dict(THIEF, options={"advance_costs": {"attribute": 0}}), "options.advance_costs.attribute"),
-    (dict(THIEF, options={"advance_costs": {"spell": 3}}), "options.advance_costs"),
-    (dict(THIEF, options={"house_rule": True}), "options"),
+    (dict(THIEF, options={"advance_costs": {"spell": 3}}), "options.advance_costs.spell"),
+    (dict(THIEF, options={"house_rule": True}), "options.house_rule"),
 ])
 def test_bad_sheets(sheet, field):
     with pytest.raises(SheetError) as err:

@@ -1,0 +1,106 @@
+"""Events every system folds the same way: the campaign's settings, the GM's
+adjustments of a sheet, and the health track house rule.
+
+Each system's ``evolve`` includes :data:`HANDLERS`; the decisions that make
+these events are in ``campaign/`` (settings, adjustments: they are the
+platform's, not a rule text's) and in :mod:`rules.health` (the track).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from .base import RuleError, copy_json
+from .options import CONFIGURED, apply_configured
+
+ADJUSTED = "sheet_adjusted"
+MAX_ADJUSTMENTS = 20
+
+
+def _get(state: Mapping, path: str) -> Any:
+    value: Any = state
+    for part in path.split("."):
+        if isinstance(value, list):
+            if not part.isdigit() or int(part) >= len(value):
+                raise KeyError(path)
+            value = value[int(part)]
+        elif isinstance(value, dict) and part in value:
+            value = value[part]
+        else:
+            raise KeyError(path)
+    return value
+
+
+def _set(state: dict, path: str, value: Any) -> None:
+    *parents, last = path.split(".")
+    target: Any = state
+    for part in parents:
+        target = target[int(part)] if isinstance(target, list) else target[part]
+    if isinstance(target, list):
+        target[int(last)] = copy_json(value)
+    else:
+        target[last] = copy_json(value)
+
+
+def plan_adjustment(state: dict, changes: Any) -> list[dict]:
+    """``[{"path", "from", "to"}]`` for a GM's ``{"path": new value}`` on a character's state.
+
+    A path names a number, a true/false or a piece of text already in the
+    state (``"fate"``, ``"sheet.skills.Strike"``, ``"attributes.warrior"``);
+    the new value must be of the same kind. The system then re-checks the
+    adjusted sheet (``campaign`` calls ``validate_sheet`` on it), so an
+    adjustment can leave creation limits behind but never the sheet's ranges.
+    Raises :class:`RuleError`.
+    """
+    if not isinstance(changes, dict) or not 1 <= len(changes) <= MAX_ADJUSTMENTS:
+        raise RuleError(f"'changes' must be an object of 1 to {MAX_ADJUSTMENTS} {{\"path\": value}} pairs, "
+                        "e.g. {\"sheet.skills.Strike\": 3}.", "invalid")
+    planned = []
+    for path, value in changes.items():
+        if not isinstance(path, str) or not 1 <= len(path) <= 120:
+            raise RuleError("Each path in 'changes' must be text of 1 to 120 characters.", "invalid")
+        try:
+            old = _get(state, path)
+        except (KeyError, ValueError):
+            raise RuleError(f"'{path[:60]}' is not a value on this character's sheet.", "invalid") from None
+        kinds = (bool,) if isinstance(old, bool) else (int,) if isinstance(old, int) else (str,) \
+            if isinstance(old, str) else None
+        if kinds is None:
+            raise RuleError(f"'{path[:60]}' is not a single number, true/false or text: adjust what is inside it.",
+                            "invalid")
+        if not isinstance(value, kinds) or (kinds == (int,) and isinstance(value, bool)):
+            raise RuleError(f"'{path[:60]}' holds {type(old).__name__ if kinds != (str,) else 'text'}: give the "
+                            "same kind of value.", "invalid")
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 1_000_000:
+            raise RuleError(f"'{path[:60]}' must be within -1000000..1000000.", "invalid")
+        if isinstance(value, str) and len(value) > 200:
+            raise RuleError(f"'{path[:60]}' must be at most 200 characters.", "invalid")
+        if value != old:
+            planned.append({"path": path, "from": copy_json(old), "to": copy_json(value)})
+    if not planned:
+        raise RuleError("Those are already the character's values: nothing to adjust.", "unchanged")
+    return planned
+
+
+def adjusted(state: dict, changes: list[dict]) -> dict:
+    """A copy of ``state`` with the planned ``changes`` applied (to re-check it before storing)."""
+    state = copy_json(state)
+    _adjust(state, {"changes": changes})
+    return state
+
+
+def _adjust(state: dict, p: Mapping) -> None:
+    for change in p["changes"]:
+        _set(state, change["path"], change["to"])
+
+
+def _harm(state: dict, p: Mapping) -> None:
+    state["harm"] = p["harm_after"]
+
+
+HANDLERS = {
+    CONFIGURED: apply_configured,
+    ADJUSTED: _adjust,
+    "harm_marked": _harm,
+    "harm_healed": _harm,
+}

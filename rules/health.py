@@ -1,0 +1,65 @@
+"""The health track house rule, for systems whose texts have none (WYRM, MdT).
+
+Off unless the campaign turns it on (setting ``health.enabled``): the texts
+define no hit points, so a track is the group's choice, not the game's. The
+track has ``boxes`` (each system says how many, from its settings and the
+sheet); the GM marks harm and heals it. The state keeps ``harm`` (marked
+boxes, 0 when absent); filling every box takes the character out.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from .base import DiceSource, Event, RuleError, require_int
+
+MAX_HARM_STEP = 30
+MAX_TEXT = 200
+
+
+def _reason(action: dict) -> str:
+    reason = action.get("reason") or ""
+    if not isinstance(reason, str) or len(reason) > MAX_TEXT:
+        raise RuleError(f"'reason' must be text of at most {MAX_TEXT} characters.", "invalid")
+    return reason.strip()
+
+
+def track(state: dict, boxes: Callable[[dict], int]) -> dict:
+    """``{"boxes", "harm", "left", "taken_out"}``; :class:`RuleError` if the campaign has no track."""
+    health = state["sheet"]["options"].get("health", {})
+    if not health.get("enabled"):
+        raise RuleError("This campaign plays without a health track (a house rule the GM can turn on in the "
+                        "campaign's settings).", "no_health_track")
+    total = max(1, boxes(state))
+    harm = min(state.get("harm", 0), total)
+    return {"boxes": total, "harm": harm, "left": total - harm, "taken_out": harm >= total}
+
+
+def actions(boxes: Callable[[dict], int]) -> dict:
+    """The two GM actions of a system's track, ``boxes(state)`` giving its size."""
+
+    def mark_harm(state: dict, action: dict, dice: DiceSource) -> list[Event]:
+        """GM: mark ``amount`` boxes of harm (a hit, a fall); more than the free boxes fills the track."""
+        now = track(state, boxes)
+        amount = require_int(action, "amount", 1, MAX_HARM_STEP)
+        if now["taken_out"]:
+            raise RuleError("Every box of the track is already marked.")
+        after = min(now["boxes"], now["harm"] + amount)
+        return [Event("harm_marked", {"amount": amount, "marked": after - now["harm"], "boxes": now["boxes"],
+                                      "harm_after": after, "taken_out": after >= now["boxes"],
+                                      "reason": _reason(action)})]
+
+    def heal_harm(state: dict, action: dict, dice: DiceSource) -> list[Event]:
+        """GM: heal ``amount`` boxes (rest, first aid, magic)."""
+        now = track(state, boxes)
+        amount = require_int(action, "amount", 1, MAX_HARM_STEP)
+        if not now["harm"]:
+            raise RuleError("There is no harm to heal.")
+        after = max(0, now["harm"] - amount)
+        return [Event("harm_healed", {"amount": amount, "healed": now["harm"] - after, "boxes": now["boxes"],
+                                      "harm_after": after, "taken_out": False, "reason": _reason(action)})]
+
+    return {"mark_harm": mark_harm, "heal_harm": heal_harm}
+
+
+GM_ACTIONS = frozenset({"mark_harm", "heal_harm"})
