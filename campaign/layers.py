@@ -6,18 +6,21 @@ when Redis stops or freezes, a table must keep working, just with heartbeat
 latency:
 
 * ``receive`` retries with backoff instead of raising: Channels' consumer loop
-  ends the connection (close 1011) on any exception from it; and a cancelled
-  ``receive`` always ends (see ``receive``);
+  ends the connection (close 1011) on any exception from it;
 * group operations time out instead of hanging on a Redis that stopped
-  answering (the consumer logs and carries on).
+  answering (the consumer logs and carries on);
+* a cancelled read always ends: its Redis connection writes under
+  ``asyncio.timeout``, never ``asyncio.wait_for`` (see ``CancellableWrites``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 
 from channels_redis.core import RedisChannelLayer
+from redis.asyncio.connection import AbstractConnection
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -26,36 +29,66 @@ LAYER_TIMEOUT = 2.0
 OUTAGES = (RedisConnectionError, RedisTimeoutError, OSError, asyncio.TimeoutError)
 
 
-class ResilientRedisChannelLayer(RedisChannelLayer):
-    async def receive(self, channel):
-        """Read the next message; a cancelled read really ends.
+class CancellableWrites:
+    """A redis-py connection whose command writes never lose a cancellation.
 
-        On Python 3.11, ``asyncio.wait_for`` loses a cancellation that arrives as the awaited
-        call finishes (CPython gh-86296, fixed in 3.12), and redis-py writes every command
-        through it once ``socket_timeout`` is set (as it is here, for a frozen Redis). A socket
-        closed while its read was sending BZPOPMIN then kept a task (and a Redis connection)
-        polling forever. So the read runs as its own task, and cancelling this one cancels
-        that one until it has stopped.
-        """
-        reader = asyncio.ensure_future(self._receive_retrying(channel))
+    redis-py bounds each write with ``asyncio.wait_for(write, socket_timeout)``. On Python 3.11
+    that ``wait_for`` runs the write as a task of its own and, when the caller is cancelled
+    after that task was scheduled, returns the write's result instead of raising (CPython
+    gh-86296, rewritten on ``asyncio.timeout`` in 3.12; redis-py#2028). A write is a single loop
+    step, so every cancel that arrived while a command was being sent was lost. For a consumer's
+    channel-layer read that meant: the socket closed, its read's cancel vanished inside the
+    write of BZPOPMIN, and channels-redis re-sent BZPOPMIN every 5 s for ever, holding a Redis
+    connection (and, in the tests, leaving a task "cancelling" at the end of a run).
+
+    This is redis-py 8.1's ``send_packed_command`` with ``asyncio.timeout`` in place of
+    ``wait_for``: the same bound, the same errors, and a cancel always raises.
+    tests/sessions/test_layer.py cancels a write and a read at every step.
+    """
+
+    async def send_packed_command(self, command, check_health: bool = True) -> None:
+        if not self.is_connected:
+            await self.connect_check_health(check_health=False)
+        if check_health:
+            await self.check_health()
         try:
-            return await asyncio.shield(reader)
-        except asyncio.CancelledError:
-            while not reader.done():
-                reader.cancel()
-                # Bounded: a cancellation lost in wait_for is sent again once the read waits.
-                await asyncio.wait([reader], timeout=1)
-            if not reader.cancelled():
-                reader.exception()  # retrieved, so never logged: the socket it was for is gone
+            if isinstance(command, str):
+                command = command.encode()
+            if isinstance(command, bytes):
+                command = [command]
+            async with asyncio.timeout(self.socket_timeout or None):
+                self._writer.writelines(command)
+                await self._writer.drain()
+        except TimeoutError:
+            await self.disconnect(nowait=True)
+            raise RedisTimeoutError("Timeout writing to socket") from None
+        except OSError as e:
+            await self.disconnect(nowait=True)
+            err_no, errmsg = ("UNKNOWN", e.args[0]) if len(e.args) == 1 else e.args[:2]
+            raise RedisConnectionError(f"Error {err_no} while writing to socket. {errmsg}.") from e
+        except BaseException:
+            # A write cut short (a cancel) leaves half a command on the wire: never reuse it.
+            await self.disconnect(nowait=True)
             raise
 
-    async def _receive_retrying(self, channel):
+
+@functools.cache
+def cancellable(connection_class: type[AbstractConnection]) -> type[AbstractConnection]:
+    """``connection_class`` (plain, TLS or unix socket, as the URL chose) with ``CancellableWrites``."""
+    return type(f"Cancellable{connection_class.__name__}", (CancellableWrites, connection_class), {})
+
+
+class ResilientRedisChannelLayer(RedisChannelLayer):
+    def create_pool(self, index):
+        pool = super().create_pool(index)
+        pool.connection_class = cancellable(pool.connection_class)  # no connection is made before the first command
+        return pool
+
+    async def receive(self, channel):
         delay = 0.1
         while True:
             try:
                 return await super().receive(channel)
-            except asyncio.CancelledError:
-                raise
             except OUTAGES as e:  # only the server going away; a bug stays loud
                 task = asyncio.current_task()
                 if task is not None and task.cancelling():
@@ -66,11 +99,15 @@ class ResilientRedisChannelLayer(RedisChannelLayer):
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
 
+    # asyncio.timeout, not wait_for: on Python 3.11 wait_for can lose the cancel of a closing socket.
     async def group_add(self, group, channel):
-        await asyncio.wait_for(super().group_add(group, channel), LAYER_TIMEOUT)
+        async with asyncio.timeout(LAYER_TIMEOUT):
+            await super().group_add(group, channel)
 
     async def group_discard(self, group, channel):
-        await asyncio.wait_for(super().group_discard(group, channel), LAYER_TIMEOUT)
+        async with asyncio.timeout(LAYER_TIMEOUT):
+            await super().group_discard(group, channel)
 
     async def group_send(self, group, message):
-        await asyncio.wait_for(super().group_send(group, message), LAYER_TIMEOUT)
+        async with asyncio.timeout(LAYER_TIMEOUT):
+            await super().group_send(group, message)

@@ -28,12 +28,12 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("thorough" if CI 
 def _bounded_cancel_all_tasks(loop) -> None:
     """asyncio's own teardown, bounded: cancel what a test left running and wait at most 10 s.
 
-    A task that ignores its cancel (a lost cancel inside Python 3.11's ``wait_for``,
-    see campaign/layers.py) would otherwise hang the whole run in the event loop's
-    close. It is reported as a warning naming the task, never silently dropped.
+    A task that ignores its cancel would otherwise hang the whole run in the event loop's close
+    (a consumer's channel-layer read once did: campaign/layers.py). It fails the test that left
+    it, naming the task and where it is stuck.
     """
     import asyncio
-    import warnings
+    import io
 
     tasks = [task for task in asyncio.all_tasks(loop) if not task.done()]
     if not tasks:
@@ -41,8 +41,12 @@ def _bounded_cancel_all_tasks(loop) -> None:
     for task in tasks:
         task.cancel()
     _, pending = loop.run_until_complete(asyncio.wait(tasks, timeout=10))
-    for task in pending:
-        warnings.warn(f"a task ignored its cancel at the end of a test: {task!r}", RuntimeWarning)
+    if pending:
+        stacks = io.StringIO()
+        for task in pending:
+            task.print_stack(file=stacks)
+        # pytest.fail, not an exception: pytest-asyncio turns a RuntimeError from here into a warning.
+        pytest.fail(f"tasks ignored their cancel at the end of a test: {pending!r}\n{stacks.getvalue()}", pytrace=False)
 
 
 def _bound_event_loop_teardown() -> None:

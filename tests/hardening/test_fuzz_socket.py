@@ -15,9 +15,8 @@ one event loop that keeps the sockets open across examples.
 from __future__ import annotations
 
 import asyncio
-import sys
-import warnings
 import json
+import sys
 
 import pytest
 from channels.testing import WebsocketCommunicator
@@ -98,13 +97,12 @@ class Sockets:
                 task.cancel()
             if not pending:
                 return
-            # Bounded: a task that ignores cancellation is reported instead of hanging the run. A
-            # channel-layer read still sometimes does (open: see the closing note and
-            # tests/sessions/test_layer.py), so this warns rather than fails until it is found.
+            # Bounded: a task that ignores its cancel fails the test instead of hanging the run (a
+            # channel-layer read once did: campaign/layers.py, tests/sessions/test_layer.py).
             _, stuck = await asyncio.wait(pending, timeout=10)
             for task in stuck:
                 task.print_stack(file=sys.stderr)
-                warnings.warn(f"a task ignored its cancel: {task!r}", RuntimeWarning)
+            assert not stuck, f"tasks ignored their cancel: {stuck!r}"
 
         try:
             self.run(go())
