@@ -39,8 +39,8 @@ export function renderSheet(state, ctx) {
     GROUPS.map(([group]) => h("h3", null, group)),
     [0, 1, 2].flatMap((row) => GROUPS.map(([, attrs]) => {
       const a = attrs[row];
-      return ctx.button(`test:${a}`, [h("span", { class: "name" }, LABEL[a]), h("span", { class: "val" }, dots(s.attributes[a]), h("b", null, s.attributes[a]))],
-        { label: `${LABEL[a]} ${s.attributes[a]}: test (${plural(1 + s.attributes[a], "die", "dice")})`, title: `${PT[a]} · ${plural(1 + s.attributes[a], "die", "dice")}` });
+      return ctx.button(`test:${a}`, [h("span", { class: "name" }, LABEL[a]), " ", h("span", { class: "val" }, dots(s.attributes[a]), h("b", null, s.attributes[a])),
+        h("span", { class: "sr-only" }, `: test (${plural(1 + s.attributes[a], "die", "dice")})`)], { title: `${PT[a]} · ${plural(1 + s.attributes[a], "die", "dice")}` });
     })));
   const specs = Object.entries(s.specializations || {});
   const c = state.contest;
@@ -60,7 +60,7 @@ export function renderSheet(state, ctx) {
     contest,
     projects.length ? h("div", { class: "box" }, h("h3", null, "Projects"),
       projects.map((p) => h("div", { class: "race" },
-        ctx.button(`project:${p.name}`, p.name, { label: `Roll for the project ${p.name}` }),
+        ctx.button(`project:${p.name}`, [h("span", { class: "sr-only" }, "Roll for the project "), p.name]),
         h("progress", { max: p.target, value: p.progress, "aria-label": `${p.name}: ${p.progress} of ${p.target}` }),
         h("b", null, `${p.progress}/${p.target}`)))) : null,
     pointsBlock(state.points, "Points"));

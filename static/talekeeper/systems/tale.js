@@ -46,7 +46,7 @@ export function renderSheet(state, ctx) {
   const skillRows = h("table", { class: "attr-table" },
     h("caption", { class: "sr-only" }, "Skills and their pools; each button rolls it"),
     h("tbody", null, skills(state).map((sk) => h("tr", null,
-      h("td", null, ctx.button(`roll:${sk.name}`, [sk.name, " ", h("b", null, `${sk.pool}D`)], { label: `${sk.name}: roll ${plural(sk.pool, "die", "dice")}` })),
+      h("td", null, ctx.button(`roll:${sk.name}`, [sk.name, " ", h("b", null, `${sk.pool}D`), h("span", { class: "sr-only" }, `: roll ${plural(sk.pool, "die", "dice")}`)])),
       h("td", { class: "muted small" }, `${cap(sk.pair[0])} + ${cap(sk.pair[1])}${sk.dice ? ` + ${sk.dice}D` : ""}`)))));
   const c = state.contest;
   let contest = null;

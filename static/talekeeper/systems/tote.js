@@ -48,8 +48,8 @@ export function renderSheet(state, ctx) {
       h("th", { scope: "row" }, totem(rowTotem), bubble(state.bubbles.rows[r], `${rowTotem} row`)),
       g.skills[r].map((skill) => {
         const specs = s.specializations[skill] || [];
-        return h("td", null, ctx.button(`skill:${skill}`, [h("span", { class: "skill-name" }, skill), h("b", { class: "rating" }, s.skills[skill])],
-          { label: `${skill} ${s.skills[skill]}: test`, class: "cell" }),
+        return h("td", null, ctx.button(`skill:${skill}`, [h("span", { class: "skill-name" }, skill), " ", h("b", { class: "rating" }, s.skills[skill]),
+          h("span", { class: "sr-only" }, ": test")], { class: "cell" }),
         specs.length ? h("span", { class: "specs small" }, specs.map((x) => `${x.name} +${x.bonus}`).join(", ")) : null);
       })))));
 

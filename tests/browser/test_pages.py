@@ -1,0 +1,119 @@
+"""Every page, at a desktop's 1280x800 and a phone's 390x844: axe-core finds no serious or
+critical accessibility violation, nothing overflows the phone's width, and (opt-in) each
+page's screenshot is written to docs/screenshots/ for the docs.
+
+axe-core is vendored (tests/browser/vendor/axe.min.js, MPL-2.0, see vendor/README.md):
+nothing is downloaded at test time. The data is deterministic: a played evening with
+scripted dice (tests/campaign/test_audit.py ``play``), so the screenshots change only when
+the pages do. ``TALEKEEPER_SCREENSHOTS=1 pytest tests/browser/test_pages.py`` rewrites them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from campaign import fairdice
+from tests.browser.conftest import SCREENSHOTS, Seat, off_the_loop
+from tests.campaign.test_audit import play
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, reset_sequences=True)]
+
+AXE = (Path(__file__).parent / "vendor" / "axe.min.js").read_text()
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+WIDTHS = {"desktop": DESKTOP, "phone": PHONE}
+WRITE_SCREENSHOTS = os.environ.get("TALEKEEPER_SCREENSHOTS") == "1"
+
+
+def seeded_evening(table, monkeypatch):
+    """``play``'s evening with the server's own fair dice from fixed seeds and command ids, so it
+    verifies (the verify page checks every die) and rolls the same every run (``reset_sequences``
+    keeps the user ids, an input of the dice, the same too)."""
+    counter = itertools.count(1)
+    monkeypatch.setattr(fairdice.secrets, "token_hex", lambda n=32: f"{next(counter):0{2 * n}x}")
+    ids = itertools.count(1)
+    command = table.command
+    table.command = lambda user, action, client_id=None, dice=None: command(user, action, f"evening-{next(ids)}")
+    off_the_loop(play, table)
+    table.command = command
+    return table
+
+
+def axe_problems(page) -> list[str]:
+    """axe-core's serious and critical violations on the page as it stands (WCAG 2.x A/AA rules and
+    best practices), one line each: rule, impact, the first offending elements."""
+    if not page.evaluate("typeof window.axe !== 'undefined'"):
+        page.evaluate(AXE)  # through the debugger protocol: the page's CSP does not apply
+    result = page.evaluate("""async () => {
+      const r = await axe.run(document, { resultTypes: ["violations"] });
+      return r.violations.filter((v) => v.impact === "serious" || v.impact === "critical")
+        .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(" | ")}`);
+    }""")
+    return result
+
+
+def overflow(page) -> list[str]:
+    """Elements wider than the viewport (what a phone scrolls sideways for), outermost first."""
+    return page.evaluate("""() => {
+      const width = document.documentElement.clientWidth;
+      const wide = [...document.querySelectorAll("body *")].filter((el) => {
+        const box = el.getBoundingClientRect();
+        if (!box.width || getComputedStyle(el).position === "fixed") return false;
+        for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+          const o = getComputedStyle(p).overflowX;
+          if (o === "auto" || o === "scroll" || o === "hidden") return false;  // scrolls inside its own box
+        }
+        return box.right > width + 1 || (box.left < -1 && box.right > 0);  // wholly off-screen: a skip link
+      });
+      return wide.slice(0, 5).map((el) => el.outerHTML.slice(0, 100));
+    }""")
+
+
+def pages_of(table, base):
+    slug = table.campaign.slug
+    c = f"{base}/campaigns/{slug}"
+    return {
+        "gm": [("home", f"{base}/", "h1"), ("table", f"{c}/", "#conn[data-state=online]"),
+               ("audit", f"{c}/audit/", "#chain-result"),
+               ("audit-sheet", f"{c}/audit/sheet/?character={table.hero.id}&seq={table.voided_seq}", "h1"),
+               ("audit-advancement", f"{c}/audit/advancement/?character={table.rival.id}", "h1"),
+               ("session-dice", f"{c}/sessions/2/dice/", "h1"),
+               ("verify", f"{c}/verify/", "#verify-summary[data-state=ok]"),
+               ("settings", f"{c}/settings/", "h1"), ("profile", f"{base}/profile/", "h1")],
+        "alice": [("player-table", f"{c}/", "#conn[data-state=online]"),
+                  ("player-dice", f"{c}/sessions/2/dice/", "h1")],
+        None: [("login", f"{base}/login/", "form"), ("signup", f"{base}/signup/", "form"),
+               ("join", f"{base}/join/{table.campaign.invite_code}/", "h1")],
+    }
+
+
+@pytest.mark.parametrize("width", sorted(WIDTHS))
+def test_every_page_passes_axe_and_fits_the_width(table_of, browser, server, monkeypatch, width):
+    table = seeded_evening(table_of("tote"), monkeypatch)
+    viewport = WIDTHS[width]
+    problems = {}
+    for who, pages in pages_of(table, server).items():
+        seat = Seat(browser, server, who or "visitor", viewport)
+        try:
+            if who:
+                seat.login()
+            for name, url, ready in pages:
+                seat.page.goto(url)
+                expect(seat.page.locator(ready).first).to_be_attached()
+                found = axe_problems(seat.page)
+                if width == "phone":
+                    found += [f"wider than the phone: {html}" for html in overflow(seat.page)]
+                if found:
+                    problems[name] = found
+                if WRITE_SCREENSHOTS:
+                    seat.screenshot(f"{name}-{width}.png", full_page=False)
+            assert not seat.errors, seat.errors
+        finally:
+            seat.close()
+    assert not problems, json.dumps(problems, indent=1)
