@@ -89,20 +89,25 @@ async function postJSON(url, body) {
 }
 
 // Send one command: over the socket when it is up, else over HTTP with the same id.
-export function sendCommand(action) {
+// `show`: where the acting member sees what it did: "card" (the result card beside the sheet's
+// actions, kept in view) or "log" (the log line, scrolled into view: the dice box sits under the log).
+export function sendCommand(action, { show } = {}) {
   const id = newId();
+  let sent;
   if (socket && socket.readyState === WebSocket.OPEN) {
-    return new Promise((resolve, reject) => {
+    sent = new Promise((resolve, reject) => {
       pending.set(id, { onAck: resolve, onError: reject });
       socket.send(JSON.stringify({ type: "command", id, action }));
     });
+  } else {
+    sent = postJSON(`/api/campaigns/${slug}/commands`, { id, action }).then(({ ok, json }) => {
+      if (!ok) throw { message: json.error?.message || "The server refused that; nothing was stored." };
+      return { seq: json.seq, seqs: (json.events || []).map((e) => e.seq) };
+    }, () => {
+      throw { message: "Not connected: wait for the table to reconnect, then try again." };
+    });
   }
-  return postJSON(`/api/campaigns/${slug}/commands`, { id, action }).then(({ ok, json }) => {
-    if (!ok) throw { message: json.error?.message || "The server refused that; nothing was stored." };
-    return { seq: json.seq, seqs: (json.events || []).map((e) => e.seq) };
-  }, () => {
-    throw { message: "Not connected: wait for the table to reconnect, then try again." };
-  });
+  return show ? sent.then((ack) => { expectResult(ack.seqs?.length ? ack.seqs : [ack.seq], show); return ack; }) : sent;
 }
 
 async function preview(action) {
@@ -534,7 +539,7 @@ function followCtx(ev) {
   const send = async (action) => {
     notice("");
     try {
-      await sendCommand(withChar(action));
+      await sendCommand(withChar(action), { show: "card" });
     } catch (problem) {
       notice(problem.message);
       throw problem;
@@ -556,7 +561,7 @@ function followCtx(ev) {
     form(spec) {
       const form = buildForm(spec, { compact: true, noVisibility: !spec.rolls, preview: (a) => preview(withChar(a)),
         submit: async (action) => {
-          await sendCommand(withChar(action));
+          await sendCommand(withChar(action), { show: "card" });
           form.dataset.sent = "1";
         } });
       return form;
@@ -590,24 +595,33 @@ function requestFollow(ev, ctx) {
   return [h("span", { class: "muted small" }, `waiting for ${c.owner}`)];
 }
 
+// What can be done about an event now (buttons, small forms), for this member.
+function followNodes(ev) {
+  if (ev.hidden || ev.voided || !ev.character || !events.has(ev.seq)) return [];
+  const ctx = followCtx(ev);
+  try {
+    if (ev.type === "roll_requested") return requestFollow(ev, ctx).filter(Boolean);
+    if (system.followUps && ctx.state) return (system.followUps(ev, ctx.state, ctx) || []).filter(Boolean);
+  } catch (problem) {
+    console.error("followUps failed", ev, problem);
+  }
+  return [];
+}
+
+// The table waits for this member when an event's follow-ups start with a primary button of
+// their own (not inside a form): "Roll now" on a request, the GM's "Approve", "Next round".
+const waitsForMe = (nodes) => nodes.some((n) => n instanceof HTMLButtonElement && n.classList.contains("primary"));
+
 function updateFollow(li, ev) {
   const box = li.querySelector(".ev-follow");
   if (!box) return;
-  let nodes = [];
-  if (!ev.hidden && !ev.voided && ev.character && events.has(ev.seq)) {
-    const ctx = followCtx(ev);
-    try {
-      if (ev.type === "roll_requested") nodes = requestFollow(ev, ctx);
-      else if (system.followUps && ctx.state) nodes = system.followUps(ev, ctx.state, ctx) || [];
-    } catch (problem) {
-      console.error("followUps failed", ev, problem);
-    }
-  }
+  const nodes = followNodes(ev);
+  setWaiting(ev, waitsForMe(nodes));
   // Keep a form someone is filling in rather than rebuilding it under their hands.
   const active = document.activeElement;
   const hadFocus = box.contains(active);
   if (hadFocus && active.matches("input, select, textarea") && !active.form?.dataset.sent) return;
-  fill(box, ...nodes.filter(Boolean));
+  fill(box, ...nodes);
   box.hidden = !box.childElementCount;
   if (hadFocus) { // keyboard users keep their place: the next choice, or the log line itself
     const next = box.querySelector("button, input, select");
@@ -624,6 +638,109 @@ function updateFollowUps(charId) {
   }
 }
 
+// --- waiting for you: the list, the title badge, a sound, a desktop notification -------------------
+//
+// Worked out from the log like everything else: an event waits for this member while its
+// follow-ups offer them a primary button (waitsForMe). The list repeats those buttons at the
+// top of the page, so a GM reading another sheet (or a player on a phone) sees them.
+
+const waitingEl = document.getElementById("waiting");
+const waitingListEl = document.getElementById("waiting-list");
+const waiting = new Set(); // seqs
+const alerted = new Set(); // seqs already announced by sound / notification
+const baseTitle = document.title;
+const ALERTS_KEY = "talekeeper.alerts"; // {sound: bool, desktop: bool}, per browser, every campaign
+const alertPrefs = (() => { try { return JSON.parse(localStorage.getItem(ALERTS_KEY)) || {}; } catch { return {}; } })();
+let alertsPlayed = 0;
+let waitingTimer = null;
+
+function setWaiting(ev, yes) {
+  if (yes === waiting.has(ev.seq)) return;
+  if (yes) waiting.add(ev.seq); else waiting.delete(ev.seq);
+  clearTimeout(waitingTimer);
+  waitingTimer = setTimeout(renderWaiting, 0); // once per batch of events
+}
+
+function renderWaiting() {
+  const list = [...waiting].sort((a, b) => a - b).map((seq) => events.get(seq)).filter(Boolean);
+  document.title = list.length ? `(${list.length}) ${baseTitle}` : baseTitle;
+  waitingEl.hidden = !list.length;
+  // Keep a form someone is filling in (a Deny reason) rather than rebuilding it under their hands.
+  const active = document.activeElement;
+  if (waitingListEl.contains(active) && active.matches("input, select, textarea")) return;
+  fill(waitingListEl, ...list.map((ev) => {
+    const d = describe(ev);
+    return h("li", { class: "waiting-item", dataset: { seq: ev.seq } },
+      h("span", { class: "what" }, ev.character_name ? h("strong", null, `${ev.character_name}: `) : null, d.text,
+        d.outcome ? [" ", h("span", { class: `outcome ${d.outcome.tone || ""}` }, d.outcome.label)] : null),
+      d.detail && typeof d.detail === "string" ? h("span", { class: "muted small" }, d.detail) : null,
+      h("a", { class: "small", href: `#seq-${ev.seq}`, onclick: (e) => { e.preventDefault(); showInLog(ev.seq); } }, `#${ev.seq}`),
+      h("span", { class: "waiting-actions" }, followNodes(ev)));
+  }));
+  const fresh = list.filter((ev) => ev.seq > pageHead && !alerted.has(ev.seq));
+  for (const ev of list) alerted.add(ev.seq);
+  if (fresh.length) announce(fresh[fresh.length - 1]);
+}
+
+function announce(ev) {
+  const text = `${ev.character_name ? `${ev.character_name}: ` : ""}${textOf(describe(ev).text)}`;
+  if (alertPrefs.sound) beep();
+  if (alertPrefs.desktop && window.Notification?.permission === "granted" && document.visibilityState !== "visible") {
+    try {
+      const n = new Notification(`${data.name || baseTitle}: waiting for you`, { body: text, tag: `talekeeper-${slug}-${ev.seq}` });
+      n.onclick = () => { window.focus(); showInLog(ev.seq); };
+    } catch { /* some browsers only notify from a service worker: the list and the title still show it */ }
+  }
+}
+
+const textOf = (nodes) => [].concat(nodes).map((n) => (typeof n === "string" ? n : n?.textContent || "")).join("");
+
+let audio = null;
+function beep() {
+  alertsPlayed += 1;
+  try {
+    audio ??= new AudioContext();
+    const osc = audio.createOscillator();
+    const gain = audio.createGain();
+    osc.frequency.value = 660;
+    gain.gain.setValueAtTime(0.15, audio.currentTime);
+    gain.gain.exponentialRampToValueAtTime(0.001, audio.currentTime + 0.35);
+    osc.connect(gain).connect(audio.destination);
+    osc.start();
+    osc.stop(audio.currentTime + 0.35);
+  } catch { /* no audio here: the list and the title still show it */ }
+}
+
+function setUpAlerts() {
+  const sound = document.getElementById("alert-sound");
+  const desktop = document.getElementById("alert-desktop");
+  const note = document.getElementById("alert-note");
+  const save = () => localStorage.setItem(ALERTS_KEY, JSON.stringify(alertPrefs));
+  sound.checked = !!alertPrefs.sound;
+  desktop.checked = !!alertPrefs.desktop && window.Notification?.permission === "granted";
+  if (!window.Notification) {
+    desktop.disabled = true;
+    note.textContent = "This browser offers no desktop notifications here (they need https or localhost).";
+  }
+  sound.addEventListener("change", () => {
+    alertPrefs.sound = sound.checked;
+    save();
+    if (sound.checked) { audio ??= new AudioContext(); audio.resume?.(); } // a click unlocks audio for later
+  });
+  desktop.addEventListener("change", async () => {
+    note.textContent = "";
+    if (desktop.checked && Notification.permission !== "granted") {
+      const answer = await Notification.requestPermission();
+      if (answer !== "granted") {
+        desktop.checked = false;
+        note.textContent = "The browser refused: allow notifications for this site in its settings.";
+      }
+    }
+    alertPrefs.desktop = desktop.checked;
+    save();
+  });
+}
+
 function register(ev, prepend) {
   events.set(ev.seq, ev);
   if (ev.type === "roll_revealed" && ev.payload?.seq) revealedSeqs.add(ev.payload.seq);
@@ -635,22 +752,79 @@ function register(ev, prepend) {
   }
 }
 
-function place(li, prepend) {
+function place(li, prepend, mine = false) {
   if (prepend) { logEl.prepend(li); return; }
   const nearBottom = logEl.scrollHeight - logEl.scrollTop - logEl.clientHeight < 120;
   logEl.append(li);
-  if (nearBottom) logEl.scrollTop = logEl.scrollHeight;
+  if (nearBottom || mine) logEl.scrollTop = logEl.scrollHeight; // what you just did is always in the log's view
 }
 
 function showEvent(ev) {
   register(ev, false);
   const li = h("li", { id: `seq-${ev.seq}`, dataset: { seq: ev.seq, type: ev.type }, class: ev.seq > pageHead ? "new" : "" });
   fillEvent(li, ev);
-  place(li, false);
+  place(li, false, ev.seq > pageHead && ev.actor === me.username);
   // Only what happens now is announced: the backlog loaded with the page (up to pageHead) is not.
   if (ev.seq > pageHead) liveEl.textContent = [li.querySelector(".ev-who"), li.querySelector(".what"), li.querySelector(".outcome")]
     .filter(Boolean).map((el) => [...el.childNodes].map((n) => n.textContent).join(" ")).join(": ");
   afterEvent(ev);
+  if (resultWanted.has(ev.seq)) showResult(ev.seq);
+}
+
+// --- the acting member's result: in view where they acted ------------------------------------
+
+const resultEl = document.getElementById("result");
+const resultWanted = new Map(); // seq -> "card" | "log": the newest event of a command this page sent
+let resultSeq = null;
+
+function expectResult(seqs, show) {
+  const seq = Math.max(...seqs);
+  resultWanted.set(seq, show);
+  if (events.has(seq)) showResult(seq);
+}
+
+function inView(el) {
+  const box = el.getBoundingClientRect();
+  return box.top >= 0 && box.bottom <= window.innerHeight;
+}
+
+function showResult(seq) {
+  const show = resultWanted.get(seq);
+  resultWanted.delete(seq);
+  const li = document.getElementById(`seq-${seq}`);
+  if (show === "log") {
+    if (li && !inView(li)) li.scrollIntoView({ block: "nearest" });
+    return;
+  }
+  resultSeq = seq;
+  renderResult();
+  if (!inView(resultEl)) resultEl.scrollIntoView({ block: "nearest" });
+}
+
+function renderResult() {
+  const ev = events.get(resultSeq);
+  if (!ev) { resultEl.hidden = true; return; }
+  const d = describe(ev);
+  fill(document.getElementById("result-body"),
+    h("div", { class: "ev-head" }, h("strong", { class: "who" }, ev.character_name || ev.actor || ""), visibilityBadge(ev),
+      ev.voided ? h("span", { class: "badge void" }, "voided") : null, h("span", { class: "spacer" }),
+      h("a", { href: `#seq-${ev.seq}`, class: "small", onclick: (e) => { e.preventDefault(); showInLog(ev.seq); } }, `#${ev.seq} in the log`),
+      h("button", { type: "button", class: "small ghost", "aria-label": "Dismiss the result", onclick: () => { resultEl.hidden = true; } }, "✕")),
+    h("div", { class: "ev-body" },
+      h("span", { class: "what" }, d.text),
+      d.dice && d.dice.length ? h("span", { class: "dice" }, d.dice) : null,
+      d.outcome ? h("span", { class: `outcome ${d.outcome.tone || ""}` }, d.outcome.label) : null),
+    document.getElementById(`seq-${ev.seq}`)?.querySelector(".ev-follow:not([hidden])")
+      ? h("p", { class: "muted small" }, "What you can do next is on ", h("a", { href: `#seq-${ev.seq}`, onclick: (e) => { e.preventDefault(); showInLog(ev.seq); } }, "the roll in the log"), ".") : null);
+  resultEl.hidden = false;
+}
+
+function showInLog(seq) {
+  const li = document.getElementById(`seq-${seq}`);
+  if (!li) return;
+  li.scrollIntoView({ block: "nearest" });
+  li.tabIndex = -1;
+  li.focus({ preventScroll: true });
 }
 
 function afterEvent(ev) {
@@ -662,6 +836,7 @@ function afterEvent(ev) {
       if (target) {
         target.voided = true;
         fillEvent(document.getElementById(`seq-${p.seq}`), target);
+        if (p.seq === resultSeq) renderResult();
       }
       break;
     }
@@ -901,7 +1076,7 @@ function startAction(spec, charId, opener) {
   if (!c) return;
   if (spec.immediate) {
     notice("");
-    sendCommand({ ...spec.build({}), character: charId }).catch((problem) => notice(problem.message));
+    sendCommand({ ...spec.build({}), character: charId }, { show: "card" }).catch((problem) => notice(problem.message));
     return;
   }
   openComposer(spec, charId, opener);
@@ -926,9 +1101,9 @@ function openComposer(spec, charId, opener) {
       if (button === "ask") {
         const { visibility, ...wanted } = action;
         if (visibility) wanted.visibility = visibility;
-        await sendCommand({ type: "request_roll", character: charId, action: wanted, note: values.__note || "" });
+        await sendCommand({ type: "request_roll", character: charId, action: wanted, note: values.__note || "" }, { show: "card" });
       } else {
-        await sendCommand({ ...action, character: charId });
+        await sendCommand({ ...action, character: charId }, { show: "card" });
       }
     },
     done: () => closeComposer(true),
@@ -941,8 +1116,10 @@ function openComposer(spec, charId, opener) {
     spec.help ? h("p", { class: "muted small" }, spec.help) : null,
     form);
   composerEl.hidden = false;
-  form.firstInput().focus();
+  // The form, its odds and its Roll button in view (the dock sticks to the bottom of the screen).
+  form.firstInput().focus({ preventScroll: true });
   if (form.firstInput().select) form.firstInput().select();
+  if (!inView(composerEl)) composerEl.scrollIntoView({ block: "nearest" });
 }
 
 function closeComposer(returnFocus) {
@@ -954,7 +1131,7 @@ function closeComposer(returnFocus) {
   if (returnFocus) {
     const id = opener?.dataset?.action;
     const again = id ? document.querySelector(`#sheet-wrap [data-action="${CSS.escape(id)}"]`) : null;
-    (again || opener)?.focus?.();
+    (again || opener)?.focus?.({ preventScroll: true }); // focus goes back, the screen stays on the result
   }
 }
 
@@ -1015,12 +1192,12 @@ if (rollForm) {
     const button = rollForm.querySelector("button[type=submit]");
     button.disabled = true;
     try {
-      await sendCommand(action);
+      await sendCommand(action, { show: "log" });
     } catch (problem) {
       err.textContent = problem.message;
     } finally {
       button.disabled = false;
-      rollForm.notation.focus();
+      rollForm.notation.focus({ preventScroll: true });
     }
   });
 }
@@ -1151,9 +1328,11 @@ window.talekeeperTable = {
   get socket() { return socket; },
   chain,
   drop() { socket?.close(); },
+  get alertsPlayed() { return alertsPlayed; },
   seqs() { return [...logEl.querySelectorAll(":scope > li[data-seq]")].map((li) => Number(li.dataset.seq)); },
 };
 
+setUpAlerts();
 renderMembers();
 renderSession();
 renderCharacters();
