@@ -60,7 +60,7 @@ def test_the_gm_audits_an_evening(table_of, seats):
 
     # From an event to Rival's sheet as of it.
     award = Event.objects.filter(campaign=campaign, character=table.rival, payload__points=2).get()
-    page.locator(f"#seq-{award.seq}").get_by_role("link", name=f"as of #{award.seq}: Rival's sheet").click()
+    page.locator(f"#seq-{award.seq}").get_by_role("link", name=f"as of #{award.seq}").click()
     expect(page.get_by_role("heading", name=f"Rival as of #{award.seq}")).to_be_visible()
     earned = CharacterProjection.objects.get(character=table.rival).state["points"]["earned"]
     expect(page.locator("#sheet tr", has_text="points.earned")).to_contain_text(str(earned))
