@@ -1,18 +1,34 @@
-"""``GET /api/openapi.json``: the OpenAPI 3 description of the HTTP API.
+"""``GET /api/openapi.json``: the OpenAPI 3 description of the HTTP API, and
+``GET /api/systems/<name>``: one rule system's declared actions, events and sheet.
 
-The description lives in ``docs/openapi.json`` (edit it there); this view only
-serves it. It is public: it describes the API, not any campaign.
+Both are public: they describe the API, not any campaign.
+
+``docs/openapi.json`` is served as it is. Its hand-written part (paths,
+envelopes, errors) is edited there; the part that comes from the rules'
+declarations (``rules/declare.py``) is generated into it by
+``python manage.py openapi --write`` (``make openapi``) and never edited by
+hand: one schema per declared action (``Action.<system>.<type>``), the action
+vocabulary listed on ``Action`` (``x-action-types``) and the sheet of each
+system (``Sheet.<system>``). ``tests/campaign/test_declared.py`` fails when
+the file and the declarations disagree.
 """
 
 from __future__ import annotations
 
+import copy
+import json
 from functools import lru_cache
 from pathlib import Path
 
-from django.http import HttpResponse
+from django.http import HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET
 
+from rules import SYSTEM_MODULES, get_system
+from rules.declare import ActionSpec, system_json
+
 SPEC_PATH = Path(__file__).resolve().parent.parent / "docs" / "openapi.json"
+# Component names generated from the declarations; anything else under components is hand-written.
+GENERATED_PREFIXES = ("Action.", "Sheet.")
 
 
 @lru_cache(maxsize=1)
@@ -23,3 +39,60 @@ def _spec_bytes() -> bytes:
 @require_GET
 def spec(request):
     return HttpResponse(_spec_bytes(), content_type="application/json")
+
+
+@lru_cache(maxsize=None)
+def declared(name: str) -> dict:
+    """A system's declarations as JSON (they never change while the process runs)."""
+    return system_json(get_system(name))
+
+
+@require_GET
+def system(request, name):
+    if name not in SYSTEM_MODULES:
+        known = ", ".join(sorted(SYSTEM_MODULES))
+        return JsonResponse({"error": {"code": "not_found",
+                                       "message": f"There is no rule system '{name[:40]}'. Known: {known}."}}, status=404)
+    return JsonResponse(declared(name))
+
+
+# --- the generated part of docs/openapi.json ---------------------------------------------------
+
+
+def table_vocabulary() -> dict:
+    """The platform's own action types (not a rule system's), from the code that runs them."""
+    from campaign.actions import GM_TABLE_ACTIONS, SCENE_ACTIONS
+
+    return {"table": ["roll", "add_seed", "create_character"], "gm_only": sorted([*SCENE_ACTIONS, *GM_TABLE_ACTIONS])}
+
+
+def generated(spec: dict) -> dict:
+    """``spec`` with its generated part rebuilt from the declarations (a new dict)."""
+    out = copy.deepcopy(spec)
+    schemas = out["components"]["schemas"]
+    for key in [k for k in schemas if k.startswith(GENERATED_PREFIXES)]:
+        del schemas[key]
+    systems = {}
+    for name in SYSTEM_MODULES:
+        rules = get_system(name)
+        specs = {t: s for t, s in sorted(rules.actions.items()) if isinstance(s, ActionSpec)}
+        systems[name] = {
+            "actions": sorted(rules.actions),
+            "gm_only": sorted(rules.gm_actions),
+            "schemas": {t: f"#/components/schemas/Action.{name}.{t}" for t in specs},
+        }
+        for t, s in specs.items():
+            schemas[f"Action.{name}.{t}"] = s.json_schema()
+        if rules.sheet is not None:
+            schemas[f"Sheet.{name}"] = {"title": f"{rules.title}: a character sheet", **rules.sheet.json_schema()}
+    schemas["Action"]["x-action-types"] = {**table_vocabulary(), "systems": systems}
+    return out
+
+
+def write() -> bool:
+    """Regenerate docs/openapi.json in place; True if it changed."""
+    before = SPEC_PATH.read_text()
+    after = json.dumps(generated(json.loads(before)), indent=2, ensure_ascii=False) + "\n"
+    if after != before:
+        SPEC_PATH.write_text(after)
+    return after != before

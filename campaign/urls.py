@@ -26,6 +26,7 @@ urlpatterns = [
     path("api/campaigns/<slug:slug>/events", api.events, name="api-events"),
     path("api/campaigns/<slug:slug>/preview", api.preview, name="api-preview"),
     path("api/openapi.json", openapi.spec, name="api-openapi"),
+    path("api/systems/<slug:name>", openapi.system, name="api-system"),
     path("api/key", api.signing_key, name="api-key"),
     path("api/campaigns/<slug:slug>/checkpoints", api.campaign_checkpoints, name="api-checkpoints"),
     path("api/campaigns/<slug:slug>/characters/<int:character_id>", api.character_state, name="api-character"),

@@ -178,19 +178,27 @@ class Evolver:
     A handler changes the state it is given in place (or returns a new one)
     and copies whatever list or dict it stores from the payload, which it must
     never change. Unknown event types leave the state as it is.
+
+    ``upcast`` (the system's ``EventBook.upcast``, see ``rules/declare.py``)
+    reads an event stored under a former name or an older version as it is
+    today, before any handler sees it: the one upcaster path of every fold.
     """
 
-    def __init__(self, handlers: Mapping[str, Callable[[dict, Mapping], Any]]):
+    def __init__(self, handlers: Mapping[str, Callable[[dict, Mapping], Any]],
+                 upcast: Callable[[Event], Event] | None = None):
         self.handlers = dict(handlers)
+        self.upcast = upcast or (lambda event: event)
 
     def __call__(self, state: State, event: Event) -> State:
         """The state after ``event``, as a new object; ``state`` is never mutated."""
+        event = self.upcast(event)
         if event.type not in self.handlers:
             return state
         return self.in_place(copy.deepcopy(state), event)
 
     def in_place(self, state: State, event: Event) -> State:
         """Apply ``event`` to ``state``, which the caller owns, mutating it."""
+        event = self.upcast(event)
         handler = self.handlers.get(event.type)
         if handler is None:
             return state
@@ -198,38 +206,82 @@ class Evolver:
         return state if result is None else result
 
 
-def evolver(handlers: Mapping[str, Callable[[dict, Mapping], Any]]) -> Evolver:
-    """Build a system's ``evolve(state, event)`` from ``{event_type: handler}``."""
-    return Evolver(handlers)
+# The platform's events a system may react to (a scene's end clears what lasts a scene).
+FRAME_EVENTS = frozenset({"session_started", "session_ended", "scene_started", "scene_ended"})
 
 
-@dataclass(frozen=True)
+def evolver(handlers: Mapping[str, Callable[[dict, Mapping], Any]], events: Any = None) -> Evolver:
+    """Build a system's ``evolve(state, event)`` from ``{event_type: handler}``;
+    ``events`` (an ``EventBook``) upcasts old events first."""
+    if events is not None:
+        unknown = sorted(set(handlers) - {spec.type for spec in events} - FRAME_EVENTS)
+        if unknown:
+            raise ValueError(f"handlers for undeclared (or former) event names: {unknown}")
+    return Evolver(handlers, None if events is None else events.upcast)
+
+
 class RuleSystem:
-    """One rule system, as the rest of Talekeeper sees it."""
+    """One rule system, as the rest of Talekeeper sees it.
 
-    name: str
-    title: str
-    validate_sheet: Callable[[JSON], dict]
-    initial_state: Callable[[dict], State]
-    actions: Mapping[str, Callable[[State, Action, DiceSource], list[Event]]]
-    evolve: Evolver
-    odds: Callable[[Action], dict[str, Fraction]]
-    preview: Callable[[State, Action], dict[str, Fraction]]
-    # Action types only the GM may take (granting Fate, awarding points, ...).
-    gm_actions: frozenset[str] = frozenset()
-    # A valid sheet for demos, tests and the "new character" form's starting point.
-    example_sheet: Mapping[str, JSON] = field(default_factory=dict)
+    ``actions`` maps each action type to its declaration (``rules.declare.ActionSpec``,
+    callable as ``fn(state, action, dice)``); who may send an action, the forms'
+    limits and the OpenAPI components are read from those declarations.
+    ``events`` (``rules.declare.EventBook``) names every event the system records,
+    with its version and former names. ``sheet`` (``rules.declare.SheetSpec``)
+    describes the character sheet for creation forms.
+    """
 
-    def decide(self, state: State, action: Action, dice: DiceSource) -> list[Event]:
-        """Run one action; raise :class:`RuleError` if the rules refuse it."""
+    def __init__(self, *, name: str, title: str, validate_sheet: Callable[[JSON], dict],
+                 initial_state: Callable[[dict], State], actions: Mapping[str, Any], evolve: Evolver,
+                 odds: Callable[[Action], dict[str, Fraction]], preview: Callable[[State, Action], dict[str, Fraction]],
+                 events: Any = None, sheet: Any = None, example_sheet: Mapping[str, JSON] | None = None,
+                 gm_actions: frozenset[str] | None = None):
+        self.name = name
+        self.title = title
+        self.validate_sheet = validate_sheet
+        self.initial_state = initial_state
+        self.actions = dict(actions)
+        self.evolve = evolve
+        self.odds = odds
+        self._preview = preview
+        self.events = events
+        self.sheet = sheet
+        # A valid sheet for demos, tests and the "new character" form's starting point.
+        self.example_sheet = dict(example_sheet or {})
+        # Action types only the GM may take (granting Fate, awarding points, ...).
+        # (``gm_actions`` is given only by a system whose actions are not declared yet.)
+        self.gm_actions = frozenset(gm_actions if gm_actions is not None
+                                    else (t for t, spec in self.actions.items() if spec.gm_only))
+
+    def __repr__(self) -> str:
+        return f"<RuleSystem {self.name}>"
+
+    def spec(self, action: Any):
+        """The declaration of ``action``'s type; :class:`RuleError` for a non-object or an unknown type."""
         if not isinstance(action, Mapping):
             raise RuleError("An action must be a JSON object.", "invalid")
         kind = action.get("type")
-        fn = self.actions.get(kind) if isinstance(kind, str) else None
-        if fn is None:
+        spec = self.actions.get(kind) if isinstance(kind, str) else None
+        if spec is None:
             known = ", ".join(sorted(self.actions))
-            raise RuleError(f"{self.title} has no action '{kind}'. Known actions: {known}.", "unknown_action")
-        return fn(state, action, dice)
+            shown = kind if isinstance(kind, str) else type(kind).__name__
+            raise RuleError(f"{self.title} has no action '{str(shown)[:60]}'. Known actions: {known}.", "unknown_action")
+        return spec
+
+    def decide(self, state: State, action: Action, dice: DiceSource) -> list[Event]:
+        """Run one action (validated by its declaration first); raise
+        :class:`RuleError` if it is malformed or the rules refuse it."""
+        return self.spec(action)(state, action, dice)
+
+    def preview(self, state: State, action: Action) -> dict[str, Fraction]:
+        """Exact odds of an action this character is about to take, validated by
+        the same declaration as the action itself; ``{}`` if it rolls nothing."""
+        spec = self.spec(action)
+        if not hasattr(spec, "validate"):  # a system whose actions are not declared yet
+            return self._preview(state, action)
+        if not spec.rolls:
+            return {}
+        return self._preview(state, spec.validate(action))
 
     def replay(self, state: State, events: Sequence[Event]) -> State:
         """Apply events in order to a copy of ``state`` (copied once, not per event)."""
@@ -241,3 +293,7 @@ class RuleSystem:
     def apply(self, state: State, event: Event) -> State:
         """Apply one event to a state the caller owns (a fold's), mutating it."""
         return self.evolve.in_place(state, event)
+
+    def upcast(self, event: Event) -> Event:
+        """``event`` under its current name and version (see ``rules/declare.py``)."""
+        return event if self.events is None else self.events.upcast(event)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from .base import RuleError, copy_json
+from .declare import EventSpec
 from .options import CONFIGURED, apply_configured
 
 ADJUSTED = "sheet_adjusted"
@@ -104,3 +105,12 @@ HANDLERS = {
     "harm_marked": _harm,
     "harm_healed": _harm,
 }
+
+
+# Declared once here, included in every system's EventBook (rules/declare.py).
+EVENTS = (
+    EventSpec(CONFIGURED, "the campaign's settings changed"),
+    EventSpec(ADJUSTED, "the GM adjusted the sheet"),
+    EventSpec("harm_marked", "marked {marked} boxes of harm ({harm_after} of {boxes})"),
+    EventSpec("harm_healed", "healed {healed} boxes of harm ({harm_after} of {boxes})"),
+)

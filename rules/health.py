@@ -11,17 +11,16 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .base import DiceSource, Event, RuleError, require_int
+from .base import DiceSource, Event, RuleError
+from .declare import ActionSpec, Integer, Text, action
 
 MAX_HARM_STEP = 30
 MAX_TEXT = 200
 
-
-def _reason(action: dict) -> str:
-    reason = action.get("reason") or ""
-    if not isinstance(reason, str) or len(reason) > MAX_TEXT:
-        raise RuleError(f"'reason' must be text of at most {MAX_TEXT} characters.", "invalid")
-    return reason.strip()
+FIELDS = {
+    "amount": Integer(1, MAX_HARM_STEP, label="Boxes"),
+    "reason": Text(MAX_TEXT, optional=True, label="Reason"),
+}
 
 
 def track(state: dict, boxes: Callable[[dict], int]) -> dict:
@@ -35,31 +34,32 @@ def track(state: dict, boxes: Callable[[dict], int]) -> dict:
     return {"boxes": total, "harm": harm, "left": total - harm, "taken_out": harm >= total}
 
 
-def actions(boxes: Callable[[dict], int]) -> dict:
+def actions(boxes: Callable[[dict], int]) -> tuple[ActionSpec, ActionSpec]:
     """The two GM actions of a system's track, ``boxes(state)`` giving its size."""
 
+    @action("mark_harm", title="Mark harm", by="gm", emits=("harm_marked",), fields=FIELDS,
+            help="Mark boxes of the health track (a house rule); filling every box takes the character out.")
     def mark_harm(state: dict, action: dict, dice: DiceSource) -> list[Event]:
         """GM: mark ``amount`` boxes of harm (a hit, a fall); more than the free boxes fills the track."""
         now = track(state, boxes)
-        amount = require_int(action, "amount", 1, MAX_HARM_STEP)
+        amount = action["amount"]
         if now["taken_out"]:
             raise RuleError("Every box of the track is already marked.")
         after = min(now["boxes"], now["harm"] + amount)
         return [Event("harm_marked", {"amount": amount, "marked": after - now["harm"], "boxes": now["boxes"],
                                       "harm_after": after, "taken_out": after >= now["boxes"],
-                                      "reason": _reason(action)})]
+                                      "reason": action["reason"] or ""})]
 
+    @action("heal_harm", title="Heal harm", by="gm", emits=("harm_healed",), fields=FIELDS,
+            help="Clear boxes of the health track (rest, first aid, magic).")
     def heal_harm(state: dict, action: dict, dice: DiceSource) -> list[Event]:
         """GM: heal ``amount`` boxes (rest, first aid, magic)."""
         now = track(state, boxes)
-        amount = require_int(action, "amount", 1, MAX_HARM_STEP)
+        amount = action["amount"]
         if not now["harm"]:
             raise RuleError("There is no harm to heal.")
         after = max(0, now["harm"] - amount)
         return [Event("harm_healed", {"amount": amount, "healed": now["harm"] - after, "boxes": now["boxes"],
-                                      "harm_after": after, "taken_out": False, "reason": _reason(action)})]
+                                      "harm_after": after, "taken_out": False, "reason": action["reason"] or ""})]
 
-    return {"mark_harm": mark_harm, "heal_harm": heal_harm}
-
-
-GM_ACTIONS = frozenset({"mark_harm", "heal_harm"})
+    return mark_harm, heal_harm

@@ -16,6 +16,7 @@ from django.shortcuts import render
 
 from campaign.actions import ActionError, access_campaign
 from campaign.models import Character
+from campaign.openapi import declared
 from campaign.projections import visible_fold
 from campaign.visibility import Viewer
 
@@ -62,6 +63,8 @@ def table(request, slug):
         "exampleSheet": dict(rules.example_sheet),
         "actions": sorted(rules.actions),
         "gmActions": sorted(rules.gm_actions),
+        # The system's declared actions, events and sheet (rules/declare.py): the forms' limits.
+        "declared": declared(campaign.system),
     }
     return render(request, "table.html", {
         "campaign": campaign,

@@ -395,9 +395,9 @@ ACTIONS: dict[str, Callable[[dict, dict, DiceSource], list[Event]]] = {
 }
 
 # The health track house rule (off unless the campaign turns it on; rules/health.py).
-ACTIONS.update(health.actions(health_boxes))
+ACTIONS.update({spec.type: spec for spec in health.actions(health_boxes)})
 
-GM_ACTIONS = health.GM_ACTIONS | frozenset({"start_contest", "start_project", "say_yes", "award_points"})
+GM_ACTIONS = frozenset({"mark_harm", "heal_harm"}) | frozenset({"start_contest", "start_project", "say_yes", "award_points"})
 
 _PLANS = {
     "test": _plan_test,

@@ -4,8 +4,8 @@ Interpretations of the source text are listed in ``docs/rules.md``.
 """
 
 from ..base import RuleSystem
-from .actions import ACTIONS, GM_ACTIONS
-from .evolve import evolve
+from .actions import ACTIONS
+from .evolve import EVENTS, evolve
 from .odds import odds as _odds, preview as _preview  # keep rules.wyrm.odds the module
 from .sheet import initial_state, validate_sheet
 
@@ -18,7 +18,7 @@ SYSTEM = RuleSystem(
     evolve=evolve,
     odds=_odds,
     preview=_preview,
-    gm_actions=GM_ACTIONS,
+    events=EVENTS,
     example_sheet={
         "attributes": {"warrior": 1, "rogue": 3, "mage": 2},
         "skills": [{"name": "Stealth", "attribute": "rogue"}, {"name": "Awareness", "attribute": "mage"}],

@@ -22,26 +22,42 @@ from __future__ import annotations
 
 from fractions import Fraction
 from functools import lru_cache
-from typing import Callable, Mapping
+from typing import Mapping
 
 from .. import health
-from ..base import DiceSource, Event, RuleError, odds_json, require_int
-from .odds import EXPLOSION_CAP, SKILL_BONUS, STATIC_OPPOSITION, check_odds, check_spec, damage_odds, damage_spec
-from .settings import health_boxes
-from .sheet import (
-    MAX_FATE,
-    MAX_NAME,
-    MAX_POINTS,
-    MAX_SKILLS,
-    find_skill,
-    parse_attribute,
-    read_text,
+from ..base import DiceSource, Event, RuleError, odds_json
+from ..declare import Choice, Flag, Group, Integer, ListOf, Text, action, actions_by_type
+from .odds import (
+    EXPLOSION_CAP,
+    MAX_DAMAGE_BONUS,
+    MAX_DAMAGE_DICE,
+    MAX_DL,
+    MAX_MODIFIER,
+    MAX_SKILLS_PER_CHECK,
+    SKILL_BONUS,
+    STATIC_OPPOSITION,
+    check_odds,
+    check_spec,
+    damage_odds,
+    damage_spec,
 )
+from .settings import health_boxes
+from .sheet import ATTRIBUTE_HARD_MAX, ATTRIBUTES, MAX_FATE, MAX_NAME, MAX_POINTS, MAX_SKILLS, MAX_TEXT, find_skill
 
-FATE_USES = ("ignore_attack", "minor_detail", "reroll", "plus_two")
+FATE_USES = (
+    ("ignore_attack", "ignore a killing attack"),
+    ("minor_detail", "change a minor detail"),
+    ("reroll", "reroll the die"),
+    ("plus_two", "+2 to the check"),
+)
 FATE_BONUS = 2
 MAX_FATE_GRANT = 10
 MAX_AWARD = 100
+
+# Fields several actions share.
+ATTRIBUTE = Choice([(a, a.title()) for a in ATTRIBUTES], label="Attribute")
+TASK = Text(MAX_TEXT, label="Task", optional=True, help="What the roll is for, e.g. climb the wall.")
+REASON = Text(MAX_TEXT, label="Reason", optional=True)
 
 EXPLODE_RULE_SKILL = "6s explode: a skill applies to this check"
 EXPLODE_RULE_NO_SKILL = "6s do not explode: no skill applies"
@@ -83,6 +99,25 @@ def _succeeds(total: int, dl: int, ties_succeed: bool) -> bool:
 # --- checks and damage ---------------------------------------------------------
 
 
+@action(
+    "check", title="Attribute check", rolls=True, emits=("attribute_check",),
+    help="d6 + attribute, +2 per helping skill, against a DL (or an opponent); 6s explode when a skill helps.",
+    fields={
+        "attribute": ATTRIBUTE,
+        "skills": ListOf(Text(MAX_NAME, label="Skill"), MAX_SKILLS_PER_CHECK, unique=True, label="Helping skills (+2 each)",
+                         help="The names of your skills that help."),
+        "gm_allows_second_skill": Flag(label="GM allows a second skill"),
+        "dl": Integer(0, MAX_DL, optional=True, label="DL", help="The difficulty level the GM sets."),
+        "vs": Group({
+            "attribute": Integer(0, ATTRIBUTE_HARD_MAX, label="Their attribute"),
+            "skills": Integer(0, MAX_SKILLS_PER_CHECK, default=0, label="Their skills"),
+            "static": Flag(label="Static DL (no roll for them)"),
+        }, optional=True, label="Opponent", help="The passive side of an opposed check."),
+        "modifier": Integer(-MAX_MODIFIER, MAX_MODIFIER, default=0, label="DL modifier"),
+        "task": TASK,
+    },
+    one_of=[(("dl", "vs"), "A check needs either 'dl' (a difficulty set by the GM) or 'vs' (the passive side), not both.")],
+)
 def check(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
     """An attribute check, unopposed (``dl``) or opposed (``vs``)."""
     spec = check_spec(state, action)
@@ -149,6 +184,14 @@ def _damage_odds_json(count: int, bonus: int) -> dict:
     return odds_json(damage_odds(count, bonus))
 
 
+@action(
+    "damage", title="Damage roll", rolls=True, emits=("damage_roll",), help="d6s that always explode, plus a bonus.",
+    fields={
+        "dice": Integer(1, MAX_DAMAGE_DICE, default=1, label="Dice"),
+        "bonus": Integer(0, MAX_DAMAGE_BONUS, default=0, label="Bonus"),
+        "task": TASK,
+    },
+)
 def damage(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
     """A damage roll: ``dice`` d6s (each exploding) plus ``bonus``."""
     spec = damage_spec(action)
@@ -160,7 +203,7 @@ def damage(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
             "damage_roll",
             {
                 "roll": state["rolls"] + 1,
-                "task": read_text(action, "task"),
+                "task": action["task"],
                 "dice_count": spec.dice,
                 "dice": chains,
                 "die_totals": [chain_total(c) for c in chains],
@@ -175,17 +218,22 @@ def damage(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
     ]
 
 
+@action(
+    "automatic_success", title="Automatic success", by="gm", emits=("automatic_success",),
+    help="No roll is needed: the character knows a relevant skill.",
+    fields={"attribute": ATTRIBUTE, "skill": Text(MAX_NAME, label="With the skill"), "task": TASK},
+)
 def automatic_success(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
     """The GM declares that no roll is needed; the character must know a relevant skill."""
-    attribute = parse_attribute(action.get("attribute"))
-    skill = find_skill(state["skills"], action.get("skill"))
+    attribute = action["attribute"]
+    skill = find_skill(state["skills"], action["skill"])
     if skill is None:
         raise RuleError("An automatic success needs a relevant skill the character knows; name it in 'skill'.", "no_skill")
     return [
         Event(
             "automatic_success",
             {
-                "task": read_text(action, "task"),
+                "task": action["task"],
                 "attribute": attribute,
                 "attribute_value": state["attributes"][attribute],
                 "skill": skill["name"],
@@ -218,16 +266,25 @@ def _roll_use_problem(state: dict, use: str, roll: int | None) -> str | None:
     return None
 
 
+@action(
+    "spend_fate", title="Ask the GM to spend a Fate point", emits=("fate_requested",),
+    help="Reroll and +2 change your last roll in this scene; the GM approves or denies.",
+    fields={
+        "use": Choice(FATE_USES, label="To"),
+        "detail": Text(MAX_TEXT, label="Detail", required_when={"use": ["minor_detail"]},
+                       help="Which minor detail changes."),
+        "die": Integer(1, MAX_DAMAGE_DICE, optional=True, label="Die",
+                       help="Which damage die a reroll rolls again (1 for a check)."),
+    },
+)
 def spend_fate(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
     """Ask to spend one Fate point; the GM approves (``approve_fate``) or denies it."""
-    use = action.get("use")
-    if use not in FATE_USES:
-        raise RuleError(f"'use' must be one of {', '.join(FATE_USES)}.", "invalid")
+    use = action["use"]
     if state["fate"] < 1:
         raise RuleError("You have no Fate left to spend.", "no_fate")
     if state["pending_fate"] is not None:
         raise RuleError("You already asked to spend Fate; wait for the GM's answer.", "pending")
-    detail = read_text(action, "detail", required=(use == "minor_detail"))
+    detail = action["detail"]
     roll = die = None
     if use in ("reroll", "plus_two"):
         problem = _roll_use_problem(state, use, None)
@@ -237,13 +294,16 @@ def spend_fate(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
         roll = last["roll"]
         if use == "reroll":
             count = len(last["dice"]) if last["kind"] == "damage" else 1
-            default = 1 if count == 1 else None
-            if default is None and action.get("die") is None:
+            die = action["die"] if action["die"] is not None else (1 if count == 1 else None)
+            if die is None:
                 raise RuleError(f"Say which damage die to reroll: 'die' from 1 to {count}.", "invalid")
-            die = require_int(action, "die", 1, count, default=default)
+            if die > count:  # the last roll decides how many dice there are to choose from
+                raise RuleError(f"'die' must be from 1 to {count}, not {die}.", "invalid")
     return [Event("fate_requested", {"use": use, "roll": roll, "die": die, "detail": detail, "fate": state["fate"]})]
 
 
+@action("approve_fate", title="Approve the Fate request", by="gm", emits=("fate_spent",), rolls=True,
+        help="The point is spent and its effect applied (a reroll rolls the new die).")
 def approve_fate(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
     """GM: approve the pending Fate request; the point is spent and its effect applied."""
     request = state["pending_fate"]
@@ -303,79 +363,78 @@ def _plus_two(last: dict) -> dict:
     return {"bonus": FATE_BONUS, "total": total, "success": success, "outcome": _outcome(success)}
 
 
+@action("deny_fate", title="Deny the Fate request", by="gm", emits=("fate_denied",), fields={"reason": REASON})
 def deny_fate(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
     """GM: refuse the pending Fate request; nothing is spent."""
     request = state["pending_fate"]
     if request is None:
         raise RuleError("There is no Fate request waiting for an answer.", "no_request")
-    return [Event("fate_denied", {"use": request["use"], "roll": request["roll"], "reason": read_text(action, "reason")})]
+    return [Event("fate_denied", {"use": request["use"], "roll": request["roll"], "reason": action["reason"]})]
 
 
+@action("grant_fate", title="Grant Fate", by="gm", emits=("fate_granted",),
+        help="For heroic actions, good role playing or goals achieved.",
+        fields={"amount": Integer(1, MAX_FATE_GRANT, default=1, label="Fate"), "reason": REASON})
 def grant_fate(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
     """GM: grant Fate for heroic actions, good role playing or goals achieved."""
-    amount = require_int(action, "amount", 1, MAX_FATE_GRANT, default=1)
+    amount = action["amount"]
     if state["fate"] + amount > MAX_FATE:
         raise RuleError(f"A character can hold at most {MAX_FATE} Fate points.", "too_much")
-    return [Event("fate_granted", {"amount": amount, "reason": read_text(action, "reason"), "fate": state["fate"] + amount})]
+    return [Event("fate_granted", {"amount": amount, "reason": action["reason"], "fate": state["fate"] + amount})]
 
 
 # --- advancement -------------------------------------------------------------
 
 
+@action("award_points", title="Award points", by="gm", emits=("points_awarded",),
+        fields={"points": Integer(1, MAX_AWARD, label="Points"), "reason": REASON})
 def award_points(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
     """GM: award advancement points."""
-    points = require_int(action, "points", 1, MAX_AWARD)
+    points = action["points"]
     if state["points"]["earned"] + points > MAX_POINTS:
         raise RuleError(f"A character can earn at most {MAX_POINTS} points in all.", "too_much")
-    return [Event("points_awarded", {"points": points, "reason": read_text(action, "reason")})]
+    return [Event("points_awarded", {"points": points, "reason": action["reason"]})]
 
 
+@action(
+    "buy_advance", title="Buy an advance", emits=("advance_bought",),
+    help="Spend points to raise an attribute by one or learn a new skill.",
+    fields={
+        "advance": Choice([("attribute", "+1 attribute"), ("skill", "a new skill")], label="Buy"),
+        "attribute": ATTRIBUTE,
+        "skill": Text(MAX_NAME, label="Skill name", required_when={"advance": ["skill"]}),
+    },
+)
 def buy_advance(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
     """Spend points to raise an attribute by one or learn a new skill."""
-    kind = action.get("advance")
+    kind = action["advance"]
     options = state["sheet"]["options"]
     available = state["points"]["earned"] - state["points"]["spent"]
+    attribute = action["attribute"]
     if kind == "attribute":
-        attribute = parse_attribute(action.get("attribute"))
         now = state["attributes"][attribute]
         if now >= options["attribute_max"]:
             raise RuleError(f"{attribute.title()} is already {now}, the highest this campaign allows.", "at_max")
         cost = options["advance_costs"]["attribute"]
         what = f"Raising {attribute.title()} to {now + 1}"
         payload = {"advance": "attribute", "attribute": attribute, "from": now, "to": now + 1}
-    elif kind == "skill":
-        name = action.get("skill")
-        if not isinstance(name, str) or not name.strip() or len(name.strip()) > MAX_NAME:
-            raise RuleError(f"'skill' must be the new skill's name, 1 to {MAX_NAME} characters.", "invalid")
-        attribute = parse_attribute(action.get("attribute"))
+    else:
+        name = action["skill"]
         if find_skill(state["skills"], name):
-            raise RuleError(f"Your character already knows '{name.strip()}'.", "known")
+            raise RuleError(f"Your character already knows '{name}'.", "known")
         if len(state["skills"]) >= MAX_SKILLS:
             raise RuleError(f"A character can know at most {MAX_SKILLS} skills.", "at_max")
         cost = options["advance_costs"]["skill"]
-        what = f"Learning {name.strip()}"
-        payload = {"advance": "skill", "skill": name.strip(), "attribute": attribute}
-    else:
-        raise RuleError("'advance' must be 'attribute' (raise one by 1) or 'skill' (learn a new one).", "invalid")
+        what = f"Learning {name}"
+        payload = {"advance": "skill", "skill": name, "attribute": attribute}
     if cost > available:
         raise RuleError(f"{what} costs {cost} points; you have {available}.", "cannot_afford")
     payload.update(cost=cost, points_left=available - cost)
     return [Event("advance_bought", payload)]
 
 
-ACTIONS: dict[str, Callable[[dict, Mapping, DiceSource], list[Event]]] = {
-    "check": check,
-    "damage": damage,
-    "automatic_success": automatic_success,
-    "spend_fate": spend_fate,
-    "approve_fate": approve_fate,
-    "deny_fate": deny_fate,
-    "grant_fate": grant_fate,
-    "award_points": award_points,
-    "buy_advance": buy_advance,
-}
-
-# The health track house rule (off unless the campaign turns it on; rules/health.py).
-ACTIONS.update(health.actions(health_boxes))
-
-GM_ACTIONS = health.GM_ACTIONS | frozenset({"automatic_success", "approve_fate", "deny_fate", "grant_fate", "award_points"})
+ACTIONS = actions_by_type(
+    check, damage, automatic_success, spend_fate, approve_fate, deny_fate, grant_fate, award_points, buy_advance,
+    # The health track house rule (off unless the campaign turns it on; rules/health.py).
+    *health.actions(health_boxes),
+)

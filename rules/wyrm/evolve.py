@@ -12,6 +12,7 @@ from typing import Callable
 
 from ..base import copy_json, evolver
 from .. import common
+from ..declare import EventBook, EventSpec
 
 
 def _check(state: dict, p: dict) -> None:
@@ -103,5 +104,19 @@ _APPLY: dict[str, Callable[[dict, dict], None]] = {
 }
 
 
+# Every event WYRM records, once: its name, version and one-line description.
+EVENTS = EventBook([
+    EventSpec("attribute_check", "{attribute} check: {total} vs DL {dl}, {outcome}"),
+    EventSpec("damage_roll", "damage {dice_count}d6 + {bonus} = {total}"),
+    EventSpec("automatic_success", "automatic success: {attribute} with {skill}"),
+    EventSpec("fate_requested", "asked to spend Fate: {use}"),
+    EventSpec("fate_spent", "spent Fate: {use} ({fate_left} left)"),
+    EventSpec("fate_denied", "the GM denied the Fate request ({use})"),
+    EventSpec("fate_granted", "was granted {amount} Fate (now {fate})"),
+    EventSpec("points_awarded", "earned {points} points"),
+    EventSpec("advance_bought", "bought an advance ({advance}) for {cost} points"),
+    *common.EVENTS,
+])
+
 # The state after an event; unknown types (generic rolls, ...) change nothing.
-evolve = evolver({**_APPLY, **common.HANDLERS})
+evolve = evolver({**_APPLY, **common.HANDLERS}, EVENTS)

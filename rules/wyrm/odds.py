@@ -19,7 +19,7 @@ from functools import lru_cache
 from typing import Any, Mapping
 
 from ..base import RuleError, require_int
-from .sheet import ATTRIBUTE_HARD_MAX, find_skill, parse_attribute, read_bool, read_text
+from .sheet import ATTRIBUTE_HARD_MAX, find_skill, read_bool
 
 EXPLOSION_CAP = 5  # extra rolls one die may add by exploding
 SKILL_BONUS = 2
@@ -185,38 +185,30 @@ def raw_check_spec(action: Mapping) -> CheckSpec:
 
 
 def check_spec(state: Mapping, action: Mapping) -> CheckSpec:
-    """Read a character's check: ``attribute`` is a name, ``skills`` the names that help."""
-    attribute = parse_attribute(action.get("attribute"))
-    raw_skills = action.get("skills", [])
-    if raw_skills is None:
-        raw_skills = []
-    if not isinstance(raw_skills, list) or not all(isinstance(s, str) for s in raw_skills):
-        raise RuleError("'skills' must be a list of the names of your skills that help, e.g. [\"Stealth\"].", "invalid")
-    if len(raw_skills) > MAX_SKILLS_PER_CHECK:
-        raise RuleError("At most two skills can help one check.", "invalid")
+    """Read a character's check, already validated by its declaration
+    (``rules.wyrm.actions.check``): ``attribute`` is a name, ``skills`` the names
+    that help. Only what depends on the character is checked here."""
     names: list[str] = []
-    for raw in raw_skills:
+    for raw in action["skills"]:
         skill = find_skill(state["skills"], raw)
         if skill is None:
             raise RuleError(f"Your character does not know the skill '{raw[:80]}'.", "no_skill")
         if skill["name"] in names:
             raise RuleError(f"The skill '{skill['name']}' is named twice.", "invalid")
         names.append(skill["name"])
-    if len(names) == 2:
-        gm_allows = read_bool(action, "gm_allows_second_skill")
-        if not (gm_allows or state["sheet"]["options"]["second_skill_bonus"]):
-            raise RuleError("A second skill adds +2 only when the GM allows it; ask your GM.", "not_allowed")
-    dl, vs, modifier = _read_difficulty(action)
+    if len(names) == 2 and not (action["gm_allows_second_skill"] or state["sheet"]["options"]["second_skill_bonus"]):
+        raise RuleError("A second skill adds +2 only when the GM allows it; ask your GM.", "not_allowed")
+    vs = action["vs"]
     return CheckSpec(
-        attribute,
-        state["attributes"][attribute],
+        action["attribute"],
+        state["attributes"][action["attribute"]],
         tuple(names),
         len(names),
-        dl,
-        vs,
-        modifier,
+        action["dl"],
+        None if vs is None else (vs["attribute"], vs["skills"], vs["static"]),
+        action["modifier"],
         state["sheet"]["options"]["ties_succeed"],
-        read_text(action, "task"),
+        action["task"],
     )
 
 
@@ -260,11 +252,10 @@ def odds(action: Any) -> Odds:
     raise RuleError("WYRM odds exist for 'check' and 'damage' only.", "no_odds")
 
 
-def preview(state: Mapping, action: Any) -> Odds:
-    """Exact odds of a check or damage roll this character is about to make."""
-    if not isinstance(action, dict):
-        raise RuleError("An action must be a JSON object.", "invalid")
-    kind = action.get("type")
+def preview(state: Mapping, action: Mapping) -> Odds:
+    """Exact odds of a check or damage roll this character is about to make
+    (``action`` validated by its declaration: ``RuleSystem.preview`` does that)."""
+    kind = action["type"]
     if kind == "check":
         return check_spec(state, action).odds()
     if kind == "damage":

@@ -100,6 +100,7 @@ URL_ROWS: dict[str, Row] = {
         also=[("post", "", {"type": "skill_test", "skill": "Strike", "target": 10, "character": "RIVAL"},
                {"anonymous": E401, "outsider": E404, "watcher": E403, "alice": E403, "gm": OK})]),
     "api/openapi.json": Row(PUBLIC),
+    "api/systems/<slug:name>": Row(PUBLIC),  # a rule system's declarations describe the API, not a campaign
     "api/key": Row(PUBLIC),  # the checkpoint key is public: anyone may check a receipt
     # Every member (spectators too) may list and ask for signed receipts of the log.
     "api/campaigns/<slug:slug>/checkpoints": Row(MEMBER_API, also=[("post", "", None, MEMBER_API)]),
@@ -182,7 +183,7 @@ class World:
         def fill(match):
             name = match.group(2)
             values = {"slug": slug, "character_id": self.hero.id, "number": 1,
-                      "code": self.table.campaign.invite_code}
+                      "code": self.table.campaign.invite_code, "name": self.table.campaign.system}
             assert name in values, f"{route}: teach tests/hardening/test_permissions.py how to fill <{name}>"
             return str(values[name])
 

@@ -1,0 +1,579 @@
+"""Declarations: each action, event and sheet field of a system said once.
+
+A system declares what an action looks like (its fields, their kinds and
+ranges, who may send it, whether it rolls, which events it records) next to
+the function that decides it, and what every event it records is called
+(a past-tense name, a version, a one-line description, the names and versions
+it had before). Everything else is derived from these declarations:
+
+* server validation: :meth:`ActionSpec.validate` turns a submitted action into
+  a normalised dict or raises :class:`RuleError` naming the field and its
+  allowed range; the action function only checks what depends on the state
+  ("you do not know that skill", "not enough Fate");
+* the JSON the browser builds its forms and limits from (:meth:`ActionSpec.as_json`,
+  :func:`system_json`);
+* the OpenAPI components (:meth:`ActionSpec.json_schema`);
+* reading old events: :meth:`EventBook.upcast` renames an event stored under a
+  former name and raises its payload to the current version, at read time, so
+  the stored log (and its hash chain) is never rewritten.
+
+Think Django forms or DRF serializers in miniature, with no Django: ``rules/``
+stays pure. ``docs/declaring-actions.md`` walks through adding a field.
+
+Field kinds, in the game's words: :class:`Integer` (a whole number from ``lo``
+to ``hi``), :class:`Text` (at most ``max_length`` characters, stripped),
+:class:`Choice` (one of a few values, matched without regard to case),
+:class:`Flag` (true or false), :class:`ListOf` (at most ``max_items`` of one
+kind) and :class:`Group` (a small object of named fields). Every kind is
+required unless it is ``optional`` or has a ``default``; a JSON ``null`` or a
+blank text counts as "not given".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from .base import Event, RuleError
+
+NOT_GIVEN: Any = type("NotGiven", (), {"__repr__": lambda self: "NOT_GIVEN", "__bool__": lambda self: False})()
+WHO = ("player", "gm")  # who may send an action: the character's player (and the GM), or the GM only
+
+
+def shown(value: Any) -> str:
+    """A submitted value, safe to put in a message: short, and never a huge number
+    (Python refuses to print an int of over 4300 digits)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value) if abs(value) < 10**12 else ("a huge number" if value > 0 else "a huge negative number")
+    if isinstance(value, str):
+        return repr(value[:40] + ("…" if len(value) > 40 else ""))
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return repr(value)[:40]
+
+
+def _invalid(message: str) -> RuleError:
+    return RuleError(message, "invalid")
+
+
+# --- field kinds --------------------------------------------------------------------------
+
+
+class Field:
+    """One field of an action, a sheet or a group. Subclasses say what a value
+    must be (``clean``), how a form shows it (``as_json``) and its JSON Schema."""
+
+    kind = "field"
+
+    def __init__(self, *, label: str = "", help: str = "", optional: bool = False, default: Any = NOT_GIVEN,
+                 required_when: Mapping[str, Sequence[Any]] | None = None):
+        self.label = label
+        self.help = help
+        self.default = default
+        # Optional: absent means None (or the default); required_when makes an optional field
+        # required when another field of the same action has one of the listed values.
+        self.optional = optional or default is not NOT_GIVEN or bool(required_when)
+        self.required_when = {k: tuple(v) for k, v in (required_when or {}).items()}
+
+    # What a value must be, in words, for messages and form hints ("a whole number from 1 to 3").
+    def wants(self) -> str:
+        raise NotImplementedError
+
+    def clean(self, value: Any, path: str) -> Any:
+        """The normalised value, or :class:`RuleError` naming ``path`` and what it must be."""
+        raise NotImplementedError
+
+    def read(self, value: Any, path: str, required: bool | None = None) -> Any:
+        """Clean a value that may be missing (``NOT_GIVEN``, ``None``, blank text)."""
+        if value is None or (isinstance(value, str) and not value.strip()):
+            value = NOT_GIVEN
+        if value is NOT_GIVEN:
+            if required if required is not None else not self.optional:
+                raise _invalid(f"'{path}' is required: {self.wants()}.")
+            return None if self.default is NOT_GIVEN else self.default
+        return self.clean(value, path)
+
+    def as_json(self) -> dict:
+        out = {"kind": self.kind, "label": self.label, "required": not self.optional}
+        if self.help:
+            out["help"] = self.help
+        if self.default is not NOT_GIVEN:
+            out["default"] = self.default
+        if self.required_when:
+            out["requiredWhen"] = {k: list(v) for k, v in self.required_when.items()}
+        return out
+
+    def json_schema(self) -> dict:
+        raise NotImplementedError
+
+    def example(self) -> Any:
+        """A valid value (the default if there is one): for docs, tests and form starting points."""
+        return self.default if self.default is not NOT_GIVEN else self._example()
+
+    def _example(self) -> Any:
+        raise NotImplementedError
+
+    def _schema(self, schema: dict) -> dict:
+        description = " ".join(part for part in (self.label and f"{self.label}.", self.help) if part)
+        if description:
+            schema["description"] = description
+        if self.default is not NOT_GIVEN:
+            schema["default"] = self.default
+        return schema
+
+
+class Integer(Field):
+    """A whole number from ``lo`` to ``hi`` (``true``/``false`` and ``2.5`` are not)."""
+
+    kind = "integer"
+
+    def __init__(self, lo: int, hi: int, **kw):
+        super().__init__(**kw)
+        self.lo, self.hi = lo, hi
+
+    def wants(self) -> str:
+        return f"a whole number from {self.lo} to {self.hi}"
+
+    def clean(self, value: Any, path: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _invalid(f"'{path}' must be a whole number from {self.lo} to {self.hi}, not {shown(value)}.")
+        if not self.lo <= value <= self.hi:
+            raise _invalid(f"'{path}' must be from {self.lo} to {self.hi}, not {shown(value)}.")
+        return value
+
+    def _example(self) -> int:
+        return max(self.lo, min(self.hi, 1))
+
+    def as_json(self) -> dict:
+        return {**super().as_json(), "min": self.lo, "max": self.hi}
+
+    def json_schema(self) -> dict:
+        return self._schema({"type": "integer", "minimum": self.lo, "maximum": self.hi})
+
+
+class Text(Field):
+    """Text of 1 to ``max_length`` characters, stripped of surrounding spaces."""
+
+    kind = "text"
+
+    def __init__(self, max_length: int, **kw):
+        super().__init__(**kw)
+        self.max_length = max_length
+
+    def wants(self) -> str:
+        return f"text of 1 to {self.max_length} characters"
+
+    def clean(self, value: Any, path: str) -> str:
+        if not isinstance(value, str) or len(value.strip()) > self.max_length:
+            raise _invalid(f"'{path}' must be {self.wants()}.")
+        return value.strip()
+
+    def _example(self) -> str:
+        return "x"
+
+    def as_json(self) -> dict:
+        return {**super().as_json(), "maxLength": self.max_length}
+
+    def json_schema(self) -> dict:
+        return self._schema({"type": "string", "maxLength": self.max_length})
+
+
+class Choice(Field):
+    """One of ``choices``: values, or ``(value, label)`` pairs. Text matches without
+    regard to case or surrounding spaces and is returned as declared."""
+
+    kind = "choice"
+
+    def __init__(self, choices: Iterable[Any], **kw):
+        super().__init__(**kw)
+        pairs = [c if isinstance(c, tuple) else (c, None) for c in choices]
+        self.values = tuple(value for value, _ in pairs)
+        self.labels = {value: label for value, label in pairs if label}
+        self._folded = {v.casefold(): v for v in self.values if isinstance(v, str)}
+
+    def wants(self) -> str:
+        named = list(self.values)  # the values, not the labels: a value is what may be sent
+        return "one of " + (", ".join(map(str, named[:-1])) + " or " + str(named[-1]) if len(named) > 1 else str(named[0]))
+
+    def clean(self, value: Any, path: str) -> Any:
+        if isinstance(value, str) and value.strip().casefold() in self._folded:
+            return self._folded[value.strip().casefold()]
+        if not isinstance(value, (str, bool)) and value in self.values:
+            return value
+        raise _invalid(f"'{path}' must be {self.wants()}, not {shown(value)}.")
+
+    def _example(self) -> Any:
+        return self.values[0]
+
+    def as_json(self) -> dict:
+        return {**super().as_json(), "choices": [{"value": v, "label": self.labels.get(v, str(v))} for v in self.values]}
+
+    def json_schema(self) -> dict:
+        return self._schema({"enum": list(self.values)})
+
+
+class Flag(Field):
+    """True or false; ``default`` false unless said otherwise."""
+
+    kind = "flag"
+
+    def __init__(self, default: bool = False, **kw):
+        super().__init__(default=default, **kw)
+
+    def wants(self) -> str:
+        return "true or false"
+
+    def clean(self, value: Any, path: str) -> bool:
+        if not isinstance(value, bool):
+            raise _invalid(f"'{path}' must be true or false.")
+        return value
+
+    def _example(self) -> bool:
+        return False
+
+    def json_schema(self) -> dict:
+        return self._schema({"type": "boolean"})
+
+
+class ListOf(Field):
+    """A list of at most ``max_items`` values of one kind (``item``); with
+    ``unique``, no value twice (text compared without regard to case)."""
+
+    kind = "list"
+
+    def __init__(self, item: Field, max_items: int, *, min_items: int = 0, unique: bool = False, **kw):
+        kw.setdefault("default", [] if min_items == 0 and not kw.get("optional") else NOT_GIVEN)
+        super().__init__(**kw)
+        self.item, self.min_items, self.max_items, self.unique = item, min_items, max_items, unique
+
+    def wants(self) -> str:
+        count = f"at most {self.max_items}" if not self.min_items else f"{self.min_items} to {self.max_items}"
+        what = f"{self.item.label}: " if self.item.label else ""
+        return f"a list of {count} ({what}{self.item.wants()} each)"
+
+    def clean(self, value: Any, path: str) -> list:
+        if not isinstance(value, list):
+            raise _invalid(f"'{path}' must be {self.wants()}.")
+        if not self.min_items <= len(value) <= self.max_items:
+            raise _invalid(f"'{path}' must be {self.wants()}, not {len(value)} of them.")
+        out = [self.item.read(item, f"{path}[{i}]", required=True) for i, item in enumerate(value)]
+        if self.unique:
+            seen = set()
+            for i, item in enumerate(out):
+                key = item.casefold() if isinstance(item, str) else item
+                if key in seen:
+                    raise _invalid(f"'{path}[{i}]': {shown(item)} is named twice.")
+                seen.add(key)
+        return out
+
+    def _example(self) -> list:
+        return [self.item.example() for _ in range(self.min_items)]
+
+    def as_json(self) -> dict:
+        return {**super().as_json(), "item": self.item.as_json(), "minItems": self.min_items,
+                "maxItems": self.max_items, "unique": self.unique}
+
+    def json_schema(self) -> dict:
+        schema = {"type": "array", "items": self.item.json_schema(), "maxItems": self.max_items}
+        if self.min_items:
+            schema["minItems"] = self.min_items
+        return self._schema(schema)
+
+
+class Group(Field):
+    """A small object of named fields (e.g. the passive side of an opposed check)."""
+
+    kind = "group"
+
+    def __init__(self, fields: Mapping[str, Field], **kw):
+        super().__init__(**kw)
+        self.fields = dict(fields)
+
+    def wants(self) -> str:
+        return "an object with " + ", ".join(f"'{name}'" for name in self.fields)
+
+    def clean(self, value: Any, path: str) -> dict:
+        if not isinstance(value, Mapping):
+            raise _invalid(f"'{path}' must be {self.wants()}.")
+        return read_fields(self.fields, value, f"{path}.")
+
+    def _example(self) -> dict:
+        return {name: spec.example() for name, spec in self.fields.items() if not spec.optional}
+
+    def as_json(self) -> dict:
+        return {**super().as_json(), "fields": fields_json(self.fields)}
+
+    def json_schema(self) -> dict:
+        return self._schema(object_schema(self.fields))
+
+
+def read_fields(fields: Mapping[str, Field], data: Mapping, prefix: str = "") -> dict:
+    """Clean every declared field of ``data`` (other keys are left out), in order,
+    honouring ``required_when`` against the values cleaned so far."""
+    out: dict[str, Any] = {}
+    for name, spec in fields.items():
+        required = None
+        if spec.required_when:
+            required = all(out.get(other) in values for other, values in spec.required_when.items())
+            required = required or not spec.optional
+        out[name] = spec.read(data.get(name, NOT_GIVEN), prefix + name, required)
+    return out
+
+
+def fields_json(fields: Mapping[str, Field]) -> list[dict]:
+    return [{"name": name, **spec.as_json()} for name, spec in fields.items()]
+
+
+def object_schema(fields: Mapping[str, Field]) -> dict:
+    required = [name for name, spec in fields.items() if not spec.optional]
+    schema: dict[str, Any] = {"type": "object", "properties": {name: spec.json_schema() for name, spec in fields.items()}}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+# --- actions --------------------------------------------------------------------------------
+
+
+Decide = Callable[[dict, dict, Any], list[Event]]
+
+
+@dataclass(frozen=True)
+class ActionSpec:
+    """One action: its declaration and the function that decides it.
+
+    Calling the spec (``spec(state, action, dice)``) validates the action and
+    runs the function on the normalised dict, so every way in (the platform,
+    tests, replays) passes the same checks.
+    """
+
+    type: str
+    decide: Decide
+    title: str
+    help: str = ""
+    fields: Mapping[str, Field] = field(default_factory=dict)
+    by: str = "player"  # "player": the character's player (and the GM); "gm": the GM only
+    rolls: bool = False
+    emits: tuple[str, ...] = ()
+    # Groups of fields of which exactly one must be given, each with the message that says so.
+    one_of: tuple[tuple[tuple[str, ...], str], ...] = ()
+
+    def __post_init__(self):
+        if self.by not in WHO:
+            raise ValueError(f"{self.type}: 'by' must be one of {WHO}")
+        for names, _ in self.one_of:
+            unknown = set(names) - set(self.fields)
+            if unknown or any(not self.fields[n].optional for n in names):
+                raise ValueError(f"{self.type}: one_of names optional declared fields only ({sorted(unknown)})")
+
+    @property
+    def gm_only(self) -> bool:
+        return self.by == "gm"
+
+    def validate(self, action: Any) -> dict:
+        """The action normalised (``type`` and every declared field, defaults filled
+        in, nothing else), or :class:`RuleError` naming the field and its range."""
+        if not isinstance(action, Mapping):
+            raise _invalid("An action must be a JSON object.")
+        for names, message in self.one_of:
+            given = [n for n in names if action.get(n) is not None]
+            if len(given) != 1:
+                raise _invalid(message)
+        return {"type": self.type, **read_fields(self.fields, action)}
+
+    def example(self, **given: Any) -> dict:
+        """A valid action: ``given`` fields, and an example of every other required
+        field (and of the first field of each ``one_of`` group nothing in ``given`` names)."""
+        out: dict[str, Any] = {"type": self.type}
+        for names, _ in self.one_of:
+            if not set(names) & set(given):
+                out[names[0]] = self.fields[names[0]].example()
+        for name, spec in self.fields.items():
+            if not spec.optional:
+                out[name] = spec.example()
+            elif spec.required_when and all(out.get(k, given.get(k)) in v for k, v in spec.required_when.items()):
+                out[name] = spec.example()
+        return {**out, **given}
+
+    def __call__(self, state: dict, action: Any, dice: Any) -> list[Event]:
+        return self.decide(state, self.validate(action), dice)
+
+    def as_json(self) -> dict:
+        """What the browser builds this action's form and limits from."""
+        return {
+            "type": self.type,
+            "title": self.title,
+            "help": self.help,
+            "by": self.by,
+            "rolls": self.rolls,
+            "emits": list(self.emits),
+            "fields": fields_json(self.fields),
+            "oneOf": [list(names) for names, _ in self.one_of],
+        }
+
+    def json_schema(self) -> dict:
+        """The action as an OpenAPI (JSON Schema) object. Platform fields
+        (``character``, ``visibility``, ...) may ride along, so it stays open."""
+        schema = object_schema(self.fields)
+        schema["properties"] = {"type": {"type": "string", "enum": [self.type]}, **schema["properties"]}
+        schema["required"] = ["type", *schema.get("required", [])]
+        schema["additionalProperties"] = True
+        schema["description"] = " ".join(part for part in (
+            self.title + ".", self.help, "GM only." if self.gm_only else "", "Rolls dice." if self.rolls else "",
+            f"Records {', '.join(self.emits)}." if self.emits else "") if part)
+        if self.one_of:
+            schema["x-one-of-fields"] = [list(names) for names, _ in self.one_of]
+        return {"title": self.title, **schema}
+
+
+def action(type: str, *, title: str, help: str = "", fields: Mapping[str, Field] | None = None, by: str = "player",
+           rolls: bool = False, emits: Sequence[str] = (), one_of: Sequence[tuple[Sequence[str], str]] = ()):
+    """Declare the action decided by the decorated function; the result is its
+    :class:`ActionSpec` (still callable as ``fn(state, action, dice)``)."""
+    def declare(fn: Decide) -> ActionSpec:
+        return ActionSpec(type, fn, title, help, dict(fields or {}), by, rolls, tuple(emits),
+                          tuple((tuple(names), message) for names, message in one_of))
+    return declare
+
+
+def actions_by_type(*specs: ActionSpec) -> dict[str, ActionSpec]:
+    """``{type: spec}``, refusing a type declared twice."""
+    out: dict[str, ActionSpec] = {}
+    for spec in specs:
+        if spec.type in out:
+            raise ValueError(f"the action '{spec.type}' is declared twice")
+        out[spec.type] = spec
+    return out
+
+
+# --- events ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EventSpec:
+    """One kind of event: its past-tense name, its payload's version, and how to
+    read it when it was stored under an older name or version.
+
+    ``formerly``: older names; an event stored under one of them reads as this
+    one, keeping its version. ``upcasters``: ``{n: fn(payload) -> payload}``
+    lifts a version-``n`` payload to ``n + 1`` (returning a new dict). The
+    stored row is never changed: its hash covers what was stored.
+
+    ``description``: a one-line summary as a template over the payload
+    (``"earned {points} points"``), used where no richer text is written.
+    """
+
+    type: str
+    description: str = ""
+    version: int = 1
+    formerly: tuple[str, ...] = ()
+    upcasters: Mapping[int, Callable[[dict], dict]] = field(default_factory=dict)
+
+    def __post_init__(self):
+        missing = [n for n in range(1, self.version) if n not in self.upcasters]
+        if missing:
+            raise ValueError(f"{self.type} v{self.version}: no upcaster from version(s) {missing}")
+
+    def as_json(self) -> dict:
+        return {"type": self.type, "version": self.version, "description": self.description,
+                "formerly": list(self.formerly)}
+
+
+class EventBook:
+    """A system's events by name (current and former), and the one upcaster
+    every fold and every reader goes through."""
+
+    def __init__(self, specs: Iterable[EventSpec] = ()):
+        self.specs: dict[str, EventSpec] = {}
+        self._by_name: dict[str, EventSpec] = {}
+        for spec in specs:
+            for name in (spec.type, *spec.formerly):
+                if name in self._by_name:
+                    raise ValueError(f"the event name '{name}' is declared twice")
+                self._by_name[name] = spec
+            self.specs[spec.type] = spec
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._by_name
+
+    def __iter__(self):
+        return iter(self.specs.values())
+
+    def current_name(self, name: str) -> str:
+        """The name an event stored as ``name`` reads under today."""
+        spec = self._by_name.get(name)
+        return name if spec is None else spec.type
+
+    def stored_names(self, name: str) -> list[str]:
+        """Every name an event of (current or former) ``name`` may be stored under."""
+        spec = self._by_name.get(name)
+        return [name] if spec is None else [spec.type, *spec.formerly]
+
+    def renames(self) -> dict[str, str]:
+        """``{former name: current name}``, for readers that only need the name (the browser)."""
+        return {old: spec.type for spec in self.specs.values() for old in spec.formerly}
+
+    def upcast(self, event: Event) -> Event:
+        """``event`` as its current name and version say (the same object when it is current)."""
+        spec = self._by_name.get(event.type)
+        if spec is None or (event.type == spec.type and event.version == spec.version):
+            return event
+        payload, version = event.payload, event.version
+        if version > spec.version:
+            raise ValueError(f"{event.type} v{version} is newer than this code knows (v{spec.version})")
+        while version < spec.version:
+            payload = spec.upcasters[version](payload)
+            version += 1
+        return Event(spec.type, payload, version)
+
+    def upcast_parts(self, type: str, version: int, payload: Mapping) -> tuple[str, int, Mapping]:
+        """:meth:`upcast` for readers that hold a stored row's parts, not an :class:`Event`."""
+        event = self.upcast(Event(type, payload, version))
+        return event.type, event.version, event.payload
+
+    def as_json(self) -> dict:
+        return {spec.type: spec.as_json() for spec in self.specs.values()}
+
+
+# --- sheets ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SheetSpec:
+    """What a character sheet holds, as a creation form shows it: its fields
+    with their kinds and ranges. ``validate_sheet`` stays the system's own (it
+    normalises names and checks what depends on other fields, such as an
+    attribute's ceiling set by an option) but reads its ranges from here."""
+
+    fields: Mapping[str, Field]
+    help: str = ""
+
+    def as_json(self) -> dict:
+        return {"help": self.help, "fields": fields_json(self.fields)}
+
+    def json_schema(self) -> dict:
+        return object_schema(self.fields)
+
+
+# --- a whole system -------------------------------------------------------------------------
+
+
+def system_json(system: Any) -> dict:
+    """Everything the browser builds forms, limits and event names from, for one
+    rule system (served at ``GET /api/systems/<name>`` and on the table page)."""
+    actions = {t: spec.as_json() for t, spec in sorted(system.actions.items()) if isinstance(spec, ActionSpec)}
+    events = system.events
+    return {
+        "name": system.name,
+        "title": system.title,
+        "actions": actions,
+        "gmActions": sorted(system.gm_actions),
+        "events": events.as_json() if events is not None else {},
+        "renames": events.renames() if events is not None else {},
+        "sheet": system.sheet.as_json() if system.sheet is not None else None,
+        "exampleSheet": dict(system.example_sheet),
+    }
