@@ -100,7 +100,7 @@ URL_ROWS: dict[str, Row] = {
         also=[("post", "", {"type": "skill_test", "skill": "Strike", "target": 10, "character": "RIVAL"},
                {"anonymous": E401, "outsider": E404, "watcher": E403, "alice": E403, "gm": OK})]),
     "api/openapi.json": Row(PUBLIC),
-    "api/systems/<slug:name>": Row(PUBLIC),  # a rule system's declarations describe the API, not a campaign
+    "api/systems/<str:name>": Row(PUBLIC),  # a rule system's declarations describe the API, not a campaign
     "api/key": Row(PUBLIC),  # the checkpoint key is public: anyone may check a receipt
     # Every member (spectators too) may list and ask for signed receipts of the log.
     "api/campaigns/<slug:slug>/checkpoints": Row(MEMBER_API, also=[("post", "", None, MEMBER_API)]),
