@@ -80,7 +80,9 @@ def describe(data: dict) -> str:
     if kind == "campaign_renamed":
         return f"renamed the campaign “{p.get('name')}” (was “{p.get('from')}”)"
     if kind == "character_created":
-        return f"created the character {p.get('name')} for {p.get('owner')}"
+        what = "the NPC" if p.get("npc") else "the character"
+        text = f"created {what} {p.get('name')} for {p.get('owner')}"
+        return text + " (past the creation limits, by the GM)" if p.get("limits_overridden") else text
     if kind in ("session_started", "session_ended"):
         return f"{kind.split('_')[1]} session {p.get('session')}"
     if kind in ("scene_started", "scene_ended"):
@@ -94,6 +96,24 @@ def describe(data: dict) -> str:
         wanted = p.get("action") or {}
         text = f"asked for {_words(wanted.get('type', 'a roll'))}"
         return f"{text}: “{p['note']}”" if p.get("note") else text
+    if kind == "campaign_configured":
+        changes = ", ".join(f"{k} {_short(v.get('from'))} → {_short(v.get('to'))}" for k, v in (p.get("changed") or {}).items())
+        return f"changed the rules settings: {changes}" + (f" ({p['reason']})" if p.get("reason") else "")
+    if kind == "sheet_adjusted":
+        changes = ", ".join(f"{c.get('path')} {_short(c.get('from'))} → {_short(c.get('to'))}" for c in p.get("changes") or [])
+        return f"adjusted the sheet: {changes} ({p.get('reason', '')})"
+    if kind == "npc_shown":
+        return f"now shows {p.get('name')} to the players as: {p.get('shown')} (was {p.get('from')})"
+    if kind == "encounter_started":
+        return f"started the encounter “{p.get('name')}”"
+    if kind == "combatant_added":
+        return f"added {p.get('name')} to the encounter"
+    if kind == "turn_order_set":
+        return f"set the turn order ({len(p.get('order') or [])} combatants)"
+    if kind == "turn_advanced":
+        return f"round {p.get('round')}: {p.get('name')}'s turn"
+    if kind == "encounter_ended":
+        return f"ended the encounter “{p.get('name')}” after {p.get('rounds')} rounds"
     if kind == "seed_added":
         return f"added a dice seed “{p.get('seed')}”"
     if kind == "bundle":  # one hidden command's several rule events (docs/hidden-information.md)

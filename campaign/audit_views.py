@@ -41,6 +41,7 @@ from .actions import ActionError, NotFound, access_campaign
 from .auth import InvalidToken, user_from_request
 from .fairdice import verify_session
 from .log import serialize_event, verify_chain
+from .actions.npcs import characters_for
 from .models import Character, Event, Membership
 from .visibility import Viewer
 
@@ -276,7 +277,7 @@ def session_dice(request, slug, number):
     session = next((s for s in audit.sessions(campaign) if s.number == number), None)
     if session is None:
         raise Http404(f"This campaign has no session {number}.")
-    characters = list(Character.objects.filter(campaign=campaign))
+    characters = list(characters_for(membership))
     character = _number(request.GET.get("character"), 1)
     if character is not None and not any(c.id == character for c in characters):
         character = None

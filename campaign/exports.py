@@ -31,7 +31,7 @@ from django.utils import timezone
 
 from .audit import describe, dice_text
 from .log import events_after, timestamp
-from .models import Campaign, Character, DiceSeed, Event, Membership
+from .models import SHOWN_HIDDEN, Campaign, Character, DiceSeed, Event, Membership
 from .visibility import Viewer, for_viewer
 
 FORMAT = "talekeeper-export"
@@ -94,7 +94,10 @@ def header(campaign: Campaign, *, full: bool, session: int | None = None, viewer
     """
     User = get_user_model()
     members = list(Membership.objects.filter(campaign=campaign).select_related("user").order_by("id"))
-    characters = list(Character.objects.filter(campaign=campaign).select_related("owner").order_by("id"))
+    characters = Character.objects.filter(campaign=campaign).select_related("owner").order_by("id")
+    if viewer is not None and not viewer.is_gm:
+        characters = characters.exclude(npc=True, shown=SHOWN_HIDDEN)  # a hidden NPC does not exist for them
+    characters = list(characters)
     user_ids = {m.user_id for m in members} | {c.owner_id for c in characters if c.owner_id}
     user_ids |= set(Event.objects.filter(campaign=campaign, actor__isnull=False).order_by("actor_id")
                     .values_list("actor_id", flat=True).distinct())
@@ -116,7 +119,7 @@ def header(campaign: Campaign, *, full: bool, session: int | None = None, viewer
                      "joined_at": timestamp(m.joined_at)} for m in members],
         "characters": [{"id": c.id, "name": c.name, "owner_id": c.owner_id,
                         "owner": c.owner.get_username() if c.owner else None,
-                        "created_at": timestamp(c.created_at)} for c in characters],
+                        "created_at": timestamp(c.created_at), "npc": c.npc, "shown": c.shown} for c in characters],
     }
     if full:
         data["campaign"].update(invite_code=campaign.invite_code, session_count=campaign.session_count,

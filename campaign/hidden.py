@@ -39,7 +39,7 @@ from rules import RuleError
 
 from .log import Draft, marks_after
 from .models import ROLE_SPECTATOR, VISIBILITY_GM, VISIBILITY_PUBLIC, VISIBILITY_SECRET, Character, Event
-from .projections import BUNDLE, visible_state
+from .projections import BUNDLE, concerning, visible_state
 from .visibility import Viewer, may_see
 
 # The least any member may see: public events and revealed ones. The readers of
@@ -56,7 +56,7 @@ STATELESS = frozenset({"roll"})
 
 def hidden_shaped(character: Character, viewers: list[Viewer]) -> list[bool]:
     """For each viewer: whether an event of ``character`` that may change its state is hidden from them."""
-    rows = list(Event.objects.filter(character=character).exclude(visibility=VISIBILITY_PUBLIC)
+    rows = list(Event.objects.filter(concerning(character.id)).exclude(visibility=VISIBILITY_PUBLIC)
                 .exclude(type__in=STATELESS).values("seq", "visibility", "actor_id"))
     if not rows:
         return [False] * len(viewers)

@@ -90,13 +90,26 @@ class Membership(models.Model):
         return self.role == ROLE_GM
 
 
+SHOWN_HIDDEN = "hidden"
+SHOWN_NAME = "name"
+SHOWN_FULL = "full"
+SHOWN_CHOICES = [(SHOWN_HIDDEN, "Hidden from the players"), (SHOWN_NAME, "Players see the name only"),
+                 (SHOWN_FULL, "Players see everything")]
+
+
 class Character(models.Model):
-    """A character's identity. Its state lives in :class:`CharacterProjection`."""
+    """A character's identity. Its state lives in :class:`CharacterProjection`.
+
+    An NPC (``npc``) is a character the GM owns; ``shown`` is what the players
+    may see of it (campaign/actions/npcs.py). Both mirror the log
+    (``character_created``, ``npc_shown``), as ``name`` does."""
 
     campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="characters")
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True)
     name = models.CharField(max_length=80)
     created_at = models.DateTimeField(auto_now_add=True)
+    npc = models.BooleanField(default=False)
+    shown = models.CharField(max_length=10, choices=SHOWN_CHOICES, default=SHOWN_FULL)
 
     class Meta:
         ordering = ["id"]

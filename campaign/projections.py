@@ -36,7 +36,13 @@ from .models import Campaign, Character, CharacterProjection, CharacterSnapshot,
 from .softcache import cache_get, cache_set
 
 # Events that concern every character of the campaign, not one.
-CAMPAIGN_WIDE = frozenset({"scene_started", "scene_ended", "session_started", "session_ended"})
+CAMPAIGN_WIDE = frozenset({"scene_started", "scene_ended", "session_started", "session_ended",
+                           "campaign_configured"})
+# An event of one character that other characters' projections read too (a contest's
+# round, campaign/actions/contests.py): ``payload["sides"]`` maps each other character's
+# id (a string) to the payload as that side reads it (``true`` on a bundle, whose inner
+# events carry their own ``sides``).
+SIDES = "sides"
 VOID = "event_voided"
 # Several rule events one hidden command decided, stored as one event
 # (campaign.hidden.one_event): ``{"events": [{"type", "version", "payload"}, ...]}``.
@@ -71,6 +77,27 @@ def _apply(rules, state: dict, event) -> dict:
     return state
 
 
+def _apply_side(rules, state: dict, event, side: str) -> dict:
+    """Apply a stored event to another side of it: each rule event as that side reads it."""
+    for rules_event in rules_events(event):
+        view = (rules_event.payload.get(SIDES) or {}).get(side)
+        if isinstance(view, dict):
+            state = rules.apply(state, RulesEvent(type=rules_event.type, payload=view, version=rules_event.version))
+    return state
+
+
+def sides_of(payload) -> list[int]:
+    """The ids of the other characters an event's payload makes sides of it."""
+    sides = payload.get(SIDES) if isinstance(payload, dict) else None
+    return [int(side) for side in sides] if isinstance(sides, dict) else []
+
+
+def concerning(character_id: int) -> Q:
+    """The events a character's state is folded from, besides campaign-wide ones: its own and
+    the ones it is a side of."""
+    return Q(character_id=character_id) | Q(**{f"payload__{SIDES}__has_key": str(character_id)})
+
+
 def fold(campaign: Campaign, events: Iterable[Event], states: dict[int, dict], seqs: dict[int, int],
          voided: set[int]) -> None:
     """Apply ``events`` (in seq order) to ``states``/``seqs`` in place, keyed by character id.
@@ -90,14 +117,21 @@ def _fold_one(rules, event, states: dict[int, dict], seqs: dict[int, int], voide
     if event.type == "character_created":
         # A copy: the state is changed in place later and must not share the event's payload.
         states[event.character_id] = rules.initial_state(copy_json(event.payload["sheet"]))
+        if event.payload.get("limits_overridden"):
+            states[event.character_id]["limits_overridden"] = True  # the GM made it past the creation limits
         seqs[event.character_id] = event.seq
     elif event.type in CAMPAIGN_WIDE:
         for character_id in states:
             states[character_id] = _apply(rules, states[character_id], event)
             seqs[character_id] = event.seq
-    elif event.character_id in states:
-        states[event.character_id] = _apply(rules, states[event.character_id], event)
-        seqs[event.character_id] = event.seq
+    else:
+        if event.character_id in states:
+            states[event.character_id] = _apply(rules, states[event.character_id], event)
+            seqs[event.character_id] = event.seq
+        for side in sides_of(event.payload):
+            if side in states:
+                states[side] = _apply_side(rules, states[side], event, str(side))
+                seqs[side] = event.seq
 
 
 def _plain(state: dict) -> dict:
@@ -203,7 +237,7 @@ def replay(campaign: Campaign, upto: int | None = None, character_id: int | None
     qs = Event.objects.filter(campaign=campaign, seq__lte=upto)
     rows = None
     if character_id is not None:
-        qs = qs.filter(Q(character_id=character_id) | Q(type__in=CAMPAIGN_WIDE))
+        qs = qs.filter(concerning(character_id) | Q(type__in=CAMPAIGN_WIDE))
         start = _start(character_id, upto, by_character.get(character_id, []), keys) if snapshots else None
         if start is not None:
             states[character_id], seqs[character_id] = start.state, start.seq
@@ -233,7 +267,7 @@ def fold_with_snapshots(campaign: Campaign, rows: Iterable[Row], states: dict[in
     captured = []
     for row in rows:
         _fold_one(rules, row, states, seqs, voided)
-        concerned = states if row.type in CAMPAIGN_WIDE else (row.character_id,)
+        concerned = states if row.type in CAMPAIGN_WIDE else (row.character_id, *sides_of(row.payload))
         for cid in concerned:
             if seqs.get(cid) != row.seq or block.get(cid, -1) >= row.seq // every:
                 continue
@@ -271,7 +305,7 @@ def visible_fold(character: Character, viewer, upto: int | None = None) -> tuple
     from .log import marks_after
     from .visibility import may_see
 
-    hidden = Event.objects.filter(character=character).exclude(visibility="public")
+    hidden = Event.objects.filter(concerning(character.id)).exclude(visibility="public")
     if upto is not None:
         hidden = hidden.filter(seq__lte=upto)
     hidden = list(hidden.values("seq", "visibility", "actor_id"))
@@ -312,7 +346,7 @@ def apply(campaign: Campaign, events: list[Event]) -> None:
             CharacterProjection.objects.filter(character_id=character_id).update(
                 state=_plain(states[character_id]), last_seq=seqs[character_id])
         return
-    touched = {e.character_id for e in events if e.character_id}
+    touched = {e.character_id for e in events if e.character_id} | {cid for e in events for cid in sides_of(e.payload)}
     wide = any(e.type in CAMPAIGN_WIDE for e in events)
     # The command read its character's projection under the same lock
     # (actions.access_character): fold into that row instead of reading it again.

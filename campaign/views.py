@@ -20,9 +20,11 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
-from rules import system_choices
+from rules import get_settings, system_choices
+from rules.options import flat
 
 from .actions import ActionError, access_campaign, do_add_member, do_command, do_create_campaign, do_rotate_invite
+from .actions.campaign_options import current_options
 from .models import ROLE_CHOICES, ROLE_PLAYER, ApiToken, Campaign, Membership
 from .ratelimit import RateLimited, check_failures, client_address, record_failure
 
@@ -149,7 +151,8 @@ def campaign_settings(request, slug):
                 do_rotate_invite(membership)
                 messages.success(request, "A new invite link was made; the old one no longer works.")
             else:
-                do_command(membership, {"id": f"settings-{uuid.uuid4().hex}", "action": _settings_action(request.POST)})
+                do_command(membership, {"id": f"settings-{uuid.uuid4().hex}",
+                                        "action": _settings_action(request.POST, campaign)})
                 messages.success(request, "Done.")
         except ActionError as e:
             messages.error(request, e.message)
@@ -162,14 +165,53 @@ def campaign_settings(request, slug):
         "invite_url": request.build_absolute_uri(f"/join/{campaign.invite_code}/"),
         "invite_valid": campaign.invite_is_valid(),
         "invite_days": settings.INVITE_DAYS,
+        "options": _options_form(campaign),
     })
 
 
 SETTINGS_ACTIONS = {"rename_campaign": ("name",), "change_role": ("username", "role"), "remove_member": ("username",)}
 
 
-def _settings_action(post) -> dict:
+def _settings_action(post, campaign) -> dict:
     kind = post.get("do")
+    if kind == "configure_campaign":
+        return {"type": kind, "settings": _changed_options(post, campaign), "reason": post.get("reason", "")}
     if kind not in SETTINGS_ACTIONS:
         raise ActionError("Unknown change.")
     return {"type": kind, **{field: post.get(field, "") for field in SETTINGS_ACTIONS[kind]}}
+
+
+def _options_form(campaign) -> list[dict]:
+    """Each declared setting of the campaign's system with its current value, for the form."""
+    current = flat(get_settings(campaign.system), current_options(campaign))
+    rows = []
+    for option in get_settings(campaign.system):
+        row = option.describe()
+        value = current[option.key]
+        row.update(value=value, field=f"opt:{option.key}", id="opt-" + option.key.replace(".", "-"),
+                   shown=", ".join(map(str, value)) if option.kind == "int_list" else value)
+        rows.append(row)
+    return rows
+
+
+def _changed_options(post, campaign) -> dict:
+    """The settings the GM changed on the form, read as their kinds (the command checks the ranges)."""
+    current = flat(get_settings(campaign.system), current_options(campaign))
+    changed = {}
+    for option in get_settings(campaign.system):
+        raw = post.get(f"opt:{option.key}")
+        if option.kind == "bool":
+            value = raw == "on"
+        elif raw is None:
+            continue
+        elif option.kind == "choice":
+            value = raw
+        else:
+            try:
+                value = [int(v) for v in raw.split(",")] if option.kind == "int_list" else int(raw)
+            except ValueError:
+                raise ActionError(f"{option.label}: whole numbers only"
+                                  + (", separated by commas." if option.kind == "int_list" else "."))
+        if value != current[option.key]:
+            changed[option.key] = value
+    return changed

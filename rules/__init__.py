@@ -21,7 +21,7 @@ from .base import (  # noqa: F401  (re-exported: the public interface)
 
 __all__ = [
     "DiceSource", "Event", "RuleError", "RuleSystem", "ScriptedDice", "SecretDice", "SeededDice", "SheetError",
-    "fraction_json", "odds_json", "get_system", "system_choices", "SYSTEM_MODULES", "SYSTEM_TITLES",
+    "fraction_json", "odds_json", "get_system", "get_settings", "system_choices", "SYSTEM_MODULES", "SYSTEM_TITLES",
 ]
 
 # name -> module that defines ``SYSTEM``. A fifth system is one more line here.
@@ -38,6 +38,13 @@ def get_system(name: str) -> RuleSystem:
     if name not in SYSTEM_MODULES:
         raise KeyError(name)
     return import_module(SYSTEM_MODULES[name]).SYSTEM
+
+
+def get_settings(name: str) -> tuple:
+    """The campaign settings system ``name`` declares (``rules/<system>/settings.py``, ``rules.options.Option``)."""
+    if name not in SYSTEM_MODULES:
+        raise KeyError(name)
+    return import_module(SYSTEM_MODULES[name] + ".settings").OPTIONS
 
 
 # Titles without importing the engines (choices are read at import time).

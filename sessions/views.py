@@ -15,6 +15,8 @@ from django.http import Http404
 from django.shortcuts import render
 
 from campaign.actions import ActionError, access_campaign
+from campaign.actions.encounters import current_encounter
+from campaign.actions.npcs import characters_for, sheet_hidden_from
 from campaign.models import Character
 from campaign.openapi import declared
 from campaign.projections import visible_fold
@@ -23,12 +25,13 @@ from campaign.visibility import Viewer
 RECENT_EVENTS = 200  # events the page shows on load; earlier ones on demand
 
 
-def _character_json(character: Character, viewer: Viewer) -> dict:
+def _character_json(character: Character, membership) -> dict:
     projection = getattr(character, "projection", None)
-    # As this member may see it: a sheet must not give away a hidden roll.
-    state, seq = visible_fold(character, viewer) if projection else (None, 0)
+    # As this member may see it: a sheet must not give away a hidden roll, nor an NPC's sheet the GM keeps.
+    sheet_hidden = sheet_hidden_from(character, membership)
+    state, seq = visible_fold(character, Viewer.of(membership)) if projection and not sheet_hidden else (None, 0)
     return {"id": character.id, "name": character.name, "owner": character.owner.username, "seq": seq,
-            "state": state}
+            "state": state, "npc": character.npc, "shown": character.shown}
 
 
 @login_required
@@ -41,7 +44,7 @@ def table(request, slug):
     # as new as ``head``: events after it arrive over the socket and refresh them.
     head = campaign.last_seq
     characters = list(
-        Character.objects.filter(campaign=campaign).select_related("owner", "projection").order_by("name", "id")
+        characters_for(membership).select_related("owner", "projection").order_by("name", "id")
     )
     members = list(campaign.memberships.select_related("user").order_by("role", "user__username"))
     invite_url = (request.build_absolute_uri(f"/join/{campaign.invite_code}/")
@@ -58,7 +61,8 @@ def table(request, slug):
         "me": {"username": request.user.username, "role": membership.role},
         "session": campaign.current_session,
         "scene": campaign.current_scene,
-        "characters": [_character_json(c, Viewer.of(membership)) for c in characters],
+        "characters": [_character_json(c, membership) for c in characters],
+        "encounter": current_encounter(campaign),
         "members": [{"username": m.user.username, "role": m.role} for m in members],
         "exampleSheet": dict(rules.example_sheet),
         "actions": sorted(rules.actions),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..models import Campaign, Character, Membership
+from ..models import SHOWN_FULL, SHOWN_HIDDEN, Campaign, Character, Membership
 from .errors import ActionError, Forbidden, NotFound, Refused
 
 
@@ -47,14 +47,17 @@ def access_character(membership: Membership, character_id) -> Character:
 
 
 def access_character_for_reading(membership: Membership, character_id) -> Character:
-    """Any character of the membership's campaign: every member may read every sheet at the table."""
+    """Any character of the membership's campaign the member may know of: every member reads every
+    sheet at the table, except an NPC's the GM keeps (a hidden NPC does not exist for them, a
+    name-only one has no sheet to read: campaign/actions/npcs.py)."""
     character = (
         Character.objects.select_related("owner", "projection", "campaign")
         .filter(campaign_id=membership.campaign_id, pk=character_id)
         .first()
     )
-    if character is None:
-        raise NotFound(f"This campaign has no character {character_id}.")
+    if character is None or (character.npc and character.shown != SHOWN_FULL and not membership.is_gm):
+        raise NotFound(f"This campaign has no character {character_id}." if character is None or
+                       character.shown == SHOWN_HIDDEN else f"The GM keeps {character.name}'s sheet to themselves.")
     return character
 
 

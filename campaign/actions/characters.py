@@ -1,21 +1,38 @@
-"""Characters: a new one enters the log with its validated sheet."""
+"""Characters: a new one enters the log with its validated sheet.
+
+A new sheet takes the campaign's settings as its options (campaign_options). The GM may
+make NPCs (npcs: ``"npc": true``, ``shown``, a ``quick`` template instead of a sheet) and
+may override the system's creation limits (``"override_limits": true``, an experienced
+hero or an expert NPC): the event says so (``limits_overridden``) and so does the state.
+"""
 
 from __future__ import annotations
 
 from rules import RuleError
 
 from ..log import Draft
-from ..models import ROLE_GM, ROLE_PLAYER, Campaign, Character, Membership
+from ..models import ROLE_GM, ROLE_PLAYER, VISIBILITY_PUBLIC, Campaign, Character, Membership
 from .access import require_gm
+from .adjustments import check_established
+from .campaign_options import with_campaign_options
 from .checks import check_name
 from .errors import ActionError
+from .npcs import read_npc_fields, stored_visibility
 
 
 def decide_create_character(campaign: Campaign, membership: Membership, action: dict) -> Draft:
     name = check_name(action.get("name"), "A character name")
     owner = membership.user
+    npc, shown, quick = read_npc_fields(campaign, membership, action)
+    override = action.get("override_limits", False)
+    if not isinstance(override, bool):
+        raise ActionError("'override_limits' must be true or false.")
+    if override:
+        require_gm(membership, "override the creation limits")
     if action.get("owner") is not None:
         require_gm(membership, "create a character for another member")
+        if npc:
+            raise ActionError("An NPC is the GM's: leave out 'owner'.")
         if not isinstance(action["owner"], str):
             raise ActionError("'owner' must be the username of a player in this campaign.")
         owner_membership = Membership.objects.filter(
@@ -24,9 +41,27 @@ def decide_create_character(campaign: Campaign, membership: Membership, action: 
         if owner_membership is None:
             raise ActionError(f"'{str(action['owner'])[:40]}' is not a player in this campaign.")
         owner = owner_membership.user
+    submitted = with_campaign_options(campaign, quick if quick is not None else action.get("sheet", {}))
     try:
-        sheet = campaign.rules.validate_sheet(action.get("sheet", {}))
+        # A quick NPC is every trait at one rating, past any creation limit by design.
+        if override or quick is not None:
+            sheet = check_established(campaign.rules, submitted)
+        else:
+            sheet = campaign.rules.validate_sheet(submitted)
     except RuleError as e:
         raise ActionError(f"The character sheet is not valid: {e.message}", "invalid_sheet")
-    character = Character.objects.create(campaign=campaign, owner=owner, name=name)
-    return Draft("character_created", {"name": name, "owner": owner.username, "sheet": sheet}, 1, character)
+    character = Character.objects.create(campaign=campaign, owner=owner, name=name, npc=npc, shown=shown)
+    payload = {"name": name, "owner": owner.username, "sheet": sheet}
+    if npc:
+        payload.update(npc=True, shown=shown)
+    if override or (quick is not None and not _within_creation_limits(campaign, submitted)):
+        payload["limits_overridden"] = True
+    return Draft("character_created", payload, 1, character, stored_visibility(character, VISIBILITY_PUBLIC))
+
+
+def _within_creation_limits(campaign: Campaign, sheet: dict) -> bool:
+    try:
+        campaign.rules.validate_sheet(sheet)
+    except RuleError:
+        return False
+    return True

@@ -32,7 +32,11 @@ from ..models import (
 )
 from ..visibility import Viewer
 from .access import access_character, access_membership_now, require_gm
+from .adjustments import decide_adjust_sheet
+from .campaign_options import decide_configure_campaign
 from .campaigns import decide_rename_campaign
+from .encounters import ENCOUNTER_ACTIONS
+from .npcs import decide_show_npc, stored_visibility
 from .characters import decide_create_character
 from .errors import INPUT_ERRORS, ActionError, Conflict, Forbidden, Refused, rule_refusal
 from .log_entries import check_seq, decide_request_roll, decide_reveal, decide_void
@@ -212,7 +216,7 @@ def _decide(campaign: Campaign, membership: Membership, action: dict, dice) -> l
             event = roll_event(action, dice)
         except RuleError as e:
             raise ActionError(e.message, e.code)
-        return [Draft(event.type, event.payload, event.version, character, visibility)]
+        return [Draft(event.type, event.payload, event.version, character, stored_visibility(character, visibility))]
     if kind == "add_seed":
         return [decide_add_seed(campaign, action)]
     if kind == "create_character":
@@ -222,11 +226,17 @@ def _decide(campaign: Campaign, membership: Membership, action: dict, dice) -> l
         return [SCENE_ACTIONS[kind](campaign)]
     if kind in GM_TABLE_ACTIONS:
         require_gm(membership, GM_TABLE_ACTIONS[kind][0])
-        return [GM_TABLE_ACTIONS[kind][1](campaign, membership, action)]
+        drafts = GM_TABLE_ACTIONS[kind][1](campaign, membership, action)
+        return drafts if isinstance(drafts, list) else [drafts]
+    if kind in ENCOUNTER_ACTIONS:
+        if ENCOUNTER_ACTIONS[kind][0]:
+            require_gm(membership, ENCOUNTER_ACTIONS[kind][0])
+        return [ENCOUNTER_ACTIONS[kind][1](campaign, membership, action)]
     # Anything else is the campaign's rule system's to decide.
     rules = campaign.rules
     if kind not in rules.actions:
-        known = sorted(["roll", "add_seed", "create_character", *SCENE_ACTIONS, *GM_TABLE_ACTIONS, *rules.actions])
+        known = sorted(["roll", "add_seed", "create_character", *SCENE_ACTIONS, *GM_TABLE_ACTIONS,
+                        *ENCOUNTER_ACTIONS, *rules.actions])
         raise ActionError(f"Unknown action '{kind[:40]}'. Known actions: {', '.join(known)}.", "unknown_action")
     if kind in rules.gm_actions:
         require_gm(membership, f"take the action '{kind}'")
@@ -239,7 +249,8 @@ def _decide(campaign: Campaign, membership: Membership, action: dict, dice) -> l
                                             INPUT_ERRORS)
     except RuleError as e:
         raise rule_refusal(e)
-    return [Draft(e.type, e.payload, e.version, character, visibility) for e in decided]
+    return [Draft(e.type, e.payload, e.version, character, stored_visibility(character, visibility))
+            for e in decided]
 
 
 GM_TABLE_ACTIONS = {
@@ -250,4 +261,7 @@ GM_TABLE_ACTIONS = {
     "remove_member": ("remove members", decide_remove_member),
     "change_role": ("change roles", decide_change_role),
     "rename_campaign": ("rename the campaign", decide_rename_campaign),
+    "configure_campaign": ("change the campaign's settings", decide_configure_campaign),
+    "adjust_sheet": ("adjust sheets", decide_adjust_sheet),
+    "show_npc": ("choose what the players see of an NPC", decide_show_npc),
 }

@@ -12,7 +12,11 @@ from .errors import ActionError, Refused
 # Events that can't be voided: the campaign's frame, not something that happened in play.
 UNVOIDABLE = frozenset({"campaign_created", "member_joined", "character_created", "event_voided", "roll_revealed",
                         "session_started", "session_ended", "scene_started", "scene_ended",
-                        "member_removed", "member_role_changed", "campaign_renamed"})
+                        "member_removed", "member_role_changed", "campaign_renamed",
+                        # Campaign-wide or of several characters: a new event corrects them
+                        # (configure again, show the NPC again, the encounter's own commands).
+                        "campaign_configured", "npc_shown", "encounter_started", "combatant_added",
+                        "turn_order_set", "turn_advanced", "encounter_ended"})
 
 
 def check_seq(campaign: Campaign, action: dict) -> Event:
@@ -28,6 +32,11 @@ def decide_void(campaign: Campaign, membership: Membership, action: dict) -> Dra
     reason = check_reason(action, required=True)
     if target.type in UNVOIDABLE:
         raise Refused(f"A '{target.type}' event can't be voided.")
+    if (target.payload or {}).get("sides"):
+        # Several characters' states read it: a void would have to replay them all. The GM
+        # ends the contest and adjusts the sheets instead (adjust_sheet).
+        raise Refused(f"Event {target.seq} is a round of a contest between characters: it can't be voided; "
+                      "end the contest and adjust the sheets instead.")
     if Event.objects.filter(campaign=campaign, type="event_voided", payload__seq=target.seq).exists():
         raise Refused(f"Event {target.seq} is already voided.")
     return Draft("event_voided", {"seq": target.seq, "type": hidden.shown_type(target), "reason": reason}, 1,

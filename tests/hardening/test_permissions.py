@@ -34,6 +34,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from campaign.actions import GM_TABLE_ACTIONS, SCENE_ACTIONS
+from campaign.actions.encounters import ENCOUNTER_ACTIONS
 from campaign.models import Membership
 from rules import SYSTEM_MODULES, get_system
 
@@ -371,12 +372,17 @@ TABLE_ROWS = {
     "start_session": "gm", "end_session": "gm", "start_scene": "gm", "end_scene": "gm",
     "void": "gm", "reveal": "gm", "request_roll": "gm", "add_member": "gm",
     "remove_member": "gm", "change_role": "gm", "rename_campaign": "gm",
+    "configure_campaign": "gm", "adjust_sheet": "gm", "show_npc": "gm",
+    "start_encounter": "gm", "add_combatant": "gm", "set_turn_order": "gm", "end_encounter": "gm",
+    "advance_turn": "player",  # the GM, or the acting character's player (tests/campaign/test_evening_tools.py)
 }
 # Sub-permissions inside an action: (action, expectation).
 EXTRA_ROWS = [
     ({"type": "roll", "notation": "1d6", "character": "CHARACTER"}, "owner"),
     ({"type": "create_character", "name": "Minion", "owner": "bob"}, "gm"),
     ({"type": "request_roll", "character": "CHARACTER", "action": {"type": "roll", "notation": "1d6"}}, "gm"),
+    ({"type": "create_character", "name": "Minion", "npc": True, "quick": {"rating": 1}}, "gm"),
+    ({"type": "create_character", "name": "Veteran", "override_limits": True}, "gm"),
 ]
 SYSTEM_ROWS = {
     "tote": {"skill_test": "owner", "spend_resolve": "owner", "invoke_aspect": "owner", "effect_test": "owner",
@@ -384,14 +390,14 @@ SYSTEM_ROWS = {
              "heal_injury": "gm", "award_points": "gm", "end_tale": "gm"},
     "wyrm": {"check": "owner", "damage": "owner", "spend_fate": "owner", "buy_advance": "owner",
              "automatic_success": "gm", "approve_fate": "gm", "deny_fate": "gm", "grant_fate": "gm",
-             "award_points": "gm"},
+             "award_points": "gm", "mark_harm": "gm", "heal_harm": "gm"},
     "tale": {"straight_roll": "owner", "hide": "owner", "start_contest": "owner", "iterated_round": "owner",
              "end_contest": "owner", "start_combat": "owner", "combat_round": "owner", "assign_damage": "owner",
              "rest": "owner", "buy_advance": "owner", "award_points": "gm", "take_damage": "gm",
              "impose_penalty": "gm"},
     "mdt": {"test": "owner", "opposed_test": "owner", "contest_round": "owner", "end_contest": "owner",
             "project_roll": "owner", "abandon_project": "owner", "buy_advance": "owner", "start_contest": "gm",
-            "start_project": "gm", "say_yes": "gm", "award_points": "gm"},
+            "start_project": "gm", "say_yes": "gm", "award_points": "gm", "mark_harm": "gm", "heal_harm": "gm"},
 }
 # (persona, whose character) -> may act, per kind of row.
 MAY = {
@@ -425,7 +431,8 @@ def test_every_action_has_a_row(db, system):
     assert set(SYSTEM_ROWS[system]) == set(rules.actions), f"{system}: add a row for each new action"
     assert {a for a, who in SYSTEM_ROWS[system].items() if who == "gm"} == set(rules.gm_actions), \
         f"{system}: the rows and the system's gm_actions disagree about who may act"
-    assert set(TABLE_ROWS) == {"roll", "add_seed", "create_character", *SCENE_ACTIONS, *GM_TABLE_ACTIONS}
+    assert set(TABLE_ROWS) == {"roll", "add_seed", "create_character", *SCENE_ACTIONS, *GM_TABLE_ACTIONS,
+                               *ENCOUNTER_ACTIONS}
     assert vocabulary(system) == set(TABLE_ROWS) | set(SYSTEM_ROWS[system]), \
         f"{system}: the server knows actions the matrix does not (or the other way round)"
 

@@ -37,6 +37,8 @@ from campaign.log import FORMAT_1, FORMAT_2, event_hash, hashed_fields, lock_cam
 from campaign.models import (
     GENESIS_HASH,
     ROLE_CHOICES,
+    SHOWN_CHOICES,
+    SHOWN_FULL,
     VISIBILITY_CHOICES,
     Campaign,
     Character,
@@ -275,8 +277,10 @@ class Command(BaseCommand):
             ident, owner = _number(c["id"], "a character's id"), c.get("owner_id")
             if ident in characters or (owner is not None and (not isinstance(owner, int) or owner not in users)):
                 raise Malformed(f"character {ident} is listed twice or its owner is not one of the header's users")
+            # An NPC keeps what the players may see of it (an older header has no NPCs).
             Character.objects.create(id=ident, campaign=campaign, owner_id=users[owner] if owner is not None else None,
-                                     name=_text(c["name"], "a character's name", 80))
+                                     name=_text(c["name"], "a character's name", 80), npc=c.get("npc") is True,
+                                     shown=_choice(c.get("shown", SHOWN_FULL), "an NPC's shown", SHOWN_CHOICES))
             Character.objects.filter(pk=ident).update(created_at=_when(c["created_at"]))
             characters.add(ident)
         sessions = set()

@@ -1,0 +1,50 @@
+"""The GM's hand on a sheet: ``adjust_sheet`` stores a ``sheet_adjusted`` event with a reason.
+
+A house ruling, a correction that is not a mistake to void, a wound from a
+scene nobody rolled: the GM sets values of the character's state by path
+(``{"changes": {"fate": 4, "sheet.skills.Strike": 3}, "reason": "..."}``).
+The event records each change with its old value (the diff the audit shows).
+The adjusted sheet must still pass the system's ranges (not its creation
+limits: an adjustment is the GM's, like the override at creation).
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from rules import RuleError
+from rules.common import ADJUSTED, adjusted, plan_adjustment
+
+from .. import hidden
+from ..log import Draft
+from ..models import VISIBILITY_GM, VISIBILITY_PUBLIC, Campaign, Membership
+from .access import access_character
+from .checks import check_reason
+from .errors import ActionError, Refused
+from .npcs import stored_visibility
+
+
+def check_established(rules, sheet: dict) -> dict:
+    """The system's sheet check without creation limits (TOTE's ``creation=False``), for the GM."""
+    if "creation" in inspect.signature(rules.validate_sheet).parameters:
+        return rules.validate_sheet(sheet, creation=False)
+    return rules.validate_sheet(sheet)
+
+
+def decide_adjust_sheet(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+    character = access_character(membership, action.get("character"))
+    reason = check_reason(action, required=True)
+    state = character.projection.state
+    try:
+        changes = plan_adjustment(state, action.get("changes"))
+        check_established(campaign.rules, adjusted(state, changes)["sheet"])
+    except RuleError as e:
+        if e.code == "unchanged":
+            raise Refused(e.message, e.code)
+        raise ActionError(f"That adjustment does not fit the sheet: {e.message}", "invalid")
+    # The old values are read from the whole state: if events hidden from the table shaped it,
+    # the adjustment is the GM's to see too (docs/hidden-information.md).
+    (hidden_from_table,) = hidden.hidden_shaped(character, [hidden.EVERYONE])
+    visibility = VISIBILITY_GM if hidden_from_table else VISIBILITY_PUBLIC
+    return Draft(ADJUSTED, {"changes": changes, "reason": reason}, 1, character,
+                 stored_visibility(character, visibility))

@@ -1,0 +1,101 @@
+"""Encounters and turn order: campaign-level events every member sees live.
+
+The GM starts an encounter, adds combatants (any character the table may see:
+a hidden NPC is shown by name first), sets the order (no text has an
+initiative rule, rules/encounter.py) and ends it; the GM, or the player whose
+character is acting, advances the turn. The running encounter is folded from
+its events at read time (:func:`current_encounter`).
+"""
+
+from __future__ import annotations
+
+from rules import encounter as E
+
+from ..log import Draft
+from ..models import SHOWN_HIDDEN, Campaign, Character, Event, Membership
+from .access import access_character, require_gm
+from .checks import check_name
+from .errors import ActionError, Forbidden, Refused
+
+
+def current_encounter(campaign: Campaign) -> dict | None:
+    """The running encounter (``None`` if none): name, combatants in order, round, turn, acting."""
+    start = (Event.objects.filter(campaign=campaign, type=E.STARTED).order_by("-seq")
+             .values_list("seq", flat=True).first())
+    if start is None:
+        return None
+    rows = (Event.objects.filter(campaign=campaign, type__in=E.EVENTS, seq__gte=start).order_by("seq")
+            .values_list("type", "payload"))
+    return E.fold(rows)
+
+
+def in_running_encounter(campaign: Campaign, character: Character) -> bool:
+    encounter = current_encounter(campaign)
+    return bool(encounter) and any(c["character"] == character.id for c in encounter["combatants"])
+
+
+def _running(campaign: Campaign) -> dict:
+    encounter = current_encounter(campaign)
+    if encounter is None:
+        raise Refused("No encounter is running: the GM starts one first.")
+    return encounter
+
+
+def decide_start_encounter(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+    if current_encounter(campaign) is not None:
+        raise Refused("An encounter is already running: end it first.")
+    name = check_name(action.get("name") or "Encounter", "An encounter name")
+    return Draft(E.STARTED, {"name": name})
+
+
+def decide_add_combatant(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+    encounter = _running(campaign)
+    character = access_character(membership, action.get("character"))
+    if character.npc and character.shown == SHOWN_HIDDEN:
+        raise Refused(f"{character.name} is hidden from the players, and the turn order is the table's: "
+                      "show it by name first (show_npc).")
+    if any(c["character"] == character.id for c in encounter["combatants"]):
+        raise Refused(f"{character.name} is already in the encounter.")
+    if len(encounter["combatants"]) >= E.MAX_COMBATANTS:
+        raise Refused(f"An encounter has at most {E.MAX_COMBATANTS} combatants.")
+    return Draft(E.ADDED, {"character": character.id, "name": character.name})
+
+
+def decide_set_turn_order(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+    encounter = _running(campaign)
+    order = action.get("order")
+    ids = [c["character"] for c in encounter["combatants"]]
+    if not isinstance(order, list) or sorted(o for o in order if isinstance(o, int) and not isinstance(o, bool)) \
+            != sorted(ids) or len(order) != len(ids):
+        raise ActionError(f"'order' must list each combatant's character id exactly once: {ids}.")
+    if order == ids:
+        raise Refused("That is already the turn order.")
+    return Draft(E.ORDERED, {"order": order})
+
+
+def decide_advance_turn(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+    """The next combatant's turn: the GM's call, or the acting character's player ending theirs."""
+    encounter = _running(campaign)
+    if not encounter["combatants"]:
+        raise Refused("Add combatants before the first turn.")
+    if not membership.is_gm:
+        acting = encounter["acting"]
+        owner = Character.objects.filter(pk=acting).values_list("owner_id", flat=True).first() if acting else None
+        if owner != membership.user_id:
+            raise Forbidden("Only the GM, or the player whose character is acting, can end the turn.")
+    return Draft(E.ADVANCED, E.next_turn(encounter))
+
+
+def decide_end_encounter(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+    encounter = _running(campaign)
+    return Draft(E.ENDED, {"name": encounter["name"], "rounds": encounter["round"]})
+
+
+# type -> (what only the GM may do, or None when the function checks it, decide function)
+ENCOUNTER_ACTIONS = {
+    "start_encounter": ("start encounters", decide_start_encounter),
+    "add_combatant": ("add combatants", decide_add_combatant),
+    "set_turn_order": ("set the turn order", decide_set_turn_order),
+    "advance_turn": (None, decide_advance_turn),
+    "end_encounter": ("end encounters", decide_end_encounter),
+}

@@ -1,0 +1,115 @@
+"""NPCs and opponents: characters the GM owns, shown to the players as the GM chooses.
+
+``shown`` is ``hidden`` (the players do not know it exists), ``name`` (they see
+its name, never its sheet) or ``full`` (like any character). What a player may
+not see never reaches them, through the one visibility filter:
+
+* an NPC's own events (its creation with the sheet, its rolls, adjustments)
+  are stored ``gm`` while it is not fully shown (:func:`stored_visibility`),
+  so every player receives them sealed; a reveal shows one later;
+* a hidden NPC is left out of every list and read (:func:`characters_for`,
+  ``access_character_for_reading``), with the same "no such character" as
+  an id that does not exist; a name-only one is listed by name, its state
+  never served;
+* ``show_npc`` changes what the players see from then on (event ``npc_shown``).
+
+Why the events and not a filter on payloads: a sealed stub is the one shape
+hidden information takes (docs/hidden-information.md), and members verify the
+chain with it.
+"""
+
+from __future__ import annotations
+
+from rules import RuleError
+from rules.npc import quick_sheet
+
+from ..log import Draft
+from ..models import (
+    SHOWN_CHOICES, SHOWN_FULL, SHOWN_HIDDEN, VISIBILITY_GM, VISIBILITY_PUBLIC, Campaign, Character, Event,
+    Membership,
+)
+from .access import access_character
+from .errors import ActionError, Refused
+
+SHOWN = tuple(value for value, _ in SHOWN_CHOICES)
+NPC_SHOWN = "npc_shown"
+
+
+def stored_visibility(character: Character | None, visibility: str) -> str:
+    """How an event about ``character`` alone is stored: ``gm`` for an NPC the players may not fully see."""
+    if character is not None and character.npc and character.shown != SHOWN_FULL:
+        return VISIBILITY_GM
+    return visibility
+
+
+def hidden_from(character: Character, membership: Membership) -> bool:
+    """Whether the member may not know ``character`` exists."""
+    return character.npc and character.shown == SHOWN_HIDDEN and not membership.is_gm
+
+
+def sheet_hidden_from(character: Character, membership: Membership) -> bool:
+    """Whether the member may not read ``character``'s sheet."""
+    return character.npc and character.shown != SHOWN_FULL and not membership.is_gm
+
+
+def characters_for(membership: Membership):
+    """The campaign's characters the member may know of (hidden NPCs only for the GM)."""
+    qs = Character.objects.filter(campaign_id=membership.campaign_id)
+    return qs if membership.is_gm else qs.exclude(npc=True, shown=SHOWN_HIDDEN)
+
+
+def read_npc_fields(campaign: Campaign, membership: Membership, action: dict) -> tuple[bool, str, dict | None]:
+    """``(npc, shown, quick sheet or None)`` of a ``create_character`` action."""
+    npc = action.get("npc", False)
+    if not isinstance(npc, bool):
+        raise ActionError("'npc' must be true or false.")
+    if not npc:
+        for key in ("shown", "quick"):
+            if action.get(key) is not None:
+                raise ActionError(f"'{key}' is for NPCs: add \"npc\": true.")
+        return False, SHOWN_FULL, None
+    if not membership.is_gm:
+        from .errors import Forbidden
+        raise Forbidden("Only the GM can make NPCs.")
+    shown = action.get("shown", SHOWN_HIDDEN)
+    if shown not in SHOWN:
+        raise ActionError(f"'shown' must be one of: {', '.join(SHOWN)}.")
+    quick = None
+    if action.get("quick") is not None:
+        if action.get("sheet") is not None:
+            raise ActionError("Give a 'sheet' or a 'quick' template, not both.")
+        try:
+            quick = quick_sheet(campaign.system, action["quick"])
+        except RuleError as e:
+            raise ActionError(e.message, e.code)
+    return True, shown, quick
+
+
+def decide_show_npc(campaign: Campaign, membership: Membership, action: dict) -> list[Draft]:
+    """GM: what the players see of an NPC from now on (``shown``: hidden, name or full).
+
+    Shown fully, its creation (the sheet) is revealed too, so the players' view of its state
+    starts there; its rolls made while it was hidden stay sealed until the GM reveals them."""
+    character = access_character(membership, action.get("character"))
+    if not character.npc:
+        raise Refused(f"{character.name} is a player's character: the table always sees them.")
+    shown = action.get("shown")
+    if shown not in SHOWN:
+        raise ActionError(f"'shown' must be one of: {', '.join(SHOWN)}.")
+    if shown == character.shown:
+        raise Refused(f"{character.name} is already shown that way.")
+    from .encounters import in_running_encounter
+    if shown == SHOWN_HIDDEN and in_running_encounter(campaign, character):
+        raise Refused(f"{character.name} is in the running encounter's turn order: the table sees it there.")
+    before = character.shown
+    Character.objects.filter(pk=character.pk).update(shown=shown)
+    character.shown = shown
+    # The change itself: the table learns of a name (or a sheet) as it is shown; hiding it again is the GM's note.
+    drafts = [Draft(NPC_SHOWN, {"name": character.name, "from": before, "shown": shown}, 1, character,
+                    VISIBILITY_GM if shown == SHOWN_HIDDEN else VISIBILITY_PUBLIC)]
+    created = Event.objects.get(character=character, type="character_created")
+    if shown == SHOWN_FULL and created.visibility != VISIBILITY_PUBLIC and not Event.objects.filter(
+            campaign=campaign, type="roll_revealed", payload__seq=created.seq).exists():
+        from .log_entries import decide_reveal
+        drafts.append(decide_reveal(campaign, membership, {"seq": created.seq}))
+    return drafts

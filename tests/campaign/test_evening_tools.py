@@ -1,0 +1,210 @@
+"""The GM's tools for a whole evening: campaign settings as events, sheet adjustments, the
+creation-limit override, NPCs shown as the GM chooses, encounters and turn order."""
+
+from __future__ import annotations
+
+import pytest
+
+from campaign.actions import ActionError, Forbidden, NotFound, Refused, access_character_for_reading
+from campaign.actions.campaign_options import current_options
+from campaign.actions.encounters import current_encounter
+from campaign.log import events_after, verify_chain
+from campaign.models import Character, Event
+from campaign.projections import rebuild
+from campaign.visibility import Viewer, for_viewer
+from rules import get_system
+
+CREATION_OK = get_system("tote").example_sheet
+
+
+def state(character):
+    character.projection.refresh_from_db()
+    return character.projection.state
+
+
+def seen_by(table, user):
+    """Every event as ``user`` receives it (the one visibility filter)."""
+    viewer = Viewer.of(table.membership(user))
+    events, revealed = events_after(table.campaign.id, 0, 10_000)
+    return [for_viewer(e, viewer, revealed) for e in events]
+
+
+# --- campaign settings ---------------------------------------------------------------------------
+
+def test_a_settings_change_is_one_event_every_character_folds(table):
+    hero = table.create_character(table.alice, "Ayasha", CREATION_OK)
+    other = table.create_character(table.bob, "Bo", CREATION_OK)
+    result = table.command(table.gm, {"type": "configure_campaign", "settings": {"resolve_max": 7},
+                                      "reason": "heroic campaign"})
+    event = result.events[0]
+    assert (event.type, event.character_id, event.visibility) == ("campaign_configured", None, "public")
+    assert event.payload["changed"] == {"resolve_max": {"from": 5, "to": 7}}
+    assert state(hero)["sheet"]["options"]["resolve_max"] == 7 == state(other)["sheet"]["options"]["resolve_max"]
+    # A character created later starts with the campaign's settings, whatever its sheet said.
+    late = table.create_character(table.alice, "Late", {**CREATION_OK, "options": {"resolve_max": 2}})
+    assert state(late)["sheet"]["options"]["resolve_max"] == 7
+    assert current_options(table.campaign)["resolve_max"] == 7
+    assert rebuild(table.campaign, check=True) == []
+
+
+def test_settings_changes_are_the_gm_s_and_must_change_something(table):
+    head = table.campaign.last_seq
+    with pytest.raises(Forbidden):
+        table.command(table.alice, {"type": "configure_campaign", "settings": {"resolve_max": 7}})
+    with pytest.raises(ActionError, match="no setting 'hp'"):
+        table.command(table.gm, {"type": "configure_campaign", "settings": {"hp": 7}})
+    with pytest.raises(ActionError, match="from 1 to 20"):
+        table.command(table.gm, {"type": "configure_campaign", "settings": {"resolve_max": 99}})
+    with pytest.raises(Refused, match="nothing changed"):
+        table.command(table.gm, {"type": "configure_campaign", "settings": {"resolve_max": 5}})
+    with pytest.raises(Refused, match="can't be voided"):
+        seq = table.command(table.gm, {"type": "configure_campaign", "settings": {"resolve_max": 6}}).events[0].seq
+        table.command(table.gm, {"type": "void", "seq": seq, "reason": "oops"})
+    assert Event.objects.filter(campaign=table.campaign, seq__gt=head).count() == 1
+
+
+def test_an_older_log_s_sheet_options_are_the_campaign_s_until_the_gm_changes_one(table):
+    # Before settings existed a sheet carried its options: read as played, never rewritten.
+    hero = table.create_character(table.alice, "Old", {**CREATION_OK, "options": {"resolve_max": 3}})
+    stored = Event.objects.get(character=hero, type="character_created").payload["sheet"]["options"]
+    assert current_options(table.campaign)["resolve_max"] == 3 == stored["resolve_max"]
+    table.command(table.gm, {"type": "configure_campaign", "settings": {"injury_track": [4, 2, 0]}})
+    assert state(hero)["sheet"]["options"]["resolve_max"] == 3  # carried over from the upcast, not reset
+    assert state(hero)["sheet"]["options"]["injury_track"] == [4, 2, 0]
+
+
+def test_the_settings_page_shows_and_changes_the_rules_settings(table, client):
+    client.force_login(table.gm)
+    page = client.get(f"/campaigns/{table.campaign.slug}/settings/")
+    assert b"Resolve maximum" in page.content and b'name="opt:injury_track" value="5, 4, 3, 2, 1, 0"' in page.content
+    client.post(f"/campaigns/{table.campaign.slug}/settings/", {
+        "do": "configure_campaign", "opt:resolve_max": "6", "opt:injury_track": "5, 4, 3, 2, 1, 0",
+        "opt:effect_test.mode": "count", "reason": "we like counting"})
+    event = Event.objects.filter(campaign=table.campaign, type="campaign_configured").get()
+    assert event.payload["changed"] == {"resolve_max": {"from": 5, "to": 6},
+                                        "effect_test.mode": {"from": "sum", "to": "count"}}
+    assert event.payload["reason"] == "we like counting"
+    bad = client.post(f"/campaigns/{table.campaign.slug}/settings/", {
+        "do": "configure_campaign", "opt:injury_track": "5, x"}, follow=True)
+    assert b"whole numbers only" in bad.content
+
+
+# --- the GM's adjustments and the creation-limit override ---------------------------------------
+
+def test_an_adjustment_stores_its_diff_and_reason_and_folds(table):
+    hero = table.create_character(table.alice, "Ayasha", CREATION_OK)
+    result = table.command(table.gm, {"type": "adjust_sheet", "character": hero.id, "reason": "lost an eye",
+                                      "changes": {"sheet.skills.Shoot": 0, "resolve": 1}})
+    event = result.events[0]
+    assert event.payload == {"reason": "lost an eye", "changes": [
+        {"path": "sheet.skills.Shoot", "from": 1, "to": 0}, {"path": "resolve", "from": 3, "to": 1}]}
+    assert state(hero)["sheet"]["skills"]["Shoot"] == 0 and state(hero)["resolve"] == 1
+    with pytest.raises(ActionError, match="does not fit the sheet"):
+        table.command(table.gm, {"type": "adjust_sheet", "character": hero.id, "reason": "r",
+                                 "changes": {"sheet.skills.Shoot": 9}})
+    with pytest.raises(ActionError, match="Say why"):
+        table.command(table.gm, {"type": "adjust_sheet", "character": hero.id, "changes": {"resolve": 2}})
+    with pytest.raises(Forbidden):
+        table.command(table.alice, {"type": "adjust_sheet", "character": hero.id, "reason": "r",
+                                    "changes": {"resolve": 5}})
+    assert rebuild(table.campaign, check=True) == []
+
+
+def test_the_gm_may_override_creation_limits_and_the_character_says_so(table):
+    veteran = {**CREATION_OK, "skills": {**CREATION_OK["skills"], "Strike": 5}}
+    with pytest.raises(ActionError, match="at character creation"):
+        table.create_character(table.alice, "Too good", veteran)
+    with pytest.raises(Forbidden):
+        table.command(table.alice, {"type": "create_character", "name": "V", "sheet": veteran, "override_limits": True})
+    result = table.command(table.gm, {"type": "create_character", "name": "Veteran", "sheet": veteran,
+                                      "override_limits": True, "owner": "alice"})
+    assert result.events[0].payload["limits_overridden"] is True
+    character = Character.objects.get(pk=result.events[0].character_id)
+    assert state(character)["limits_overridden"] is True and state(character)["sheet"]["skills"]["Strike"] == 5
+
+
+# --- NPCs -------------------------------------------------------------------------------------------
+
+def make_npc(table, name="Bandit", shown="hidden", **extra):
+    result = table.command(table.gm, {"type": "create_character", "npc": True, "name": name, "shown": shown,
+                                      "quick": {"template": "veteran"}, **extra})
+    return Character.objects.get(pk=result.events[0].character_id)
+
+
+def test_a_hidden_npc_never_reaches_a_player(table, client):
+    npc = make_npc(table)
+    table.command(table.gm, {"type": "skill_test", "character": npc.id, "skill": "Strike", "target": 8})
+    table.command(table.gm, {"type": "roll", "character": npc.id, "notation": "2d6"})
+    assert npc.owner_id == table.gm.id and npc.npc and state(npc)["limits_overridden"] is True
+    for user in (table.alice, table.watcher):
+        seen = seen_by(table, user)
+        assert not any("Bandit" in str(e) for e in seen)  # not its name, sheet, nor its character id
+        assert not any(e.get("character") == npc.id for e in seen)
+        with pytest.raises(NotFound, match=f"no character {npc.id}"):
+            access_character_for_reading(table.membership(user), npc.id)
+    client.force_login(table.alice)
+    page = client.get(f"/campaigns/{table.campaign.slug}/")
+    assert b"Bandit" not in page.content
+    assert client.get(f"/api/campaigns/{table.campaign.slug}/characters/{npc.id}").status_code == 404
+    assert b"Bandit" in seen_by(table, table.gm).__str__().encode()
+
+
+def test_a_name_only_npc_shows_its_name_never_its_sheet_and_can_be_shown_fully(table, client):
+    npc = make_npc(table, shown="name")
+    client.force_login(table.alice)
+    page = client.get(f"/campaigns/{table.campaign.slug}/")
+    assert b"Bandit" in page.content
+    assert client.get(f"/api/campaigns/{table.campaign.slug}/characters/{npc.id}").status_code == 404
+    created = next(e for e in seen_by(table, table.alice) if e["seq"] == Event.objects.get(
+        character=npc, type="character_created").seq)
+    assert created["type"] == "sealed"  # the sheet is in it
+    shown = table.command(table.gm, {"type": "show_npc", "character": npc.id, "shown": "full"}).events[0]
+    assert shown.visibility == "public" and shown.payload["shown"] == "full"
+    assert client.get(f"/api/campaigns/{table.campaign.slug}/characters/{npc.id}").json()["state"]["sheet"]
+    assert table.command(table.gm, {"type": "roll", "character": npc.id, "notation": "1d6"}).events[0].visibility == "public"
+    with pytest.raises(Refused, match="player's character"):
+        table.command(table.gm, {"type": "show_npc", "character": table.create_character(table.alice, "A", CREATION_OK).id,
+                                 "shown": "hidden"})
+
+
+def test_only_the_gm_makes_npcs(table):
+    with pytest.raises(Forbidden):
+        table.command(table.alice, {"type": "create_character", "npc": True, "name": "X", "quick": {"rating": 2}})
+    with pytest.raises(ActionError, match="quick.template"):
+        table.command(table.gm, {"type": "create_character", "npc": True, "name": "X", "quick": {"template": "god"}})
+
+
+# --- encounters and turn order -----------------------------------------------------------------------
+
+def test_an_encounter_orders_turns_and_advances_them(table):
+    alice = table.create_character(table.alice, "Ayasha", CREATION_OK)
+    bob = table.create_character(table.bob, "Bo", CREATION_OK)
+    npc = make_npc(table)
+    table.command(table.gm, {"type": "start_encounter", "name": "Ambush"})
+    table.command(table.gm, {"type": "add_combatant", "character": alice.id})
+    table.command(table.gm, {"type": "add_combatant", "character": bob.id})
+    with pytest.raises(Refused, match="show it by name first"):
+        table.command(table.gm, {"type": "add_combatant", "character": npc.id})
+    table.command(table.gm, {"type": "show_npc", "character": npc.id, "shown": "name"})
+    table.command(table.gm, {"type": "add_combatant", "character": npc.id})
+    with pytest.raises(Refused, match="in the running encounter"):
+        table.command(table.gm, {"type": "show_npc", "character": npc.id, "shown": "hidden"})
+    table.command(table.gm, {"type": "set_turn_order", "order": [npc.id, alice.id, bob.id]})
+    first = table.command(table.gm, {"type": "advance_turn"}).events[0]
+    assert first.payload == {"round": 1, "turn": 0, "acting": npc.id, "name": "Bandit"}
+    with pytest.raises(Forbidden):
+        table.command(table.alice, {"type": "advance_turn"})  # not Ayasha's turn yet
+    table.command(table.gm, {"type": "advance_turn"})
+    table.command(table.alice, {"type": "advance_turn"})  # Ayasha ends her turn
+    assert current_encounter(table.campaign)["acting"] == bob.id
+    table.command(table.bob, {"type": "advance_turn"})
+    assert current_encounter(table.campaign)["round"] == 2 and current_encounter(table.campaign)["acting"] == npc.id
+    with pytest.raises(ActionError, match="exactly once"):
+        table.command(table.gm, {"type": "set_turn_order", "order": [npc.id, alice.id]})
+    table.command(table.gm, {"type": "end_encounter"})
+    assert current_encounter(table.campaign) is None
+    with pytest.raises(Refused, match="No encounter"):
+        table.command(table.gm, {"type": "advance_turn"})
+    assert all(e.visibility == "public" for e in Event.objects.filter(campaign=table.campaign, type__in=(
+        "encounter_started", "combatant_added", "turn_order_set", "turn_advanced", "encounter_ended")))
+    assert verify_chain(type(table.campaign).objects.get(pk=table.campaign.pk)).ok
