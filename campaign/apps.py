@@ -9,3 +9,6 @@ class CampaignConfig(AppConfig):
     def ready(self):
         from . import checks  # noqa: F401  (registers the deploy checks)
         from . import signals  # noqa: F401  (closes sockets on logout and deactivation)
+        from .outages import retry_connections_steadily
+
+        retry_connections_steadily()  # the pool reconnects within a second of PostgreSQL's return

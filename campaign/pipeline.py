@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 from .actions import ActionError
+from .outages import MESSAGES, outage_code
 
 MAX_BYTES = 64 * 1024  # a request body or a socket frame
 MAX_DIGITS = 18  # whole numbers from text: never parse (or print) a huge one
@@ -58,3 +59,17 @@ def parse_whole_number(text: str | None, name: str, lo: int, hi: int, default: i
 def http_status(e: ActionError) -> int:
     """The status an error is answered with over HTTP (the socket sends its ``code``)."""
     return 401 if e.code == "unauthenticated" else e.status
+
+
+class Unavailable(ActionError):
+    """PostgreSQL is away: ``database_unavailable`` (nothing was stored) or ``outcome_unknown``
+    (the connection died at COMMIT: resend the same id). campaign/outages.py tells them apart;
+    HTTP answers them there too (its middleware), with the same codes and messages."""
+
+    status = 503
+
+
+def outage_error(e: Exception) -> ActionError | None:
+    """The error a database outage is answered with, or None if ``e`` is not one."""
+    code = outage_code(e)
+    return None if code is None else Unavailable(MESSAGES[code], code)

@@ -63,6 +63,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "campaign.outages.DatabaseOutageMiddleware",  # 503, not 500, while PostgreSQL is away
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -98,15 +99,26 @@ DATABASES = {
         conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Fail fast when PostgreSQL is unreachable: a request answers 503 database_unavailable
+    # within seconds instead of hanging on the operating system's connect timeout
+    # (docs/operations.md). Checked on every new connection, pooled or not.
+    DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = env_int("DB_CONNECT_TIMEOUT", 3)
+    # Every connection is checked (one empty round trip) before it is used, pooled or
+    # persistent: connections broken by a PostgreSQL restart are replaced, never handed
+    # out (Django passes psycopg_pool's check_connection to the pool).
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_int("DB_POOL_MAX", 20) > 0:
     # A pool per process: without it every database call under ASGI opens a
     # new connection (measured: a quarter of the database thread's time, see
     # docs/performance.md). Django refuses a pool with persistent connections.
     DATABASES["default"]["CONN_MAX_AGE"] = 0
-    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+    DATABASES["default"]["OPTIONS"]["pool"] = {
         "min_size": 1,
         "max_size": env_int("DB_POOL_MAX", 20),
-        "timeout": 10,
+        # How long a request waits for a connection before it answers 503: with
+        # PostgreSQL down, every request waits this long, so it is short.
+        "timeout": env_int("DB_POOL_TIMEOUT", 3),
     }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # IMMEDIATE takes the write lock when a transaction begins, so concurrent
@@ -150,6 +162,11 @@ if REDIS_URL:
                 }],
                 "capacity": env_int("CHANNEL_CAPACITY", 500),
                 "expiry": 60,
+                # A socket's group memberships last this long unless refreshed, and every
+                # heartbeat refreshes them (sessions/consumers.py): a process killed without
+                # discarding its sockets leaves the groups within this time, not a day
+                # (channels-redis's default), so broadcasts stop filling dead channels.
+                "group_expiry": env_int("CHANNEL_GROUP_EXPIRY", max(30, 8 * env_int("TABLE_HEARTBEAT_SECONDS", 15))),
             },
         }
     }

@@ -6,6 +6,9 @@ from sessions import views as table_views
 
 from . import api, audit_views, openapi, views
 
+# A database outage met outside a view is a 503 too (campaign/outages.py).
+handler500 = "campaign.outages.server_error"
+
 urlpatterns = [
     path("", views.home, name="home"),
     path("login/", views.login_view, name="login"),

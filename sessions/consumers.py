@@ -34,7 +34,8 @@ from campaign.actions import ActionError, access_campaign, do_command
 from campaign.broadcast import group_name, user_group
 from campaign.log import events_after
 from campaign.ratelimit import SocketBucket, check_user_rate
-from campaign.pipeline import MAX_SEQ, check_size, parse_json, parse_whole_number
+from campaign.outages import DATABASE_OUTAGE, UNKNOWN_MESSAGE, UnknownOutcome
+from campaign.pipeline import MAX_SEQ, check_size, outage_error, parse_json, parse_whole_number
 from campaign.visibility import Viewer, for_viewer
 
 from . import models as presence
@@ -188,19 +189,30 @@ class TableConsumer(AsyncWebsocketConsumer):
                     await self._send_event(data)
 
     async def heartbeat(self):
-        group = group_name(self.campaign_id)
+        """Every few seconds: catch up from the database, tell the client the head, and
+        re-join this socket's groups.
+
+        It survives every error, logging it and trying again on the next beat: a database
+        outage (OperationalError, PoolTimeout) or a Redis restart must never end it, or the
+        socket stays open, looks live and misses every later event (docs/operations.md).
+        Re-joining each beat also puts the socket back into groups a restarted Redis lost,
+        and keeps its membership younger than the layer's group expiry.
+        """
         try:
             while True:
                 await asyncio.sleep(settings.TABLE_HEARTBEAT_SECONDS)
-                head = await database_sync_to_async(_head)(self.campaign_id, self.channel_name)
-                if head["seq"] > self.last_sent:
-                    await self.catch_up()
-                await self._send_json({"type": "heartbeat", "seq": head["seq"], "head": head})
                 try:
-                    # Refresh membership: groups expire silently in the layer.
-                    await self.channel_layer.group_add(group, self.channel_name)
-                except Exception as e:  # Redis away: the heartbeat keeps us in sync anyway
-                    log.warning("group refresh failed: %r", e)
+                    head = await database_sync_to_async(_head)(self.campaign_id, self.channel_name)
+                    if head["seq"] > self.last_sent:
+                        await self.catch_up()
+                    await self._send_json({"type": "heartbeat", "seq": head["seq"], "head": head})
+                except Exception as e:
+                    log.warning("heartbeat failed, trying again in %ss: %r", settings.TABLE_HEARTBEAT_SECONDS, e)
+                for group in (group_name(self.campaign_id), user_group(self.membership.user_id)):
+                    try:
+                        await self.channel_layer.group_add(group, self.channel_name)
+                    except Exception as e:  # Redis away: the heartbeat keeps us in sync anyway
+                        log.warning("group refresh failed: %r", e)
         except asyncio.CancelledError:
             pass
 
@@ -246,9 +258,15 @@ class TableConsumer(AsyncWebsocketConsumer):
             if e.code == "not_member":
                 await self._revoked()
             return
-        except Exception:
+        except Exception as e:
+            outage = outage_error(e)  # database_unavailable or outcome_unknown (campaign/outages.py)
+            if outage is not None:
+                log.warning("command %r: %s: %r", client_id, outage.code, e)
+                await self._error(client_id, outage.code, outage.message)
+                return
             log.exception("command failed")
-            await self._error(client_id, "server_error", "Something went wrong on the server; nothing was stored.")
+            # Not "nothing was stored": we do not know where it failed. The client resends the same id.
+            await self._error(client_id, "server_error", "Something went wrong on the server.")
             return
         await self._send_json({
             "type": "ack",
@@ -282,4 +300,7 @@ def _head(campaign_id: int, channel_name: str) -> dict:
 def _command_and_head(membership, body: dict):
     """Run a command, then read the head its ack carries (one trip to the database thread)."""
     result = do_command(membership, body)
-    return result, log_head(membership.campaign_id)
+    try:
+        return result, log_head(membership.campaign_id)
+    except DATABASE_OUTAGE as e:  # stored, but unconfirmed: the client's resend gets the stored ack
+        raise UnknownOutcome(UNKNOWN_MESSAGE) from e

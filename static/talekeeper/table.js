@@ -77,37 +77,73 @@ function newId() {
   return [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-async function postJSON(url, body) {
+async function postJSON(url, body, timeoutMs = 0) {
   const res = await fetch(url, {
     method: "POST",
     credentials: "same-origin",
     headers: { "Content-Type": "application/json", "X-CSRFToken": csrf },
     body: JSON.stringify(body),
+    signal: timeoutMs ? AbortSignal.timeout(timeoutMs) : undefined,
   });
   const json = await res.json().catch(() => ({}));
   return { ok: res.ok, status: res.status, json };
 }
 
 // Send one command: over the socket when it is up, else over HTTP with the same id.
+//
+// When its outcome is in doubt (the socket dropped before the answer, the server lost its
+// database at COMMIT, a 5xx or no answer at all) it is sent again with the SAME id: the server
+// stores an id at most once and answers a repeat with what it stored (docs/operations.md), so a
+// roll is never doubled and the player is never asked to roll again. database_unavailable is
+// not a doubt: the server knows nothing was stored, and says so.
 // `show`: where the acting member sees what it did: "card" (the result card beside the sheet's
 // actions, kept in view) or "log" (the log line, scrolled into view: the dice box sits under the log).
-export function sendCommand(action, { show } = {}) {
+const DOUBTS = new Set(["outcome_unknown", "server_error", "connection_lost", "no_answer"]);
+const RESEND_AFTER_MS = [500, 1000, 2000, 4000, 8000, 8000, 8000]; // ~30 s of asking, then say we don't know
+const ANSWER_WITHIN_MS = 15000;
+
+export async function sendCommand(action, { show } = {}) {
   const id = newId();
-  let sent;
+  for (let attempt = 0; ; attempt += 1) {
+    let ack;
+    try {
+      ack = await deliver(id, action);
+    } catch (problem) {
+      if (!DOUBTS.has(problem.code)) throw problem;
+      if (attempt >= RESEND_AFTER_MS.length) {
+        throw { code: problem.code, message: "We couldn't confirm whether that was stored. The log will show it if it was: check it once the table is live before sending it again." };
+      }
+      notice("Checking whether that was stored…", "info");
+      await new Promise((resolve) => setTimeout(resolve, RESEND_AFTER_MS[attempt]));
+      continue;
+    }
+    if (attempt) notice("");
+    if (show) expectResult(ack.seqs?.length ? ack.seqs : [ack.seq], show);
+    return ack;
+  }
+}
+
+function deliver(id, action) {
   if (socket && socket.readyState === WebSocket.OPEN) {
-    sent = new Promise((resolve, reject) => {
-      pending.set(id, { onAck: resolve, onError: reject });
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => { // a late ack is dropped; the resend gets the stored answer
+        pending.delete(id);
+        reject({ code: "no_answer", message: "No answer from the server." });
+      }, ANSWER_WITHIN_MS);
+      pending.set(id, {
+        onAck: (frame) => { clearTimeout(timer); resolve(frame); },
+        onError: (frame) => { clearTimeout(timer); reject(frame); },
+      });
       socket.send(JSON.stringify({ type: "command", id, action }));
     });
-  } else {
-    sent = postJSON(`/api/campaigns/${slug}/commands`, { id, action }).then(({ ok, json }) => {
-      if (!ok) throw { message: json.error?.message || "The server refused that; nothing was stored." };
-      return { seq: json.seq, seqs: (json.events || []).map((e) => e.seq) };
-    }, () => {
-      throw { message: "Not connected: wait for the table to reconnect, then try again." };
-    });
   }
-  return show ? sent.then((ack) => { expectResult(ack.seqs?.length ? ack.seqs : [ack.seq], show); return ack; }) : sent;
+  return postJSON(`/api/campaigns/${slug}/commands`, { id, action }, ANSWER_WITHIN_MS).then(({ ok, status, json }) => {
+    if (ok) return { seq: json.seq, seqs: (json.events || []).map((e) => e.seq) };
+    const code = json.error?.code || (status >= 500 ? "server_error" : "refused");
+    throw { code, message: json.error?.message || "The server refused that; nothing was stored." };
+  }, () => {
+    throw { code: "no_answer", message: "The server can't be reached." };
+  });
 }
 
 async function preview(action) {
@@ -178,9 +214,9 @@ function connect() {
   };
   ws.onclose = (ev) => {
     if (socket !== ws) return;
-    for (const [id, p] of pending) { // commands in flight: the server may or may not have them
+    for (const [id, p] of pending) { // commands in flight: the server may or may not have them (sendCommand resends)
       pending.delete(id);
-      p.onError({ message: "The connection dropped: check the log before trying again." });
+      p.onError({ code: "connection_lost", message: "The connection dropped." });
     }
     if (ev.code >= 4400 && ev.code < 4500) {
       setConn("closed", "Refused by the server: reload the page.");

@@ -12,7 +12,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from campaign.models import ApiToken
+from campaign.models import ApiToken, Event
 from rules import get_system
 from tests.browser.conftest import api_command, head_seq, off_the_loop
 from tests.conftest import Table
@@ -185,6 +185,50 @@ def test_a_dropped_socket_reconnects_and_catches_up_without_duplicates(table_of,
     expect(bob.event(start + 8)).to_be_attached()
     assert bob.seqs() == list(range(1, start + 9))
     assert len(bob.page.locator("#log > li").all()) == start + 8
+
+
+def test_a_roll_whose_outcome_is_in_doubt_is_resent_with_its_id_and_stored_once(table_of, seats):
+    """The server stored the roll but the page heard ``outcome_unknown`` (its database connection
+    died at COMMIT: tests/faults/test_doubled_roll.py): the page sends the same command id again,
+    gets the stored roll back, and never asks the player to roll again."""
+    table = table_of("tale")
+    alice = seats("alice")
+    sent: list[str] = []  # command ids the page sent, in order
+    lost: list[dict] = []  # the one ack the page never heard
+
+    def route(ws):
+        server = ws.connect_to_server()
+
+        def from_page(message):
+            frame = json.loads(message)
+            if frame.get("type") == "command":
+                sent.append(frame["id"])
+            server.send(message)
+
+        def from_server(message):
+            frame = json.loads(message)
+            if frame.get("type") == "ack" and not lost:
+                lost.append(frame)
+                message = json.dumps({"type": "error", "id": frame["id"], "code": "outcome_unknown",
+                                      "message": "The connection to the database broke while storing it."})
+            ws.send(message)
+
+        ws.on_message(from_page)
+        server.on_message(from_server)
+
+    alice.page.route_web_socket(re.compile(r"/ws/campaigns/"), route)
+    alice.page.evaluate("window.talekeeperTable.drop()")  # the next socket goes through the route
+    alice.wait_live()
+    start = head_seq(table)
+    alice.roll("3d6")
+    expect(alice.page.locator("#notice")).to_contain_text("Checking whether that was stored")
+    expect(alice.page.locator("#notice")).to_have_text("")  # the resend's ack: the stored roll
+    assert len(sent) == 2 and sent[0] == sent[1], sent
+    assert lost and lost[0]["seq"] == start + 1
+    expect(alice.event(start + 1)).to_be_attached()
+    assert head_seq(table) == start + 1
+    assert Event.objects.filter(campaign=table.campaign, command__client_id=sent[0]).count() == 1
+    assert alice.seqs() == list(range(1, start + 2))
 
 
 def test_a_voided_event_is_struck_through_and_the_sheet_changes_back(table_of, seats):

@@ -109,8 +109,10 @@ class RedisServer:
 class Daphne:
     """``daphne campaign.asgi:application`` on a fixed port, killable and restartable."""
 
-    def __init__(self, workdir: Path, redis_url: str | None, port: int | None = None, **env):
+    def __init__(self, workdir: Path, redis_url: str | None, port: int | None = None,
+                 database_url: str | None = None, **env):
         self.port = port or free_port()
+        self.database_url = database_url  # None: the test run's database
         self.workdir = workdir
         self.redis_url = redis_url
         self.env = env
@@ -126,7 +128,7 @@ class Daphne:
         assert self.proc is None or self.proc.poll() is not None, "already running"
         environment = {
             **os.environ,
-            "DATABASE_URL": test_database_url(),
+            "DATABASE_URL": self.database_url or test_database_url(),
             "DEBUG": "0",
             "SECRET_KEY": "test-secret-key-for-servers",
             "SECURE_COOKIES": "0",  # plain http on loopback

@@ -1,0 +1,30 @@
+"""Migrate the database named by DATABASE_URL and seed the personas' table (tests/conftest.py's
+``Table``): the template every fault test copies. Prints the personas' API tokens as JSON."""
+
+import json
+import os
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "campaign.settings")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.conf import settings  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+
+from campaign.models import ApiToken  # noqa: E402
+from tests.conftest import Table  # noqa: E402
+
+
+def main() -> None:
+    call_command("migrate", verbosity=0, interactive=False)
+    table = Table()
+    keys = {name: ApiToken.objects.create(user=getattr(table, name)).key
+            for name in ("gm", "alice", "bob", "watcher", "outsider")}
+    print(json.dumps(keys))
+
+
+if __name__ == "__main__":
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.PBKDF2PasswordHasher"]
+    main()
