@@ -7,7 +7,7 @@ import hashlib
 import re
 from dataclasses import dataclass, replace
 
-from django.db import connection, transaction
+from django.db import connection
 from django.utils import timezone
 
 from rules import RuleError
@@ -30,6 +30,7 @@ from ..models import (
     Event,
     Membership,
 )
+from ..outages import command_transaction
 from ..visibility import Viewer
 from .access import access_character, access_membership_now, require_gm
 from .adjustments import decide_adjust_sheet
@@ -107,7 +108,7 @@ def do_command(membership: Membership, body, dice=None) -> CommandResult:
     """
     client_id, action = check_command(body)
     body_hash = _body_hash(action)
-    with transaction.atomic():
+    with command_transaction():  # a connection lost at COMMIT is an unknown outcome, not "nothing stored"
         campaign = lock_campaign(membership.campaign_id)
         membership = access_membership_now(membership)
         user = membership.user
