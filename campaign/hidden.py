@@ -128,7 +128,12 @@ def one_event(drafts: list[Draft]) -> list[Draft]:
         return drafts
     first = drafts[0]  # the rules' events of one command share its character and visibility
     events = [{"type": d.type, "version": d.version, "payload": dict(d.payload)} for d in drafts]
-    return [Draft(BUNDLE, {"events": events}, 1, first.character, first.visibility)]
+    payload = {"events": events}
+    # The other characters its events concern (a contest's sides), findable without opening them.
+    sides = {side: True for e in events for side in (e["payload"].get("sides") or {})}
+    if sides:
+        payload["sides"] = sides
+    return [Draft(BUNDLE, payload, 1, first.character, first.visibility)]
 
 
 def shown_type(event: Event) -> str:

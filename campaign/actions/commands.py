@@ -33,6 +33,7 @@ from ..models import (
 from ..outages import command_transaction
 from ..visibility import Viewer
 from .access import access_character, access_membership_now, require_gm
+from . import contests
 from .adjustments import decide_adjust_sheet
 from .campaign_options import decide_configure_campaign
 from .campaigns import decide_rename_campaign
@@ -244,13 +245,18 @@ def _decide(campaign: Campaign, membership: Membership, action: dict, dice) -> l
     if action.get("character") is None:
         raise ActionError(f"The action '{kind}' needs a 'character' (its id).")
     character = access_character(membership, action["character"])
+    # A contest naming another character reads its sheet and is read by it (campaign/actions/contests.py).
+    opponent = contests.opponent_of(campaign, membership, character, action)
     try:
         # Who may see the decision depends on what hidden events it reads (campaign/hidden.py).
         decided, visibility = hidden.decide(rules, character, Viewer.of(membership), action, visibility, dice,
                                             INPUT_ERRORS)
     except RuleError as e:
         raise rule_refusal(e)
-    return [Draft(e.type, e.payload, e.version, character, stored_visibility(character, visibility))
+    if opponent is not None:
+        decided = contests.with_sides(campaign, character, opponent, decided)
+        visibility = contests.stricter(visibility, contests.visibility_with(opponent, membership, visibility))
+    return [Draft(e.type, e.payload, e.version, character, stored_visibility(character, visibility, opponent))
             for e in decided]
 
 

@@ -35,8 +35,11 @@ SHOWN = tuple(value for value, _ in SHOWN_CHOICES)
 NPC_SHOWN = "npc_shown"
 
 
-def stored_visibility(character: Character | None, visibility: str) -> str:
-    """How an event about ``character`` alone is stored: ``gm`` for an NPC the players may not fully see."""
+def stored_visibility(character: Character | None, visibility: str, opponent: Character | None = None) -> str:
+    """How an event about ``character`` is stored: ``gm`` for an NPC the players may not fully see,
+    unless it is a contest against a character the table sees (the GM disclosed the numbers)."""
+    if opponent is not None and not (opponent.npc and opponent.shown != SHOWN_FULL):
+        return visibility
     if character is not None and character.npc and character.shown != SHOWN_FULL:
         return VISIBILITY_GM
     return visibility

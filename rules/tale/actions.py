@@ -121,6 +121,14 @@ def _new_contest(kind: str, label: str, mine: int, theirs: int, rounds: int | No
             "ties": ties, "penalties": [], "damage_taken": 0, "damage_dealt": 0, "pool": pool}
 
 
+def _opponent(contest: dict, action: dict) -> None:
+    """A contest against another character (``vs_character``, rules/contests.py) remembers it: each
+    round is then read by both sides' states."""
+    opponent = action.get("vs_character")
+    if opponent is not None:
+        contest["opponent"] = require_int(action, "vs_character", 1, 2**53)
+
+
 def end_payload(state: dict, contest: dict, winner: str | None, reason: str) -> dict:
     """What ending a contest records; combat damage becomes damage to spread (at most what fits)."""
     payload = {"kind": contest["kind"], "label": contest["label"], "winner": winner, "reason": reason,
@@ -232,6 +240,7 @@ def start_contest(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     ties, label = _ties(action), _text(action, "label")
     _ready_to_roll(state)
     contest = _new_contest("iterated", label, picked["pool"], theirs, rounds, at_time_out, ties, picked)
+    _opponent(contest, action)
     return [Event("start_contest", {"contest": contest})]
 
 
@@ -327,6 +336,7 @@ def start_combat(state: dict, action: dict, dice: DiceSource) -> list[Event]:
         raise RuleError(f"You have no dice to fight with: {' and '.join(names)} are at 0D.")
     pool = {"pool": mine, "characteristics": names}
     contest = _new_contest("combat", label or "combat", mine, theirs, None, "none", ties, pool)
+    _opponent(contest, action)
     return [Event("start_contest", {"contest": contest})]
 
 

@@ -208,3 +208,80 @@ def test_an_encounter_orders_turns_and_advances_them(table):
     assert all(e.visibility == "public" for e in Event.objects.filter(campaign=table.campaign, type__in=(
         "encounter_started", "combatant_added", "turn_order_set", "turn_advanced", "encounter_ended")))
     assert verify_chain(type(table.campaign).objects.get(pk=table.campaign.pk)).ok
+
+
+# --- contests naming two characters ------------------------------------------------------------------
+
+def test_a_tale_combat_runs_on_both_sides_and_the_shared_opponent_keeps_its_wounds(table_for):
+    from rules import ScriptedDice
+
+    table = table_for("tale")
+    hero = table.create_character(table.alice, "Hero", get_system("tale").example_sheet)
+    bandit = make_npc(table, shown="name")  # every characteristic 3: combat pool brawn 3 + skill 3
+    with pytest.raises(Forbidden, match="Only the GM can pit"):
+        table.command(table.alice, {"type": "start_combat", "character": hero.id, "vs_character": bandit.id})
+    start = table.command(table.gm, {"type": "start_combat", "character": hero.id, "vs_character": bandit.id})
+    assert start.events[0].visibility == "public"
+    assert state(hero)["contest"]["theirs"] == 6 and state(hero)["contest"]["opponent"] == bandit.id
+    assert state(bandit)["contest"]["mine"] == 6 and state(bandit)["contest"]["theirs"] == 4 + 3
+    assert state(bandit)["contest"]["opponent"] == hero.id
+    # My attack 6,6,6 against their defence 1,1,1: three of theirs eliminated; their attack 1 misses my 6.
+    faces = [6, 6, 6] + [6] + [1] + [1, 1, 1]
+    table.command(table.alice, {"type": "combat_round", "character": hero.id, "attack": 3, "defence": 1,
+                                "their_attack": 1, "their_defence": 3}, dice=ScriptedDice(faces))
+    assert state(hero)["contest"]["damage_dealt"] == 3 == state(bandit)["contest"]["damage_taken"]
+    assert state(bandit)["contest"]["mine"] == 3 and state(bandit)["contest"]["penalties"][0]["side"] == "mine"
+    table.command(table.alice, {"type": "end_contest", "character": hero.id, "winner": "mine"})
+    assert state(hero)["contest"] is None is state(bandit)["contest"]
+    assert state(bandit)["unassigned_damage"] == 3 and state(hero)["unassigned_damage"] == 0
+    # The next fighter meets the wounded bandit once its damage is spread.
+    friend = table.create_character(table.bob, "Friend", get_system("tale").example_sheet)
+    with pytest.raises(Refused, match="spread its damage"):
+        table.command(table.gm, {"type": "start_combat", "character": friend.id, "vs_character": bandit.id})
+    table.command(table.gm, {"type": "assign_damage", "character": bandit.id, "damage": {"brawn": 2, "skill": 1}})
+    table.command(table.gm, {"type": "start_combat", "character": friend.id, "vs_character": bandit.id})
+    assert state(friend)["contest"]["theirs"] == 3
+    with pytest.raises(Refused, match="can't be voided"):
+        table.command(table.gm, {"type": "void", "seq": start.events[0].seq, "reason": "no"})
+    assert rebuild(table.campaign, check=True) == []
+
+
+def test_a_player_against_player_check_reads_both_sheets(table_for):
+    from rules import ScriptedDice
+
+    table = table_for("wyrm")
+    hero = table.create_character(table.alice, "Hero", get_system("wyrm").example_sheet)
+    rival = table.create_character(table.bob, "Rival", {"attributes": {"warrior": 4, "rogue": 0, "mage": 5},
+                                                        "skills": [{"name": "Awareness", "attribute": "mage"}]})
+    table.command(table.gm, {"type": "start_session"})  # a session's commands record their action for replay
+    event = table.command(table.alice, {"type": "check", "character": hero.id, "attribute": "rogue",
+                                        "vs_character": rival.id, "vs_attribute": "mage", "vs_skills": ["Awareness"]},
+                          dice=ScriptedDice([3, 4])).events[0]
+    opposition = event.payload["opposition"]
+    assert (opposition["attribute"], opposition["skill_bonus"]) == (5, 2)  # read from Rival's sheet
+    assert event.payload["action"]["vs"] == {"attribute": 5, "skills": 1, "static": False}  # what a replay reads
+    with pytest.raises(ActionError, match="does not know"):
+        table.command(table.alice, {"type": "check", "character": hero.id, "attribute": "rogue",
+                                    "vs_character": rival.id, "vs_skills": ["Stealth"]})
+    with pytest.raises(ActionError, match="not both"):
+        table.command(table.alice, {"type": "check", "character": hero.id, "attribute": "rogue", "dl": 5,
+                                    "vs_character": rival.id})
+    with pytest.raises(NotFound):
+        table.command(table.alice, {"type": "check", "character": hero.id, "attribute": "rogue",
+                                    "vs_character": make_npc(table).id})  # hidden: does not exist for her
+
+
+def test_a_contest_between_characters_replays_from_the_session_seed(table_for):
+    from campaign.fairdice import verify_session
+
+    table = table_for("tale")
+    hero = table.create_character(table.alice, "Hero", get_system("tale").example_sheet)
+    friend = table.create_character(table.bob, "Friend", get_system("tale").example_sheet)
+    table.command(table.gm, {"type": "start_session"})
+    table.command(table.bob, {"type": "start_combat", "character": friend.id, "vs_character": hero.id})
+    table.command(table.bob, {"type": "combat_round", "character": friend.id, "attack": 4, "defence": 3,
+                              "their_attack": 4, "their_defence": 3})
+    table.command(table.bob, {"type": "end_contest", "character": friend.id})
+    table.command(table.gm, {"type": "end_session"})
+    report = verify_session(type(table.campaign).objects.get(pk=table.campaign.pk), 1)
+    assert report.ok, report.problems

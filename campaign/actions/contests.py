@@ -1,0 +1,93 @@
+"""Contests and opposed tests naming two characters (``vs_character``).
+
+The acting character's action names its opponent; the opponent's numbers are
+read from the opponent's own state (rules/contests.py fills them into the
+action, which is what the log records, so a replay decides the same). A Tale
+contest then runs on both sides: each round is one event stored with the acting
+character, carrying ``sides`` (how the opponent reads it), and both states
+fold it (campaign/projections.py). A shared opponent keeps its pool and damage
+from one fight to the next.
+
+Who may: the opponent is any character the member may know of; one that is an
+NPC not fully shown only the GM may name (it discloses the numbers the contest
+reads, as a GM does at the table). When the opponent's state was shaped by
+events the table may not see, the decision is stored for the GM
+(docs/hidden-information.md).
+"""
+
+from __future__ import annotations
+
+from rules import Event as RulesEvent
+from rules import RuleError
+from rules.base import copy_json
+from rules.contests import CONTINUING, fill, side_view
+
+from .. import hidden
+from ..models import SHOWN_FULL, VISIBILITY_GM, VISIBILITY_PUBLIC, VISIBILITY_SECRET, Campaign, Character, Membership
+from ..visibility import Viewer
+from .errors import ActionError, Forbidden, NotFound, rule_refusal
+from .npcs import hidden_from
+
+STRICTNESS = {VISIBILITY_PUBLIC: 0, VISIBILITY_SECRET: 1, VISIBILITY_GM: 2}
+
+
+def opponent_of(campaign: Campaign, membership: Membership, character: Character, action: dict) -> Character | None:
+    """The other character the action concerns, its numbers filled into ``action`` (changed in place)."""
+    named = action.get("vs_character")
+    if named is None:
+        contest = character.projection.state.get("contest") if action.get("type") in CONTINUING.get(
+            campaign.system, ()) else None
+        opponent_id = contest.get("opponent") if isinstance(contest, dict) else None
+        return _character(campaign, opponent_id) if opponent_id else None
+    if isinstance(named, bool) or not isinstance(named, int):
+        raise ActionError("'vs_character' must be the id (a number) of a character in this campaign.")
+    opponent = _character(campaign, named)
+    if opponent is None or hidden_from(opponent, membership):
+        raise NotFound(f"This campaign has no character {named}.")
+    if opponent.id == character.id:
+        raise ActionError("A character can't be its own opponent.")
+    if opponent.npc and opponent.shown != SHOWN_FULL and not membership.is_gm:
+        raise Forbidden(f"Only the GM can pit a character against {opponent.name}: its sheet is the GM's.")
+    try:
+        action.update(fill(campaign.system, action, opponent.projection.state))
+    except RuleError as e:
+        raise rule_refusal(e)
+    return opponent
+
+
+def _character(campaign: Campaign, character_id) -> Character | None:
+    return Character.objects.select_related("projection").filter(campaign=campaign, pk=character_id).first()
+
+
+def with_sides(campaign: Campaign, character: Character, opponent: Character, decided: list) -> list:
+    """The decided events, each carrying how the opponent reads it (``sides``) when it changes the opponent."""
+    rules = campaign.rules
+    state = copy_json(opponent.projection.state)
+    out = []
+    for event in decided:
+        view = side_view(campaign.system, event, state, character.id)
+        if view is None:
+            out.append(event)
+            continue
+        state = rules.evolve(state, RulesEvent(event.type, view, event.version))
+        out.append(RulesEvent(event.type, {**event.payload, "sides": {str(opponent.id): view}}, event.version))
+    return out
+
+
+def visibility_with(opponent: Character, membership: Membership, visibility: str) -> str:
+    """How a decision that read ``opponent``'s state may be stored: hidden if the table may not see
+    what shaped it. An NPC's numbers are the GM's to disclose, which naming it does."""
+    if opponent.npc:
+        return visibility
+    actor = Viewer.of(membership)
+    readers = hidden.EVERYONE if visibility == VISIBILITY_PUBLIC else actor
+    from_readers, from_actor = hidden.hidden_shaped(opponent, [readers, actor])
+    if from_actor:
+        return VISIBILITY_GM
+    if from_readers:
+        return VISIBILITY_GM if actor.is_gm else VISIBILITY_SECRET
+    return visibility
+
+
+def stricter(a: str, b: str) -> str:
+    return a if STRICTNESS.get(a, 2) >= STRICTNESS.get(b, 2) else b
