@@ -44,10 +44,10 @@ test: install
 test-sqlite: install
 	DATABASE_URL= REDIS_URL= $(PY) -m pytest -q -m "not postgres and not redis and not browser" tests/campaign tests/sessions tests/contract
 
-# Rules engines only (and their import contracts): no database, no Django, the quick hypothesis
-# budget, no `slow` simulations. Under a minute on a loaded 2-core machine.
+# Rules engines only (their tests, the shared rules contract, the import contracts): no database,
+# no Django, the quick hypothesis budget, no `slow` simulations. Under a minute on a loaded 2-core machine.
 test-fast: install
-	HYPOTHESIS_PROFILE=quick $(PY) -m pytest -q -p no:django -m "not slow" tests/rules
+	HYPOTHESIS_PROFILE=quick $(PY) -m pytest -q -p no:django -m "not slow" tests/rules tests/contract/test_rules.py
 
 # The import contracts alone (also part of every test run).
 lint-imports: install

@@ -129,7 +129,7 @@ def action_types(system: str) -> list[str]:
 
 def valid_actions(system: str) -> list[dict]:
     """Actions the rules accept in the right state: the contract suite's evening for the system, and the table's."""
-    from tests.contract.test_systems import EVENINGS
+    from tests.contract.evenings import EVENINGS
 
     return [dict(action) for _, action in EVENINGS[system]] + [
         {"type": "roll", "notation": "2d6+1"}, {"type": "add_seed", "seed": "lucky"},

@@ -2,7 +2,8 @@
 
 1. Exact odds agree with a simulation through the real action functions.
 2. Replaying any sequence of actions and platform events never yields an impossible state.
-3. validate_sheet, every action, odds and preview raise only RuleError/SheetError on any JSON.
+
+That any JSON raises only RuleError/SheetError is the shared rules contract (tests/contract/test_rules.py).
 """
 
 import json
@@ -179,56 +180,3 @@ def test_replay_never_yields_an_impossible_state(steps, seed):
         played.extend(events)
         assert_possible(state)
     assert_folds_in_place(MDT, start, played)
-
-
-# ---------------------------------------------------------------- 3. arbitrary JSON
-
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.integers(10**18, 10**30) | st.floats() | st.text(max_size=50),
-    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=20), inner, max_size=5),
-    max_leaves=20,
-)
-FIELDS = ["attribute", "specialization", "modifier", "difficulty", "vs_pool", "vs_modifier", "tie_goes_to",
-          "target", "label", "name", "project", "interval", "reset_on_dramatic_failure", "points", "reason",
-          "goal", "opponent", "dice", "mine", "theirs", "progress", "luck_ten_successes",
-          "luck_dramatic_failure", "exceptional_margin"]
-fuzzed_actions = st.builds(
-    lambda kind, fields, extra: {**extra, **fields, "type": kind},
-    st.sampled_from([*MDT.actions, "bogus"]),
-    st.dictionaries(st.sampled_from(FIELDS), json_values, max_size=6),
-    st.dictionaries(st.text(max_size=10), json_values, max_size=2),
-)
-
-
-def busy_character():
-    """A character with a contest and a project running, so fuzzing reaches every code path."""
-    state = character(3, 2)
-    state = MDT.replay(state, MDT.decide(state, {"type": "start_contest", "attribute": "wits",
-                                                 "vs_pool": 3, "target": 4}, SeededDice(0)))
-    state = MDT.replay(state, MDT.decide(state, {"type": "start_project", "name": "Carro",
-                                                 "attribute": "wits", "target": 4}, SeededDice(0)))
-    return MDT.replay(state, MDT.decide(state, {"type": "award_points", "points": 50}, SeededDice(0)))
-
-
-BUSY = busy_character()
-
-
-@given(value=json_values)
-def test_validate_sheet_only_raises_sheet_error(value):
-    for sheet in (value, {"attributes": value}, {"attributes": {key: 2 for key in ATTRIBUTES},
-                                                 "specializations": value, "options": value}):
-        try:
-            MDT.validate_sheet(sheet)
-        except RuleError:
-            pass
-
-
-@given(action=fuzzed_actions | json_values)
-def test_actions_odds_and_preview_only_raise_rule_error(action):
-    for run in (lambda: MDT.decide(BUSY, action, SeededDice(1)),
-                lambda: MDT.preview(BUSY, action),
-                lambda: MDT.odds(action)):
-        try:
-            run()
-        except RuleError:
-            pass
