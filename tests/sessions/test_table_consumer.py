@@ -116,7 +116,11 @@ async def test_command_over_socket_is_acked_and_broadcast_once(transactional_tab
     await alice.send_json_to({"type": "command", "id": "s1", "action": {"type": "roll", "notation": "3d6"}})
     again = await receive(alice)
     assert again["type"] == "ack" and again["seq"] == event["seq"] and again["replayed"]
-    assert await bob.receive_nothing(timeout=0.3)
+    # Bob's next event is the next command's: the replay stored and broadcast nothing (no wait for absence).
+    await alice.send_json_to({"type": "command", "id": "s2", "action": {"type": "roll", "notation": "1d6"}})
+    following = next(f for f in [await receive(alice), await receive(alice)] if f["type"] == "ack")
+    assert following["seq"] == event["seq"] + 1
+    assert (await next_event(bob))["seq"] == following["seq"]
     await alice.disconnect()
     await bob.disconnect()
 
@@ -194,11 +198,17 @@ async def test_session_cookie_login_works(transactional_table):
     await comm.disconnect()
 
 
-async def test_broadcast_waits_for_commit(transactional_table):
+async def test_broadcast_waits_for_commit(transactional_table, monkeypatch):
+    from campaign import broadcast
+
     table = transactional_table
     comm = await connect(table, table.bob)
     await until_ready(comm)
     appended, looked = asyncio.Event(), threading.Event()
+    rung = []  # every doorbell, as it is sent (a spy: no waiting to see that none arrives)
+    send = broadcast._group_send
+    monkeypatch.setattr(broadcast, "_group_send", lambda group, message: (rung.append(message["type"]),
+                                                                           send(group, message)))
 
     def append_and_wait(loop):
         with transaction.atomic():
@@ -209,10 +219,11 @@ async def test_broadcast_waits_for_commit(transactional_table):
     task = asyncio.ensure_future(database_sync_to_async(append_and_wait)(asyncio.get_running_loop()))
     await appended.wait()
     try:
-        assert await comm.receive_nothing(timeout=0.3)  # inside the transaction: no doorbell yet
+        assert "table.events" not in rung  # the command is stored, its transaction still open: no doorbell yet
     finally:
         looked.set()
     await task
+    assert rung.count("table.events") == 1
     assert (await next_event(comm))["type"] == "roll"
     await comm.disconnect()
 
