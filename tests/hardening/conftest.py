@@ -31,13 +31,11 @@ def fuzz_settings(examples: int):
     """``examples`` scaled by the active Hypothesis profile (its max_examples over Hypothesis's 100).
 
     The default keeps each suite within about 30 seconds in CI; a deeper run is
-    ``pytest tests/hardening --hypothesis-profile=deep`` (ten times as many)."""
+    ``HYPOTHESIS_PROFILE=deep pytest tests/hardening`` (tests/conftest.py)."""
     scale = hypothesis_settings.default.max_examples / 100
     return hypothesis_settings(max_examples=max(1, round(examples * scale)), deadline=None,
                                suppress_health_check=list(HealthCheck))
 
-
-hypothesis_settings.register_profile("deep", max_examples=1000)
 
 
 # --- the log's invariants -------------------------------------------------------------
