@@ -64,8 +64,15 @@ def _short(value: Any) -> str:
 def describe(data: dict) -> str:
     """A one-line, human summary of a serialized event (after the visibility filter)."""
     if data.get("hidden"):
+        if data.get("visibility") == "whisper":
+            return "a whisper (sealed: not for you)"
         return "a hidden roll (its dice are sealed)"
     kind, p = data["type"], data.get("payload") or {}
+    if kind == "message_posted":  # chat (campaign/actions/messages.py)
+        to = ", ".join(r.get("username", "?") for r in p.get("to") or [] if isinstance(r, dict))
+        who = f"as {p['character_name']} " if p.get("character_name") else ""
+        text = f"{'whispered to ' + to if to else 'said'} {who}({p.get('kind', 'ooc')}): “{p.get('text', '')}”"
+        return text if len(text) <= 200 else text[:199] + "…"
     if kind == "roll":
         text = f"rolled {p.get('notation', '?')} = {p.get('total', '?')}"
         return f"{text} ({p['label']})" if p.get("label") else text

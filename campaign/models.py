@@ -26,11 +26,17 @@ ROLE_CHOICES = [(ROLE_GM, "GM"), (ROLE_PLAYER, "Player"), (ROLE_SPECTATOR, "Spec
 VISIBILITY_PUBLIC = "public"
 VISIBILITY_GM = "gm"
 VISIBILITY_SECRET = "secret"
+# A whisper's own: the sender, the members its payload names ("to") and the GM. Never chosen
+# in an action's "visibility"; a message with "to" gets it (campaign/actions/messages.py).
+VISIBILITY_WHISPER = "whisper"
 VISIBILITY_CHOICES = [
     (VISIBILITY_PUBLIC, "Everyone sees the dice"),
     (VISIBILITY_GM, "Only the GM sees the dice"),
     (VISIBILITY_SECRET, "Only the roller and the GM see the dice"),
+    (VISIBILITY_WHISPER, "Only the sender, the members whispered to and the GM"),
 ]
+# What an action may ask for in its "visibility" field.
+CHOSEN_VISIBILITIES = (VISIBILITY_PUBLIC, VISIBILITY_GM, VISIBILITY_SECRET)
 
 GENESIS_HASH = "0" * 64
 

@@ -23,21 +23,29 @@ class RateLimited(ActionError):
     code = "rate_limited"
 
 
+def _count_this_minute(kind: str, user_id: int) -> int:
+    """One more for ``user_id`` in this minute's window of ``kind``; 0 when the store is down (fail open)."""
+    key = f"rate:{kind}:{user_id}:{int(time.time() // 60)}"
+    try:
+        return 1 if cache.add(key, 1, timeout=70) else cache.incr(key)
+    except Exception as e:  # fail open
+        log.warning("rate limit store unavailable: %r", e)
+        return 0
+
+
 def check_user_rate(user_id: int) -> None:
     """Count one command for ``user_id``; raise :class:`RateLimited` past the limit."""
     limit = settings.RATE_LIMIT_USER_PER_MINUTE
-    window = int(time.time() // 60)
-    key = f"rate:user:{user_id}:{window}"
-    try:
-        if cache.add(key, 1, timeout=70):
-            count = 1
-        else:
-            count = cache.incr(key)
-    except Exception as e:  # fail open
-        log.warning("rate limit store unavailable: %r", e)
-        return
-    if count > limit:
+    if _count_this_minute("user", user_id) > limit:
         raise RateLimited(f"Slow down: at most {limit} commands a minute. Try again in a few seconds.")
+
+
+def check_message_rate(user_id: int) -> None:
+    """Count one chat message for ``user_id`` (on top of the command limit): a flood of text
+    fills every member's log, which a flood of rolls does less."""
+    limit = settings.RATE_LIMIT_MESSAGES_PER_MINUTE
+    if _count_this_minute("message", user_id) > limit:
+        raise RateLimited(f"Slow down: at most {limit} messages a minute. Try again in a few seconds.")
 
 
 class SocketBucket:

@@ -239,6 +239,7 @@ SILENCED_SYSTEM_CHECKS = ["security.W021"]
 # Commands per user per minute (HTTP and sockets together, across processes when
 # Redis is configured), and frames per socket per 10 seconds.
 RATE_LIMIT_USER_PER_MINUTE = env_int("RATE_LIMIT_USER_PER_MINUTE", 240)
+RATE_LIMIT_MESSAGES_PER_MINUTE = env_int("RATE_LIMIT_MESSAGES_PER_MINUTE", 30)  # chat messages per user (docs/table.md#chat)
 RATE_LIMIT_SOCKET_PER_10S = env_int("RATE_LIMIT_SOCKET_PER_10S", 40)
 CACHES = {
     "default": (

@@ -260,7 +260,8 @@ def _sealed_count(envelope, viewer: Viewer, revealed: set[int], filtered: bool) 
     type matches no sealed event."""
     if filtered:
         return 0
-    rows = envelope.exclude(visibility="public").values("seq", "visibility", "actor_id")
+    # A whisper's placeholder says it is one (a message: no dice), so it is never counted.
+    rows = envelope.exclude(visibility__in=("public", "whisper")).values("seq", "visibility", "actor_id")
     return sum(1 for row in rows if not may_see(row, viewer, revealed))
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .models import ROLE_GM, VISIBILITY_GM, VISIBILITY_PUBLIC, VISIBILITY_SECRET
+from .models import ROLE_GM, VISIBILITY_GM, VISIBILITY_PUBLIC, VISIBILITY_SECRET, VISIBILITY_WHISPER
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,17 @@ def may_see(data: dict, viewer: Viewer, revealed: frozenset[int] | set[int] = fr
         return data.get("actor_id") == viewer.user_id
     if visibility == VISIBILITY_GM:
         return False
+    if visibility == VISIBILITY_WHISPER:
+        return data.get("actor_id") == viewer.user_id or viewer.user_id in whispered_to(data)
     return False  # an unknown visibility is hidden, never shown by mistake
+
+
+def whispered_to(data: dict) -> set[int]:
+    """The user ids a whisper names (campaign/actions/messages.py); none when the payload was
+    not read (a row of seq and visibility only): then it stays hidden."""
+    payload = data.get("payload")
+    to = payload.get("to") if isinstance(payload, dict) else None
+    return {r.get("user_id") for r in to if isinstance(r, dict)} if isinstance(to, list) else set()
 
 
 # What of a hidden event's envelope a member may see: enough to check its link

@@ -23,7 +23,7 @@ from ..broadcast import broadcast_on_commit
 from ..log import Draft, append, canonical_json, lock_campaign
 from ..models import (
     ROLE_SPECTATOR,
-    VISIBILITY_CHOICES,
+    CHOSEN_VISIBILITIES,
     VISIBILITY_PUBLIC,
     Campaign,
     Command,
@@ -43,6 +43,7 @@ from .characters import decide_create_character
 from .errors import INPUT_ERRORS, ActionError, Conflict, Forbidden, Refused, rule_refusal
 from .log_entries import check_seq, decide_request_roll, decide_reveal, decide_void
 from .members import decide_add_member, decide_change_role, decide_remove_member
+from .messages import decide_post_message
 from .sessions import SCENE_ACTIONS, decide_add_seed
 
 CLIENT_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,100}$")
@@ -86,8 +87,8 @@ def check_command(body) -> tuple[str, dict]:
     if b"\\u0000" in encoded or "\x00" in encoded.decode("utf-8"):
         raise ActionError("Text in an action can't contain NUL characters.")
     visibility = action.get("visibility", VISIBILITY_PUBLIC)
-    if not isinstance(visibility, str) or visibility not in dict(VISIBILITY_CHOICES):
-        raise ActionError("'visibility' must be one of: " + ", ".join(dict(VISIBILITY_CHOICES)) + ".")
+    if not isinstance(visibility, str) or visibility not in CHOSEN_VISIBILITIES:
+        raise ActionError("'visibility' must be one of: " + ", ".join(CHOSEN_VISIBILITIES) + ".")
     return client_id, action
 
 
@@ -210,6 +211,8 @@ def _decide(campaign: Campaign, membership: Membership, action: dict, dice) -> l
     ``append`` moves the stream's session and scene counters."""
     kind = action["type"]
     visibility = action.get("visibility", VISIBILITY_PUBLIC)
+    if kind == "post_message":  # spectators too: watching a table includes talking at it
+        return [decide_post_message(campaign, membership, action)]
     if membership.role == ROLE_SPECTATOR:
         raise Forbidden("Spectators watch the table; they can't act at it.")
     if kind == "roll":
@@ -237,7 +240,7 @@ def _decide(campaign: Campaign, membership: Membership, action: dict, dice) -> l
     # Anything else is the campaign's rule system's to decide.
     rules = campaign.rules
     if kind not in rules.actions:
-        known = sorted(["roll", "add_seed", "create_character", *SCENE_ACTIONS, *GM_TABLE_ACTIONS,
+        known = sorted(["roll", "add_seed", "create_character", "post_message", *SCENE_ACTIONS, *GM_TABLE_ACTIONS,
                         *ENCOUNTER_ACTIONS, *rules.actions])
         raise ActionError(f"Unknown action '{kind[:40]}'. Known actions: {', '.join(known)}.", "unknown_action")
     if kind in rules.gm_actions:

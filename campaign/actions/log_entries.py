@@ -49,6 +49,8 @@ def decide_reveal(campaign: Campaign, membership: Membership, action: dict) -> D
     target = check_seq(campaign, action)
     if target.visibility == VISIBILITY_PUBLIC:
         raise Refused(f"Event {target.seq} is already public.")
+    if target.type == "message_posted":
+        raise Refused("A whisper is not a hidden roll: it stays between the people it was for.")
     if Event.objects.filter(campaign=campaign, type="roll_revealed", payload__seq=target.seq).exists():
         raise Refused(f"Event {target.seq} has already been revealed.")
     body = event_body(hashed_fields(target))

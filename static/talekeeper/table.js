@@ -184,7 +184,7 @@ function showCountdown() {
 
 // Rolling needs the live table: while it is not live, the buttons that roll or act are
 // disabled (marked data-offline) and come back when it is; buttons drawn meanwhile too.
-const ROLLERS = "#sheet-wrap button[data-action], #composer button[type=submit], #roll-form button[type=submit], #log .ev-follow button";
+const ROLLERS = "#sheet-wrap button[data-action], #composer button[type=submit], #roll-form button[type=submit], #log .ev-follow button, #waiting button";
 function syncRollButtons() {
   const offline = root.dataset.conn !== "online";
   if (!offline && !root.querySelector("[data-offline]")) return;
@@ -387,6 +387,11 @@ function handle(frame) {
 
 function visibilityBadge(ev) {
   if (!ev.visibility || ev.visibility === "public") return null;
+  if (ev.visibility === "whisper") {
+    const to = (ev.payload?.to || []).map((r) => r.username);
+    return h("span", { class: "badge vis whisper", title: "A whisper: only its sender, the members it names and the GM read it" },
+      to.length ? `whisper to ${to.join(", ")}` : "whisper");
+  }
   return h("span", { class: "badge vis", title: ev.visibility === "gm" ? "Only the GM sees the dice" : "Only the roller and the GM see the dice" },
     ev.visibility === "gm" ? "GM only" : "secret");
 }
@@ -443,6 +448,8 @@ function describeCore(ev) {
     }
     case "roll_requested":
       return { text: `GM asks for ${actionLabel(p.action, ev.character)}`, detail: p.note ? `“${p.note}”` : "" };
+    case "message_posted": // chat: in character it is said, out of character it is (ooc)
+      return { text: p.kind === "ic" ? h("q", { class: "said" }, p.text) : [h("span", { class: "ooc-tag" }, "ooc "), p.text], tone: "chat" };
     case "bundle": { // one hidden command's rule events, stored as one (docs/hidden-information.md)
       const parts = (p.events || []).map((e) => describe({ ...ev, type: e.type, payload: e.payload || {}, hidden: false }));
       return { ...(parts[0] || {}), text: parts.flatMap((d, i) => [...(i ? [" · "] : []), ...[].concat(d.text)]) };
@@ -455,6 +462,7 @@ function describeCore(ev) {
 }
 
 function describe(ev) {
+  if (ev.hidden && ev.visibility === "whisper") return { text: "whispered to someone", tone: "hidden" };
   if (ev.hidden) {
     const sealed = ev.payload?.commitment;
     return { text: "rolled in secret", tone: "hidden", detail: sealed ? `sealed: ${short(sealed)}…` : "" };
@@ -487,8 +495,9 @@ const UNVOIDABLE = new Set(["campaign_created", "member_joined", "character_crea
 function fillEvent(li, ev) {
   const d = describe(ev);
   li.className = `event ev-${ev.type}${ev.hidden ? " hidden-roll" : ""}${ev.voided ? " voided" : ""}${d.tone ? ` tone-${d.tone}` : ""}${li.classList.contains("new") ? " new" : ""}`;
-  const who = ev.character_name
-    ? [h("strong", { class: "who" }, ev.character_name), ev.actor ? h("span", { class: "actor" }, ev.actor) : null]
+  const speaker = ev.character_name || (ev.type === "message_posted" && !ev.hidden ? ev.payload?.character_name : null);
+  const who = speaker
+    ? [h("strong", { class: "who" }, speaker), ev.actor ? h("span", { class: "actor" }, ev.actor) : null]
     : [h("strong", { class: "who" }, ev.actor || "system")];
   // Times are UTC everywhere (table, audit, exports): one clock for a table spread over time zones.
   const time = h("time", { datetime: ev.created_at, title: `${ev.created_at.slice(0, 10)} ${ev.created_at.slice(11, 19)} UTC` },
@@ -521,7 +530,7 @@ function gmTools(li, ev) {
     tools.append(h("button", { type: "button", class: "small ghost", "aria-label": `Void event ${ev.seq}`,
       onclick: () => openVoid(li, ev) }, "Void"));
   }
-  if (ev.visibility && ev.visibility !== "public" && !revealedSeqs.has(ev.seq) && !ev.voided) {
+  if (ev.visibility && ev.visibility !== "public" && ev.visibility !== "whisper" && !revealedSeqs.has(ev.seq) && !ev.voided) {
     tools.append(h("button", { type: "button", class: "small ghost", "aria-label": `Reveal event ${ev.seq} to everyone`,
       onclick: async (e) => {
         e.target.disabled = true;
@@ -998,6 +1007,7 @@ function renderCharacters() {
     const first = rollFor.options[0];
     fill(rollFor, first, ...list.filter(canAct).map((c) => h("option", { value: c.id, selected: String(c.id) === current }, c.name)));
   }
+  renderChatOptions();
   renderHero();
 }
 
@@ -1184,6 +1194,7 @@ function renderMembers() {
     h("span", { class: "sr-only" }, present.has(name) ? " (at the table)" : " (away)"))));
   fill(document.getElementById("presence"), ...list.filter(([name]) => present.has(name)).map(([name, role]) =>
     h("li", { title: `${name} is at the table` }, h("span", { class: "dot", "aria-hidden": "true" }), name, role === "gm" ? h("span", { class: "gm-tag" }, " GM") : null)));
+  renderChatOptions();
   const owner = document.getElementById("char-owner");
   if (owner) {
     const current = owner.value || me.username;
@@ -1237,6 +1248,56 @@ if (rollForm) {
     }
   });
 }
+
+// --- talking: messages and whispers (events like every other: docs/table.md#chat) ----------------
+
+const chatForm = document.getElementById("chat-form");
+const CHAT_MAX = 2000;
+function renderChatOptions() {
+  const as = document.getElementById("chat-as");
+  const current = as.value;
+  fill(as, as.options[0], ...orderedCharacters().filter(canAct).map((c) =>
+    h("option", { value: c.id, selected: String(c.id) === current }, `${c.name} (in character)`)));
+  const to = document.getElementById("chat-to");
+  const ticked = new Set([...to.querySelectorAll("input:checked")].map((i) => i.value));
+  const names = [...members.keys()].filter((name) => name !== me.username).sort();
+  fill(to, to.querySelector("legend"), ...names.map((name) => h("label", { class: "check", for: `chat-to-${name}` },
+    h("input", { type: "checkbox", id: `chat-to-${name}`, value: name, checked: ticked.has(name) }), ` ${name}`,
+    members.get(name) === "gm" ? " (GM)" : "")));
+}
+function chatLimits() {
+  const text = chatForm.text.value.trim();
+  const count = document.getElementById("chat-count");
+  count.textContent = `${text.length} / ${CHAT_MAX}`;
+  count.classList.toggle("bad-text", text.length > CHAT_MAX);
+  // Sending waits for something to send, and never more than the server takes.
+  chatForm.querySelector("button[type=submit]").disabled = !text || text.length > CHAT_MAX;
+}
+chatForm.addEventListener("input", chatLimits);
+chatForm.addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const err = document.getElementById("chat-error");
+  err.textContent = "";
+  const text = chatForm.text.value.trim();
+  if (!text) { err.textContent = "Write something first."; return; }
+  if (text.length > CHAT_MAX) { err.textContent = `A message is at most ${CHAT_MAX} characters.`; return; }
+  const action = { type: "post_message", text };
+  if (chatForm.as.value) Object.assign(action, { kind: "ic", character: Number(chatForm.as.value) });
+  const to = [...chatForm.querySelectorAll("#chat-to input:checked")].map((i) => i.value);
+  if (to.length) action.to = to;
+  const button = chatForm.querySelector("button[type=submit]");
+  button.disabled = true;
+  try {
+    await sendCommand(action, { show: "log" });
+    chatForm.text.value = "";
+  } catch (problem) {
+    err.textContent = problem.message;
+  } finally {
+    button.disabled = false;
+    chatLimits();
+    chatForm.text.focus({ preventScroll: true });
+  }
+});
 
 const memberForm = document.getElementById("member-form");
 if (memberForm) {
@@ -1342,6 +1403,7 @@ document.addEventListener("keydown", (e) => {
   if (e.key === "Escape" && composer && !typing) { closeComposer(true); return; }
   if (typing) return;
   if (e.key === "/") { e.preventDefault(); document.getElementById("notation")?.focus(); }
+  else if (e.key === "t") { e.preventDefault(); document.getElementById("chat-text").focus(); }
   else if (e.key === "?") { e.preventDefault(); keysDialog.showModal(); }
   else if (e.key === "[") stepCharacter(-1);
   else if (e.key === "]") stepCharacter(1);
@@ -1369,6 +1431,7 @@ window.talekeeperTable = {
 };
 
 setUpAlerts();
+chatLimits();
 renderMembers();
 renderSession();
 renderCharacters();
