@@ -365,10 +365,11 @@ def test_nobody_sees_another_member_s_tokens_or_campaigns(world):
 
 
 # --- actions ---------------------------------------------------------------------------------------------
-# "player": any player or the GM, never a spectator; "owner": the character's player or the GM; "gm": the GM.
+# "member": anyone at the table, spectators too; "player": any player or the GM, never a spectator;
+# "owner": the character's player or the GM; "gm": the GM.
 
 TABLE_ROWS = {
-    "roll": "player", "add_seed": "player", "create_character": "player",
+    "roll": "player", "add_seed": "player", "create_character": "player", "post_message": "member",
     "start_session": "gm", "end_session": "gm", "start_scene": "gm", "end_scene": "gm",
     "void": "gm", "reveal": "gm", "request_roll": "gm", "add_member": "gm",
     "remove_member": "gm", "change_role": "gm", "rename_campaign": "gm",
@@ -383,6 +384,8 @@ EXTRA_ROWS = [
     ({"type": "request_roll", "character": "CHARACTER", "action": {"type": "roll", "notation": "1d6"}}, "gm"),
     ({"type": "create_character", "name": "Minion", "npc": True, "quick": {"rating": 1}}, "gm"),
     ({"type": "create_character", "name": "Veteran", "override_limits": True}, "gm"),
+    ({"type": "post_message", "text": "hello", "to": ["bob"]}, "member"),
+    ({"type": "post_message", "text": "I speak", "kind": "ic", "character": "CHARACTER"}, "owner"),
 ]
 SYSTEM_ROWS = {
     "tote": {"skill_test": "owner", "spend_resolve": "owner", "invoke_aspect": "owner", "effect_test": "owner",
@@ -401,6 +404,7 @@ SYSTEM_ROWS = {
 }
 # (persona, whose character) -> may act, per kind of row.
 MAY = {
+    "member": {("watcher", "hero"): True, ("alice", "hero"): True, ("gm", "hero"): True},
     "player": {("watcher", "hero"): False, ("alice", "hero"): True, ("alice", "rival"): True,
                ("gm", "hero"): True, ("gm", "rival"): True},
     "owner": {("watcher", "hero"): False, ("alice", "hero"): True, ("alice", "rival"): False,
@@ -431,8 +435,8 @@ def test_every_action_has_a_row(db, system):
     assert set(SYSTEM_ROWS[system]) == set(rules.actions), f"{system}: add a row for each new action"
     assert {a for a, who in SYSTEM_ROWS[system].items() if who == "gm"} == set(rules.gm_actions), \
         f"{system}: the rows and the system's gm_actions disagree about who may act"
-    assert set(TABLE_ROWS) == {"roll", "add_seed", "create_character", *SCENE_ACTIONS, *GM_TABLE_ACTIONS,
-                               *ENCOUNTER_ACTIONS}
+    assert set(TABLE_ROWS) == {"roll", "add_seed", "create_character", "post_message", *SCENE_ACTIONS,
+                               *GM_TABLE_ACTIONS, *ENCOUNTER_ACTIONS}
     assert vocabulary(system) == set(TABLE_ROWS) | set(SYSTEM_ROWS[system]), \
         f"{system}: the server knows actions the matrix does not (or the other way round)"
 
@@ -440,7 +444,7 @@ def test_every_action_has_a_row(db, system):
 def action_cases(system: str):
     """(action, kind of row) for every action of the table and of ``system``."""
     for kind, who in {**TABLE_ROWS, **SYSTEM_ROWS[system]}.items():
-        yield ({"type": kind} if who == "player" else {"type": kind, "character": "CHARACTER"}), who
+        yield ({"type": kind} if who in ("player", "member") else {"type": kind, "character": "CHARACTER"}), who
     yield from EXTRA_ROWS
 
 
