@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('campaign', '0007_abuse_hardening'),
+        ('campaign', '0008_character_npc'),
     ]
 
     operations = [
