@@ -1,0 +1,78 @@
+"""campaign/outages.py in-process: which answer a database outage gets, and where.
+
+The real outages (a stopped PostgreSQL, a connection cut at COMMIT) are in tests/faults/;
+these pin the mapping itself, on any database.
+"""
+
+from __future__ import annotations
+
+import json
+from unittest import mock
+
+import pytest
+from django.db import OperationalError, connection
+from django.test import Client, RequestFactory
+
+from campaign import outages
+from campaign.models import Command, Event
+from campaign.pipeline import outage_error
+
+
+@pytest.fixture
+def alice_client(table):
+    client = Client()
+    client.force_login(table.alice)
+    return client
+
+
+def test_an_outage_in_an_api_view_is_a_json_503_with_retry_after(table, alice_client):
+    with mock.patch("campaign.api.events_after", side_effect=OperationalError("connection refused")):
+        response = alice_client.get("/api/campaigns/torn-road/events")
+    assert response.status_code == 503
+    assert response["Content-Type"] == "application/json"
+    assert response["Retry-After"] == str(outages.RETRY_AFTER_SECONDS)
+    assert response.json()["error"]["code"] == "database_unavailable"
+
+
+def test_an_outage_in_a_page_is_an_html_503_that_needs_no_database(table, alice_client):
+    with mock.patch("campaign.views.CampaignForm", side_effect=OperationalError("connection refused")):
+        response = alice_client.get("/")
+    assert response.status_code == 503
+    assert response["Content-Type"].startswith("text/html")
+    assert b"can't reach its database" in response.content
+
+
+def test_the_500_handler_answers_503_for_an_outage_raised_outside_a_view_and_500_otherwise():
+    request = RequestFactory().get("/api/campaigns/torn-road/events")
+    try:
+        raise OperationalError("server closed the connection unexpectedly")
+    except OperationalError:
+        response = outages.server_error(request)
+    assert response.status_code == 503 and json.loads(response.content)["error"]["code"] == "database_unavailable"
+    try:
+        raise ValueError("a bug")
+    except ValueError:
+        assert outages.server_error(request).status_code == 500
+
+
+def test_the_socket_mapping_names_each_outage_and_nothing_else():
+    assert outage_error(OperationalError("gone")).code == "database_unavailable"
+    unknown = outage_error(outages.UnknownOutcome(outages.UNKNOWN_MESSAGE))
+    assert (unknown.code, unknown.status) == ("outcome_unknown", 503)
+    assert "nothing was stored" not in unknown.message
+    assert outage_error(ValueError("a bug")) is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_failed_commit_is_an_unknown_outcome_and_a_failure_before_it_is_not(transactional_table):
+    table = transactional_table
+    with mock.patch.object(connection, "commit", side_effect=OperationalError("connection lost at COMMIT")):
+        with pytest.raises(outages.UnknownOutcome):
+            table.command(table.alice, {"type": "roll", "notation": "2d6"}, client_id="at-commit")
+    with mock.patch("campaign.actions.commands.lock_campaign", side_effect=OperationalError("connection refused")):
+        with pytest.raises(OperationalError):
+            table.command(table.alice, {"type": "roll", "notation": "2d6"}, client_id="before-commit")
+    # (Here the mocked commit never ran, so neither was stored; tests/faults/test_doubled_roll.py
+    # has the real case, where PostgreSQL committed and only the answer was lost.)
+    assert not Command.objects.filter(client_id__in=["at-commit", "before-commit"]).exists()
+    assert not Event.objects.filter(command__client_id__in=["at-commit", "before-commit"]).exists()
