@@ -61,8 +61,12 @@ def _short(value: Any) -> str:
     return str(value)
 
 
-def describe(data: dict) -> str:
-    """A one-line, human summary of a serialized event (after the visibility filter)."""
+def describe(data: dict, rules=None) -> str:
+    """A one-line, human summary of a serialized event (after the visibility filter).
+
+    A rule system's event reads as its declaration describes it (``rules`` given:
+    ``rules/declare.py``, the same text the table shows); the platform's own
+    events are described here."""
     if data.get("hidden"):
         if data.get("visibility") == "whisper":
             return "a whisper (sealed: not for you)"
@@ -124,10 +128,14 @@ def describe(data: dict) -> str:
     if kind == "seed_added":
         return f"added a dice seed “{p.get('seed')}”"
     if kind == "bundle":  # one hidden command's several rule events (docs/hidden-information.md)
-        return "; ".join(describe({"type": e.get("type", "?"), "payload": e.get("payload")})
+        return "; ".join(describe({"type": e.get("type", "?"), "version": e.get("version", 1), "payload": e.get("payload")}, rules)
                          for e in p.get("events") or [])[:200]
     if kind == "refused":
         return f"{_words(p.get('action') or 'an action')} refused, hidden from the player: {p.get('message', '')}"
+    declared = rules.events.describe(kind, data.get("version", 1), p) if rules is not None and rules.events else None
+    if declared:
+        text = declared + (f" “{p['reason']}”" if isinstance(p.get("reason"), str) and p["reason"] else "")
+        return text if len(text) <= 200 else text[:199] + "…"
     facts = [f"{_words(key)} {_short(p[key])}" for key in SUMMARY_KEYS if key in p and p[key] not in (None, "", [])]
     if "from" in p and "to" in p:
         facts.append(f"{_short(p['from'])} → {_short(p['to'])}")
@@ -170,7 +178,9 @@ class LogFilter:
         if self.character is not None:
             qs = qs.filter(character_id=self.character)
         if self.type:
-            qs = qs.filter(type=self.type)
+            # An event type names its former names too (stored rows keep the name they had).
+            events = campaign.rules.events
+            qs = qs.filter(type__in=events.stored_names(self.type) if events is not None else [self.type])
         if self.actor is not None:
             qs = qs.filter(actor_id=self.actor)
         return qs
@@ -225,7 +235,7 @@ def log_page(campaign: Campaign, flt: LogFilter, after: int | None = None, befor
         marks = marks_on(campaign, events[0]["seq"], events[-1]["seq"])
         for data in events:
             data.update(marks.get(data["seq"], {}))
-            data["summary"] = describe(data)
+            data["summary"] = describe(data, campaign.rules)
             data["dice"] = dice_text(data["payload"], limit=DICE_SHOWN)
     return LogPage(events, flt.queryset(campaign).count(), has_previous, has_next)
 
@@ -267,7 +277,12 @@ def event_types(campaign: Campaign) -> list[str]:
         SELECT type FROM types WHERE type IS NOT NULL"""
     with connection.cursor() as cursor:
         cursor.execute(sql, [campaign.pk, campaign.pk])
-        return [row[0] for row in cursor.fetchall()]
+        stored = [row[0] for row in cursor.fetchall()]
+    if not stored:
+        return []
+    # Listed under today's names: a former name filters as its current one (LogFilter).
+    events = campaign.rules.events
+    return sorted({events.current_name(t) for t in stored}) if events is not None else stored
 
 
 # --- sessions -----------------------------------------------------------------------------
@@ -433,11 +448,11 @@ def _points(state: dict | None) -> dict[str, int]:
     return {k: v for k, v in points.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
-def _why(row: _Row) -> str:
+def _why(row: _Row, rules) -> str:
     p = row.payload or {}
     if isinstance(p.get("reason"), str) and p["reason"]:
         return p["reason"]
-    return describe({"type": row.type, "payload": p})
+    return describe({"type": row.type, "version": row.version, "payload": p}, rules)
 
 
 @dataclass
@@ -465,7 +480,7 @@ def _fold_points(campaign: Campaign, rows: Iterable[_Row], acc: _FoldState, void
                 deltas = _deltas(_points(state), would)
                 if deltas:
                     acc.history.setdefault(row.character_id, []).append(
-                        _change(row, deltas, _points(state), usernames, True))
+                        _change(row, deltas, _points(state), usernames, True, rules))
             continue
         if row.type == "character_created":
             concerned = [row.character_id]
@@ -481,7 +496,7 @@ def _fold_points(campaign: Campaign, rows: Iterable[_Row], acc: _FoldState, void
             after = _points(states.get(cid))
             deltas = _deltas(before[cid], after)
             if deltas:
-                acc.history.setdefault(cid, []).append(_change(row, deltas, after, usernames, False))
+                acc.history.setdefault(cid, []).append(_change(row, deltas, after, usernames, False, rules))
             else:
                 acc.history.setdefault(cid, [])
 
@@ -495,10 +510,10 @@ def _deltas(before: dict, after: dict) -> dict[str, int]:
     return out
 
 
-def _change(row: _Row, deltas: dict, totals: dict, usernames, voided: bool) -> PointsChange:
+def _change(row: _Row, deltas: dict, totals: dict, usernames, voided: bool, rules) -> PointsChange:
     return PointsChange(seq=row.seq, type=row.type, created_at=row.created_at, actor=usernames(row.actor_id),
                         deltas=deltas, earned=totals.get("earned", 0), spent=totals.get("spent", 0),
-                        why=_why(row), voided=voided)
+                        why=_why(row, rules), voided=voided)
 
 
 def _rows(qs: QuerySet) -> Iterator[_Row]:

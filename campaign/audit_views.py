@@ -218,7 +218,7 @@ def _event_at(campaign, seq: int | None) -> dict | None:
     if row is None:
         return None
     data = serialize_event(row)
-    data["summary"] = audit.describe(data)
+    data["summary"] = audit.describe(data, campaign.rules)
     return data
 
 

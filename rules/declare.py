@@ -31,6 +31,7 @@ blank text counts as "not given".
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -478,9 +479,22 @@ class EventSpec:
         if missing:
             raise ValueError(f"{self.type} v{self.version}: no upcaster from version(s) {missing}")
 
+    def describe(self, payload: Mapping) -> str:
+        """The description filled from a (current-version) payload: ``{key}`` is the
+        payload's value, ``?`` if it has none (the table's JavaScript does the same)."""
+        return fill_description(self.description, payload)
+
     def as_json(self) -> dict:
         return {"type": self.type, "version": self.version, "description": self.description,
                 "formerly": list(self.formerly)}
+
+
+def fill_description(template: str, payload: Mapping) -> str:
+    def value(match: re.Match) -> str:
+        got = payload.get(match.group(1))
+        return "?" if got is None else shown(got).strip("'") if isinstance(got, str) else str(got)
+
+    return re.sub(r"\{(\w+)\}", value, template)
 
 
 class EventBook:
@@ -529,6 +543,14 @@ class EventBook:
             payload = spec.upcasters[version](payload)
             version += 1
         return Event(spec.type, payload, version)
+
+    def describe(self, type: str, version: int, payload: Mapping) -> str | None:
+        """The one-line description of a stored event (upcast first); None if undeclared."""
+        if type not in self._by_name:
+            return None
+        event = self.upcast(Event(type, payload, version))
+        spec = self.specs[event.type]
+        return spec.describe(event.payload) if spec.description else None
 
     def upcast_parts(self, type: str, version: int, payload: Mapping) -> tuple[str, int, Mapping]:
         """:meth:`upcast` for readers that hold a stored row's parts, not an :class:`Event`."""

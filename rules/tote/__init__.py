@@ -6,8 +6,8 @@ Interpretations of the text are in ``docs/rules.md``.
 """
 
 from ..base import RuleSystem
-from .actions import ACTIONS, GM_ACTIONS, odds, preview
-from .evolve import evolve
+from .actions import ACTIONS, odds, preview
+from .evolve import EVENTS, evolve
 from .sheet import initial_state, validate_sheet
 
 SYSTEM = RuleSystem(
@@ -19,7 +19,7 @@ SYSTEM = RuleSystem(
     evolve=evolve,
     odds=odds,
     preview=preview,
-    gm_actions=GM_ACTIONS,
+    events=EVENTS,
     example_sheet={
         # Each row and column of the default grid sums to 4, no skill above 2.
         "skills": {

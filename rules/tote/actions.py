@@ -1,10 +1,13 @@
 """TOTE's actions: ``fn(state, action, dice) -> [Event]``, pure, one per action.
 
-Each function validates every field it reads, refuses what the rules refuse
-with a :class:`RuleError` a player can read, rolls every die it needs from
-``dice`` (in the order its docstring gives) and returns the events; ``evolve``
-applies them. The platform's own fields (``visibility``, ``character``,
-``note``, ``target_user``) and any other unknown key are ignored.
+Each action is declared above its function (``rules/declare.py``): its fields,
+their ranges, who may send it and what it records. The declaration checks the
+shape of every field before the function runs; the function refuses only what
+depends on the hero (no such skill, no Resolve left) with a :class:`RuleError`
+a player can read, rolls every die it needs from ``dice`` (in the order its
+docstring gives) and returns the events; ``evolve`` applies them. The
+platform's own fields (``visibility``, ``character``, ``note``,
+``target_user``) and any other unknown key are ignored.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from fractions import Fraction
 from typing import Any, Mapping
 
 from ..base import DiceSource, Event, RuleError, odds_json
+from ..declare import Choice, Integer, Text, action, actions_by_type
 from .odds import effect_score, effect_test_odds, is_critical, select_skill_die, skill_test_odds
 from .sheet import (
     SKILL_MAX,
@@ -35,10 +39,22 @@ POINTS_MAX = 100
 INJURY_COUNT_MAX = 10
 GRANT_MAX = 20
 REASON_MAX = 500
-BUBBLE_CHOICES = ("auto", "column", "row", "none")
+BUBBLE_CHOICES = (
+    ("auto", "the column, else the row"),
+    ("column", "the column first"),
+    ("row", "the row first"),
+    ("none", "no bubble"),
+)
+NAME_MAX = 60  # a skill's or specialization's name as an action gives it
+
+# Fields several actions share.
+SKILL = Text(NAME_MAX, label="Skill", help="One of your hero's skills.")
+TOTEM = Choice(TOTEMS, label="Totem")
+MODIFIER = Integer(-MODIFIER_MAX, MODIFIER_MAX, default=0, label="Modifier")
+REASON = Text(REASON_MAX, optional=True, label="Reason")
 
 
-# --- reading action fields ---------------------------------------------------------
+# --- reading the raw odds forms (``manage.py odds``); actions are read by their declarations ---
 
 
 def field_int(action: Mapping, key: str, lo: int, hi: int, default: int | None = None) -> int:
@@ -55,46 +71,12 @@ def field_int(action: Mapping, key: str, lo: int, hi: int, default: int | None =
     return value
 
 
-def field_text(action: Mapping, key: str, max_len: int, *, required: bool = False) -> str | None:
-    """A text field of at most ``max_len`` characters, stripped; None when optional and missing."""
-    value = action.get(key)
-    if value is None or (isinstance(value, str) and not value.strip() and not required):
-        if required:
-            raise RuleError(f"'{key}' is required.", "invalid")
-        return None
-    if not isinstance(value, str) or not value.strip() or len(value.strip()) > max_len:
-        raise RuleError(f"'{key}' must be text of 1 to {max_len} characters.", "invalid")
-    return value.strip()
-
-
-def field_choice(action: Mapping, key: str, choices: tuple, default: str | None = None) -> str:
-    value = action.get(key)
-    if value is None:
-        value = default
-    if value not in choices:
-        raise RuleError(f"'{key}' must be one of {', '.join(choices)}, not {show(value)}.", "invalid")
-    return value
-
-
-def _object(action: Any) -> Mapping:
-    if not isinstance(action, Mapping):
-        raise RuleError("An action must be a JSON object.", "invalid")
-    return action
-
-
 def _skill(state: dict, action: Mapping) -> str:
     names = grid_skills(state["sheet"]["grid"])
-    skill = find_name(names, action.get("skill"))
+    skill = find_name(names, action["skill"])
     if skill is None:
         raise RuleError(f"'skill' must be one of your skills: {', '.join(names)}.", "invalid")
     return skill
-
-
-def _totem(action: Mapping) -> str:
-    totem = find_name(TOTEMS, action.get("totem"))
-    if totem is None:
-        raise RuleError(f"'totem' must be one of {', '.join(TOTEMS)}.", "invalid")
-    return totem
 
 
 # --- what the state says ---------------------------------------------------------------
@@ -119,22 +101,19 @@ def available_points(state: dict) -> int:
 
 
 def prepare_skill_test(state: dict, action: Mapping) -> dict:
-    """Validate a skill test and gather what it rolls and adds (shared with ``preview``)."""
-    action = _object(action)
+    """Gather what a (declared-valid) skill test rolls and adds (shared with ``preview``)."""
     sheet = state["sheet"]
     skill = _skill(state, action)
     row, column = skill_position(sheet["grid"], skill)
     spec = None
-    if action.get("specialization") not in (None, ""):
+    if action["specialization"] is not None:
         specs = sheet["specializations"][skill]
-        name = find_name([s["name"] for s in specs], action.get("specialization"))
+        name = find_name([s["name"] for s in specs], action["specialization"])
         if name is None:
             yours = ", ".join(s["name"] for s in specs) or "none"
-            raise RuleError(f"{skill} has no specialization {show(action.get('specialization'))} (yours: {yours}).", "invalid")
+            raise RuleError(f"{skill} has no specialization {show(action['specialization'])} (yours: {yours}).", "invalid")
         spec = next(dict(s) for s in specs if s["name"] == name)
-    modifier = field_int(action, "modifier", -MODIFIER_MAX, MODIFIER_MAX, 0)
-    target = field_int(action, "target", TARGET_MIN, TARGET_MAX)
-    bubble = field_choice(action, "bubble", BUBBLE_CHOICES, "auto")
+    modifier, target, bubble = action["modifier"], action["target"], action["bubble"]
     if state["taken_out"]:
         raise RuleError("Your hero is taken out: the injury track is full. Heal an injury before testing a skill.")
     penalty = state["gm_penalty"]
@@ -167,6 +146,17 @@ def _choose_bubble(state: dict, row: int, column: int, preference: str) -> tuple
     return None, "both of this skill's bubbles are already filled: no more experience from it this Tale"
 
 
+@action(
+    "skill_test", title="Skill test", rolls=True, emits=("skill_tested",),
+    help="One d6 per skill rating (the best the injury track allows) + the Paragon d6 + bonuses, against a target.",
+    fields={
+        "skill": SKILL,
+        "target": Integer(TARGET_MIN, TARGET_MAX, label="Target"),
+        "specialization": Text(NAME_MAX, optional=True, label="Specialization"),
+        "modifier": MODIFIER,
+        "bubble": Choice(BUBBLE_CHOICES, default="auto", label="A critical fills"),
+    },
+)
 def skill_test(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
     """Roll a skill test.
 
@@ -223,12 +213,14 @@ def skill_test(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
         "bubble_note": bubble_note,
         "odds": odds_json(odds),
     }
-    return [Event("skill_test", payload)]
+    return [Event("skill_tested", payload)]
 
 
 # --- Resolve and aspects --------------------------------------------------------------
 
 
+@action("spend_resolve", title="Spend Resolve", emits=("resolve_spent",), fields={"totem": TOTEM},
+        help="Add a totem to this scene's last, failed skill test, if that makes it succeed.")
 def spend_resolve(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
     """Spend a point of Resolve on this scene's last, failed skill test, adding a totem.
 
@@ -237,8 +229,7 @@ def spend_resolve(state: dict, action: Mapping, dice: DiceSource) -> list[Event]
     Refused when there is no such test, it succeeded or was already rescued,
     there is no Resolve, or the totem would not make it succeed. Rolls nothing.
     """
-    action = _object(action)
-    totem = _totem(action)
+    totem = action["totem"]
     last = state["last_test"]
     if last is None:
         raise RuleError("There is no skill test this scene to spend Resolve on.")
@@ -270,51 +261,55 @@ def spend_resolve(state: dict, action: Mapping, dice: DiceSource) -> list[Event]
         "resolve_left": state["resolve"] - (source == "pool"),
         "scene_resolve_left": state["scene_resolve"] - (source == "aspect"),
     }
-    return [Event("spend_resolve", payload)]
+    return [Event("resolve_spent", payload)]
 
 
+@action("invoke_aspect", title="Invoke your aspect", emits=("aspect_invoked",),
+        help="A free Resolve point until the scene ends, once a scene.")
 def invoke_aspect(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
     """The player invokes the aspect: a free Resolve point until the scene ends, once a scene.
 
     Action: ``{"type": "invoke_aspect"}``. Rolls nothing.
     """
-    _object(action)
     aspect = state["sheet"]["aspect"]
     if not aspect:
         raise RuleError("Your hero has no aspect to invoke.")
     if state["aspect_invoked"]:
         raise RuleError("You have already invoked your aspect this scene.")
-    return [Event("invoke_aspect", {"aspect": aspect, "scene_resolve": 1})]
+    return [Event("aspect_invoked", {"aspect": aspect, "scene_resolve": 1})]
 
 
+@action("gm_invoke_aspect", title="Invoke the hero's aspect against them", by="gm",
+        emits=("aspect_invoked_by_gm",), help="-2 on the hero's next skill test this scene.")
 def gm_invoke_aspect(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
     """GM: invoke the hero's aspect for -2 on the hero's next skill test (this scene).
 
     Action: ``{"type": "gm_invoke_aspect"}``. Rolls nothing.
     """
-    _object(action)
     aspect = state["sheet"]["aspect"]
     if not aspect:
         raise RuleError("This hero has no aspect for the GM to invoke.")
     if state["gm_penalty"]:
         raise RuleError("The aspect penalty is already waiting for this hero's next skill test.")
-    return [Event("gm_invoke_aspect", {"aspect": aspect, "penalty": ASPECT_PENALTY})]
+    return [Event("aspect_invoked_by_gm", {"aspect": aspect, "penalty": ASPECT_PENALTY})]
 
 
+@action("grant_resolve", title="Grant Resolve", by="gm", emits=("resolve_granted",),
+        fields={"amount": Integer(1, GRANT_MAX, default=1, label="Resolve"), "reason": REASON},
+        help="Up to the campaign's maximum.")
 def grant_resolve(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
     """GM: give the hero Resolve points, up to the campaign maximum.
 
     Action: ``{"type": "grant_resolve", "amount": 1..20 (default 1), "reason": str}``.
     """
-    action = _object(action)
-    requested = field_int(action, "amount", 1, GRANT_MAX, 1)
-    reason = field_text(action, "reason", REASON_MAX) or ""
+    requested = action["amount"]
+    reason = action["reason"] or ""
     cap = state["sheet"]["options"]["resolve_max"]
     if state["resolve"] >= cap:
         raise RuleError(f"This hero's Resolve is already at its maximum of {cap}.")
     amount = min(requested, cap - state["resolve"])
     payload = {"amount": amount, "requested": requested, "resolve": state["resolve"] + amount, "reason": reason}
-    return [Event("grant_resolve", payload)]
+    return [Event("resolve_granted", payload)]
 
 
 # --- injuries ------------------------------------------------------------------------
@@ -332,54 +327,67 @@ def _injury_payload(state: dict, injuries: int, requested: int, spots: list) -> 
     }
 
 
+INJURY_COUNT = Integer(1, INJURY_COUNT_MAX, default=1, label="Spots")
+
+
+@action("mark_injury", title="Mark injuries", by="gm", emits=("injury_marked",), fields={"count": INJURY_COUNT},
+        help="Fill the next spots of the injury track; a full track takes the hero out.")
 def mark_injury(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
     """GM: fill the next ``count`` spots of the injury track (as many as are left).
 
     Action: ``{"type": "mark_injury", "count": 1..10 (default 1)}``.
     """
-    action = _object(action)
-    count = field_int(action, "count", 1, INJURY_COUNT_MAX, 1)
+    count = action["count"]
     track = state["sheet"]["options"]["injury_track"]
     if state["injuries"] >= len(track):
         raise RuleError("The injury track is already full: the hero is taken out.")
     new = min(len(track), state["injuries"] + count)
     spots = [{"spot": i + 1, "number": track[i]} for i in range(state["injuries"], new)]
-    return [Event("mark_injury", _injury_payload(state, new, count, spots))]
+    return [Event("injury_marked", _injury_payload(state, new, count, spots))]
 
 
+@action("heal_injury", title="Heal injuries", by="gm", emits=("injury_healed",), fields={"count": INJURY_COUNT},
+        help="Clear the last filled spots of the injury track.")
 def heal_injury(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
     """GM: clear the last ``count`` filled spots of the injury track.
 
     Action: ``{"type": "heal_injury", "count": 1..10 (default 1)}``.
     """
-    action = _object(action)
-    count = field_int(action, "count", 1, INJURY_COUNT_MAX, 1)
+    count = action["count"]
     if state["injuries"] <= 0:
         raise RuleError("This hero has no injuries to heal.")
     track = state["sheet"]["options"]["injury_track"]
     new = max(0, state["injuries"] - count)
     spots = [{"spot": i + 1, "number": track[i]} for i in range(new, state["injuries"])]
-    return [Event("heal_injury", _injury_payload(state, new, count, spots))]
+    return [Event("injury_healed", _injury_payload(state, new, count, spots))]
 
 
 # --- effect tests ---------------------------------------------------------------------
 
 
 def prepare_effect_test(state: dict, action: Mapping) -> dict:
-    """Validate an effect test (shared with ``preview``)."""
-    action = _object(action)
+    """Gather what a (declared-valid) effect test rolls (shared with ``preview``)."""
     options = state["sheet"]["options"]["effect_test"]
-    target = action.get("target")
     return {
-        "dice": field_int(action, "dice", 1, EFFECT_DICE_MAX),
-        "modifier": field_int(action, "modifier", -MODIFIER_MAX, MODIFIER_MAX, 0),
-        "target": None if target is None else field_int(action, "target", 1, EFFECT_TARGET_MAX),
-        "label": field_text(action, "label", 60),
+        "dice": action["dice"],
+        "modifier": action["modifier"],
+        "target": action["target"],
+        "label": action["label"],
         "mode": options["mode"],
         "threshold": options["threshold"],
     }
 
 
+@action(
+    "effect_test", title="Effect test", rolls=True, emits=("effect_tested",),
+    help="Plain d6s (no Paragon, criticals or injury blocks), summed or counted as the campaign says.",
+    fields={
+        "dice": Integer(1, EFFECT_DICE_MAX, label="Dice"),
+        "modifier": MODIFIER,
+        "target": Integer(1, EFFECT_TARGET_MAX, optional=True, label="Target"),
+        "label": Text(60, optional=True, label="What for", help="e.g. damage"),
+    },
+)
 def effect_test(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
     """Roll effect dice: plain d6s, no Paragon, no criticals, no injury blocks.
 
@@ -407,32 +415,43 @@ def effect_test(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
         "outcome": "rolled" if test["target"] is None else ("success" if total >= test["target"] else "failure"),
         "odds": odds_json(odds),
     }
-    return [Event("effect_test", payload)]
+    return [Event("effect_tested", payload)]
 
 
 # --- experience and advancement ---------------------------------------------------------
 
 
+@action("award_points", title="Award XP", by="gm", emits=("points_awarded",),
+        fields={"points": Integer(1, POINTS_MAX, label="XP"), "reason": REASON})
 def award_points(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
     """GM: award experience points. ``{"type": "award_points", "points": 1..100, "reason": str}``."""
-    action = _object(action)
-    points = field_int(action, "points", 1, POINTS_MAX)
-    reason = field_text(action, "reason", REASON_MAX) or ""
-    return [Event("award_points", {"points": points, "reason": reason})]
+    return [Event("points_awarded", {"points": action["points"], "reason": action["reason"] or ""})]
 
 
+@action("end_tale", title="End the Tale", by="gm", emits=("tale_ended",),
+        help="Each filled experience bubble becomes one XP, and the bubbles clear.")
 def end_tale(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
     """GM: the Tale ends; each filled experience bubble becomes one XP, and the bubbles clear.
 
     Action: ``{"type": "end_tale"}``.
     """
-    _object(action)
     grid = state["sheet"]["grid"]
     rows = [grid["rows"][i] for i, filled in enumerate(state["bubbles"]["rows"]) if filled]
     columns = [grid["columns"][i] for i, filled in enumerate(state["bubbles"]["columns"]) if filled]
-    return [Event("end_tale", {"xp": len(rows) + len(columns), "rows": rows, "columns": columns})]
+    return [Event("tale_ended", {"xp": len(rows) + len(columns), "rows": rows, "columns": columns})]
 
 
+@action(
+    "buy_advance", title="Buy an advance", emits=("advance_bought",),
+    help="Spend XP: the cost is the new rating times the campaign's cost per point.",
+    fields={
+        "advance": Choice([("skill", "+1 skill"), ("totem", "+1 totem"), ("specialization", "a specialization")],
+                          label="Buy"),
+        "skill": Text(NAME_MAX, label="Skill", required_when={"advance": ["skill", "specialization"]}),
+        "totem": Choice(TOTEMS, label="Totem", required_when={"advance": ["totem"]}),
+        "specialization": Text(NAME_MAX, label="Specialization", required_when={"advance": ["specialization"]}),
+    },
+)
 def buy_advance(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
     """Spend XP on an advance; the cost is the new rating times the campaign's cost per point.
 
@@ -442,8 +461,7 @@ def buy_advance(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
     ``{"type": "buy_advance", "advance": "specialization", "skill": "Hunt",
     "specialization": "Tracking"}`` (+1 to it, or a new one at +1; max +5, 3 per skill).
     """
-    action = _object(action)
-    kind = field_choice(action, "advance", ("skill", "totem", "specialization"))
+    kind = action["advance"]
     sheet = state["sheet"]
     per_point = sheet["options"]["advance_costs"][kind]
     payload: dict[str, Any] = {"advance": kind}
@@ -453,13 +471,13 @@ def buy_advance(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
         payload["skill"] = skill
         what = skill
     elif kind == "totem":
-        totem = _totem(action)
+        totem = action["totem"]
         current, top = sheet["totems"][totem], TOTEM_MAX
         payload["totem"] = totem
         what = f"your {totem} totem"
     else:
         skill = _skill(state, action)
-        wanted = field_text(action, "specialization", 60, required=True)
+        wanted = action["specialization"]
         specs = sheet["specializations"][skill]
         name = find_name([s["name"] for s in specs], wanted)
         if name is None:
@@ -478,24 +496,13 @@ def buy_advance(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
     if cost > have:
         raise RuleError(f"Raising {what} to {current + 1} costs {cost} XP; you have {have}.")
     payload.update({"from": current, "to": current + 1, "cost": cost})
-    return [Event("buy_advance", payload)]
+    return [Event("advance_bought", payload)]
 
 
-ACTIONS = {
-    "skill_test": skill_test,
-    "spend_resolve": spend_resolve,
-    "invoke_aspect": invoke_aspect,
-    "gm_invoke_aspect": gm_invoke_aspect,
-    "grant_resolve": grant_resolve,
-    "mark_injury": mark_injury,
-    "heal_injury": heal_injury,
-    "effect_test": effect_test,
-    "award_points": award_points,
-    "end_tale": end_tale,
-    "buy_advance": buy_advance,
-}
-
-GM_ACTIONS = frozenset({"gm_invoke_aspect", "grant_resolve", "mark_injury", "heal_injury", "award_points", "end_tale"})
+ACTIONS = actions_by_type(
+    skill_test, spend_resolve, invoke_aspect, gm_invoke_aspect, grant_resolve, mark_injury, heal_injury,
+    effect_test, award_points, end_tale, buy_advance,
+)
 
 
 # --- odds: the two public entry points (here, not in odds.py, which holds the dice math
@@ -535,19 +542,13 @@ def odds(action: dict) -> dict[str, Fraction]:
     raise RuleError("Odds are known for 'skill_test' and 'effect_test' only.", "invalid")
 
 
-def preview(state: dict, action: dict) -> dict[str, Fraction]:
-    """Exact odds of an action this hero is about to take, with everything the
-    state adds (injuries, specialization, the GM's pending aspect penalty).
-    Actions that roll nothing have no odds: ``{}``."""
-    if not isinstance(action, dict):
-        raise RuleError("An action must be a JSON object.", "invalid")
-    kind = action.get("type")
-    if kind == "skill_test":
+def preview(state: dict, action: Mapping) -> dict[str, Fraction]:
+    """Exact odds of a (declared-valid) rolling action this hero is about to take,
+    with everything the state adds (injuries, specialization, the GM's pending
+    aspect penalty). ``RuleSystem.preview`` validates it and answers ``{}`` for
+    an action that rolls nothing."""
+    if action["type"] == "skill_test":
         test = prepare_skill_test(state, action)
         return skill_test_odds(test["rating"], test["bonus"], test["target"], frozenset(test["blocked"]))
-    if kind == "effect_test":
-        test = prepare_effect_test(state, action)
-        return effect_test_odds(test["dice"], test["mode"], test["threshold"], test["modifier"], test["target"])
-    if isinstance(kind, str) and kind in ACTIONS:  # a list or object as type is refused below, not a crash
-        return {}
-    raise RuleError(f"Tales from the Torn Earth has no action {show(kind)}.", "unknown_action")
+    test = prepare_effect_test(state, action)
+    return effect_test_odds(test["dice"], test["mode"], test["threshold"], test["modifier"], test["target"])

@@ -9,8 +9,9 @@ Unknown event types, and the session events, leave the state as it was.
 
 from __future__ import annotations
 
-from ..base import copy_json, evolver
 from .. import common
+from ..base import copy_json, evolver
+from ..declare import EventBook, EventSpec
 
 
 def _lapse_scene(state: dict) -> None:
@@ -87,21 +88,40 @@ def _grant_resolve(state: dict, p: dict) -> None:
 
 
 HANDLERS = {
-    "skill_test": _skill_test,
-    "spend_resolve": _spend_resolve,
-    "invoke_aspect": _invoke_aspect,
-    "gm_invoke_aspect": lambda s, p: s.update(gm_penalty=p["penalty"]),
-    "grant_resolve": _grant_resolve,
-    "mark_injury": _injuries,
-    "heal_injury": _injuries,
-    "award_points": lambda s, p: s["points"].update(earned=s["points"]["earned"] + p["points"]),
-    "buy_advance": _buy_advance,
-    "end_tale": _end_tale,
+    "skill_tested": _skill_test,
+    "resolve_spent": _spend_resolve,
+    "aspect_invoked": _invoke_aspect,
+    "aspect_invoked_by_gm": lambda s, p: s.update(gm_penalty=p["penalty"]),
+    "resolve_granted": _grant_resolve,
+    "injury_marked": _injuries,
+    "injury_healed": _injuries,
+    "points_awarded": lambda s, p: s["points"].update(earned=s["points"]["earned"] + p["points"]),
+    "advance_bought": _buy_advance,
+    "tale_ended": _end_tale,
     "scene_started": lambda s, p: _lapse_scene(s),
     "scene_ended": lambda s, p: _lapse_scene(s),
-    # effect_test, session_started, session_ended: nothing to track.
+    # effect_tested, session_started, session_ended: nothing to track.
 }
 
+# Every event TOTE records, once. Logs from before the past-tense names stored the
+# action's name (``skill_test``, ...): those rows keep it (their hashes cover it) and
+# read under today's name through ``formerly``.
+EVENTS = EventBook([
+    EventSpec("skill_tested", "{skill} test: {total} vs T{target}, {outcome}", formerly=("skill_test",)),
+    EventSpec("resolve_spent", "spent Resolve ({totem}): {total_before} → {total} vs T{target}",
+              formerly=("spend_resolve",)),
+    EventSpec("aspect_invoked", "invoked the aspect “{aspect}”", formerly=("invoke_aspect",)),
+    EventSpec("aspect_invoked_by_gm", "the GM invoked the aspect “{aspect}”: {penalty} on the next test",
+              formerly=("gm_invoke_aspect",)),
+    EventSpec("resolve_granted", "was granted {amount} Resolve (now {resolve})", formerly=("grant_resolve",)),
+    EventSpec("injury_marked", "injuries marked: {injuries} now", formerly=("mark_injury",)),
+    EventSpec("injury_healed", "injuries healed: {injuries} left", formerly=("heal_injury",)),
+    EventSpec("effect_tested", "effect test: {total}", formerly=("effect_test",)),
+    EventSpec("points_awarded", "earned {points} XP", formerly=("award_points",)),
+    EventSpec("tale_ended", "the Tale ended: {xp} XP from filled bubbles", formerly=("end_tale",)),
+    EventSpec("advance_bought", "bought an advance ({advance}) for {cost} XP", formerly=("buy_advance",)),
+    *common.EVENTS,
+])
 
 # The state after an event; unknown types (generic rolls, ...) change nothing.
-evolve = evolver({**HANDLERS, **common.HANDLERS})
+evolve = evolver({**HANDLERS, **common.HANDLERS}, EVENTS)

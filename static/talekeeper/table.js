@@ -26,6 +26,15 @@ const isSpectator = me.role === "spectator";
 const csrf = root.dataset.csrf;
 const RECENT = data.recent || 200; // events shown on load; earlier ones on demand
 const pageHead = Number(data.head); // sheets in `data` include every event up to here
+// The system's declarations (rules/declare.py, also at /api/systems/<name>): actions with
+// their fields and limits, events with their current names and one-line descriptions.
+const declared = data.declared || { actions: {}, events: {}, renames: {} };
+// An event stored under a former name reads under today's name. The chain is checked on
+// the event exactly as stored (chain.js) before it is read this way.
+const nowName = (type) => declared.renames[type] || type;
+const asNow = (ev) => (declared.renames[ev.type] ? { ...ev, type: nowName(ev.type), stored_type: ev.type } : ev);
+// "earned {points} points": a declared description, filled from the payload.
+const fillTemplate = (template, p) => template.replace(/\{(\w+)\}/g, (_, key) => (p[key] ?? "?"));
 
 let system;
 try {
@@ -340,7 +349,7 @@ function handle(frame) {
       if (frame.event.seq !== lastSeq + 1) { socket.close(); return; } // gap: reconnect and catch up
       lastSeq = frame.event.seq;
       chain.event(frame.event);
-      showEvent(frame.event);
+      showEvent(asNow(frame.event));
       break;
     case "ready":
       chain.serverHead(frame.head, { ends: true }).then(reportHead);
@@ -440,10 +449,10 @@ function describeCore(ev) {
     case "scene_started": return { text: `started scene ${p.scene}`, tone: "frame" };
     case "scene_ended": return { text: `ended scene ${p.scene}`, tone: "frame" };
     case "event_voided":
-      return { text: [`voided `, h("a", { href: `#seq-${p.seq}` }, `#${p.seq}`), ` (${words(p.type)})`], detail: p.reason ? `Reason: ${p.reason}` : "" };
+      return { text: [`voided `, h("a", { href: `#seq-${p.seq}` }, `#${p.seq}`), ` (${words(nowName(p.type))})`], detail: p.reason ? `Reason: ${p.reason}` : "" };
     case "roll_revealed": {
       const body = p.body || p; // {seq, body: {type, payload, ...}}; older reveals: {seq, type, payload}
-      const inner = describe({ ...ev, type: body.type, payload: body.payload || {}, hidden: false });
+      const inner = describe({ ...ev, type: nowName(body.type), payload: body.payload || {}, hidden: false });
       return { ...inner, text: [`revealed `, h("a", { href: `#seq-${p.seq}` }, `#${p.seq}`), ": ", inner.text] };
     }
     case "roll_requested":
@@ -451,7 +460,7 @@ function describeCore(ev) {
     case "message_posted": // chat: in character it is said, out of character it is (ooc)
       return { text: p.kind === "ic" ? h("q", { class: "said" }, p.text) : [h("span", { class: "ooc-tag" }, "ooc "), p.text], tone: "chat" };
     case "bundle": { // one hidden command's rule events, stored as one (docs/hidden-information.md)
-      const parts = (p.events || []).map((e) => describe({ ...ev, type: e.type, payload: e.payload || {}, hidden: false }));
+      const parts = (p.events || []).map((e) => describe({ ...ev, type: nowName(e.type), payload: e.payload || {}, hidden: false }));
       return { ...(parts[0] || {}), text: parts.flatMap((d, i) => [...(i ? [" · "] : []), ...[].concat(d.text)]) };
     }
     case "refused":
@@ -476,8 +485,9 @@ function describe(ev) {
   }
   if (d) return d;
   const p = ev.payload || {};
+  const spec = declared.events[ev.type];
   return {
-    text: words(ev.type),
+    text: spec?.description ? fillTemplate(spec.description, p) : words(ev.type),
     outcome: p.outcome !== undefined ? { label: words(p.outcome), tone: p.success === true ? "good" : p.success === false ? "bad" : "total" } : null,
   };
 }
@@ -889,7 +899,7 @@ function afterEvent(ev) {
       const target = events.get(p.seq);
       if (target) {
         const body = p.body || p;
-        const shown = { ...target, hidden: false, type: body.type || target.type, payload: body.payload || target.payload };
+        const shown = { ...target, hidden: false, type: body.type ? nowName(body.type) : target.type, payload: body.payload || target.payload };
         events.set(p.seq, shown);
         fillEvent(document.getElementById(`seq-${p.seq}`), shown);
       }
@@ -937,7 +947,7 @@ olderBtn.addEventListener("click", async () => {
     const page = (await eventsPage(slug, after, firstShown - 1 - after)).events;
     chain.older(page);
     const height = logEl.scrollHeight;
-    for (const ev of page.reverse()) {
+    for (const ev of page.reverse().map(asNow)) {
       if (events.has(ev.seq)) continue;
       register(ev, true);
       const li = h("li", { id: `seq-${ev.seq}`, dataset: { seq: ev.seq, type: ev.type } });

@@ -103,3 +103,45 @@ def test_a_declared_range_is_the_range_the_server_refuses_outside(name, table_fo
         for bad in (declared.lo - 1, declared.hi + 1):
             with pytest.raises(ActionError, match=f"'{field_name}' must be from {declared.lo} to {declared.hi}"):
                 table.command(table.gm, rules.actions[kind].example(character=hero.id, **{field_name: bad}))
+
+
+# --- events stored under a former name -----------------------------------------------------------
+
+@pytest.mark.django_db
+def test_an_event_stored_under_its_old_name_folds_describes_and_verifies_as_stored(table_for):
+    """A log written before the past-tense names holds TOTE's ``award_points`` and
+    ``skill_test`` rows. They stay as stored (the chain verifies), fold through the
+    one upcaster exactly like today's ``points_awarded``, and the audit filters
+    and describes them under today's name."""
+    from django.db import transaction
+
+    from campaign import audit, projections
+    from campaign.log import Draft, append, lock_campaign, verify_chain
+    from campaign.models import Character, Event
+
+    table = table_for("tote")
+    hero = table.create_character(table.alice, "Hero", dict(get_system("tote").example_sheet))
+    with transaction.atomic():
+        campaign = lock_campaign(table.campaign.pk)
+        old = append(campaign, [Draft("award_points", {"points": 7, "reason": "the old name"}, 1, hero)], actor=table.gm)[0]
+        projections.apply(campaign, [old])  # as the record path does after every append
+    table.command(table.gm, {"type": "award_points", "character": hero.id, "points": 5})
+    new = Event.objects.get(campaign=table.campaign, seq=old.seq + 1)
+    assert (old.type, new.type) == ("award_points", "points_awarded")
+    assert Event.objects.get(pk=old.pk).type == "award_points"  # never rewritten
+    table.campaign.refresh_from_db()
+    assert verify_chain(table.campaign).ok
+
+    hero = Character.objects.get(pk=hero.pk)
+    assert hero.projection.state["points"]["earned"] == 12
+    assert projections.rebuild(table.campaign, check=True) == []  # a rebuild from the log agrees
+    assert projections.state_as_of(hero, new.seq)["points"]["earned"] == 12
+    assert projections.state_as_of(hero, old.seq)["points"]["earned"] == 7
+
+    table.campaign.refresh_from_db()
+    page = audit.log_page(table.campaign, audit.LogFilter(type="points_awarded"))
+    assert [e["seq"] for e in page.events] == [old.seq, new.seq]
+    assert [e["summary"] for e in page.events] == ["earned 7 XP “the old name”", "earned 5 XP"]
+    assert "award_points" not in audit.event_types(table.campaign) and "points_awarded" in audit.event_types(table.campaign)
+    history = audit.advancement(table.campaign, hero.id)[0]
+    assert [c.why for c in history.history] == ["the old name", "earned 5 XP"]

@@ -92,8 +92,8 @@ def test_tote_spend_resolve_that_succeeds_on_a_hidden_test_is_hidden_too(table_f
     res = send(table, table.alice, {"type": "spend_resolve", "character": table.hero.id, "totem": "Bear"})
     assert res.status == 201
     stored = Event.objects.get(campaign=table.campaign, seq=res.json()["seq"])
-    # Before: a public spend_resolve showing everyone total_before 10.
-    assert (stored.type, stored.visibility, stored.payload["total_before"]) == ("spend_resolve", "gm", 10)
+    # Before: a public resolve_spent showing everyone total_before 10.
+    assert (stored.type, stored.visibility, stored.payload["total_before"]) == ("resolve_spent", "gm", 10)
     sealed_for_everyone_but_the_gm(table, stored.seq)
 
 
@@ -257,8 +257,8 @@ def test_a_void_does_not_name_the_type_of_a_sealed_event(table_for):
     for target in (hidden, public):
         table.command(table.gm, {"type": "void", "seq": target.json()["seq"], "reason": "oops"})
     voids = Event.objects.filter(campaign=table.campaign, type="event_voided").order_by("seq")
-    # Before: the public void said "mark_injury" of the event sealed for everyone else.
-    assert [v.payload["type"] for v in voids] == ["sealed", "mark_injury"]
+    # Before: the public void said "injury_marked" of the event sealed for everyone else.
+    assert [v.payload["type"] for v in voids] == ["sealed", "injury_marked"]
 
 
 def test_dice_stats_count_sealed_events_whether_or_not_they_rolled(table_for):

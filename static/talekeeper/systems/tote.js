@@ -228,7 +228,7 @@ export function oddsText(type, odds) {
 export function describe(ev) {
   const p = ev.payload;
   switch (ev.type) {
-    case "skill_test": {
+    case "skill_tested": {
       const chips = p.dice.filter((d) => d.die === "skill").map((d) =>
         die(d.face, `${d.selected ? "sel" : ""} ${d.blocked ? "blocked" : ""} ${d.face === 1 ? "one" : ""}`, d.why));
       const paragon = p.dice.filter((d) => d.die === "paragon").map((d) => die(d.face, `paragon ${d.face === 1 ? "one" : ""}`, d.why));
@@ -244,21 +244,21 @@ export function describe(ev) {
           p.critical ? `Critical: ${p.bubble_note}` : ""].filter(Boolean).join(" · "),
       };
     }
-    case "spend_resolve":
+    case "resolve_spent":
       return {
         text: `spent Resolve on ${p.skill}: ${p.totem} ${signed(p.totem_value)} turns ${p.total_before} into ${p.total} vs T${p.target}`,
         outcome: { label: "Success", tone: "good" },
         detail: `${p.source === "aspect" ? "the aspect's free point" : `${p.resolve_left} Resolve left`}${p.skill_totem ? "" : ` · ${p.totem} is not one of ${p.skill}'s totems: the table judges`}`,
       };
-    case "invoke_aspect": return { text: `invoked the aspect “${p.aspect}”: one free Resolve this scene` };
-    case "gm_invoke_aspect": return { text: `GM invoked the aspect “${p.aspect}” against them: ${signed(p.penalty)} on the next test`, tone: "gm" };
-    case "grant_resolve": return { text: `was granted ${p.amount} Resolve (now ${p.resolve})`, detail: p.reason || "", tone: "gm" };
-    case "mark_injury":
+    case "aspect_invoked": return { text: `invoked the aspect “${p.aspect}”: one free Resolve this scene` };
+    case "aspect_invoked_by_gm": return { text: `GM invoked the aspect “${p.aspect}” against them: ${signed(p.penalty)} on the next test`, tone: "gm" };
+    case "resolve_granted": return { text: `was granted ${p.amount} Resolve (now ${p.resolve})`, detail: p.reason || "", tone: "gm" };
+    case "injury_marked":
       return { text: `was injured: ${plural(p.spots.length, "spot")} filled (${p.injuries} now)`,
         outcome: p.taken_out ? { label: "Taken out", tone: "bad" } : null,
         detail: p.blocked.length ? `can't select ${p.blocked.join(", ")}` : "", tone: "gm" };
-    case "heal_injury": return { text: `healed ${plural(p.spots.length, "injury", "injuries")} (${p.injuries} left)`, tone: "gm" };
-    case "effect_test": {
+    case "injury_healed": return { text: `healed ${plural(p.spots.length, "injury", "injuries")} (${p.injuries} left)`, tone: "gm" };
+    case "effect_tested": {
       const chips = p.dice.map((d) => die(d.face, d.counted ? "" : "off"));
       return {
         text: `${p.label ? `${p.label}: ` : ""}effect test ${p.dice.length}d6 = ${p.score}${p.modifier ? ` ${signed(p.modifier)}` : ""}${p.target ? ` vs ${p.target}` : ""}`,
@@ -267,9 +267,9 @@ export function describe(ev) {
         detail: p.target ? hadOdds(p.odds) : "",
       };
     }
-    case "award_points": return { text: `earned ${p.points} XP`, detail: p.reason || "", tone: "gm" };
-    case "end_tale": return { text: `the Tale ended: ${p.xp} XP from filled bubbles`, tone: "gm" };
-    case "buy_advance": {
+    case "points_awarded": return { text: `earned ${p.points} XP`, detail: p.reason || "", tone: "gm" };
+    case "tale_ended": return { text: `the Tale ended: ${p.xp} XP from filled bubbles`, tone: "gm" };
+    case "advance_bought": {
       const what = p.advance === "totem" ? `the ${p.totem} totem` : p.advance === "skill" ? p.skill : `${p.skill} (${p.specialization})`;
       return { text: `raised ${what} from ${p.from} to ${p.to} for ${p.cost} XP` };
     }
@@ -278,7 +278,7 @@ export function describe(ev) {
 }
 
 export function followUps(ev, state, ctx) {
-  if (ev.type !== "skill_test" || !ctx.canAct || !ctx.latest(ev, ["skill_test"])) return [];
+  if (ev.type !== "skill_tested" || !ctx.canAct || !ctx.latest(ev, ["skill_tested"])) return [];
   const last = state.last_test;
   if (!last || last.success || last.rescued || last.total !== ev.payload.total || last.skill !== ev.payload.skill) return [];
   if (state.resolve + state.scene_resolve > 0) {

@@ -65,7 +65,7 @@ def test_platform_fields_are_ignored():
 
 
 @pytest.mark.parametrize("action, match", [
-    ({"type": "skill_test", "target": 8}, "'skill' must be one of"),
+    ({"type": "skill_test", "target": 8}, "'skill' is required"),
     ({"type": "skill_test", "skill": "Fly", "target": 8}, "'skill' must be one of"),
     ({"type": "skill_test", "skill": "Hunt"}, "'target' is required"),
     ({"type": "skill_test", "skill": "Hunt", "target": 31}, "'target' must be from 1 to 30"),

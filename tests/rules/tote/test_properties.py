@@ -149,10 +149,10 @@ def test_replay_never_reaches_an_impossible_state(actions, seed):
             before = copy.deepcopy(state)
             new = SYSTEM.evolve(state, event)
             assert state == before  # evolve never mutates
-            if event.type == "end_tale":
+            if event.type == "tale_ended":
                 assert event.payload["xp"] <= 8  # one bubble per row and per column
                 xp_from_tales += event.payload["xp"]
-            if event.type == "award_points":
+            if event.type == "points_awarded":
                 awarded += event.payload["points"]
             state = new
             played.append(event)
