@@ -62,8 +62,10 @@ def system(request, name):
 def table_vocabulary() -> dict:
     """The platform's own action types (not a rule system's), from the code that runs them."""
     from campaign.actions import GM_TABLE_ACTIONS, SCENE_ACTIONS
+    from campaign.actions.encounters import ENCOUNTER_ACTIONS
 
-    return {"table": ["roll", "add_seed", "create_character"], "gm_only": sorted([*SCENE_ACTIONS, *GM_TABLE_ACTIONS])}
+    return {"table": ["roll", "add_seed", "create_character", *ENCOUNTER_ACTIONS],
+            "gm_only": sorted([*SCENE_ACTIONS, *GM_TABLE_ACTIONS])}
 
 
 def generated(spec: dict) -> dict:
