@@ -359,6 +359,8 @@ function handle(frame) {
       if (loading) {
         loading = false;
         for (const id of charEvents.keys()) updateFollowUps(id);
+        const turn = document.getElementById(`seq-${lastEncounterSeq}`);
+        if (turn) updateFollow(turn, events.get(lastEncounterSeq));
       }
       break;
     case "heartbeat":
@@ -457,6 +459,11 @@ function describeCore(ev) {
     }
     case "roll_requested":
       return { text: `GM asks for ${actionLabel(p.action, ev.character)}`, detail: p.note ? `“${p.note}”` : "" };
+    case "encounter_started": return { text: `started the encounter “${p.name}”`, tone: "frame" };
+    case "combatant_added": return { text: `added ${p.name} to the encounter` };
+    case "turn_order_set": return { text: `set the turn order: ${(p.order || []).map((id) => chars.get(id)?.name || `#${id}`).join(", ")}` };
+    case "turn_advanced": return { text: `round ${p.round}: ${p.name}'s turn`, tone: "frame" };
+    case "encounter_ended": return { text: `ended the encounter “${p.name}” after ${p.rounds} round${p.rounds === 1 ? "" : "s"}`, tone: "frame" };
     case "message_posted": // chat: in character it is said, out of character it is (ooc)
       return { text: p.kind === "ic" ? h("q", { class: "said" }, p.text) : [h("span", { class: "ooc-tag" }, "ooc "), p.text], tone: "chat" };
     case "bundle": { // one hidden command's rule events, stored as one (docs/hidden-information.md)
@@ -652,7 +659,9 @@ function requestFollow(ev, ctx) {
 
 // What can be done about an event now (buttons, small forms), for this member.
 function followNodes(ev) {
-  if (ev.hidden || ev.voided || !ev.character || !events.has(ev.seq)) return [];
+  if (ev.hidden || ev.voided || !events.has(ev.seq)) return [];
+  if (ev.type === "turn_advanced") return turnFollow(ev);
+  if (!ev.character) return [];
   const ctx = followCtx(ev);
   try {
     if (ev.type === "roll_requested") return requestFollow(ev, ctx).filter(Boolean);
@@ -683,6 +692,23 @@ function updateFollow(li, ev) {
     if (next) next.focus();
     else { li.tabIndex = -1; li.focus(); }
   }
+}
+
+// Encounters (rules/encounter.py): the newest turn is the acting character's player's to end.
+const ENCOUNTER_EVENTS = new Set(["encounter_started", "combatant_added", "turn_order_set", "turn_advanced", "encounter_ended"]);
+let lastEncounterSeq = 0; // the newest encounter event shown: only a turn that is still the newest waits
+
+function turnFollow(ev) {
+  const p = ev.payload || {};
+  if (ev.seq !== lastEncounterSeq) return [];
+  const c = chars.get(p.acting);
+  if (c && c.owner === me.username && !isSpectator) {
+    return [h("button", { type: "button", class: "small primary", onclick: async (e) => {
+      e.target.disabled = true;
+      try { await sendCommand({ type: "advance_turn" }); } catch (problem) { notice(problem.message); e.target.disabled = false; }
+    } }, `End ${p.name}'s turn`)];
+  }
+  return isGM ? [h("button", { type: "button", class: "small secondary", onclick: () => sendCommand({ type: "advance_turn" }).catch((problem) => notice(problem.message)) }, "Next turn")] : [];
 }
 
 function updateFollowUps(charId) {
@@ -884,6 +910,13 @@ function showInLog(seq) {
 
 function afterEvent(ev) {
   const p = ev.payload || {};
+  if (ENCOUNTER_EVENTS.has(ev.type)) {
+    const previous = lastEncounterSeq;
+    lastEncounterSeq = ev.seq;
+    const li = document.getElementById(`seq-${previous}`);
+    if (li && !loading) updateFollow(li, events.get(previous));
+    if (!loading) updateFollow(document.getElementById(`seq-${ev.seq}`), ev);
+  }
   const fresh = ev.seq > pageHead; // the page's sheets already include everything up to pageHead
   switch (ev.type) {
     case "event_voided": {

@@ -156,3 +156,23 @@ def test_the_gm_page_on_a_phone(table_of, seats):
     for button in tools:
         box = button.bounding_box()
         assert box["width"] >= 44 and box["height"] >= 44, box
+
+
+def test_your_turn_waits_for_you_and_ends_from_the_list(table_of, seats):
+    table = table_of("tote")
+    sheet = get_system("tote").example_sheet
+    hero = table.create_character(table.alice, "Ayasha", sheet)
+    rival = table.create_character(table.bob, "Rival", sheet)
+    table.command(table.gm, {"type": "start_encounter", "name": "Ambush"})
+    for character in (hero, rival):
+        table.command(table.gm, {"type": "add_combatant", "character": character.id})
+    alice = seats("alice")
+    waiting = alice.page.locator("#waiting")
+    expect(waiting).to_be_hidden()
+    turn = table.command(table.gm, {"type": "advance_turn"}).events[0].seq
+    expect(waiting).to_contain_text("round 1: Ayasha's turn")
+    expect(alice.page).to_have_title(re.compile(r"^\(1\) "))
+    waiting.get_by_role("button", name="End Ayasha's turn").click()
+    expect(alice.event(turn + 1)).to_contain_text("round 1: Rival's turn")
+    expect(waiting).to_be_hidden()
+    assert Event.objects.get(campaign=table.campaign, seq=turn + 1).payload["acting"] == rival.id
