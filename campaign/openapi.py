@@ -64,7 +64,7 @@ def table_vocabulary() -> dict:
     from campaign.actions import GM_TABLE_ACTIONS, SCENE_ACTIONS
     from campaign.actions.encounters import ENCOUNTER_ACTIONS
 
-    return {"table": ["roll", "add_seed", "create_character", *ENCOUNTER_ACTIONS],
+    return {"table": ["roll", "add_seed", "create_character", *ENCOUNTER_ACTIONS, "post_message"],
             "gm_only": sorted([*SCENE_ACTIONS, *GM_TABLE_ACTIONS])}
 
 
