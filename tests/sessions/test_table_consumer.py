@@ -68,6 +68,29 @@ async def head(table):
     return await database_sync_to_async(lambda: type(table.campaign).objects.get(pk=table.campaign.pk).last_seq)()
 
 
+def presence_announced(monkeypatch) -> list:
+    """Every presence announcement sent through the channel layer from now on (a spy on the layer)."""
+    from channels.layers import get_channel_layer
+
+    layer, sent = get_channel_layer(), []
+    group_send = layer.group_send
+
+    async def spy(group, message):
+        if message.get("type") == "table.presence":
+            sent.append(message)
+        await group_send(group, message)
+
+    monkeypatch.setattr(layer, "group_send", spy)
+    return sent
+
+
+async def handled(comm) -> None:
+    """Wait until ``comm``'s consumer has handled every frame sent before (frames are handled in order)."""
+    await comm.send_json_to({"type": "ping"})
+    while (await comm.receive_json_from(timeout=5))["type"] != "pong":
+        pass
+
+
 async def log_head(table) -> dict:
     """The campaign's head as frames carry it: the seq and hash of its newest event."""
     def read():
@@ -312,7 +335,7 @@ async def test_ready_ack_and_pong_carry_the_logs_head(transactional_table):
     await comm.disconnect()
 
 
-async def test_a_reported_head_reaches_everyones_presence(transactional_table):
+async def test_a_reported_head_reaches_everyones_presence(transactional_table, monkeypatch):
     table = transactional_table
     gm = await connect(table, table.gm)
     await until_ready(gm)
@@ -326,8 +349,10 @@ async def test_a_reported_head_reaches_everyones_presence(transactional_table):
     assert frame["type"] == "presence"
     assert {m["username"]: m["head"] for m in frame["members"]} == {"alice": reported, "gm": None}
     # The same head again changes nothing, so nobody is told again.
+    announced = presence_announced(monkeypatch)
     await alice.send_json_to({"type": "head", "head": reported})
-    assert await gm.receive_nothing(timeout=0.3)
+    await handled(alice)
+    assert announced == []
     await alice.disconnect()
     await gm.disconnect()
 
@@ -336,13 +361,15 @@ async def test_a_reported_head_reaches_everyones_presence(transactional_table):
     None, 5, {"seq": 1}, {"seq": "1", "hash": "0" * 64}, {"seq": True, "hash": "0" * 64}, {"seq": -1, "hash": "0" * 64},
     {"seq": 1, "hash": "A" * 64}, {"seq": 1, "hash": "0" * 63}, {"seq": 10**18, "hash": "0" * 64},
 ])
-async def test_a_malformed_head_is_refused_and_not_relayed(transactional_table, head):
+async def test_a_malformed_head_is_refused_and_not_relayed(transactional_table, monkeypatch, head):
     table = transactional_table
     gm = await connect(table, table.gm)
     await until_ready(gm)
     await gm.receive_json_from(timeout=5)
+    announced = presence_announced(monkeypatch)
     await gm.send_json_to({"type": "head", "head": head})
     frame = await gm.receive_json_from(timeout=5)
     assert frame["type"] == "error" and frame["code"] == "bad_frame"
-    assert await gm.receive_nothing(timeout=0.2)
+    await handled(gm)
+    assert announced == []
     await gm.disconnect()
