@@ -7,6 +7,10 @@
 ``GET /api/key`` is the server's checkpoint key; ``GET``/``POST``
 ``/api/campaigns/<slug>/checkpoints`` list and make signed receipts.
 Authenticate with the session cookie (plus CSRF token) or a bearer token.
+
+Every view only parses, calls, and responds: size, JSON, auth, rate limit and
+the error mapping are the command pipeline's (``campaign/pipeline.py``), the
+same for the table socket.
 """
 
 from __future__ import annotations
@@ -14,7 +18,6 @@ from __future__ import annotations
 import logging
 
 from django.conf import settings
-from django.core.exceptions import RequestDataTooBig
 from django.http import JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
@@ -24,21 +27,16 @@ from rules import RuleError, odds_json
 
 from . import checkpoints
 from .actions import (
-    ActionError, Forbidden, access_campaign, access_character, access_character_for_reading, do_checkpoint, do_command,
-    rule_refusal,
+    ActionError, Forbidden, access_character, access_character_for_reading, do_checkpoint, rule_refusal,
 )
-from .auth import InvalidToken, bearer_key, user_from_request
+from .auth import bearer_key
 from .log import events_after, serialize_event
-from .pipeline import MAX_DIGITS, MAX_SEQ, check_size, http_status, parse_json, parse_whole_number, too_large
+from .pipeline import MAX_SEQ, access_request, error_response, parse_whole_number, read_json, request_body, submit
 from .projections import visible_fold, visible_state
 from .ratelimit import check_user_rate
 from .visibility import Viewer, for_viewer
 
 log = logging.getLogger(__name__)
-
-
-def error(status: int, code: str, message: str) -> JsonResponse:
-    return JsonResponse({"error": {"code": code, "message": message}}, status=status)
 
 
 def _csrf_failure(request):
@@ -48,33 +46,13 @@ def _csrf_failure(request):
     return CsrfViewMiddleware(lambda r: None).process_view(request, None, (), {})
 
 
-def _member(request, slug):
-    try:
-        user = user_from_request(request)
-    except InvalidToken:
-        raise ActionError("That API token is not valid.", "unauthenticated")
-    return access_campaign(user, slug)
-
-
-def _fail(e: ActionError) -> JsonResponse:
-    return error(http_status(e), e.code, e.message)
-
-
 def _write_request(request, slug):
     """Who is writing, and the JSON body: size, auth, CSRF and JSON checked in that order."""
-    declared = request.META.get("CONTENT_LENGTH") or "0"
-    if not declared.isascii() or not declared.isdigit() or len(declared) > MAX_DIGITS:
-        raise too_large()
-    check_size(int(declared))  # refused before reading a body we would throw away
-    try:
-        raw = request.body
-    except RequestDataTooBig:
-        raise too_large()
-    check_size(len(raw))
-    campaign, membership = _member(request, slug)
+    raw = request_body(request)
+    campaign, membership = access_request(request, slug)
     if _csrf_failure(request) is not None:
         raise Forbidden("The CSRF token is missing or wrong: reload the page and try again.", "csrf")
-    return campaign, membership, parse_json(raw)
+    return campaign, membership, read_json(raw)
 
 
 @csrf_exempt
@@ -82,10 +60,9 @@ def _write_request(request, slug):
 def commands(request, slug):
     try:
         campaign, membership, body = _write_request(request, slug)
-        check_user_rate(membership.user_id)
-        result = do_command(membership, body)
+        result = submit(membership, body)
     except ActionError as e:
-        return _fail(e)
+        return error_response(e)
     viewer = Viewer.of(membership)
     events = [for_viewer(serialize_event(e), viewer) for e in result.events]
     return JsonResponse({**events[0], "events": events}, status=200 if result.replayed else 201)
@@ -98,11 +75,11 @@ def _int_param(request, name: str, default: int, lo: int, hi: int) -> int:
 @require_GET
 def events(request, slug):
     try:
-        campaign, membership = _member(request, slug)
+        campaign, membership = access_request(request, slug)
         after = _int_param(request, "after", 0, 0, MAX_SEQ)
         limit = _int_param(request, "limit", 100, 1, settings.EVENTS_PAGE_MAX)
     except ActionError as e:
-        return _fail(e)
+        return error_response(e)
     viewer = Viewer.of(membership)
     stored, revealed = events_after(campaign.id, after, limit)
     page = [for_viewer(data, viewer, revealed) for data in stored]
@@ -118,11 +95,11 @@ def events(request, slug):
 def character_state(request, slug, character_id):
     """A character's projected state now, or ``?as_of=SEQ`` as it stood then."""
     try:
-        campaign, membership = _member(request, slug)
+        campaign, membership = access_request(request, slug)
         as_of = _int_param(request, "as_of", 0, 0, MAX_SEQ)
         character = access_character_for_reading(membership, character_id)
     except ActionError as e:
-        return _fail(e)
+        return error_response(e)
     viewer = Viewer.of(membership)
     if as_of:
         state, seq = visible_state(character, viewer, upto=as_of), min(as_of, campaign.last_seq)
@@ -145,7 +122,7 @@ def preview(request, slug):
         character = access_character(membership, action.get("character"))
         odds = _preview_odds(campaign, character, membership, action)
     except ActionError as e:
-        return _fail(e)
+        return error_response(e)
     return JsonResponse({"odds": odds_json(odds)})
 
 
@@ -160,14 +137,14 @@ def signing_key(request):
 def campaign_checkpoints(request, slug):
     """``GET``: every signed checkpoint of the campaign; ``POST``: sign the head now (any member)."""
     try:
-        campaign, membership = _member(request, slug)
+        campaign, membership = access_request(request, slug)
         if request.method == "POST":  # no body: the head is what gets signed
             if _csrf_failure(request) is not None:
                 raise Forbidden("The CSRF token is missing or wrong: reload the page and try again.", "csrf")
             check_user_rate(membership.user_id)
             return JsonResponse(checkpoints.as_json(do_checkpoint(membership), campaign.slug), status=201)
     except ActionError as e:
-        return _fail(e)
+        return error_response(e)
     rows = campaign.checkpoints.order_by("seq", "id")
     return JsonResponse({"checkpoints": [checkpoints.as_json(c, campaign.slug) for c in rows]})
 

@@ -38,7 +38,7 @@ from django.views.decorators.http import require_GET
 
 from . import audit, exports, stats
 from .actions import ActionError, NotFound, access_campaign
-from .auth import InvalidToken, user_from_request
+from .pipeline import access_request, error_response
 from .fairdice import verify_session
 from .log import serialize_event, verify_chain
 from .actions.npcs import characters_for
@@ -295,22 +295,6 @@ def session_dice(request, slug, number):
 
 # --- the API: exports and statistics ------------------------------------------------------------------
 
-def _api_error(status: int, code: str, message: str) -> JsonResponse:
-    return JsonResponse({"error": {"code": code, "message": message}}, status=status)
-
-
-def _api_member(request, slug):
-    try:
-        user = user_from_request(request)
-    except InvalidToken:
-        raise ActionError("That API token is not valid.", "unauthenticated")
-    return access_campaign(user, slug)
-
-
-def _api_fail(e: ActionError) -> JsonResponse:
-    return _api_error(401 if e.code == "unauthenticated" else e.status, e.code, e.message)
-
-
 def _session_param(request, campaign) -> int | None:
     raw = request.GET.get("session")
     if raw in (None, ""):
@@ -346,10 +330,10 @@ def _streamed(request, chunks):
 
 def _export(request, slug, kind: str):
     try:
-        campaign, membership = _api_member(request, slug)
+        campaign, membership = access_request(request, slug)
         session = _session_param(request, campaign)
     except ActionError as e:
-        return _api_fail(e)
+        return error_response(e)
     viewer = Viewer.of(membership)
     pages = exports.event_pages(campaign, viewer, session, head=campaign.last_seq)
     if kind == "jsonl":
@@ -379,12 +363,12 @@ def export_csv(request, slug):
 @require_GET
 def dice_stats_api(request, slug):
     try:
-        campaign, membership = _api_member(request, slug)
+        campaign, membership = access_request(request, slug)
         session = _session_param(request, campaign)
     except ActionError as e:
-        return _api_fail(e)
+        return error_response(e)
     character = _number(request.GET.get("character"), 1)
     if request.GET.get("character") not in (None, "") and character is None:
-        return _api_error(400, "invalid", "'character' must be the id (a number) of a character in this campaign.")
+        return error_response(ActionError("'character' must be the id (a number) of a character in this campaign."))
     die_stats = stats.dice_stats(campaign, Viewer.of(membership), session=session, character=character)
     return JsonResponse({"session": session, "character": character, **die_stats.as_json()})

@@ -1,9 +1,12 @@
-"""The campaign event log: the one append path, the hash chain, the one serializer.
+"""The campaign event log: the one record path, the hash chain, the one serializer.
 
-Everything that enters a log goes through :func:`append`. It must be called
-inside ``transaction.atomic()`` with the campaign row locked by
+Everything that enters a log goes through :func:`record` (a live command, a new
+campaign or member, and ``import_log`` alike): :func:`append` chains and stores
+the events and moves the stream's counters, then the characters' projections
+fold them and, once the transaction commits, open tables hear of them. It must
+be called inside ``transaction.atomic()`` with the campaign row locked by
 :func:`lock_campaign`, which is what makes seq gap-free and commit-ordered.
-Only ``campaign.actions.do_*`` functions call it.
+Only ``campaign.actions.do_*`` functions and ``import_log`` call it.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from typing import Any, Iterable, Mapping
 from django.db import transaction
 from django.utils import timezone
 
+from . import projections
+from .broadcast import broadcast_on_commit
 from .canonical import jcs
 from .models import GENESIS_HASH, VISIBILITY_PUBLIC, Campaign, Character, Command, Event
 
@@ -112,38 +117,64 @@ def lock_campaign(campaign_id: int) -> Campaign:
     return Campaign.objects.select_for_update().get(pk=campaign_id)
 
 
-def append(campaign: Campaign, drafts: Iterable[Draft], *, actor=None, command: Command | None = None) -> list[Event]:
-    """Append events to a locked campaign's log and return them, stored.
+class ChainBroken(ValueError):
+    """An event given to :func:`append` ready-made (an imported export's line) that is not
+    exactly the next event of the log: the message names its seq and what is wrong."""
 
-    The caller holds the lock from :func:`lock_campaign` inside an atomic
-    block; the campaign object passed is that locked row and is updated in
-    place (``last_seq``, ``head_hash``).
+
+def record(campaign: Campaign, entries: Iterable[Draft | Event], *, actor=None, command: Command | None = None,
+           broadcast: bool = True) -> list[Event]:
+    """The one way into a log: append ``entries``, fold them into the projections, and
+    ring the table's doorbell once the transaction commits. Returns the stored events.
+
+    Call inside ``atomic()`` on the row :func:`lock_campaign` returned. A void is
+    folded on its own (it replays its character from the log as it then stood), so any
+    run of entries folds exactly as if each had been recorded by itself.
+    ``broadcast=False`` is for a campaign no table can have open yet (an import)."""
+    events = append(campaign, entries, actor=actor, command=command)
+    for run in _runs_around_voids(events):
+        projections.apply(campaign, run)
+    if broadcast:
+        broadcast_on_commit(campaign.id, events)
+    return events
+
+
+def _runs_around_voids(events: list[Event]) -> list[list[Event]]:
+    runs, run = [], []
+    for event in events:
+        if event.type == projections.VOID:
+            runs += [run, [event]] if run else [[event]]
+            run = []
+        else:
+            run.append(event)
+    return runs + [run] if run else runs
+
+
+def append(campaign: Campaign, entries: Iterable[Draft | Event], *, actor=None,
+           command: Command | None = None) -> list[Event]:
+    """Chain ``entries`` onto a locked campaign's log and store them; return them, stored.
+
+    A :class:`Draft` becomes the next event: its seq, the stream's session and
+    scene, its link and hash are stamped here. An :class:`Event` (an imported
+    export's line) must already be the next event, stamps, link and hash
+    included, or :class:`ChainBroken` names what is wrong. Either way the
+    stream's counters move the same way, and all rows go in with one INSERT and
+    one UPDATE of the stream row (``campaign``, the locked row, is updated in
+    place: ``last_seq``, ``head_hash``, the session and scene counters).
+    Most callers want :func:`record`, which also folds and broadcasts.
     """
     assert transaction.get_connection().in_atomic_block, "append() needs a transaction"
     stored = []
     now = timezone.now()
-    for draft in drafts:
-        _open_session_or_scene(campaign, draft)
-        event = Event(
-            campaign=campaign,
-            seq=campaign.last_seq + 1,
-            type=draft.type,
-            version=draft.version,
-            payload=json.loads(canonical_json(dict(draft.payload))),  # plain JSON, exactly as stored
-            actor=actor,
-            character=draft.character,
-            session=campaign.current_session,
-            scene=campaign.current_scene,
-            visibility=draft.visibility,
-            command=command,
-            created_at=now,
-            prev_hash=campaign.head_hash,
-            format=CURRENT_FORMAT,
-        )
-        event.hash = event_hash(event.prev_hash, hashed_fields(event), event.format)
+    for entry in entries:
+        _open_session_or_scene(campaign, entry)
+        if isinstance(entry, Draft):
+            event = _next_event(campaign, entry, actor, command, now)
+        else:
+            event = _check_next(campaign, entry)
         campaign.last_seq = event.seq
         campaign.head_hash = event.hash
-        _close_session_or_scene(campaign, draft)
+        _close_session_or_scene(campaign, entry)
         stored.append(event)
     Event.objects.bulk_create(stored)  # one INSERT for all of a command's events
     Campaign.objects.filter(pk=campaign.pk).update(
@@ -157,21 +188,64 @@ def append(campaign: Campaign, drafts: Iterable[Draft], *, actor=None, command: 
     return stored
 
 
-def _open_session_or_scene(campaign: Campaign, draft: Draft) -> None:
+def _next_event(campaign: Campaign, draft: Draft, actor, command: Command | None, now) -> Event:
+    event = Event(
+        campaign=campaign,
+        seq=campaign.last_seq + 1,
+        type=draft.type,
+        version=draft.version,
+        payload=json.loads(canonical_json(dict(draft.payload))),  # plain JSON, exactly as stored
+        actor=actor,
+        character=draft.character,
+        session=campaign.current_session,
+        scene=campaign.current_scene,
+        visibility=draft.visibility,
+        command=command,
+        created_at=now,
+        prev_hash=campaign.head_hash,
+        format=CURRENT_FORMAT,
+    )
+    event.hash = event_hash(event.prev_hash, hashed_fields(event), event.format)
+    return event
+
+
+def _check_next(campaign: Campaign, event: Event) -> Event:
+    """A ready-made event, checked to be exactly the one :func:`_next_event` would link next."""
+    seq = event.seq
+    if event.campaign_id != campaign.id:
+        raise ChainBroken(f"Event {seq} belongs to another campaign.")
+    if seq != campaign.last_seq + 1:
+        raise ChainBroken(f"Event {campaign.last_seq + 1} is missing (the next one given is seq {seq}).")
+    if event.prev_hash != campaign.head_hash:
+        raise ChainBroken(f"Event {seq}'s prev_hash does not match the previous event's hash.")
+    if (event.session, event.scene) != (campaign.current_session, campaign.current_scene):
+        raise ChainBroken(f"Event {seq} says session {event.session}, scene {event.scene}, but the log before it "
+                          f"has session {campaign.current_session}, scene {campaign.current_scene} running.")
+    try:
+        recomputed = event_hash(event.prev_hash, hashed_fields(event), event.format)
+    except (TypeError, ValueError, OverflowError, RecursionError):
+        raise ChainBroken(f"Event {seq}'s payload is not plain JSON.")
+    if recomputed != event.hash:
+        raise ChainBroken(f"Event {seq}'s hash does not match its contents: it was changed after it was "
+                          "written (or chained in a campaign with another id).")
+    return event
+
+
+def _open_session_or_scene(campaign: Campaign, entry: Draft | Event) -> None:
     # A start event is stamped with the session/scene it opens...
-    if draft.type == "session_started":
+    if entry.type == "session_started":
         campaign.session_count += 1
         campaign.current_session = campaign.session_count
-    elif draft.type == "scene_started":
+    elif entry.type == "scene_started":
         campaign.scene_count += 1
         campaign.current_scene = campaign.scene_count
 
 
-def _close_session_or_scene(campaign: Campaign, draft: Draft) -> None:
+def _close_session_or_scene(campaign: Campaign, entry: Draft | Event) -> None:
     # ...and an end event with the one it closes; what follows carries none.
-    if draft.type == "session_ended":
+    if entry.type == "session_ended":
         campaign.current_session = None
-    elif draft.type == "scene_ended":
+    elif entry.type == "scene_ended":
         campaign.current_scene = None
 
 

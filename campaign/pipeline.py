@@ -1,22 +1,42 @@
-"""The command envelope, read the same way over HTTP (``campaign/api.py``) and the table socket
-(``sessions/consumers.py``): one size limit, one JSON parser, one reader of whole numbers in text,
-and one mapping from an :class:`ActionError` to an HTTP status.
+"""The command pipeline: what a client's command goes through, over HTTP (``campaign/api.py``)
+and the table socket (``sessions/consumers.py``) alike.
 
-Everything here raises :class:`ActionError`; each transport only says how to deliver it (an HTTP
-response or an ``error`` frame). What the rules refuse becomes an ``ActionError`` in
-``campaign.actions.rule_refusal`` (400 for malformed input, 422 for the rules saying no).
+1. **size**: :func:`read_json` refuses an envelope over :data:`MAX_BYTES` (counted in bytes on
+   both transports), before parsing it;
+2. **JSON**: then parses it, or answers ``bad_json``;
+3. **auth**: :func:`access_request` (HTTP: session cookie or bearer token); a socket is
+   authenticated once, when it connects, and every command re-checks the membership under the
+   campaign's lock (``campaign.actions.access_membership_now``);
+4. **rate limit** and **the command**: :func:`submit` counts the command against its user's
+   limit (every transport shares it), then runs ``campaign.actions.do_command``, which checks,
+   decides and records the events through the log's one record path (``campaign.log.record``);
+5. **errors**: everything on the way raises :class:`ActionError`; its class carries the HTTP
+   status and its ``code`` and ``message`` are what both transports send (an HTTP body,
+   :func:`error_json`, or the socket's ``error`` frame).
+   Which rule errors are malformed input (400) and which the rules saying no (422) is decided
+   once, in ``campaign.actions.errors.rule_refusal``.
+
+Views and the consumer only parse, call, and respond.
 """
 
 from __future__ import annotations
 
 import json
 
-from .actions import ActionError
+from django.core.exceptions import RequestDataTooBig
+from django.http import JsonResponse
+
+from .actions import ActionError, CommandResult, Unauthenticated, access_campaign, do_command
+from .auth import InvalidToken, user_from_request
 from .outages import MESSAGES, outage_code
+from .ratelimit import check_user_rate
 
 MAX_BYTES = 64 * 1024  # a request body or a socket frame
 MAX_DIGITS = 18  # whole numbers from text: never parse (or print) a huge one
 MAX_SEQ = 10**17  # the largest seq a client may name (``after``, ``as_of``): far beyond any log
+
+# How each transport names what it reads, in messages: (its envelopes, one of them).
+WORDS = {"request": ("Requests", "The request body"), "frame": ("Frames", "That frame")}
 
 
 class TooLarge(ActionError):
@@ -44,6 +64,17 @@ def parse_json(raw: bytes | str, what: str = "The request body"):
         raise ActionError(f"{what} is not valid JSON text.", "bad_json")
 
 
+def read_json(raw: bytes | str | None, kind: str = "request"):
+    """Steps 1 and 2 for a request body or a socket frame (``kind``): size in bytes, then JSON."""
+    envelopes, one = WORDS[kind]
+    raw = raw or b""
+    # A character is at least one byte: only text that might fit is encoded to be measured.
+    check_size(len(raw), envelopes)
+    if isinstance(raw, str):
+        check_size(len(raw.encode("utf-8", "surrogatepass")), envelopes)
+    return parse_json(raw, one)
+
+
 def parse_whole_number(text: str | None, name: str, lo: int, hi: int, default: int) -> int:
     """A whole number written in ASCII digits (a query parameter), ``default`` when absent or empty.
 
@@ -56,9 +87,52 @@ def parse_whole_number(text: str | None, name: str, lo: int, hi: int, default: i
     return int(text)
 
 
+def request_body(request) -> bytes:
+    """Step 1 over HTTP: the body, refused by its declared length before it is read."""
+    declared = request.META.get("CONTENT_LENGTH") or "0"
+    if not declared.isascii() or not declared.isdigit() or len(declared) > MAX_DIGITS:
+        raise too_large()
+    check_size(int(declared))  # refused before reading a body we would throw away
+    try:
+        raw = request.body
+    except RequestDataTooBig:
+        raise too_large()
+    check_size(len(raw))
+    return raw
+
+
+def access_request(request, slug):
+    """Step 3 over HTTP: the campaign and the membership of whoever sent ``request``."""
+    try:
+        user = user_from_request(request)
+    except InvalidToken:
+        raise Unauthenticated("That API token is not valid.")
+    return access_campaign(user, slug)
+
+
+def command_of(frame: dict) -> dict:
+    """The command envelope a socket ``command`` frame carries (the HTTP body is the envelope itself)."""
+    return {"id": frame.get("id"), "action": frame.get("action")}
+
+
+def submit(membership, body, dice=None) -> CommandResult:
+    """Step 4, for every transport: count the command against its user's limit, then run it."""
+    check_user_rate(membership.user_id)
+    return do_command(membership, body, dice=dice)
+
+
 def http_status(e: ActionError) -> int:
     """The status an error is answered with over HTTP (the socket sends its ``code``)."""
-    return 401 if e.code == "unauthenticated" else e.status
+    return e.status
+
+
+def error_json(e: ActionError) -> dict:
+    """An error as an HTTP body."""
+    return {"error": e.as_json()}
+
+
+def error_response(e: ActionError) -> JsonResponse:
+    return JsonResponse(error_json(e), status=http_status(e))
 
 
 class Unavailable(ActionError):

@@ -30,12 +30,12 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
-from campaign.actions import ActionError, access_campaign, do_command
+from campaign.actions import ActionError, access_campaign
 from campaign.broadcast import group_name, user_group
 from campaign.log import events_after
-from campaign.ratelimit import SocketBucket, check_user_rate
+from campaign.ratelimit import SocketBucket
 from campaign.outages import DATABASE_OUTAGE, UNKNOWN_MESSAGE, UnknownOutcome
-from campaign.pipeline import MAX_SEQ, check_size, outage_error, parse_json, parse_whole_number
+from campaign.pipeline import MAX_SEQ, command_of, outage_error, parse_whole_number, read_json, submit
 from campaign.visibility import Viewer, for_viewer
 
 from . import models as presence
@@ -228,8 +228,7 @@ class TableConsumer(AsyncWebsocketConsumer):
             return
         raw = text_data if text_data is not None else bytes_data
         try:
-            check_size(len(raw or ""), "Frames")
-            frame = parse_json(raw, "That frame")
+            frame = read_json(raw, "frame")
         except ActionError as e:
             await self._error(None, e.code, e.message)
             return
@@ -249,10 +248,7 @@ class TableConsumer(AsyncWebsocketConsumer):
             await self._error(client_id, "bad_frame", "Unknown frame type: send {\"type\": \"command\", ...}.")
             return
         try:
-            await database_sync_to_async(check_user_rate)(self.membership.user_id)
-            result, head = await database_sync_to_async(_command_and_head)(
-                self.membership, {"id": frame.get("id"), "action": frame.get("action")}
-            )
+            result, head = await database_sync_to_async(_command_and_head)(self.membership, command_of(frame))
         except ActionError as e:
             await self._error(client_id, e.code, e.message)
             if e.code == "not_member":
@@ -298,8 +294,9 @@ def _head(campaign_id: int, channel_name: str) -> dict:
 
 
 def _command_and_head(membership, body: dict):
-    """Run a command, then read the head its ack carries (one trip to the database thread)."""
-    result = do_command(membership, body)
+    """Run a command through the pipeline (rate limit, then the command), then read the head
+    its ack carries: one trip to the database thread."""
+    result = submit(membership, body)
     try:
         return result, log_head(membership.campaign_id)
     except DATABASE_OUTAGE as e:  # stored, but unconfirmed: the client's resend gets the stored ack

@@ -2,11 +2,11 @@
 
 * ``access_*`` fetches something and checks the user may use it;
 * ``check_*`` validates input;
-* ``do_*`` is the only code that appends events (through ``campaign.log.append``)
-  and updates projections, inside one transaction; broadcasting happens on
-  commit.
+* ``do_*`` is the only code that records events (through ``campaign.log.record``:
+  append, project, and broadcast on commit), inside one transaction.
 
-Views and consumers parse, call one of these, and respond. Errors are
+Views and consumers parse, call one of these through ``campaign.pipeline``, and
+respond. Errors are
 :class:`ActionError` subclasses carrying an HTTP status, a code and a message
 written for a person.
 
@@ -27,13 +27,13 @@ from .commands import (
     CLIENT_ID, GM_TABLE_ACTIONS, MAX_ACTION_BYTES, MAX_ACTION_DEPTH, CommandResult, check_command, do_command,
     json_depth,
 )
-from .errors import INPUT_ERRORS, ActionError, Conflict, Forbidden, NotFound, Refused, rule_refusal
+from .errors import INPUT_ERRORS, ActionError, Conflict, Forbidden, NotFound, Refused, Unauthenticated, rule_refusal
 from .log_entries import UNVOIDABLE, check_seq
 from .members import do_add_member
 from .sessions import SCENE_ACTIONS
 
 __all__ = [
-    "ActionError", "NotFound", "Forbidden", "Conflict", "Refused", "INPUT_ERRORS", "rule_refusal",
+    "ActionError", "Unauthenticated", "NotFound", "Forbidden", "Conflict", "Refused", "INPUT_ERRORS", "rule_refusal",
     "access_campaign", "access_membership_now", "access_character", "access_character_for_reading",
     "access_other_member", "require_gm",
     "CLIENT_ID", "MAX_ACTION_BYTES", "MAX_ACTION_DEPTH", "json_depth", "check_command", "check_name",

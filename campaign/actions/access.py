@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from ..models import SHOWN_FULL, SHOWN_HIDDEN, Campaign, Character, Membership
-from .errors import ActionError, Forbidden, NotFound, Refused
+from .errors import ActionError, Forbidden, NotFound, Refused, Unauthenticated
 
 
 def access_campaign(user, slug: str) -> tuple[Campaign, Membership]:
     """The campaign and the user's membership; the same NotFound for 'absent'
     and 'not yours', so an outsider learns nothing about the campaign."""
     if user is None or not user.is_authenticated:
-        raise ActionError("Log in to see this campaign.", "unauthenticated")
+        raise Unauthenticated("Log in to see this campaign.")
     membership = (
         Membership.objects.select_related("campaign", "user").filter(campaign__slug=slug, user=user).first()
         if isinstance(slug, str)

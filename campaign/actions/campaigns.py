@@ -12,8 +12,7 @@ from django.utils.text import slugify
 from rules import get_system
 
 from .. import checkpoints
-from ..broadcast import broadcast_on_commit
-from ..log import Draft, append, lock_campaign
+from ..log import Draft, lock_campaign, record
 from ..models import ROLE_GM, Campaign, Membership
 from .access import require_gm
 from .checks import check_name
@@ -42,9 +41,7 @@ def do_create_campaign(gm, name: str, system: str, slug: str | None = None) -> C
         campaign = _new_campaign_row(base, name, system)
         Membership.objects.create(campaign=campaign, user=gm, role=ROLE_GM)
         campaign = lock_campaign(campaign.id)
-        events = append(campaign, [Draft("campaign_created", {"name": name, "system": system, "gm": gm.username})],
-                        actor=gm)
-        broadcast_on_commit(campaign.id, events)
+        record(campaign, [Draft("campaign_created", {"name": name, "system": system, "gm": gm.username})], actor=gm)
     return campaign
 
 

@@ -18,9 +18,7 @@ from ..canonical import jcs
 from .. import dice as dice_module
 from .. import fairdice
 from .. import hidden
-from .. import projections
-from ..broadcast import broadcast_on_commit
-from ..log import Draft, append, canonical_json, lock_campaign
+from ..log import Draft, canonical_json, lock_campaign, record
 from ..models import (
     ROLE_SPECTATOR,
     CHOSEN_VISIBILITIES,
@@ -131,11 +129,9 @@ def do_command(membership: Membership, body, dice=None) -> CommandResult:
         drafts = hidden.one_event(drafts)
         drafts = _link_request(campaign, action, drafts)
         drafts = _record_dice_and_seal(drafts, client_id, action, recorder.log, source)
-        events = append(campaign, drafts, actor=user, command=command)
-        projections.apply(campaign, events)
+        events = record(campaign, drafts, actor=user, command=command)
         if any(e.type == "session_ended" for e in events):
             checkpoints.sign_head(campaign)  # every session end leaves a receipt of the log so far
-        broadcast_on_commit(campaign.id, events)
     return CommandResult(events, False)
 
 
@@ -220,7 +216,7 @@ def _decide(campaign: Campaign, membership: Membership, action: dict, dice) -> l
         try:
             event = roll_event(action, dice)
         except RuleError as e:
-            raise ActionError(e.message, e.code)
+            raise rule_refusal(e)
         return [Draft(event.type, event.payload, event.version, character, stored_visibility(character, visibility))]
     if kind == "add_seed":
         return [decide_add_seed(campaign, action)]

@@ -1,5 +1,9 @@
-"""What a write answers when it can't be done: an :class:`ActionError` carrying an HTTP status,
-a code and a message written for a person."""
+"""What a request answers when it can't be done: an :class:`ActionError` carrying an HTTP status,
+a code and a message written for a person.
+
+The one error mapping, for HTTP and the socket alike (``campaign/pipeline.py`` delivers it): each
+class's ``status`` is what HTTP answers (the socket sends the ``code``), and :func:`rule_refusal`
+decides which rule errors are malformed input (400) and which the rules saying no (422)."""
 
 from __future__ import annotations
 
@@ -18,6 +22,13 @@ class ActionError(Exception):
 
     def as_json(self) -> dict:
         return {"code": self.code, "message": self.message}
+
+
+class Unauthenticated(ActionError):
+    """No user, or a bearer token that is not valid."""
+
+    status = 401
+    code = "unauthenticated"
 
 
 class NotFound(ActionError):

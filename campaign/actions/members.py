@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
-from ..broadcast import broadcast_on_commit, close_sockets_on_commit
-from ..log import Draft, append, lock_campaign
+from ..broadcast import close_sockets_on_commit
+from ..log import Draft, lock_campaign, record
 from ..models import ROLE_CHOICES, ROLE_PLAYER, ROLE_SPECTATOR, Campaign, Membership
 from .access import access_other_member
 from .errors import ActionError, Conflict, Refused
@@ -63,7 +63,5 @@ def do_add_member(campaign: Campaign, user, role: str, actor=None) -> Membership
             membership = Membership.objects.create(campaign=locked, user=user, role=role)
         except IntegrityError:
             raise Conflict(f"{user.username} is already a member.")
-        events = append(locked, [Draft("member_joined", {"username": user.username, "role": role})],
-                        actor=actor or user)
-        broadcast_on_commit(locked.id, events)
+        record(locked, [Draft("member_joined", {"username": user.username, "role": role})], actor=actor or user)
     return membership

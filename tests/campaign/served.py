@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from campaign.actions import ActionError, do_command
 from campaign.log import serialize_event
+from campaign.pipeline import error_json, http_status
 from campaign.visibility import Viewer, for_viewer
 from rules import ScriptedDice
 
@@ -29,6 +30,6 @@ def send(membership, client_id: str, action: dict, faces=()) -> Answer:
     try:
         result = do_command(membership, {"id": client_id, "action": action}, dice=ScriptedDice(list(faces)))
     except ActionError as e:
-        return Answer(401 if e.code == "unauthenticated" else e.status, {"error": e.as_json()})
+        return Answer(http_status(e), error_json(e))
     events = [for_viewer(serialize_event(e), Viewer.of(membership)) for e in result.events]
     return Answer(200 if result.replayed else 201, {**events[0], "events": events})

@@ -13,7 +13,7 @@ from django.core.management.base import CommandError
 from django.db import connection
 
 from campaign.log import verify_chain
-from campaign.models import Campaign, Character, CharacterProjection, DiceSeed, Event, Membership
+from campaign.models import Campaign, Character, CharacterProjection, CharacterSnapshot, DiceSeed, Event, Membership
 from tests.campaign.test_audit import play
 from tests.contract.test_systems import EVENINGS
 
@@ -231,3 +231,34 @@ def test_import_refuses_values_no_server_writes(played_export, change, message):
     with pytest.raises(CommandError, match=message):
         run("import_log", path)
     assert not Campaign.objects.exists() and not User.objects.exists()
+
+
+# --- through the log's one record path ----------------------------------------------------------------
+
+def test_import_folds_like_the_live_log_in_any_batch_size(played_export, settings):
+    """The import records through campaign.log.record, a few events at a time: the stream's counters,
+    the projections and their snapshots come out as the live appends left them, with the void
+    of an award (and the award after it) falling inside one batch."""
+    settings.PROJECTION_SNAPSHOT_EVERY = 4  # batches of 4 events, and a snapshot block as long
+    path, _ = played_export
+    before = snapshot()
+    wipe()
+    run("import_log", path)
+    assert snapshot() == before
+    assert CharacterSnapshot.objects.filter(character__campaign__slug="torn-road").count() >= 2
+    assert run("rebuild_projections", "--check").strip() == "OK projections match the log"
+
+
+def test_import_refuses_session_stamps_the_log_s_own_sessions_do_not_give(played_export):
+    """The record path stamps sessions and scenes from the log's own start and end events; a file
+    whose events say otherwise is refused even with every hash recomputed."""
+    path, text = played_export
+    lines = text.splitlines()
+    header, events = json.loads(lines[0]), [json.loads(line) for line in lines[1:]]
+    stamped = next(e for e in events if e["session"] is not None and e["type"] == "roll")
+    stamped["session"] += 1
+    rewrite(path, rechain(header, events))
+    wipe()
+    with pytest.raises(CommandError, match=f"Event {stamped['seq']} says session {stamped['session']}"):
+        run("import_log", path)
+    assert not Campaign.objects.exists()

@@ -5,9 +5,12 @@ FILE (or ``-`` for stdin) is a JSON Lines export with a header line, as
 import recreates the users (with unusable passwords: they set one with
 ``changepassword`` or a reset), the campaign, its members, characters, dice
 seeds and every event exactly, with the ids the hash chain covers (campaign,
-actors, characters). Every event's link and hash is checked as it is read;
-then the projections are rebuilt and the chain verified. It all happens in one
-transaction: on any problem nothing is imported.
+actors, characters). The events go through the log's one record path
+(``campaign.log.record``, in batches): each must be exactly the next event of
+the chain (seq, session and scene, link and hash are checked there), and the
+stream's counters and the characters' projections move as they did when the
+events were first recorded. Then the chain is read back and verified. It all
+happens in one transaction: on any problem nothing is imported.
 
 A file is hostile until checked: every field is checked for its type and range
 before it reaches the database (roles, visibilities, usernames as Django's
@@ -33,7 +36,7 @@ from django.db import DatabaseError, connection, transaction
 
 from campaign import projections
 from campaign.exports import FORMAT, FORMAT_VERSION, is_header
-from campaign.log import FORMAT_1, FORMAT_2, event_hash, hashed_fields, lock_campaign, verify_chain
+from campaign.log import FORMAT_1, FORMAT_2, ChainBroken, lock_campaign, record, verify_chain
 from campaign.models import (
     GENESIS_HASH,
     ROLE_CHOICES,
@@ -50,7 +53,7 @@ from campaign.models import (
 )
 from rules import system_choices
 
-BATCH = 1000
+BATCH = 1000  # at most; see _batch_size
 EVENT_KEYS = ("seq", "type", "version", "payload", "actor_id", "character", "session", "scene", "visibility",
               "created_at", "prev_hash", "hash")
 HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -151,9 +154,7 @@ class Command(BaseCommand):
         try:
             with transaction.atomic():
                 campaign, count = self._import(stream)
-                locked = lock_campaign(campaign.id)
-                self._rebuild(locked)
-                report = verify_chain(locked)
+                report = verify_chain(campaign)
                 if not report.ok:
                     raise CommandError(f"After the import the chain does not verify: BAD seq {report.bad_seq}: "
                                        f"{report.reason}. Nothing was imported.")
@@ -168,7 +169,7 @@ class Command(BaseCommand):
         characters = CharacterProjection.objects.filter(character__campaign=campaign).count()
         self.stdout.write(f"Imported campaign {campaign.slug!r}: {count} events, "
                           f"{Membership.objects.filter(campaign=campaign).count()} members, "
-                          f"{characters} character projections rebuilt. Chain OK {report.count} events.")
+                          f"{characters} character projections folded. Chain OK {report.count} events.")
 
     # --- checks ---------------------------------------------------------------------------
 
@@ -209,16 +210,20 @@ class Command(BaseCommand):
                                "campaign (export_log SLUG --header, without --session).")
         return data
 
-    def _rebuild(self, campaign: Campaign) -> None:
-        """Fold the characters; a payload the rules can't fold is the file's fault, said in one line."""
+    def _record(self, campaign: Campaign, batch: list[Event]) -> None:
+        """Record a batch through the log's one record path; whatever it refuses, said in one line."""
         try:
-            projections.rebuild(campaign)
+            record(campaign, batch, broadcast=False)  # the campaign is new: no table has it open
             return
-        except Exception as e:  # noqa: BLE001  any error here comes from a payload no server wrote
+        except ChainBroken as e:
+            raise CommandError(f"{e} Nothing was imported.")
+        except DatabaseError:
+            raise
+        except Exception as e:  # noqa: BLE001  the fold: any error here comes from a payload no server wrote
             problem = f"{type(e).__name__}: {str(e)[:200]}"
         # Raised outside the except block, so the failed fold's frames (and the database cursor
         # they hold open) are released now, inside the transaction, not after its rollback.
-        raise CommandError(f"The characters can't be rebuilt from the events ({problem}): the file holds "
+        raise CommandError(f"The characters can't be folded from the events ({problem}): the file holds "
                            "payloads no Talekeeper server wrote. Nothing was imported.")
 
     # --- the import -----------------------------------------------------------------------
@@ -234,7 +239,7 @@ class Command(BaseCommand):
         except (KeyError, TypeError, ValueError, ValidationError) as e:
             detail = e.messages[0] if isinstance(e, ValidationError) else str(e)
             raise CommandError(f"The header line is incomplete or malformed ({type(e).__name__}: {detail:.200}).")
-        count = self._events(campaign, lines, set(users), characters)
+        count = self._events(lock_campaign(campaign.id), lines, set(users), characters)
         if count == 0:
             raise CommandError("The file has a header but no events.")
         stated = head.get("head")
@@ -247,7 +252,7 @@ class Command(BaseCommand):
         self._reset_sequences()
         return Campaign.objects.get(pk=campaign.pk), count
 
-    def _identities(self, head: dict) -> tuple[Campaign, dict[int, int], set[int]]:
+    def _identities(self, head: dict) -> tuple[Campaign, dict[int, int], dict[int, Character]]:
         """The header's campaign, users, members, characters and seeds: each field checked, then stored."""
         info = head["campaign"]
         if not isinstance(info, dict):
@@ -272,17 +277,17 @@ class Command(BaseCommand):
             member = Membership.objects.create(campaign=campaign, user_id=users[user_id],
                                                role=_choice(m["role"], "a member's role", ROLE_CHOICES))
             Membership.objects.filter(pk=member.pk).update(joined_at=_when(m["joined_at"]))
-        characters = set()
+        characters = {}
         for c in _rows(head["characters"], "characters"):
             ident, owner = _number(c["id"], "a character's id"), c.get("owner_id")
             if ident in characters or (owner is not None and (not isinstance(owner, int) or owner not in users)):
                 raise Malformed(f"character {ident} is listed twice or its owner is not one of the header's users")
             # An NPC keeps what the players may see of it (an older header has no NPCs).
-            Character.objects.create(id=ident, campaign=campaign, owner_id=users[owner] if owner is not None else None,
-                                     name=_text(c["name"], "a character's name", 80), npc=c.get("npc") is True,
-                                     shown=_choice(c.get("shown", SHOWN_FULL), "an NPC's shown", SHOWN_CHOICES))
+            characters[ident] = Character.objects.create(
+                id=ident, campaign=campaign, owner_id=users[owner] if owner is not None else None,
+                name=_text(c["name"], "a character's name", 80), npc=c.get("npc") is True,
+                shown=_choice(c.get("shown", SHOWN_FULL), "an NPC's shown", SHOWN_CHOICES))
             Character.objects.filter(pk=ident).update(created_at=_when(c["created_at"]))
-            characters.add(ident)
         sessions = set()
         for row in _rows(head.get("dice_seeds", []), "dice_seeds"):
             session = _number(row["session"], "a dice seed's session", hi=MAX_COUNT)
@@ -316,25 +321,24 @@ class Command(BaseCommand):
             ids[ident] = user.pk
         return ids
 
-    def _events(self, campaign: Campaign, lines, users: set[int], characters: set[int]) -> int:
-        stream = {"last_seq": 0, "head_hash": GENESIS_HASH, "session_count": 0, "current_session": None,
-                  "scene_count": 0, "current_scene": None}
+    def _events(self, campaign: Campaign, lines, users: set[int], characters: dict[int, Character]) -> int:
+        """Read, check and record the events, a batch at a time (``campaign`` is the locked row)."""
         batch: list[Event] = []
+        size = _batch_size()
         self.last_event, self.expected_head_seen = (0, GENESIS_HASH), False
         for number, line in enumerate(lines, start=2):
-            event = self._event(campaign, line, number, stream, users, characters)
+            event = self._event(campaign, line, number, users, characters)
             self.last_event = (event.seq, event.hash)
             self.expected_head_seen |= self.expected_head == self.last_event
             batch.append(event)
-            if len(batch) >= BATCH:
-                Event.objects.bulk_create(batch)
+            if len(batch) >= size:
+                self._record(campaign, batch)
                 batch = []
         if batch:
-            Event.objects.bulk_create(batch)
-        Campaign.objects.filter(pk=campaign.pk).update(**stream)
-        return stream["last_seq"]
+            self._record(campaign, batch)
+        return campaign.last_seq
 
-    def _event(self, campaign, line, number, stream, users, characters) -> Event:
+    def _event(self, campaign, line, number, users, characters) -> Event:
         data = _json(line, number)
         if not isinstance(data, dict) or any(key not in data for key in EVENT_KEYS):
             raise CommandError(f"Line {number} is not an event of a full export (it lacks "
@@ -343,36 +347,11 @@ class Command(BaseCommand):
             raise CommandError(f"Event {data['seq']!r:.20} is sealed (a hidden roll as a member sees it): import "
                                "needs the operator's full export, `manage.py export_log SLUG --header`.")
         try:
-            event = self._checked_event(campaign, data, users, characters)
+            return self._checked_event(campaign, data, users, characters)
         except Malformed as e:
             raise CommandError(f"Line {number}: {e}.")
-        seq = event.seq
-        if seq != stream["last_seq"] + 1:
-            raise CommandError(f"Event {stream['last_seq'] + 1} is missing (line {number} holds seq {seq}).")
-        if event.prev_hash != stream["head_hash"]:
-            raise CommandError(f"Event {seq}'s prev_hash does not match the previous event's hash.")
-        # The chain's own functions, so the import checks every hash format campaign.log knows, as it does.
-        try:
-            recomputed = event_hash(event.prev_hash, hashed_fields(event), event.format)
-        except (TypeError, ValueError, OverflowError, RecursionError):
-            raise CommandError(f"Line {number}: event {seq}'s payload is not plain JSON.")
-        if recomputed != event.hash:
-            raise CommandError(f"Event {seq}'s hash does not match its contents: the file was changed (or the "
-                               "campaign id in the header is not the one the chain was made with).")
-        if event.type == "session_started":
-            stream["session_count"] += 1
-            stream["current_session"] = event.session
-        elif event.type == "session_ended":
-            stream["current_session"] = None
-        elif event.type == "scene_started":
-            stream["scene_count"] += 1
-            stream["current_scene"] = event.scene
-        elif event.type == "scene_ended":
-            stream["current_scene"] = None
-        stream["last_seq"], stream["head_hash"] = seq, event.hash
-        return event
 
-    def _checked_event(self, campaign, data: dict, users: set[int], characters: set[int]) -> Event:
+    def _checked_event(self, campaign, data: dict, users: set[int], characters: dict[int, Character]) -> Event:
         """The line as an unsaved Event, every field checked for what an export can hold."""
         seq = _number(data["seq"], "'seq'")
         actor, character = data["actor_id"], data["character"]
@@ -385,7 +364,7 @@ class Command(BaseCommand):
             raise Malformed(f"event {seq}'s payload must be an object")
         return Event(campaign_id=campaign.id, seq=seq, type=_text(data["type"], "'type'", 40),
                      version=_number(data["version"], "'version'", hi=32767), payload=data["payload"],
-                     actor_id=actor, character_id=character,
+                     actor_id=actor, character=characters[character] if character is not None else None,
                      session=_optional_number(data["session"], "'session'", MAX_COUNT),
                      scene=_optional_number(data["scene"], "'scene'", MAX_COUNT),
                      visibility=_choice(data["visibility"], "'visibility'", VISIBILITY_CHOICES),
@@ -401,3 +380,9 @@ class Command(BaseCommand):
         with connection.cursor() as cursor:
             for sql in statements:
                 cursor.execute(sql)
+
+
+def _batch_size() -> int:
+    """Events per record() call: one INSERT and one fold each. No more than a snapshot block, so an
+    imported character gets snapshots about as often as one played live (campaign.projections)."""
+    return max(1, min(BATCH, projections.snapshot_every()))
