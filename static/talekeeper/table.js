@@ -16,6 +16,7 @@
 
 import { h, fill, buildForm, cap, words, die, diceGroup, formatOdds } from "./ui.js";
 import { Chain, eventsPage, forgetHead, parseJSON, short } from "./chain.js";
+import { setUpEncounter } from "./encounter.js";
 
 const root = document.getElementById("table");
 const data = JSON.parse(document.getElementById("table-data").textContent);
@@ -917,6 +918,7 @@ function afterEvent(ev) {
     if (li && !loading) updateFollow(li, events.get(previous));
     if (!loading) updateFollow(document.getElementById(`seq-${ev.seq}`), ev);
   }
+  onEncounterEvent(ev);
   const fresh = ev.seq > pageHead; // the page's sheets already include everything up to pageHead
   switch (ev.type) {
     case "event_voided": {
@@ -949,6 +951,12 @@ function afterEvent(ev) {
         if (selected === null && canAct(chars.get(ev.character))) selected = ev.character;
         renderCharacters();
       }
+      break;
+    case "npc_shown": // what the players see of an NPC from now on (docs/rules.md, platform 10)
+      if (p.shown === "hidden" && !isGM) chars.delete(ev.character);
+      else if (!chars.has(ev.character)) chars.set(ev.character, { id: ev.character, name: p.name, owner: ev.actor, state: null, seq: 0 });
+      if (p.shown === "full") scheduleRefresh(ev.character);
+      renderCharacters();
       break;
     case "member_joined":
     case "member_role_changed":
@@ -1475,6 +1483,9 @@ window.talekeeperTable = {
 
 setUpAlerts();
 chatLimits();
+const onEncounterEvent = setUpEncounter({
+  data, chars, me, isGM, canAct, sendCommand, selectCharacter, announce: (text) => { liveEl.textContent = text; },
+});
 renderMembers();
 renderSession();
 renderCharacters();

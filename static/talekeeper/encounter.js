@@ -1,0 +1,107 @@
+// The running encounter at the table: turn order, whose turn, and the acting member's controls
+// brought to the front on their turn (docs/table.md, "Encounters"). The page starts from
+// data.encounter (folded up to its head); later events arrive over the socket, as every event does.
+// The fold mirrors rules/encounter.py.
+import { h, fill } from "./ui.js";
+
+export function setUpEncounter({ data, chars, me, isGM, canAct, sendCommand, selectCharacter, announce }) {
+  const section = document.getElementById("encounter");
+  if (!section) return () => {};
+  const pageHead = Number(data.head);
+  let encounter = data.encounter || null;
+  const list = document.getElementById("turn-order");
+  const round = document.getElementById("encounter-round");
+  const err = document.getElementById("encounter-error");
+  const endTurn = document.getElementById("end-turn");
+  const heroPanel = document.getElementById("hero-panel");
+
+  function mine(id) {
+    const c = chars.get(id);
+    return !!c && canAct(c) && (!isGM || c.owner === me.username);
+  }
+
+  function render() {
+    section.hidden = !encounter;
+    document.getElementById("encounter-start")?.toggleAttribute("hidden", !!encounter);
+    document.getElementById("encounter-add")?.toggleAttribute("hidden", !encounter);
+    if (!encounter) {
+      heroPanel?.classList.remove("my-turn");
+      return;
+    }
+    document.getElementById("encounter-title").textContent = encounter.name;
+    round.textContent = encounter.round ? `Round ${encounter.round}` : "Not started: the GM gives the first turn";
+    fill(list, ...encounter.combatants.map((c) => h("li", {
+      class: c.character === encounter.acting ? "acting" : "",
+      "aria-current": c.character === encounter.acting ? "true" : null,
+      dataset: { character: c.character },
+    }, c.name, c.character === encounter.acting ? h("span", { class: "small" }, " · acting") : null)));
+    const myTurn = encounter.acting !== null && mine(encounter.acting);
+    endTurn.hidden = !myTurn || isGM;
+    heroPanel?.classList.toggle("my-turn", myTurn);
+    const add = document.getElementById("encounter-character");
+    if (add) {
+      const inIt = new Set(encounter.combatants.map((c) => c.character));
+      fill(add, ...[...chars.values()].filter((c) => !inIt.has(c.id))
+        .map((c) => h("option", { value: c.id }, c.name)));
+    }
+  }
+
+  function apply(ev) {
+    const p = ev.payload || {};
+    switch (ev.type) {
+      case "encounter_started":
+        encounter = { name: p.name, combatants: [], round: 0, turn: null, acting: null };
+        break;
+      case "combatant_added":
+        encounter?.combatants.push({ character: p.character, name: p.name });
+        break;
+      case "turn_order_set":
+        if (encounter) {
+          const byId = new Map(encounter.combatants.map((c) => [c.character, c]));
+          encounter.combatants = p.order.map((id) => byId.get(id)).filter(Boolean);
+        }
+        break;
+      case "turn_advanced":
+        if (encounter) {
+          Object.assign(encounter, { round: p.round, turn: p.turn, acting: p.acting });
+          if (mine(p.acting)) {
+            // Your turn: your character's sheet and actions come to the front.
+            selectCharacter(p.acting);
+            heroPanel?.scrollIntoView({ block: "nearest" });
+            announce?.(`Your turn: ${p.name}`);
+          }
+        }
+        break;
+      case "encounter_ended":
+        encounter = null;
+        break;
+      default:
+        return;
+    }
+    render();
+  }
+
+  async function send(action) {
+    err.textContent = "";
+    try {
+      await sendCommand(action);
+    } catch (problem) {
+      err.textContent = problem.message;
+    }
+  }
+
+  endTurn?.addEventListener("click", () => send({ type: "advance_turn" }));
+  document.getElementById("next-turn")?.addEventListener("click", () => send({ type: "advance_turn" }));
+  document.getElementById("end-encounter")?.addEventListener("click", () => send({ type: "end_encounter" }));
+  document.getElementById("encounter-start")?.addEventListener("submit", (e) => {
+    e.preventDefault();
+    send({ type: "start_encounter", name: e.target.name.value.trim() || "Encounter" });
+  });
+  document.getElementById("encounter-add")?.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const id = Number(e.target.character.value);
+    if (id) send({ type: "add_combatant", character: id });
+  });
+  render();
+  return (ev) => { if (ev.seq > pageHead) apply(ev); };
+}

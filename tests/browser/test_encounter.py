@@ -1,0 +1,93 @@
+"""An encounter in real browsers: the GM and two players, each in their own context, scripted dice.
+
+The turn order and whose turn it is reach every page live; on a player's turn their character's
+controls come to the front (and only theirs); the shared opponent's contest is seen by all; the
+hidden NPC never reaches a player's page, not even in the frames it received.
+"""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from campaign.models import Character
+from rules import ScriptedDice, get_system
+from tests.browser.conftest import head_seq, off_the_loop
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def npc(table, name, shown):
+    result = table.command(table.gm, {"type": "create_character", "npc": True, "name": name, "shown": shown,
+                                      "quick": {"template": "veteran"}})
+    return off_the_loop(lambda: Character.objects.get(pk=result.events[0].character_id))
+
+
+def test_an_encounter_with_turns_reaches_every_page_and_brings_your_controls_forward(table_of, seats, script_dice):
+    table = table_of("wyrm")
+    hero = table.create_character(table.alice, "Mira", get_system("wyrm").example_sheet)
+    friend = table.create_character(table.bob, "Tor", get_system("wyrm").example_sheet)
+    bandit = npc(table, "Bandit", "name")
+    npc(table, "Innkeeper", "hidden")
+    gm, alice, bob = seats("gm", "alice", "bob")
+    for seat in (alice, bob):
+        expect(seat.page.locator("#encounter")).to_be_hidden()
+        expect(seat.page.get_by_role("tab", name="Bandit")).to_be_visible()  # shown by name
+        expect(seat.page.get_by_role("tab", name="Innkeeper")).to_have_count(0)
+
+    # The GM starts the encounter and adds the combatants from the page.
+    gm.page.locator("#encounter-name").fill("Ambush at the ford")
+    gm.page.get_by_role("button", name="Start an encounter").click()
+    for seat in (gm, alice, bob):
+        expect(seat.page.locator("#encounter-title")).to_have_text("Ambush at the ford")
+    for character in (bandit, hero, friend):
+        gm.page.locator("#encounter-character").select_option(str(character.id))
+        gm.page.locator("#encounter-add button").click()
+        expect(alice.page.locator(f'#turn-order li[data-character="{character.id}"]')).to_be_attached()
+    for seat in (gm, alice, bob):
+        expect(seat.page.locator("#turn-order li")).to_have_text(["Bandit", "Mira", "Tor"])
+
+    # The bandit's turn: the GM gives it; nobody's controls move.
+    gm.page.get_by_role("button", name="Next turn").click()
+    for seat in (gm, alice, bob):
+        expect(seat.page.locator("#turn-order li.acting")).to_contain_text("Bandit")
+        expect(seat.page.locator("#encounter-round")).to_have_text("Round 1")
+    expect(alice.page.locator("#end-turn")).to_be_hidden()
+
+    # The GM pits Mira against the bandit (its numbers from its own sheet): every page sees it.
+    seq = head_seq(table) + 1
+    table.command(table.gm, {"type": "check", "character": hero.id, "attribute": "rogue", "skills": ["Stealth"],
+                             "vs_character": bandit.id}, dice=ScriptedDice([2, 5]))
+    for seat in (gm, alice, bob):
+        expect(seat.event(seq)).to_be_attached()
+
+    # Mira's turn: Alice's sheet comes to the front with an "End my turn" button; Bob's does not.
+    gm.page.get_by_role("button", name="Next turn").click()
+    expect(alice.page.locator("#hero-panel")).to_have_class("panel hero-panel my-turn")
+    expect(alice.page.get_by_role("tab", name="Mira (you)")).to_have_attribute("aria-selected", "true")
+    expect(alice.page.locator("#end-turn")).to_be_visible()
+    expect(bob.page.locator("#end-turn")).to_be_hidden()
+    expect(bob.page.locator("#hero-panel")).not_to_have_class("panel hero-panel my-turn")
+    script_dice([6])
+    alice.roll("1d6", label="knife")
+    alice.page.get_by_role("button", name="End my turn").click()
+
+    # Tor's turn, then a new round with the bandit.
+    expect(bob.page.locator("#end-turn")).to_be_visible()
+    expect(alice.page.locator("#end-turn")).to_be_hidden()
+    expect(bob.page.get_by_role("tab", name="Tor (you)")).to_have_attribute("aria-selected", "true")
+    bob.page.get_by_role("button", name="End my turn").click()
+    for seat in (gm, alice, bob):
+        expect(seat.page.locator("#encounter-round")).to_have_text("Round 2")
+        expect(seat.page.locator("#turn-order li.acting")).to_contain_text("Bandit")
+
+    # A page opened now starts from the encounter as it stands.
+    alice.page.reload()
+    alice.wait_live()
+    expect(alice.page.locator("#turn-order li.acting")).to_contain_text("Bandit")
+
+    gm.page.get_by_role("button", name="End encounter").click()
+    for seat in (gm, alice, bob):
+        expect(seat.page.locator("#encounter")).to_be_hidden()
+    for seat in (alice, bob):
+        assert "Innkeeper" not in "".join(seat.frames) and "Innkeeper" not in seat.page.content()
