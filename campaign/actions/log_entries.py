@@ -8,6 +8,7 @@ from ..models import VISIBILITY_PUBLIC, Campaign, Event, Membership
 from .access import access_character
 from .checks import check_reason
 from .errors import ActionError, Refused
+from .npcs import stored_visibility
 
 # Events that can't be voided: the campaign's frame, not something that happened in play.
 UNVOIDABLE = frozenset({"campaign_created", "member_joined", "character_created", "event_voided", "roll_revealed",
@@ -39,8 +40,9 @@ def decide_void(campaign: Campaign, membership: Membership, action: dict) -> Dra
                       "end the contest and adjust the sheets instead.")
     if Event.objects.filter(campaign=campaign, type="event_voided", payload__seq=target.seq).exists():
         raise Refused(f"Event {target.seq} is already voided.")
+    # A void of an NPC the players may not see names it: the GM's, as its events are.
     return Draft("event_voided", {"seq": target.seq, "type": hidden.shown_type(target), "reason": reason}, 1,
-                 target.character)
+                 target.character, stored_visibility(target.character, VISIBILITY_PUBLIC))
 
 
 def decide_reveal(campaign: Campaign, membership: Membership, action: dict) -> Draft:
@@ -67,4 +69,4 @@ def decide_request_roll(campaign: Campaign, membership: Membership, action: dict
         raise ActionError(f"{campaign.rules.title} has no action '{wanted['type'][:40]}'.", "unknown_action")
     wanted = {**wanted, "character": character.id}
     return Draft("roll_requested", {"action": wanted, "note": check_reason({"reason": action.get("note")})},
-                 1, character)
+                 1, character, stored_visibility(character, VISIBILITY_PUBLIC))

@@ -99,6 +99,9 @@ def test_an_adjustment_stores_its_diff_and_reason_and_folds(table):
     assert event.payload == {"reason": "lost an eye", "changes": [
         {"path": "sheet.skills.Shoot", "from": 1, "to": 0}, {"path": "resolve", "from": 3, "to": 1}]}
     assert state(hero)["sheet"]["skills"]["Shoot"] == 0 and state(hero)["resolve"] == 1
+    from campaign.audit import describe
+    from campaign.log import serialize_event
+    assert describe(serialize_event(event)) == "adjusted the sheet: sheet.skills.Shoot 1 → 0, resolve 3 → 1 (lost an eye)"
     with pytest.raises(ActionError, match="does not fit the sheet"):
         table.command(table.gm, {"type": "adjust_sheet", "character": hero.id, "reason": "r",
                                  "changes": {"sheet.skills.Shoot": 9}})
@@ -134,7 +137,8 @@ def make_npc(table, name="Bandit", shown="hidden", **extra):
 def test_a_hidden_npc_never_reaches_a_player(table, client):
     npc = make_npc(table)
     table.command(table.gm, {"type": "skill_test", "character": npc.id, "skill": "Strike", "target": 8})
-    table.command(table.gm, {"type": "roll", "character": npc.id, "notation": "2d6"})
+    roll = table.command(table.gm, {"type": "roll", "character": npc.id, "notation": "2d6"}).events[0]
+    table.command(table.gm, {"type": "void", "seq": roll.seq, "reason": "a slip"})  # the void names it too
     assert npc.owner_id == table.gm.id and npc.npc and state(npc)["limits_overridden"] is True
     for user in (table.alice, table.watcher):
         seen = seen_by(table, user)
