@@ -39,7 +39,9 @@ def access_character(membership: Membership, character_id) -> Character:
     # folds the new events into the same row without reading it again.
     character = Character.objects.select_related("projection").filter(
         campaign_id=membership.campaign_id, pk=character_id).first()
-    if character is None:
+    # A hidden NPC does not exist for a player: the same 404 as an unknown id, never "you can't act
+    # for <its name>" (campaign/actions/npcs.py).
+    if character is None or (character.npc and character.shown == SHOWN_HIDDEN and not membership.is_gm):
         raise NotFound(f"This campaign has no character {character_id}.")
     if not membership.is_gm and character.owner_id != membership.user_id:
         raise Forbidden(f"You can't act for {character.name}: only their player and the GM can.")

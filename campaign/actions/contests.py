@@ -76,8 +76,9 @@ def with_sides(campaign: Campaign, character: Character, opponent: Character, de
 
 def visibility_with(opponent: Character, membership: Membership, visibility: str) -> str:
     """How a decision that read ``opponent``'s state may be stored: hidden if the table may not see
-    what shaped it. An NPC's numbers are the GM's to disclose, which naming it does."""
-    if opponent.npc:
+    what shaped it. The numbers of an NPC not fully shown are the GM's to disclose, which naming it
+    does (only the GM may); a fully shown one is read like any character, its unseen past included."""
+    if opponent.npc and opponent.shown != SHOWN_FULL:
         return visibility
     actor = Viewer.of(membership)
     readers = hidden.EVERYONE if visibility == VISIBILITY_PUBLIC else actor

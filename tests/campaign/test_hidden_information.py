@@ -271,3 +271,54 @@ def test_dice_stats_count_sealed_events_whether_or_not_they_rolled(table_for):
     assert stats["hidden_events"] == 2 and stats["dice"] == 0
     by_hero = client_for(table.bob).get(f"/api/campaigns/{SLUG}/dice-stats?character={table.hero.id}").json()
     assert by_hero["hidden_events"] == 0  # a sealed event shows no character to filter on
+
+
+# --- NPCs, contests and chat (the evening's new surfaces) --------------------------------------
+
+def npc(table, shown: str, system_quick=None, name="Lurker") -> int:
+    """A GM's NPC (quick template), shown to the players as ``shown``; its id."""
+    res = send(table, table.gm, {"type": "create_character", "npc": True, "name": name, "shown": shown,
+                                 "quick": system_quick or {"template": "veteran"}})
+    assert res.status == 201, res.json()
+    return res.json()["character"]
+
+
+@pytest.mark.parametrize("action", [
+    {"type": "roll", "notation": "1d6"},
+    {"type": "check", "attribute": "warrior", "dl": 5},
+    {"type": "post_message", "kind": "ic", "text": "Who goes there?"},
+])
+def test_a_player_acting_for_a_hidden_npc_hears_what_an_unknown_id_hears(table_for, action):
+    table = setup(table_for, "wyrm")
+    hidden_id = npc(table, "hidden")
+    unknown_id = hidden_id + 1000
+    answers = []
+    for character in (hidden_id, unknown_id):
+        res = send(table, table.alice, {**action, "character": character}, [3, 4])
+        body = res.json()
+        answers.append((res.status, json.dumps(body).replace(str(character), "<id>")))
+    # Before: a 403 "You can't act for Lurker" told Alice the hidden NPC exists, and its name.
+    assert answers[0] == answers[1]
+    assert "Lurker" not in json.dumps(answers)
+    res = preview(table.alice, {"type": "check", "character": hidden_id, "attribute": "warrior", "dl": 5})
+    assert res["status"] == 404 and "Lurker" not in json.dumps(res)
+
+
+def test_a_player_naming_a_shown_npc_does_not_publish_what_the_gm_did_to_it_unseen(table_for):
+    table = setup(table_for, "wyrm")
+    foe = npc(table, "hidden", {"rating": 2})
+    # While it was hidden, the GM made its mage 6 (stored for the GM); then showed it to the table.
+    adjusted = send(table, table.gm, {"type": "adjust_sheet", "character": foe, "changes": {"attributes.mage": 6},
+                                      "reason": "the lich"})
+    assert adjusted.status == 201, adjusted.json()
+    sealed_for_everyone_but_the_gm(table, adjusted.json()["seq"])
+    assert send(table, table.gm, {"type": "show_npc", "character": foe, "shown": "full"}).status == 201
+    # Alice reads the sheet she may see: mage 2.
+    sheet = client_for(table.alice).get(f"/api/campaigns/{SLUG}/characters/{foe}").json()
+    assert sheet["state"]["attributes"]["mage"] == 2
+    res = send(table, table.alice, {"type": "check", "character": table.hero.id, "attribute": "rogue",
+                                    "vs_character": foe, "vs_attribute": "mage"}, [3, 4])
+    assert res.status == 201, res.json()
+    # Before: a public check whose opposition was the hidden mage 6, for the whole table to read.
+    assert seen(table.gm, res.json()["seq"])["payload"]["opposition"]["attribute"] == 6
+    sealed_for_everyone_but_the_gm(table, res.json()["seq"])
