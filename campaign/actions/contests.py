@@ -25,7 +25,7 @@ from rules.contests import CONTINUING, fill, side_view
 from .. import hidden
 from ..models import SHOWN_FULL, VISIBILITY_GM, VISIBILITY_PUBLIC, VISIBILITY_SECRET, Campaign, Character, Membership
 from ..visibility import Viewer
-from .errors import ActionError, Forbidden, NotFound, rule_refusal
+from .errors import ActionError, Forbidden, NotFound, Refused, rule_refusal
 from .npcs import hidden_from
 
 STRICTNESS = {VISIBILITY_PUBLIC: 0, VISIBILITY_SECRET: 1, VISIBILITY_GM: 2}
@@ -48,6 +48,10 @@ def opponent_of(campaign: Campaign, membership: Membership, character: Character
         raise ActionError("A character can't be its own opponent.")
     if opponent.npc and opponent.shown != SHOWN_FULL and not membership.is_gm:
         raise Forbidden(f"Only the GM can pit a character against {opponent.name}: its sheet is the GM's.")
+    if not membership.is_gm and hidden.hidden_shaped(opponent, [Viewer.of(membership)])[0]:
+        # Reading its sheet (even to refuse) would tell what she may not see; whether it is so
+        # depends on how events were shown, never on their dice (campaign/hidden.py).
+        raise Refused(f"{opponent.name}'s sheet holds what you may not see: ask the GM to run this contest.")
     try:
         action.update(fill(campaign.system, action, opponent.projection.state))
     except RuleError as e:

@@ -289,3 +289,18 @@ def test_a_contest_between_characters_replays_from_the_session_seed(table_for):
     table.command(table.gm, {"type": "end_session"})
     report = verify_session(type(table.campaign).objects.get(pk=table.campaign.pk), 1)
     assert report.ok, report.problems
+
+
+def test_a_player_can_t_name_an_opponent_whose_sheet_hides_something_from_her(table_for):
+    table = table_for("tale")
+    hero = table.create_character(table.alice, "Hero", get_system("tale").example_sheet)
+    rival = table.create_character(table.bob, "Rival", get_system("tale").example_sheet)
+    head = table.command(table.gm, {"type": "take_damage", "character": rival.id, "dice": 2,
+                                    "visibility": "gm"}).events[0].seq
+    # Whether the GM's hidden damage left the rival a damage to spread must not show in her answer.
+    with pytest.raises(Refused, match="holds what you may not see"):
+        table.command(table.alice, {"type": "start_combat", "character": hero.id, "vs_character": rival.id})
+    assert type(table.campaign).objects.get(pk=table.campaign.pk).last_seq == head
+    # The GM sees the whole sheet, so the GM hears why.
+    with pytest.raises(Refused, match="spread its damage first"):
+        table.command(table.gm, {"type": "start_combat", "character": hero.id, "vs_character": rival.id})
