@@ -158,22 +158,22 @@ def side_view(system: str, event: Event, opponent: dict, actor_id: int) -> dict 
     from .tale.sheet import damage_room
 
     p = event.payload
-    if event.type == "start_contest":
+    if event.type == "contest_started":
         contest = _mirror(copy_json(p["contest"]))
         contest.update(pool={"pool": contest["mine"]}, opponent=actor_id)
         return {"contest": contest}
     view = _mirror(copy_json(dict(p)))
-    if event.type == "iterated_round":
+    if event.type == "round_rolled":
         view["outcome"] = _OUTCOMES.get(p["outcome"], p["outcome"])
         view["success"] = view["outcome"] == "win"
-    elif event.type == "combat_round":
+    elif event.type == "combat_round_rolled":
         mine, theirs = p["outcome"].split("/")
         view["outcome"] = f"{theirs}/{mine}"
-    elif event.type == "end_contest":
+    elif event.type == "contest_ended":
         view["damage_to_assign"] = min(view["damage_taken"], damage_room(opponent))
         if "result" in p:
             view.pop("result")  # hiding is a hider's contest: the seeker's side has no "hidden" result
-    elif event.type != "impose_penalty":
+    elif event.type != "penalty_imposed":
         return None
     for key in ("odds", "dice_log", "command_id", "action", "nonce", "answers"):
         view.pop(key, None)  # the record of the acting side's command, not the opponent's

@@ -57,6 +57,11 @@ def shown(value: Any) -> str:
     return repr(value)[:40]
 
 
+def _absent(value: Any) -> bool:
+    """JSON null and blank text count as "not given" (what an empty form field sends)."""
+    return value is None or value is NOT_GIVEN or (isinstance(value, str) and not value.strip())
+
+
 def _invalid(message: str) -> RuleError:
     return RuleError(message, "invalid")
 
@@ -90,9 +95,7 @@ class Field:
 
     def read(self, value: Any, path: str, required: bool | None = None) -> Any:
         """Clean a value that may be missing (``NOT_GIVEN``, ``None``, blank text)."""
-        if value is None or (isinstance(value, str) and not value.strip()):
-            value = NOT_GIVEN
-        if value is NOT_GIVEN:
+        if _absent(value):
             if required if required is not None else not self.optional:
                 raise _invalid(f"'{path}' is required: {self.wants()}.")
             return None if self.default is NOT_GIVEN else self.default
@@ -381,7 +384,7 @@ class ActionSpec:
         if not isinstance(action, Mapping):
             raise _invalid("An action must be a JSON object.")
         for names, message in self.one_of:
-            given = [n for n in names if action.get(n) is not None]
+            given = [n for n in names if not _absent(action.get(n))]
             if len(given) != 1:
                 raise _invalid(message)
         return {"type": self.type, **read_fields(self.fields, action)}

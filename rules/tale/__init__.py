@@ -4,16 +4,19 @@ elimination, hiding, combat with attack/defence portions, damage, recovery and a
 Interpretations of the source text are in ``docs/rules.md``.
 """
 
+from dataclasses import replace
+
 from ..base import RuleSystem
-from .actions import ACTIONS, GM_ACTIONS
-from .evolve import evolve
+from .actions import ACTIONS
+from .evolve import EVENTS, evolve
 from .odds import odds, preview
 from .settings import with_settings
 from .sheet import initial_state, validate_sheet
 
 
 def _settled(fn):
-    """An action (or preview) with the campaign's settings as the defaults of the fields it leaves out."""
+    """An action (or preview), validated by its declaration, with the campaign's settings
+    as the defaults of the fields it leaves out."""
     def settled(state, action, *rest):
         return fn(state, with_settings(state, action), *rest)
     settled.__name__, settled.__doc__ = fn.__name__, fn.__doc__
@@ -25,11 +28,11 @@ SYSTEM = RuleSystem(
     title="Tale RPG",
     validate_sheet=validate_sheet,
     initial_state=initial_state,
-    actions={kind: _settled(fn) for kind, fn in ACTIONS.items()},
+    actions={kind: replace(spec, decide=_settled(spec.decide)) for kind, spec in ACTIONS.items()},
     evolve=evolve,
     odds=odds,
     preview=_settled(preview),
-    gm_actions=GM_ACTIONS,
+    events=EVENTS,
     example_sheet={
         "characteristics": {"brawn": 4, "deft": 3, "clever": 3, "skill": 3, "wisecrack": 2},
         "primary": "brawn",

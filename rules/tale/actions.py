@@ -16,16 +16,15 @@ which Evilbloke spots Torkild in the first round.
 
 from __future__ import annotations
 
-from typing import Callable
-
-from ..base import DiceSource, Event, RuleError, odds_json, require_int
+from ..base import DiceSource, Event, RuleError, odds_json
+from ..declare import Choice, Flag, Group, Integer, ListOf, Text, action, actions_by_type
 from .odds import (
-    MAX_POOL, TIE_RULES, available, choice, combat_odds, flag, read_challenge,
+    MAX_POOL, MAX_TARGET, PLACES, TIE_RULES, available, combat_odds, read_challenge,
     read_challenge_dice, read_place, read_portions, round_odds, straight_odds,
 )
 from .settings import options
 from .sheet import (
-    CHARACTERISTIC_MAX, CHARACTERISTICS, DEFAULT_SKILLS, SKILL_DICE_MAX, current, damage_room,
+    CHARACTERISTIC_MAX, CHARACTERISTICS, DEFAULT_SKILLS, MAX_NAME, SKILL_DICE_MAX, current, damage_room,
     damage_targets, find_skill, read_pair, skill_name, skill_pool,
 )
 
@@ -34,22 +33,24 @@ MAX_TEXT = 200
 MAX_POINTS = 100
 MAX_REST_DAYS = 365
 MAX_PENALTY = 10
+SIDES = (("mine", "mine"), ("theirs", "theirs"), ("none", "nobody"))
 
-
-# --- small readers and checks --------------------------------------------------------------------
-
-def _text(action: dict, key: str, required: bool = False, limit: int = MAX_TEXT) -> str:
-    value = action.get(key)
-    if value is None and not required:
-        return ""
-    if not isinstance(value, str) or len(value) > limit or (required and not value.strip()):
-        need = "is required: " if required else "must be "
-        raise RuleError(f"'{key}' {need}text of 1 to {limit} characters.", "invalid")
-    return value.strip()
-
-
-def _optional_int(action: dict, key: str, lo: int, hi: int) -> int | None:
-    return None if action.get(key) is None else require_int(action, key, lo, hi)
+# Fields several actions share. ``ties``, ``on_tie`` and ``with_secondary`` left out take the
+# campaign's setting (rules/tale/settings.py), so they have no default here.
+SKILL = Text(MAX_NAME, optional=True, label="Skill",
+             help="A skill on the sheet or one the text names; none: primary + secondary.")
+PAIR = ListOf(Choice(CHARACTERISTICS), 2, min_items=2, unique=True, optional=True, label="Characteristics",
+              help="The two characteristics of a skill the sheet does not have.")
+TIES = Choice([("stop", "a tie stops the walk"), ("eliminate", "a tie eliminates")], optional=True,
+              label="A tie in the elimination", help="The campaign's setting when left out.")
+ON_TIE = Choice([("failure", "fails"), ("success", "succeeds")], optional=True, label="A tie against the dice",
+                help="The campaign's setting when left out.")
+AVERAGE = Flag(label="Use the average (no roll for the challenge)")
+LABEL = Text(MAX_TEXT, optional=True, label="Label")
+ROUNDS = Integer(1, MAX_ROUNDS, optional=True, label="Rounds (a time limit)")
+REASON = Text(MAX_TEXT, optional=True, label="Reason")
+VS_CHARACTER = Integer(1, 2**53, optional=True, label="Opponent (a character)",
+                       help="Another character of the campaign; their numbers come from their sheet.")
 
 
 def _roll(dice: DiceSource, n: int) -> list[int]:
@@ -90,7 +91,7 @@ def _pool(state: dict, action: dict) -> dict:
 
 
 def _ties(action: dict) -> str:
-    return choice(action, "ties", TIE_RULES, "stop")
+    return action["ties"] or TIE_RULES[0]
 
 
 # --- the sorted elimination ----------------------------------------------------------------------
@@ -124,9 +125,8 @@ def _new_contest(kind: str, label: str, mine: int, theirs: int, rounds: int | No
 def _opponent(contest: dict, action: dict) -> None:
     """A contest against another character (``vs_character``, rules/contests.py) remembers it: each
     round is then read by both sides' states."""
-    opponent = action.get("vs_character")
-    if opponent is not None:
-        contest["opponent"] = require_int(action, "vs_character", 1, 2**53)
+    if action.get("vs_character") is not None:
+        contest["opponent"] = action["vs_character"]
 
 
 def end_payload(state: dict, contest: dict, winner: str | None, reason: str) -> dict:
@@ -166,7 +166,7 @@ def _after_round(state: dict, contest: dict, kind: str, payload: dict) -> list[E
              "penalties": payload.get("penalties_after", contest["penalties"])}
     decided = _ending(after)
     if decided:
-        events.append(Event("end_contest", end_payload(state, after, *decided)))
+        events.append(Event("contest_ended", end_payload(state, after, *decided)))
     return events
 
 
@@ -189,6 +189,18 @@ def _straight(pool: int, challenge: dict, dice: DiceSource) -> dict:
     return payload
 
 
+@action(
+    "straight_roll", title="Straight roll", rolls=True, emits=("straight_rolled",),
+    help="Sum the pool's d6 against a target number or rolled challenge dice.",
+    fields={
+        "skill": SKILL, "characteristics": PAIR,
+        "target": Integer(1, MAX_TARGET, optional=True, label="Target number"),
+        "vs_pool": Integer(1, MAX_POOL, optional=True, label="Challenge dice"),
+        "average": AVERAGE, "on_tie": ON_TIE, "label": LABEL,
+    },
+    one_of=[(("target", "vs_pool"), "Give exactly one of 'target' (a number to reach) or 'vs_pool' "
+                                    "(challenge dice to beat).")],
+)
 def straight_roll(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     """Sum the pool's d6 against ``target`` or a rolled ``vs_pool``. Dice: the pool, then the challenge.
 
@@ -198,18 +210,29 @@ def straight_roll(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     picked = _pool(state, action)
     challenge = read_challenge(action)
     _ready_to_roll(state)
-    return [Event("straight_roll", {**picked, **_straight(picked["pool"], challenge, dice)})]
+    return [Event("straight_rolled", {**picked, **_straight(picked["pool"], challenge, dice)})]
 
 
+@action(
+    "hide", title="Hide", rolls=True, emits=("hide_rolled", "contest_started"),
+    help="The Hide pool against the place's challenge dice; against a named searcher, a hiding contest follows.",
+    fields={
+        "place": Choice(tuple(PLACES), optional=True, label="Place"),
+        "challenge": Integer(1, MAX_POOL, optional=True, label="Challenge dice"),
+        "seeker_pool": Integer(1, MAX_POOL, optional=True, label="Searcher's pool"),
+        "rounds": ROUNDS, "ties": TIES, "average": AVERAGE, "on_tie": ON_TIE, "label": LABEL,
+    },
+    one_of=[(("place", "challenge"), f"Give exactly one of 'place' ({', '.join(PLACES)}) or 'challenge' "
+                                     f"(dice 1..{MAX_POOL}).")],
+)
 def hide(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     """The initial straight roll of hiding (Hide pool vs the place's challenge dice), and, when it
     succeeds against a named searcher (``seeker_pool``), the iterated hiding contest.
 
     Dice: the Hide pool, then the challenge dice.
     """
-    seeker = _optional_int(action, "seeker_pool", 1, MAX_POOL)
-    rounds = _optional_int(action, "rounds", 1, MAX_ROUNDS)
-    ties, label = _ties(action), _text(action, "label")
+    seeker, rounds = action["seeker_pool"], action["rounds"]
+    ties, label = _ties(action), action["label"] or ""
     if seeker is not None:
         _no_contest(state)
     picked = _pool(state, {"skill": "Hide"})
@@ -217,15 +240,28 @@ def hide(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     challenge = read_challenge_dice(action, read_place(action))
     _ready_to_roll(state)
     roll = _straight(picked["pool"], challenge, dice)
-    events = [Event("hide", {**picked, "place": place, **roll, "seeker_pool": seeker})]
+    events = [Event("hide_rolled", {**picked, "place": place, **roll, "seeker_pool": seeker})]
     if roll["success"] and seeker is not None:
         contest = _new_contest("hide", label or "hiding", picked["pool"], seeker, rounds, "mine", ties, picked)
-        events.append(Event("start_contest", {"contest": contest}))
+        events.append(Event("contest_started", {"contest": contest}))
     return events
 
 
 # --- iterated resolution -------------------------------------------------------------------------
 
+@action(
+    "start_contest", title="Start a contest", emits=("contest_started",),
+    help="An iterated contest: your pool against their dice, round by round, until one side has none.",
+    fields={
+        "skill": SKILL, "characteristics": PAIR,
+        "vs_character": VS_CHARACTER,  # before the field it makes optional
+        "vs_pool": Integer(1, MAX_POOL, optional=True, required_when={"vs_character": [None]},
+                           label="Their dice"),
+        "rounds": ROUNDS,
+        "at_time_out": Choice(SIDES, default="none", label="When time runs out, the winner is"),
+        "ties": TIES, "label": LABEL,
+    },
+)
 def start_contest(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     """Start an iterated contest: my pool (``skill``/``characteristics``) against ``vs_pool`` dice.
 
@@ -234,14 +270,12 @@ def start_contest(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     """
     _no_contest(state)
     picked = _pool(state, action)
-    theirs = require_int(action, "vs_pool", 1, MAX_POOL)
-    rounds = _optional_int(action, "rounds", 1, MAX_ROUNDS)
-    at_time_out = choice(action, "at_time_out", ("mine", "theirs", "none"), "none")
-    ties, label = _ties(action), _text(action, "label")
+    theirs, rounds, at_time_out = action["vs_pool"], action["rounds"], action["at_time_out"]
+    ties, label = _ties(action), action["label"] or ""
     _ready_to_roll(state)
     contest = _new_contest("iterated", label, picked["pool"], theirs, rounds, at_time_out, ties, picked)
     _opponent(contest, action)
-    return [Event("start_contest", {"contest": contest})]
+    return [Event("contest_started", {"contest": contest})]
 
 
 def _columns(mine: list[int], theirs: list[int], verdicts: list[str] | None) -> list[dict]:
@@ -261,6 +295,8 @@ def _columns(mine: list[int], theirs: list[int], verdicts: list[str] | None) -> 
     return cols
 
 
+@action("iterated_round", title="Roll a round", rolls=True, emits=("round_rolled", "contest_ended"),
+        help="One round of the running contest: both pools, the loser's dice eliminated.")
 def iterated_round(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     """One round of an iterated contest. Dice: all of mine, then all of theirs.
 
@@ -295,9 +331,12 @@ def iterated_round(state: dict, action: dict, dice: DiceSource) -> list[Event]:
         "mine_after": mine_n - lost["mine"], "theirs_after": theirs_n - lost["theirs"],
         "rounds_left": rounds_left, "odds": odds_json(chances),
     }
-    return _after_round(state, contest, "iterated_round", payload)
+    return _after_round(state, contest, "round_rolled", payload)
 
 
+@action("end_contest", title="End the contest", emits=("contest_ended",),
+        fields={"winner": Choice(SIDES, default="none", label="Winner"), "reason": REASON},
+        help="Exhaustion dice are reclaimed; combat damage taken becomes damage to spread.")
 def end_contest(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     """End the running contest now (GM or player): ``winner`` mine/theirs/none, ``reason`` text.
 
@@ -306,10 +345,10 @@ def end_contest(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     contest = state.get("contest")
     if not contest:
         raise RuleError("There is no contest running.")
-    winner = choice(action, "winner", ("mine", "theirs", "none"), "none")
+    winner = action["winner"]
     payload = end_payload(state, contest, None if winner == "none" else winner, "ended")
-    payload["why"] = _text(action, "reason")
-    return [Event("end_contest", payload)]
+    payload["why"] = action["reason"] or ""
+    return [Event("contest_ended", payload)]
 
 
 # --- combat --------------------------------------------------------------------------------------
@@ -322,14 +361,26 @@ def combat_pool(state: dict, with_secondary: bool) -> list[str]:
     return names
 
 
+@action(
+    "start_combat", title="Start a combat", emits=("contest_started",),
+    help="Your pool (primary + Skill, + secondary if used) against their dice.",
+    fields={
+        "vs_character": VS_CHARACTER,  # before the field it makes optional
+        "their_pool": Integer(1, MAX_POOL, optional=True, required_when={"vs_character": [None]},
+                              label="Their dice"),
+        "with_secondary": Flag(default=None, label="Add the secondary characteristic",
+                               help="The campaign's setting when left out."),
+        "ties": TIES, "label": LABEL,
+    },
+)
 def start_combat(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     """Start a combat: my pool (primary + Skill, + secondary if ``with_secondary``) against
     ``their_pool`` dice. Optional ``ties``, ``label``. Rolls nothing.
     """
     _no_contest(state)
-    theirs = require_int(action, "their_pool", 1, MAX_POOL)
-    names = combat_pool(state, flag(action, "with_secondary"))
-    ties, label = _ties(action), _text(action, "label")
+    theirs = action["their_pool"]
+    names = combat_pool(state, bool(action["with_secondary"]))
+    ties, label = _ties(action), action["label"] or ""
     _ready_to_roll(state)
     mine = sum(current(state, c) for c in names)
     if mine < 1:
@@ -337,7 +388,7 @@ def start_combat(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     pool = {"pool": mine, "characteristics": names}
     contest = _new_contest("combat", label or "combat", mine, theirs, None, "none", ties, pool)
     _opponent(contest, action)
-    return [Event("start_contest", {"contest": contest})]
+    return [Event("contest_started", {"contest": contest})]
 
 
 def _exchange(attack: list[int], defence: list[int], their_attack: list[int], idle: int, ties: str) -> dict:
@@ -363,6 +414,16 @@ def _exchange(attack: list[int], defence: list[int], their_attack: list[int], id
             "eliminated": lost, "damage": sum(lost.values()), "penalty": 1 if outcome == "miss" else 0}
 
 
+@action(
+    "combat_round", title="Combat round", rolls=True, emits=("combat_round_rolled", "contest_ended"),
+    help="Both sides portion their dice into attack and defence; the rest does nothing this round.",
+    fields={
+        "attack": Integer(0, MAX_POOL, label="Attack"),
+        "defence": Integer(0, MAX_POOL, label="Defence"),
+        "their_attack": Integer(0, MAX_POOL, label="Their attack"),
+        "their_defence": Integer(0, MAX_POOL, label="Their defence"),
+    },
+)
 def combat_round(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     """One round of combat, both sides at once. Fields: ``attack``, ``defence`` (my portions),
     ``their_attack``, ``their_defence``; the rest of each pool does nothing.
@@ -402,35 +463,52 @@ def combat_round(state: dict, action: dict, dice: DiceSource) -> list[Event]:
         "mine_after": contest["mine"] - theirs_x["damage"], "theirs_after": contest["theirs"] - mine_x["damage"],
         "rounds_left": contest["rounds_left"], "penalties_after": penalties, "odds": odds_json(chances),
     }
-    return _after_round(state, contest, "combat_round", payload)
+    return _after_round(state, contest, "combat_round_rolled", payload)
 
 
+@action(
+    "impose_penalty", title="Impose an exhaustion penalty", by="gm", emits=("penalty_imposed",),
+    help="Dice off one side for the next one or two combat rounds; reclaimed when the combat ends.",
+    fields={
+        "side": Choice(SIDES[:2], default="mine", label="On"),
+        "dice": Integer(1, MAX_PENALTY, label="Dice"),
+        "rounds": Integer(1, 2, default=1, label="Rounds"),
+        "reason": REASON,
+    },
+)
 def impose_penalty(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     """GM: an exhaustion penalty of ``dice`` D on ``side`` (mine/theirs) for the next ``rounds``
     (1 or 2) combat rounds; reclaimed when the combat ends.
     """
     _contest(state, combat=True)
-    penalty = {"side": choice(action, "side", ("mine", "theirs"), "mine"),
-               "dice": require_int(action, "dice", 1, MAX_PENALTY),
-               "rounds": require_int(action, "rounds", 1, 2, default=1),
-               "why": _text(action, "reason") or "exhaustion"}
-    return [Event("impose_penalty", {"penalty": penalty})]
+    penalty = {"side": action["side"], "dice": action["dice"], "rounds": action["rounds"],
+               "why": action["reason"] or "exhaustion"}
+    return [Event("penalty_imposed", {"penalty": penalty})]
 
 
 # --- damage and recovery -------------------------------------------------------------------------
 
+@action("take_damage", title="Damage outside combat", by="gm", emits=("damage_taken",),
+        fields={"dice": Integer(1, MAX_POOL, label="Dice of damage"), "reason": REASON},
+        help="A fall, a trap: spread over the primary characteristic and Skill like combat damage.")
 def take_damage(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     """GM: ``dice`` D of damage outside combat (a fall, a trap), to be spread like combat damage."""
-    wanted = require_int(action, "dice", 1, MAX_POOL)
-    reason = _text(action, "reason")
+    wanted = action["dice"]
+    reason = action["reason"] or ""
     room = damage_room(state)
     if room == 0:
         raise RuleError(f"{' and '.join(damage_targets(state)).capitalize()} are already at 0D: there is nothing left to damage.")
     taken = min(wanted, room)
-    return [Event("take_damage", {"dice": wanted, "taken": taken, "reason": reason,
+    return [Event("damage_taken", {"dice": wanted, "taken": taken, "reason": reason,
                                   "unassigned_after": state["unassigned_damage"] + taken})]
 
 
+@action(
+    "assign_damage", title="Spread damage", emits=("damage_assigned",),
+    help="Spread the damage taken over the primary characteristic and Skill, exactly.",
+    fields={"damage": Group({c: Integer(0, CHARACTERISTIC_MAX, optional=True, label=c.capitalize())
+                             for c in CHARACTERISTICS}, label="Damage", help="Dice of damage per characteristic.")},
+)
 def assign_damage(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     """Spread the damage taken over the primary characteristic and Skill:
     ``{"damage": {"brawn": 1, "skill": 1}}``, summing to exactly the damage taken.
@@ -438,23 +516,28 @@ def assign_damage(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     owed = state["unassigned_damage"]
     if not owed:
         raise RuleError("You have no damage to assign.")
-    spread = action.get("damage")
+    spread = {name: n for name, n in action["damage"].items() if n is not None}
     targets = damage_targets(state)
-    if not isinstance(spread, dict) or not spread or set(spread) - set(targets):
+    if not spread or set(spread) - set(targets):
         raise RuleError(f"'damage' must be an object spreading {owed}D over {' and '.join(targets)}, "
                         f"e.g. {{\"{targets[0]}\": {owed}}}.", "invalid")
     clean = {}
     for name in targets:
         if name in spread:
-            clean[name] = require_int(spread, name, 0, current(state, name))
+            if spread[name] > current(state, name):  # what the characteristic has left
+                raise RuleError(f"'damage.{name}' must be from 0 to {current(state, name)}, not {spread[name]}.",
+                                "invalid")
+            clean[name] = spread[name]
     if sum(clean.values()) != owed:
         raise RuleError(f"Spread exactly {owed}D of damage, not {sum(clean.values())}D.", "invalid")
-    return [Event("assign_damage", {"damage": clean, "unassigned_before": owed})]
+    return [Event("damage_assigned", {"damage": clean, "unassigned_before": owed})]
 
 
+@action("rest", title="Rest", emits=("rested",), fields={"days": Integer(1, MAX_REST_DAYS, default=1, label="Days")},
+        help="Each day of full rest, each damaged characteristic recovers 1D.")
 def rest(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     """``days`` of full rest: each damaged characteristic recovers 1D per day."""
-    days = require_int(action, "days", 1, MAX_REST_DAYS, default=1)
+    days = action["days"]
     if state.get("contest"):
         raise RuleError("You cannot rest in the middle of a contest.")
     _ready_to_roll(state)
@@ -462,16 +545,18 @@ def rest(state: dict, action: dict, dice: DiceSource) -> list[Event]:
         raise RuleError("You have no damage to recover from.")
     recovered = {c: min(days, n) for c, n in state["damage"].items() if n}
     after = {c: n - recovered.get(c, 0) for c, n in state["damage"].items()}
-    return [Event("rest", {"days": days, "recovered": recovered, "damage_after": after})]
+    return [Event("rested", {"days": days, "recovered": recovered, "damage_after": after})]
 
 
 # --- advancement ---------------------------------------------------------------------------------
 
+@action("award_points", title="Award advancement points", by="gm", emits=("points_awarded",),
+        fields={"points": Integer(1, MAX_POINTS, label="Points"), "reason": Text(MAX_TEXT, label="Reason")},
+        help="The text suggests 2 to 5 a session.")
 def award_points(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     """GM: award advancement points (the text suggests 2 to 5 a session) with a ``reason``."""
-    points = require_int(action, "points", 1, MAX_POINTS)
-    reason = _text(action, "reason", required=True)
-    return [Event("award_points", {"points": points, "reason": reason,
+    points, reason = action["points"], action["reason"]
+    return [Event("points_awarded", {"points": points, "reason": reason,
                                    "earned_after": state["points"]["earned"] + points})]
 
 
@@ -493,21 +578,26 @@ def _pool_below(sheet: dict, pair: list[str], chosen: dict) -> int | None:
     return sum(sheet["characteristics"][c] for c in pair)
 
 
+@action(
+    "buy_advance", title="Buy an advance", emits=("advance_bought",),
+    help="Raise one characteristic or one skill by 1D, paying advancement points.",
+    fields={
+        "characteristic": Choice(CHARACTERISTICS, optional=True, label="Characteristic"),
+        "skill": Text(MAX_NAME, optional=True, label="Skill"),
+        "characteristics": PAIR,
+    },
+    one_of=[(("characteristic", "skill"), "Name exactly one 'characteristic' or one 'skill' to raise.")],
+)
 def buy_advance(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     """Raise one ``characteristic`` or one ``skill`` by 1D, paying advancement points.
 
     A skill the sheet does not have yet needs ``characteristics`` (its two), unless it is one of
     the skills the text names (Jump, Hide, Spot Hidden).
     """
-    has_char, has_skill = action.get("characteristic") is not None, action.get("skill") is not None
-    if has_char == has_skill:
-        raise RuleError("Name exactly one 'characteristic' or one 'skill' to raise.", "invalid")
+    has_char = action["characteristic"] is not None
     sheet = state["sheet"]
     if has_char:
         name = action["characteristic"]
-        if not isinstance(name, str) or name.strip().lower() not in CHARACTERISTICS:
-            raise RuleError(f"'characteristic' must be one of {', '.join(CHARACTERISTICS)}.", "invalid")
-        name = name.strip().lower()
         start = sheet["characteristics"][name]
         if start >= CHARACTERISTIC_MAX:
             raise RuleError(f"{name.capitalize()} is already at the {CHARACTERISTIC_MAX}D maximum.")
@@ -536,23 +626,10 @@ def buy_advance(state: dict, action: dict, dice: DiceSource) -> list[Event]:
         what = advance.get("characteristic") or advance["skill"]
         level = f"{advance['to']}D" if has_char else f"+{advance['to']}D"
         raise RuleError(f"Raising {what} to {level} costs {advance['cost']} advancement points; you have {have}.")
-    return [Event("buy_advance", {**advance, "available_before": have, "available_after": have - advance["cost"]})]
+    return [Event("advance_bought", {**advance, "available_before": have, "available_after": have - advance["cost"]})]
 
 
-ACTIONS: dict[str, Callable[[dict, dict, DiceSource], list[Event]]] = {
-    "straight_roll": straight_roll,
-    "hide": hide,
-    "start_contest": start_contest,
-    "iterated_round": iterated_round,
-    "start_combat": start_combat,
-    "combat_round": combat_round,
-    "impose_penalty": impose_penalty,
-    "end_contest": end_contest,
-    "take_damage": take_damage,
-    "assign_damage": assign_damage,
-    "rest": rest,
-    "award_points": award_points,
-    "buy_advance": buy_advance,
-}
-
-GM_ACTIONS = frozenset({"award_points", "take_damage", "impose_penalty"})
+ACTIONS = actions_by_type(
+    straight_roll, hide, start_contest, iterated_round, start_combat, combat_round, impose_penalty, end_contest,
+    take_damage, assign_damage, rest, award_points, buy_advance,
+)

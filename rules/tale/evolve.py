@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..base import copy_json, evolver
+from ..declare import EventBook, EventSpec
 from .. import common
 from .sheet import damage_room
 
@@ -87,19 +88,36 @@ def _buy_advance(state: dict, p: dict) -> None:
 
 
 HANDLERS: dict[str, Callable[[dict, dict], None]] = {
-    "start_contest": _start_contest,
-    "iterated_round": _iterated_round,
-    "combat_round": _combat_round,
-    "impose_penalty": _impose_penalty,
-    "end_contest": _end_contest,
+    "contest_started": _start_contest,
+    "round_rolled": _iterated_round,
+    "combat_round_rolled": _combat_round,
+    "penalty_imposed": _impose_penalty,
+    "contest_ended": _end_contest,
     "scene_ended": _scene_ended,
-    "take_damage": _take_damage,
-    "assign_damage": _assign_damage,
-    "rest": _rest,
-    "award_points": _award_points,
-    "buy_advance": _buy_advance,
+    "damage_taken": _take_damage,
+    "damage_assigned": _assign_damage,
+    "rested": _rest,
+    "points_awarded": _award_points,
+    "advance_bought": _buy_advance,
 }
 
+# Every event Tale records, once. Logs from before the past-tense names stored the
+# action's name (``start_contest``, ...): those rows keep it and read as today's.
+EVENTS = EventBook([
+    EventSpec("straight_rolled", "straight roll {pool}D: {total}, {outcome}", formerly=("straight_roll",)),
+    EventSpec("hide_rolled", "hiding {pool}D: {total}, {outcome}", formerly=("hide",)),
+    EventSpec("contest_started", "a contest started", formerly=("start_contest",)),
+    EventSpec("round_rolled", "round {round}: {mine_sum} against {theirs_sum}, {outcome}", formerly=("iterated_round",)),
+    EventSpec("combat_round_rolled", "combat round {round}: {outcome}", formerly=("combat_round",)),
+    EventSpec("penalty_imposed", "an exhaustion penalty", formerly=("impose_penalty",)),
+    EventSpec("contest_ended", "the contest ended ({reason})", formerly=("end_contest",)),
+    EventSpec("damage_taken", "took {taken}D of damage", formerly=("take_damage",)),
+    EventSpec("damage_assigned", "spread the damage", formerly=("assign_damage",)),
+    EventSpec("rested", "rested {days} days", formerly=("rest",)),
+    EventSpec("points_awarded", "earned {points} advancement points", formerly=("award_points",)),
+    EventSpec("advance_bought", "raised to {to}D for {cost} points", formerly=("buy_advance",)),
+    *common.EVENTS,
+])
 
 # The state after an event; unknown types (generic rolls, ...) change nothing.
-evolve = evolver({**HANDLERS, **common.HANDLERS})
+evolve = evolver({**HANDLERS, **common.HANDLERS}, EVENTS)

@@ -91,7 +91,8 @@ def test_a_declared_range_is_the_range_the_server_refuses_outside(name, table_fo
     naming the field, through the real command path (the same declaration, not a copy)."""
     rules = get_system(name)
     probes = [(t, f) for t, s in sorted(rules.actions.items()) if isinstance(s, ActionSpec)
-              for f, d in s.fields.items() if d.kind == "integer"]
+              for f, d in s.fields.items() if d.kind == "integer" and f != "vs_character"]
+    # (``vs_character`` is a character id: the platform looks it up first, so a bad one is a 404.)
     if not probes:
         pytest.skip("no declared whole-number fields yet")
     table = table_for(name)

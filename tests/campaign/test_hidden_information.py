@@ -173,7 +173,7 @@ def test_tale_public_end_contest_after_a_hidden_round_is_hidden(table_for):
     res = send(table, table.alice, {"type": "end_contest", "character": table.hero.id})
     stored = Event.objects.get(campaign=table.campaign, seq=res.json()["seq"])
     # Before: a public end_contest publishing the hidden count.
-    assert stored.type == "end_contest" and stored.visibility == "gm"
+    assert stored.type == "contest_ended" and stored.visibility == "gm"
     assert stored.payload != {} and hidden_round.seq < stored.seq
     sealed_for_everyone_but_the_gm(table, stored.seq)
 
@@ -207,7 +207,7 @@ def test_tale_void_of_damage_already_spread_takes_it_back(table_for):
     assert state["unassigned_damage"] == 0 and not any(state["damage"].values())
     res = table.command(table.alice, {"type": "straight_roll", "character": table.hero.id, "target": 5},
                         dice=ScriptedDice([3] * 20))
-    assert res.events[0].type == "straight_roll"
+    assert res.events[0].type == "straight_rolled"
 
 
 # --- MdT and WYRM ------------------------------------------------------------------------------

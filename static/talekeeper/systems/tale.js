@@ -295,22 +295,22 @@ const faces = (list, cls = "") => (list || []).map((f) => die(f, cls));
 export function describe(ev) {
   const p = ev.payload;
   switch (ev.type) {
-    case "straight_roll":
-    case "hide": {
+    case "straight_rolled":
+    case "hide_rolled": {
       const pool = `${p.skill || p.characteristics.map(cap).join(" + ")} ${p.pool}D`;
       const vs = p.vs_pool !== undefined ? (p.challenge_dice?.length ? `vs ${p.vs_pool}D (${p.challenge_total})` : `vs ${p.vs_pool}D`) : `vs ${p.target}${p.average_of ? ` (average of ${p.average_of}D)` : ""}`;
       return {
-        text: `${ev.type === "hide" ? `hides (${words(p.place || "challenge")}): ` : ""}${pool}: ${p.total} ${vs}`,
+        text: `${ev.type === "hide_rolled" ? `hides (${words(p.place || "challenge")}): ` : ""}${pool}: ${p.total} ${vs}`,
         dice: [diceGroup("", faces(p.dice, "sel")), p.challenge_dice?.length ? diceGroup("challenge", faces(p.challenge_dice, "theirs")) : null],
         outcome: { label: cap(p.outcome), tone: p.success ? "good" : "bad" },
         detail: [`margin ${signed(p.margin)}`, hadOdds(p.odds), p.defaulted ? "defaulted to primary + secondary" : ""].filter(Boolean).join(" · "),
       };
     }
-    case "start_contest": {
+    case "contest_started": {
       const c = p.contest;
       return { text: `started ${c.kind === "combat" ? "a combat" : c.kind === "hide" ? "hiding" : "a contest"}: ${c.label}, ${c.mine}D vs ${c.theirs}D${c.rounds_left ? ` (${c.rounds_left} rounds)` : ""}` };
     }
-    case "iterated_round": {
+    case "round_rolled": {
       const elim = p.eliminated;
       return {
         text: `${p.label}, round ${p.round}: ${p.mine_sum} vs ${p.theirs_sum}`,
@@ -320,7 +320,7 @@ export function describe(ev) {
           p.rounds_left !== null && p.rounds_left !== undefined ? `${p.rounds_left} rounds left` : "", hadOdds(p.odds, "win", "to win")].filter(Boolean).join(" · "),
       };
     }
-    case "combat_round": {
+    case "combat_round_rolled": {
       const x = p.exchanges;
       const word = { hit: "hit", even: "even", miss: "missed", no_attack: "no attack" };
       return {
@@ -331,25 +331,25 @@ export function describe(ev) {
         detail: [`now ${p.mine_after}D vs ${p.theirs_after}D`, `portions: you ${p.portions.mine.attack}/${p.portions.mine.defence}, them ${p.portions.theirs.attack}/${p.portions.theirs.defence}`].join(" · "),
       };
     }
-    case "end_contest": {
+    case "contest_ended": {
       const result = p.result ? ` (${p.result})` : "";
       return { text: `${p.label} ended after ${p.rounds} round${p.rounds === 1 ? "" : "s"}: ${p.winner === "mine" ? "won" : p.winner === "theirs" ? "lost" : "undecided"}${result}`,
         outcome: p.winner ? { label: p.winner === "mine" ? "Won" : "Lost", tone: p.winner === "mine" ? "good" : "bad" } : null,
         detail: [p.damage_to_assign ? `${p.damage_to_assign}D of damage to spread` : "", p.why || ""].filter(Boolean).join(" · ") };
     }
-    case "impose_penalty": return { text: `penalty: ${p.penalty.side === "mine" ? "you" : "the opponent"} −${p.penalty.dice}D for ${p.penalty.rounds} round(s)`, detail: p.penalty.why, tone: "gm" };
-    case "take_damage": return { text: `takes ${p.taken}D of damage${p.taken < p.dice ? ` (of ${p.dice}D)` : ""}`, detail: [p.reason, `${p.unassigned_after}D to spread`].filter(Boolean).join(" · "), tone: "gm" };
-    case "assign_damage": return { text: `spread damage: ${Object.entries(p.damage).map(([k, n]) => `${cap(k)} −${n}D`).join(", ")}` };
-    case "rest": return { text: `rested ${p.days} day${p.days === 1 ? "" : "s"}: ${Object.entries(p.recovered).map(([k, n]) => `${cap(k)} +${n}D`).join(", ") || "nothing to recover"}` };
-    case "award_points": return { text: `earned ${plural(p.points, "point")}`, detail: p.reason || "", tone: "gm" };
-    case "buy_advance":
+    case "penalty_imposed": return { text: `penalty: ${p.penalty.side === "mine" ? "you" : "the opponent"} −${p.penalty.dice}D for ${p.penalty.rounds} round(s)`, detail: p.penalty.why, tone: "gm" };
+    case "damage_taken": return { text: `takes ${p.taken}D of damage${p.taken < p.dice ? ` (of ${p.dice}D)` : ""}`, detail: [p.reason, `${p.unassigned_after}D to spread`].filter(Boolean).join(" · "), tone: "gm" };
+    case "damage_assigned": return { text: `spread damage: ${Object.entries(p.damage).map(([k, n]) => `${cap(k)} −${n}D`).join(", ")}` };
+    case "rested": return { text: `rested ${p.days} day${p.days === 1 ? "" : "s"}: ${Object.entries(p.recovered).map(([k, n]) => `${cap(k)} +${n}D`).join(", ") || "nothing to recover"}` };
+    case "points_awarded": return { text: `earned ${plural(p.points, "point")}`, detail: p.reason || "", tone: "gm" };
+    case "advance_bought":
       return { text: p.characteristic ? `raised ${cap(p.characteristic)} from ${p.from}D to ${p.to}D for ${plural(p.cost, "point")}`
         : `raised ${p.skill} from +${p.from}D to +${p.to}D for ${plural(p.cost, "point")}` };
     default: return null;
   }
 }
 
-const CONTEST_EVENTS = ["start_contest", "iterated_round", "combat_round", "end_contest", "hide"];
+const CONTEST_EVENTS = ["contest_started", "round_rolled", "combat_round_rolled", "contest_ended", "hide_rolled"];
 
 export function followUps(ev, state, ctx) {
   if (!ctx.canAct) return [];
@@ -364,8 +364,8 @@ export function followUps(ev, state, ctx) {
     out.push(ctx.act("End the contest", { type: "end_contest" }, { class: "secondary" }));
     return out;
   }
-  if (state.unassigned_damage && ["end_contest", "take_damage", "combat_round"].includes(ev.type)
-      && ctx.latest(ev, ["end_contest", "take_damage", "combat_round", "assign_damage"]) && !c) {
+  if (state.unassigned_damage && ["contest_ended", "damage_taken", "combat_round_rolled"].includes(ev.type)
+      && ctx.latest(ev, ["contest_ended", "damage_taken", "combat_round_rolled", "damage_assigned"]) && !c) {
     return [ctx.form(assignSpec(state, () => ctx.char?.state || state))];
   }
   return [];

@@ -15,7 +15,7 @@ def test_juhani_jumps_the_missing_bridge_section():
     events, _ = act(juhani, {"type": "straight_roll", "skill": "Jump", "target": 21}, [6, 5, 5, 5, 4, 4])
     (roll,) = events
     p = roll.payload
-    assert roll.type == "straight_roll"
+    assert roll.type == "straight_rolled"
     assert p["characteristics"] == ["deft", "skill"] and p["pool"] == 6
     assert p["total"] == 29 and p["target"] == 21 and p["margin"] == 8
     assert p["outcome"] == "success" and p["success"] is True
@@ -33,7 +33,7 @@ def _torkild_hidden(ties):
     torkild = state(clever=5, deft=4)
     events, st = act(torkild, {"type": "hide", "place": "light_undergrowth", "seeker_pool": 10, "ties": ties},
                      [6] * 9 + [1] * 6)
-    assert [e.type for e in events] == ["hide", "start_contest"]
+    assert [e.type for e in events] == ["hide_rolled", "contest_started"]
     assert events[0].payload["success"] and events[0].payload["pool"] == 9
     assert st["contest"]["mine"] == 9 and st["contest"]["theirs"] == 10
     return st
@@ -70,7 +70,7 @@ def test_torkild_is_spotted_in_the_first_round_when_ties_eliminate():
     assert [c["verdict"] for c in rnd.payload["columns"]] == ["eliminated"] * 9 + ["unpaired"]
     assert rnd.payload["eliminated"] == {"mine": 9, "theirs": 0}
     assert (rnd.payload["mine_after"], rnd.payload["theirs_after"]) == (0, 10)
-    assert end.type == "end_contest"
+    assert end.type == "contest_ended"
     assert end.payload["winner"] == "theirs" and end.payload["result"] == "spotted"
     assert end.payload["reason"] == "pool_exhausted" and end.payload["rounds"] == 1
     assert st["contest"] is None
@@ -119,7 +119,7 @@ def test_sinistre_stays_hidden_until_autopet_must_run():
         assert p["rounds_left"] == 2 - i
     assert [c["verdict"] for c in events[0].payload["columns"]][:2] == ["stopped", "not_reached"]
     end = events[1]
-    assert end.type == "end_contest"
+    assert end.type == "contest_ended"
     assert end.payload["reason"] == "time_out" and end.payload["winner"] == "mine"
     assert end.payload["result"] == "hidden"
     assert st["contest"] is None
