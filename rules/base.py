@@ -234,8 +234,7 @@ class RuleSystem:
     def __init__(self, *, name: str, title: str, validate_sheet: Callable[[JSON], dict],
                  initial_state: Callable[[dict], State], actions: Mapping[str, Any], evolve: Evolver,
                  odds: Callable[[Action], dict[str, Fraction]], preview: Callable[[State, Action], dict[str, Fraction]],
-                 events: Any = None, sheet: Any = None, example_sheet: Mapping[str, JSON] | None = None,
-                 gm_actions: frozenset[str] | None = None):
+                 events: Any, sheet: Any = None, example_sheet: Mapping[str, JSON] | None = None):
         self.name = name
         self.title = title
         self.validate_sheet = validate_sheet
@@ -249,9 +248,7 @@ class RuleSystem:
         # A valid sheet for demos, tests and the "new character" form's starting point.
         self.example_sheet = dict(example_sheet or {})
         # Action types only the GM may take (granting Fate, awarding points, ...).
-        # (``gm_actions`` is given only by a system whose actions are not declared yet.)
-        self.gm_actions = frozenset(gm_actions if gm_actions is not None
-                                    else (t for t, spec in self.actions.items() if spec.gm_only))
+        self.gm_actions = frozenset(t for t, spec in self.actions.items() if spec.gm_only)
 
     def __repr__(self) -> str:
         return f"<RuleSystem {self.name}>"
@@ -276,12 +273,7 @@ class RuleSystem:
     def preview(self, state: State, action: Action) -> dict[str, Fraction]:
         """Exact odds of an action this character is about to take, validated by
         the same declaration as the action itself; ``{}`` if it rolls nothing."""
-        spec = self.spec(action)
-        if not hasattr(spec, "validate"):  # a system whose actions are not declared yet
-            return self._preview(state, action)
-        if not spec.rolls:
-            return {}
-        return self._preview(state, spec.validate(action))
+        return self._preview(state, self.spec(action).validate(action))
 
     def replay(self, state: State, events: Sequence[Event]) -> State:
         """Apply events in order to a copy of ``state`` (copied once, not per event)."""

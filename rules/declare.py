@@ -188,16 +188,19 @@ class Text(Field):
 
 class Choice(Field):
     """One of ``choices``: values, or ``(value, label)`` pairs. Text matches without
-    regard to case or surrounding spaces and is returned as declared."""
+    regard to case or surrounding spaces and is returned as declared. ``aliases``
+    (``{"dangerous": 2}``) are other words accepted for a value."""
 
     kind = "choice"
 
-    def __init__(self, choices: Iterable[Any], **kw):
+    def __init__(self, choices: Iterable[Any], aliases: Mapping[str, Any] | None = None, **kw):
         super().__init__(**kw)
         pairs = [c if isinstance(c, tuple) else (c, None) for c in choices]
         self.values = tuple(value for value, _ in pairs)
         self.labels = {value: label for value, label in pairs if label}
+        self.aliases = dict(aliases or {})
         self._folded = {v.casefold(): v for v in self.values if isinstance(v, str)}
+        self._folded.update({word.casefold(): value for word, value in self.aliases.items()})
 
     def wants(self) -> str:
         named = list(self.values)  # the values, not the labels: a value is what may be sent
@@ -214,10 +217,13 @@ class Choice(Field):
         return self.values[0]
 
     def as_json(self) -> dict:
-        return {**super().as_json(), "choices": [{"value": v, "label": self.labels.get(v, str(v))} for v in self.values]}
+        out = {**super().as_json(), "choices": [{"value": v, "label": self.labels.get(v, str(v))} for v in self.values]}
+        if self.aliases:
+            out["aliases"] = dict(self.aliases)
+        return out
 
     def json_schema(self) -> dict:
-        return self._schema({"enum": list(self.values)})
+        return self._schema({"enum": [*self.values, *self.aliases]})
 
 
 class Flag(Field):

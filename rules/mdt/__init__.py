@@ -18,7 +18,7 @@ SYSTEM = RuleSystem(
     evolve=evolve.evolve,
     odds=odds.odds,
     preview=actions.plan_odds,
-    gm_actions=actions.GM_ACTIONS,
+    events=evolve.EVENTS,
     example_sheet={
         "attributes": {"intelligence": 2, "wits": 2, "resolve": 2, "strength": 1, "dexterity": 2,
                        "stamina": 2, "presence": 3, "manipulation": 2, "composure": 2},

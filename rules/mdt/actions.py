@@ -1,8 +1,10 @@
 """Mundo das Trevas Lite: one pure function per action, ``(state, action, dice) -> [Event]``.
 
-Every rolling action first *plans* (validates the action against the state,
-works out the pools and the exact odds) and only then rolls, so the odds in
-the event are the ones shown before the roll and ``preview`` shares the code.
+Each action is declared above its function (``rules/declare.py``), which checks
+every field's shape and range first. Every rolling action then *plans* (checks
+the action against the state, works out the pools and the exact odds) and only
+then rolls, so the odds in the event are the ones shown before the roll and
+``preview`` shares the code.
 
 Dice order: the character's pool, die by die, then (opposed tests and contest
 rounds) the opponent's pool. A pool of 0 dice or fewer rolls one Luck die.
@@ -11,18 +13,18 @@ rounds) the opponent's pool. A pool of 0 dice or fewer rolls one Luck die.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any, Callable
 
 from .. import health
-from ..base import DiceSource, Event, RuleError, SheetError, odds_json, require_int
+from ..base import DiceSource, Event, RuleError, odds_json
+from ..declare import Choice, Flag, Integer, Text, action, actions_by_type
 from . import odds as O
 from .settings import health_boxes
 from .sheet import (
     ATTRIBUTE_MAX,
     ATTRIBUTES,
+    MAX_SPECIALIZATION_NAME,
     MAX_SPECIALIZATIONS,
     SPECIALIZATION_MAX,
-    clean_specialization_name,
     find_specialization,
 )
 
@@ -32,46 +34,22 @@ MAX_EARNED = 1_000_000  # a sanity cap so points stay small numbers
 MAX_TEXT = 200
 
 
-# ---------------------------------------------------------------- validation helpers
+# ---------------------------------------------------------------- fields several actions share
 
-def _text(action: dict, key: str, max_len: int = MAX_TEXT, required: bool = False) -> str:
-    value = action.get(key)
-    if value is None and not required:
-        return ""
-    if not isinstance(value, str) or (required and not value.strip()):
-        raise RuleError(f"'{key}' must be text of 1 to {max_len} characters.", "invalid")
-    value = value.strip()
-    if len(value) > max_len:
-        raise RuleError(f"'{key}' must be at most {max_len} characters.", "invalid")
-    return value
-
-
-def _bool(action: dict, key: str, default: bool = False) -> bool:
-    value = action.get(key, default)
-    if not isinstance(value, bool):
-        raise RuleError(f"'{key}' must be true or false.", "invalid")
-    return value
-
-
-def _modifier(action: dict, key: str = "modifier") -> int:
-    return require_int(action, key, -MAX_MODIFIER, MAX_MODIFIER, default=0)
-
-
-def _attribute(action: dict) -> str:
-    value = action.get("attribute")
-    key = value.strip().casefold() if isinstance(value, str) else None
-    if key not in ATTRIBUTES:
-        raise RuleError(f"'attribute' must be one of: {', '.join(ATTRIBUTES)}.", "invalid")
-    return key
+ATTRIBUTE = Choice(list(ATTRIBUTES.items()), label="Attribute")
+SPECIALIZATION = Text(MAX_SPECIALIZATION_NAME, optional=True, label="Specialization",
+                      help="One of the character's specializations.")
+MODIFIER = Integer(-MAX_MODIFIER, MAX_MODIFIER, default=0, label="Modifier")
+POOL = Integer(-O.MAX_POOL, O.MAX_POOL, label="Their pool")
+PROJECT = Text(60, label="Project", help="One of the character's projects.")
+REASON = Text(MAX_TEXT, optional=True, label="Reason")
 
 
 def _specialization(state: dict, action: dict) -> str | None:
     """The sheet's name of the action's specialization, or None if none is used."""
-    value = action.get("specialization")
-    if value is None or value == "":
+    value = action["specialization"]
+    if value is None:
         return None
-    if not isinstance(value, str):
-        raise RuleError("'specialization' must be the name of one of the character's specializations.", "invalid")
     known = state["sheet"]["specializations"]
     name = find_specialization(known, value)
     if name is None:
@@ -111,9 +89,7 @@ def _contest(state: dict) -> dict:
 
 
 def _project(state: dict, action: dict) -> dict:
-    value = action.get("project")
-    if not isinstance(value, str) or not value.strip():
-        raise RuleError("'project' must be the name of one of the character's projects.", "invalid")
+    value = action["project"]
     for name, project in state["projects"].items():
         if name.casefold() == value.strip().casefold():
             return project
@@ -152,8 +128,8 @@ def roll_pool(dice: DiceSource, pool: int, options: dict) -> dict:
 # ---------------------------------------------------------------- plans (validation + odds)
 
 def _plan_test(state: dict, action: dict) -> tuple[dict, dict]:
-    parts = _pool(state, _attribute(action), _specialization(state, action), _modifier(action))
-    difficulty = O.require_difficulty(action)
+    parts = _pool(state, action["attribute"], _specialization(state, action), action["modifier"])
+    difficulty = action["difficulty"]
     parts.update(difficulty=difficulty, difficulty_name=O.DIFFICULTY_NAMES[difficulty][0],
                  difficulty_label=O.DIFFICULTY_NAMES[difficulty][1],
                  exceptional_at=difficulty + _options(state)["exceptional_margin"])
@@ -168,16 +144,15 @@ def _plan_test(state: dict, action: dict) -> tuple[dict, dict]:
 
 
 def _plan_opposed(state: dict, action: dict) -> tuple[dict, dict]:
-    parts = _pool(state, _attribute(action), _specialization(state, action), _modifier(action))
-    vs_pool = require_int(action, "vs_pool", -O.MAX_POOL, O.MAX_POOL)
-    tie_goes_to = O.require_tie_rule(action)
-    parts.update(vs_pool=vs_pool, tie_goes_to=tie_goes_to, opponent=_text(action, "opponent", 100))
+    parts = _pool(state, action["attribute"], _specialization(state, action), action["modifier"])
+    vs_pool, tie_goes_to = action["vs_pool"], action["tie_goes_to"]
+    parts.update(vs_pool=vs_pool, tie_goes_to=tie_goes_to, opponent=action["opponent"] or "")
     return parts, O.odds_of_opposed(parts["pool"], vs_pool, tie_goes_to, _options(state))
 
 
 def _plan_contest_round(state: dict, action: dict) -> tuple[dict, dict]:
     contest = _contest(state)
-    round_modifier, vs_modifier = _modifier(action), _modifier(action, "vs_modifier")
+    round_modifier, vs_modifier = action["modifier"], action["vs_modifier"]
     parts = _pool(state, contest["attribute"], contest["specialization"], contest["modifier"], round_modifier)
     _check_pool(parts["pool"])
     vs_pool = _check_pool(contest["vs_pool"] + vs_modifier, "The opponent's pool")
@@ -188,7 +163,7 @@ def _plan_contest_round(state: dict, action: dict) -> tuple[dict, dict]:
 
 def _plan_project_roll(state: dict, action: dict) -> tuple[dict, dict]:
     project = _project(state, action)
-    roll_modifier = _modifier(action)
+    roll_modifier = action["modifier"]
     parts = _pool(state, project["attribute"], project["specialization"], project["modifier"], roll_modifier)
     _check_pool(parts["pool"])
     parts["roll_modifier"] = roll_modifier
@@ -197,6 +172,16 @@ def _plan_project_roll(state: dict, action: dict) -> tuple[dict, dict]:
 
 # ---------------------------------------------------------------- actions
 
+DIFFICULTY = Choice([(n, f"{n} ({words[0]}, {words[1]})") for n, words in O.DIFFICULTY_NAMES.items()],
+                    aliases={w: n for w, n in O.DIFFICULTY_WORDS.items()}, default=1, label="Difficulty",
+                    help="Successes needed: 1 dramatic, 2 dangerous, 3 desperate (the name, English or Portuguese, works too).")
+
+
+@action(
+    "test", title="Test", rolls=True, emits=("test_rolled",),
+    help="1 + attribute + specialization + modifier d10s; 7+ is a success, 10 counts two.",
+    fields={"attribute": ATTRIBUTE, "specialization": SPECIALIZATION, "modifier": MODIFIER, "difficulty": DIFFICULTY},
+)
 def take_test(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     """A test: roll the pool, count successes against the difficulty (1..3)."""
     parts, odds = _plan_test(state, action)
@@ -211,9 +196,23 @@ def take_test(state: dict, action: dict, dice: DiceSource) -> list[Event]:
                "odds": odds_json(odds)}
     if _options(state).get("consequences_band"):
         payload["consequences"] = consequences
-    return [Event("test", payload)]
+    return [Event("test_rolled", payload)]
 
 
+@action(
+    "opposed_test", title="Opposed test", rolls=True, emits=("opposed_test_rolled",),
+    help="Both sides roll once; more successes wins.",
+    fields={
+        "attribute": ATTRIBUTE, "specialization": SPECIALIZATION, "modifier": MODIFIER,
+        "vs_character": Integer(1, 2**53, optional=True, label="Opponent (a character)",
+                                help="Another character of the campaign: their pool comes from their sheet."),
+        "vs_pool": Integer(-O.MAX_POOL, O.MAX_POOL, optional=True, required_when={"vs_character": [None]},
+                           label="Their pool"),
+        "tie_goes_to": Choice([("none", "a tie"), ("character", "the character"), ("opponent", "the opponent")],
+                              default="none", label="A tie goes to"),
+        "opponent": Text(100, optional=True, label="Opponent's name"),
+    },
+)
 def take_opposed_test(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     """Both sides roll once; more successes wins (ties per ``tie_goes_to``)."""
     parts, odds = _plan_opposed(state, action)
@@ -224,33 +223,46 @@ def take_opposed_test(state: dict, action: dict, dice: DiceSource) -> list[Event
         outcome = "win" if parts["tie_goes_to"] == "character" else "loss"
     else:
         outcome = "win" if mine > theirs else "loss" if mine < theirs else "tie"
-    return [Event("opposed_test", {
+    return [Event("opposed_test_rolled", {
         **parts, "roll": roll, "opponent_roll": opponent_roll, "outcome": outcome,
         "success": outcome == "win", "dramatic_failure": roll["dramatic_failure"],
         "odds": odds_json(odds),
     })]
 
 
+@action(
+    "start_contest", title="Start a race", by="gm", emits=("contest_started",),
+    help="The first side to the target number of successes wins.",
+    fields={
+        "attribute": ATTRIBUTE, "specialization": SPECIALIZATION, "modifier": MODIFIER,
+        "vs_pool": POOL, "target": Integer(1, O.MAX_CONTEST_TARGET, label="Successes to win"),
+        "label": Text(100, optional=True, label="Label"),
+    },
+)
 def start_contest(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     """(Storyteller) Start a race: the first side to ``target`` successes wins."""
     if state.get("contest"):
         raise RuleError("A contest is already running; finish it or end it with end_contest first.")
-    attribute, specialization = _attribute(action), _specialization(state, action)
-    modifier = _modifier(action)
+    attribute, specialization = action["attribute"], _specialization(state, action)
+    modifier = action["modifier"]
     _check_pool(_pool(state, attribute, specialization, modifier)["pool"])
-    return [Event("start_contest", {
-        "label": _text(action, "label", 100),
+    return [Event("contest_started", {
+        "label": action["label"] or "",
         "attribute": attribute,
         "specialization": specialization,
         "modifier": modifier,
-        "vs_pool": _check_pool(require_int(action, "vs_pool", -O.MAX_POOL, O.MAX_POOL), "The opponent's pool"),
-        "target": require_int(action, "target", 1, O.MAX_CONTEST_TARGET),
+        "vs_pool": _check_pool(action["vs_pool"], "The opponent's pool"),
+        "target": action["target"],
         "mine": 0,
         "theirs": 0,
         "round": 0,
     })]
 
 
+@action("contest_round", title="Race round", rolls=True, emits=("contest_round_rolled",),
+        help="One round of the running race; successes accumulate toward the target.",
+        fields={"modifier": MODIFIER, "vs_modifier": Integer(-MAX_MODIFIER, MAX_MODIFIER, default=0,
+                                                              label="Their modifier")})
 def contest_round(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     """One round of the running race; successes accumulate toward the target."""
     contest = _contest(state)
@@ -260,7 +272,7 @@ def contest_round(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     mine = contest["mine"] + roll["successes"]
     theirs = contest["theirs"] + opponent_roll["successes"]
     outcome = O.race_outcome(mine, theirs, contest["target"])
-    return [Event("contest_round", {
+    return [Event("contest_round_rolled", {
         **parts, "label": contest["label"], "round": contest["round"] + 1, "target": contest["target"],
         "carried_in": {"mine": contest["mine"], "theirs": contest["theirs"]},
         "roll": roll, "opponent_roll": opponent_roll, "mine": mine, "theirs": theirs,
@@ -269,38 +281,53 @@ def contest_round(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     })]
 
 
+@action("end_contest", title="End the race", emits=("contest_ended",), fields={"reason": REASON},
+        help="Abandon the running race without a winner.")
 def end_contest(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     """Abandon the running contest without a winner (either side concedes, the scene moves on)."""
     contest = _contest(state)
-    return [Event("end_contest", {
+    return [Event("contest_ended", {
         "label": contest["label"], "round": contest["round"], "mine": contest["mine"],
-        "theirs": contest["theirs"], "target": contest["target"], "reason": _text(action, "reason"),
+        "theirs": contest["theirs"], "target": contest["target"], "reason": action["reason"] or "",
     })]
 
 
+@action(
+    "start_project", title="Start a project", by="gm", emits=("project_started",),
+    help="A long task that completes at the target number of accumulated successes.",
+    fields={
+        "name": Text(60, label="Project"), "target": Integer(1, O.MAX_PROJECT_TARGET, label="Successes needed"),
+        "attribute": ATTRIBUTE, "specialization": SPECIALIZATION, "modifier": MODIFIER,
+        "interval": Text(30, optional=True, label="One roll every", help="e.g. a day, a week"),
+        "reset_on_dramatic_failure": Flag(label="A dramatic failure loses the progress"),
+    },
+)
 def start_project(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     """(Storyteller) Start a long task that completes at ``target`` accumulated successes."""
-    name = _text(action, "name", 60, required=True)
+    name = action["name"]
     if any(known.casefold() == name.casefold() for known in state["projects"]):
         raise RuleError(f"The character already has a project called '{name}'.")
     if len(state["projects"]) >= MAX_PROJECTS:
         raise RuleError(f"A character can run at most {MAX_PROJECTS} projects at once; finish or abandon one.")
-    attribute, specialization = _attribute(action), _specialization(state, action)
-    modifier = _modifier(action)
+    attribute, specialization = action["attribute"], _specialization(state, action)
+    modifier = action["modifier"]
     _check_pool(_pool(state, attribute, specialization, modifier)["pool"])
-    return [Event("start_project", {
+    return [Event("project_started", {
         "name": name,
-        "target": require_int(action, "target", 1, O.MAX_PROJECT_TARGET),
+        "target": action["target"],
         "attribute": attribute,
         "specialization": specialization,
         "modifier": modifier,
-        "interval": _text(action, "interval", 30),
-        "reset_on_dramatic_failure": _bool(action, "reset_on_dramatic_failure"),
+        "interval": action["interval"] or "",
+        "reset_on_dramatic_failure": action["reset_on_dramatic_failure"],
         "progress": 0,
         "rolls": 0,
     })]
 
 
+@action("project_roll", title="Project roll", rolls=True, emits=("project_rolled",),
+        fields={"project": PROJECT, "modifier": MODIFIER},
+        help="One interval's test of a project; its successes add to the running total.")
 def project_roll(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     """One interval's test of a project; its successes add to the running total."""
     project = _project(state, action)
@@ -309,7 +336,7 @@ def project_roll(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     lost = roll["dramatic_failure"] and project["reset_on_dramatic_failure"]
     progress = 0 if lost else project["progress"] + roll["successes"]
     complete = progress >= project["target"]
-    return [Event("project_roll", {
+    return [Event("project_rolled", {
         **parts, "project": project["name"], "interval": project["interval"], "roll_number": project["rolls"] + 1,
         "target": project["target"], "progress_before": project["progress"], "roll": roll,
         "progress": progress, "lost_progress": lost, "complete": complete,
@@ -318,47 +345,48 @@ def project_roll(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     })]
 
 
+@action("abandon_project", title="Abandon a project", emits=("project_abandoned",),
+        fields={"project": PROJECT, "reason": REASON})
 def abandon_project(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     """Drop a project unfinished."""
     project = _project(state, action)
-    return [Event("abandon_project", {
+    return [Event("project_abandoned", {
         "project": project["name"], "progress": project["progress"], "target": project["target"],
-        "reason": _text(action, "reason"),
+        "reason": action["reason"] or "",
     })]
 
 
+@action("say_yes", title="Say yes", by="gm", emits=("yes_said",),
+        fields={"goal": Text(MAX_TEXT, optional=True, label="Goal")},
+        help="\"Diga sim\": the goal simply succeeds, no dice.")
 def say_yes(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     """(Storyteller) "Diga sim": the goal simply succeeds, no dice."""
-    return [Event("say_yes", {"goal": _text(action, "goal"), "dice": [], "outcome": "success",
+    return [Event("yes_said", {"goal": action["goal"] or "", "dice": [], "outcome": "success",
                               "success": True, "odds": odds_json({"success": Fraction(1)})})]
 
 
+@action("award_points", title="Award points", by="gm", emits=("points_awarded",),
+        fields={"points": Integer(1, 100, label="Points"), "reason": REASON})
 def award_points(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     """(Storyteller) Award advancement points."""
-    points = require_int(action, "points", 1, 100)
+    points = action["points"]
     if state["points"]["earned"] + points > MAX_EARNED:
         raise RuleError(f"A character can earn at most {MAX_EARNED} points in all.")
-    return [Event("award_points", {"points": points, "reason": _text(action, "reason")})]
+    return [Event("points_awarded", {"points": points, "reason": action["reason"] or ""})]
 
 
 def advance_cost(state: dict, action: dict) -> dict:
     """What ``buy_advance`` would buy: ``{kind, name, from, to, cost}``; RuleError if forbidden."""
     options = _options(state)
     sheet = state["sheet"]
-    has_attribute, has_spec = "attribute" in action, "specialization" in action
-    if has_attribute == has_spec:
-        raise RuleError("Buy one advance at a time: give either 'attribute' or 'specialization'.", "invalid")
-    if has_attribute:
-        name = _attribute(action)
+    if action["attribute"] is not None:
+        name = action["attribute"]
         now = sheet["attributes"][name]
         if now >= ATTRIBUTE_MAX:
             raise RuleError(f"{ATTRIBUTES[name]} ({name}) is already at the maximum of {ATTRIBUTE_MAX}.")
         return {"kind": "attribute", "name": name, "from": now, "to": now + 1,
                 "cost": (now + 1) * options["attribute_cost"]}
-    try:
-        wanted = clean_specialization_name(action.get("specialization"))
-    except SheetError as error:
-        raise RuleError("'specialization' must be a name of 1 to 40 characters.", "invalid") from error
+    wanted = action["specialization"]
     name = find_specialization(sheet["specializations"], wanted) or wanted
     now = sheet["specializations"].get(name, 0)
     if now >= SPECIALIZATION_MAX:
@@ -369,6 +397,13 @@ def advance_cost(state: dict, action: dict) -> dict:
             "cost": (now + 1) * options["specialization_cost"]}
 
 
+@action(
+    "buy_advance", title="Buy an advance", emits=("advance_bought",),
+    help="Raise an attribute or a specialization by one, paying its cost in points.",
+    fields={"attribute": Choice(list(ATTRIBUTES.items()), optional=True, label="Attribute"),
+            "specialization": SPECIALIZATION},
+    one_of=[(("attribute", "specialization"), "Buy one advance at a time: give either 'attribute' or 'specialization'.")],
+)
 def buy_advance(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     """Raise an attribute or a specialization by one, paying its cost in points."""
     advance = advance_cost(state, action)
@@ -376,28 +411,16 @@ def buy_advance(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     if advance["cost"] > available:
         raise RuleError(f"Raising {advance['name']} to {advance['to']} costs {advance['cost']} points; "
                         f"you have {available}.")
-    return [Event("buy_advance", {**advance, "available_before": available,
+    return [Event("advance_bought", {**advance, "available_before": available,
                                   "available_after": available - advance["cost"]})]
 
 
-ACTIONS: dict[str, Callable[[dict, dict, DiceSource], list[Event]]] = {
-    "test": take_test,
-    "opposed_test": take_opposed_test,
-    "start_contest": start_contest,
-    "contest_round": contest_round,
-    "end_contest": end_contest,
-    "start_project": start_project,
-    "project_roll": project_roll,
-    "abandon_project": abandon_project,
-    "say_yes": say_yes,
-    "award_points": award_points,
-    "buy_advance": buy_advance,
-}
-
-# The health track house rule (off unless the campaign turns it on; rules/health.py).
-ACTIONS.update({spec.type: spec for spec in health.actions(health_boxes)})
-
-GM_ACTIONS = frozenset({"mark_harm", "heal_harm"}) | frozenset({"start_contest", "start_project", "say_yes", "award_points"})
+ACTIONS = actions_by_type(
+    take_test, take_opposed_test, start_contest, contest_round, end_contest, start_project, project_roll,
+    abandon_project, say_yes, award_points, buy_advance,
+    # The health track house rule (off unless the campaign turns it on; rules/health.py).
+    *health.actions(health_boxes),
+)
 
 _PLANS = {
     "test": _plan_test,
@@ -407,17 +430,10 @@ _PLANS = {
 }
 
 
-def plan_odds(state: dict, action: Any) -> dict:
-    """Exact odds of ``action`` for this character before rolling; {} for actions without dice."""
-    if not isinstance(action, dict):
-        raise RuleError("An action must be a JSON object.", "invalid")
-    kind = action.get("type")
-    if not isinstance(kind, str):
-        kind = None
+def plan_odds(state: dict, action: dict) -> dict:
+    """Exact odds of a (declared-valid) action for this character before rolling; ``{}``
+    for one without dice (``say_yes`` is a certain success, as its event records)."""
+    kind = action["type"]
     if kind in _PLANS:
         return _PLANS[kind](state, action)[1]
-    if kind == "say_yes":
-        return {"success": Fraction(1)}
-    if kind in ACTIONS:
-        return {}
-    raise RuleError(f"Mundo das Trevas Lite has no action '{kind}'.", "unknown_action")
+    return {"success": Fraction(1)} if kind == "say_yes" else {}

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..base import copy_json, evolver
+from ..declare import EventBook, EventSpec
 from .. import common
 
 
@@ -74,17 +75,33 @@ def _scene_ended(state: dict, p: dict) -> dict:
 
 
 _APPLY: dict[str, Callable[[dict, dict], dict]] = {
-    "award_points": _award_points,
-    "buy_advance": _buy_advance,
-    "start_contest": _start_contest,
-    "contest_round": _contest_round,
-    "end_contest": _end_contest,
-    "start_project": _start_project,
-    "project_roll": _project_roll,
-    "abandon_project": _abandon_project,
+    "points_awarded": _award_points,
+    "advance_bought": _buy_advance,
+    "contest_started": _start_contest,
+    "contest_round_rolled": _contest_round,
+    "contest_ended": _end_contest,
+    "project_started": _start_project,
+    "project_rolled": _project_roll,
+    "project_abandoned": _abandon_project,
     "scene_ended": _scene_ended,
 }
 
+# Every event MdT records, once. Logs from before the past-tense names stored the
+# action's name (``test``, ``start_contest``, ...): those rows keep it and read as today's.
+EVENTS = EventBook([
+    EventSpec("test_rolled", "{attribute} test: {successes} successes, {outcome}", formerly=("test",)),
+    EventSpec("opposed_test_rolled", "opposed {attribute} test: {outcome}", formerly=("opposed_test",)),
+    EventSpec("contest_started", "a race to {target} successes started", formerly=("start_contest",)),
+    EventSpec("contest_round_rolled", "race round {round}: {mine} to {theirs} of {target}", formerly=("contest_round",)),
+    EventSpec("contest_ended", "the race ended", formerly=("end_contest",)),
+    EventSpec("project_started", "started the project {name} ({target} successes)", formerly=("start_project",)),
+    EventSpec("project_rolled", "{project}: {progress} of {target}", formerly=("project_roll",)),
+    EventSpec("project_abandoned", "abandoned the project {project}", formerly=("abandon_project",)),
+    EventSpec("yes_said", "the Storyteller said yes", formerly=("say_yes",)),
+    EventSpec("points_awarded", "earned {points} points", formerly=("award_points",)),
+    EventSpec("advance_bought", "raised {name} to {to} for {cost} points", formerly=("buy_advance",)),
+    *common.EVENTS,
+])
 
 # The state after an event; unknown types (generic rolls, ...) change nothing.
-evolve = evolver({**_APPLY, **common.HANDLERS})
+evolve = evolver({**_APPLY, **common.HANDLERS}, EVENTS)

@@ -225,7 +225,7 @@ DIFFICULTY_NAMES = {
     2: ("dangerous", "Perigoso"),
     3: ("desperate", "Desesperado"),
 }
-_DIFFICULTY_WORDS = {
+DIFFICULTY_WORDS = {
     "dramatic": 1, "dramatico": 1, "dramático": 1,
     "dangerous": 2, "perigoso": 2,
     "desperate": 3, "desesperado": 3,
@@ -235,8 +235,8 @@ _DIFFICULTY_WORDS = {
 def require_difficulty(action: dict) -> int:
     """The action's difficulty: 1..3 or its name in English or Portuguese; default 1."""
     value = action.get("difficulty", 1)
-    if isinstance(value, str) and value.strip().casefold() in _DIFFICULTY_WORDS:
-        return _DIFFICULTY_WORDS[value.strip().casefold()]
+    if isinstance(value, str) and value.strip().casefold() in DIFFICULTY_WORDS:
+        return DIFFICULTY_WORDS[value.strip().casefold()]
     if isinstance(value, str):
         raise RuleError("'difficulty' must be 1 (dramatic), 2 (dangerous) or 3 (desperate).", "invalid")
     return require_int(action, "difficulty", 1, MAX_DIFFICULTY, default=1)

@@ -545,10 +545,12 @@ def odds(action: dict) -> dict[str, Fraction]:
 def preview(state: dict, action: Mapping) -> dict[str, Fraction]:
     """Exact odds of a (declared-valid) rolling action this hero is about to take,
     with everything the state adds (injuries, specialization, the GM's pending
-    aspect penalty). ``RuleSystem.preview`` validates it and answers ``{}`` for
-    an action that rolls nothing."""
+    aspect penalty); ``{}`` for an action that rolls nothing. ``RuleSystem.preview``
+    validates it first."""
     if action["type"] == "skill_test":
         test = prepare_skill_test(state, action)
         return skill_test_odds(test["rating"], test["bonus"], test["target"], frozenset(test["blocked"]))
+    if action["type"] != "effect_test":
+        return {}
     test = prepare_effect_test(state, action)
     return effect_test_odds(test["dice"], test["mode"], test["threshold"], test["modifier"], test["target"])

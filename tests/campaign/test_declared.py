@@ -34,7 +34,7 @@ def _form_matches_schema(form: dict, schema: dict, where: str) -> None:
         elif field["kind"] == "text":
             assert (prop["type"], prop["maxLength"]) == ("string", field["maxLength"]), at
         elif field["kind"] == "choice":
-            assert prop["enum"] == [c["value"] for c in field["choices"]], at
+            assert prop["enum"] == [c["value"] for c in field["choices"]] + list(field.get("aliases", {})), at
         elif field["kind"] == "flag":
             assert prop["type"] == "boolean", at
         elif field["kind"] == "list":

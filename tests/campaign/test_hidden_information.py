@@ -221,7 +221,7 @@ def test_mdt_public_abandon_project_after_a_hidden_roll_is_hidden(table_for):
     res = send(table, table.alice, {"type": "abandon_project", "character": table.hero.id, "project": "Tome"})
     stored = Event.objects.get(campaign=table.campaign, seq=res.json()["seq"])
     # Before: a public abandon_project publishing the hidden progress.
-    assert stored.type == "abandon_project" and stored.payload["progress"] > 0 and stored.visibility == "gm"
+    assert stored.type == "project_abandoned" and stored.payload["progress"] > 0 and stored.visibility == "gm"
     sealed_for_everyone_but_the_gm(table, stored.seq)
 
 

@@ -209,42 +209,42 @@ const succ = (n) => `${n} success${n === 1 ? "" : "es"}`;
 export function describe(ev) {
   const p = ev.payload;
   switch (ev.type) {
-    case "test":
+    case "test_rolled":
       return {
         text: `${poolText(p)}: ${p.luck_test ? "Luck Test (1 die)" : plural(p.pool, "die", "dice")} vs ${cap(p.difficulty_name)} (${p.difficulty}): ${succ(p.successes)}`,
         dice: [diceGroup("", chips(p))],
         outcome: { label: OUTCOME[p.outcome] || p.outcome, tone: TONE[p.outcome] },
         detail: [hadOdds(p.odds), `exceptional at ${p.exceptional_at}`].join(" · "),
       };
-    case "opposed_test":
+    case "opposed_test_rolled":
       return {
         text: `opposed ${poolText(p)} (${plural(p.pool, "die", "dice")}) vs ${p.opponent || "opponent"} (${plural(p.vs_pool, "die", "dice")}): ${p.roll.successes} vs ${p.opponent_roll.successes}`,
         dice: [diceGroup("you", chips(p.roll)), diceGroup("them", chips(p.opponent_roll, "theirs"))],
         outcome: { label: `${OUTCOME[p.outcome] || p.outcome}${p.dramatic_failure ? " · dramatic failure" : ""}`, tone: TONE[p.outcome] },
         detail: hadOdds(p.odds, "win", "to win"),
       };
-    case "start_contest":
+    case "contest_started":
       return { text: `race started: ${p.label || "contest"}, first to ${p.target} successes (${LABEL[p.attribute]} vs ${plural(p.vs_pool, "die", "dice")})`, tone: "gm" };
-    case "contest_round":
+    case "contest_round_rolled":
       return {
         text: `${p.label || "race"}, round ${p.round}: +${p.roll.successes} vs +${p.opponent_roll.successes} → ${p.mine}–${p.theirs} of ${p.target}`,
         dice: [diceGroup("you", chips(p.roll)), diceGroup("them", chips(p.opponent_roll, "theirs"))],
         outcome: { label: OUTCOME[p.outcome] || p.outcome, tone: TONE[p.outcome] },
         detail: [hadOdds(p.odds, "win", "to win it this round"), p.dramatic_failure ? "dramatic failure" : ""].filter(Boolean).join(" · "),
       };
-    case "end_contest": return { text: `the race ${p.label ? `“${p.label}” ` : ""}ended at ${p.mine}–${p.theirs} of ${p.target}`, detail: p.reason || "" };
-    case "start_project": return { text: `project started: ${p.name}, ${p.target} successes (${LABEL[p.attribute]}${p.interval ? `, one roll per ${p.interval}` : ""})`, tone: "gm" };
-    case "project_roll":
+    case "contest_ended": return { text: `the race ${p.label ? `“${p.label}” ` : ""}ended at ${p.mine}–${p.theirs} of ${p.target}`, detail: p.reason || "" };
+    case "project_started": return { text: `project started: ${p.name}, ${p.target} successes (${LABEL[p.attribute]}${p.interval ? `, one roll per ${p.interval}` : ""})`, tone: "gm" };
+    case "project_rolled":
       return {
         text: `${p.project}, roll ${p.roll_number}: ${succ(p.roll.successes)} → ${p.progress}/${p.target}`,
         dice: [diceGroup("", chips(p.roll))],
         outcome: { label: OUTCOME[p.outcome] || p.outcome, tone: TONE[p.outcome] },
         detail: [p.lost_progress ? "dramatic failure: progress lost" : p.dramatic_failure ? "dramatic failure" : "", hadOdds(p.odds, "complete", "to complete")].filter(Boolean).join(" · "),
       };
-    case "abandon_project": return { text: `abandoned ${p.project} at ${p.progress}/${p.target}`, detail: p.reason || "" };
-    case "say_yes": return { text: `the GM says yes${p.goal ? `: ${p.goal}` : ""}`, outcome: { label: "Success", tone: "good" }, tone: "gm" };
-    case "award_points": return { text: `earned ${plural(p.points, "point")}`, detail: p.reason || "", tone: "gm" };
-    case "buy_advance":
+    case "project_abandoned": return { text: `abandoned ${p.project} at ${p.progress}/${p.target}`, detail: p.reason || "" };
+    case "yes_said": return { text: `the GM says yes${p.goal ? `: ${p.goal}` : ""}`, outcome: { label: "Success", tone: "good" }, tone: "gm" };
+    case "points_awarded": return { text: `earned ${plural(p.points, "point")}`, detail: p.reason || "", tone: "gm" };
+    case "advance_bought":
       return { text: `raised ${p.kind === "attribute" ? LABEL[p.name] : p.name} from ${p.from} to ${p.to} for ${plural(p.cost, "point")}` };
     default: return null;
   }
@@ -252,16 +252,16 @@ export function describe(ev) {
 
 export function followUps(ev, state, ctx) {
   if (!ctx.canAct) return [];
-  if ((ev.type === "contest_round" || ev.type === "start_contest") && state.contest && ctx.latest(ev, ["contest_round", "start_contest", "end_contest"])) {
+  if ((ev.type === "contest_round_rolled" || ev.type === "contest_started") && state.contest && ctx.latest(ev, ["contest_round_rolled", "contest_started", "contest_ended"])) {
     return [ctx.act(`Next round (${state.contest.mine}–${state.contest.theirs} of ${state.contest.target})`, { type: "contest_round" }, { class: "primary" }),
       ctx.odds({ type: "contest_round" }, raceOdds),
       ctx.act("End the race", { type: "end_contest" }, { class: "secondary" })];
   }
-  if (ev.type === "project_roll" || ev.type === "start_project") {
+  if (ev.type === "project_rolled" || ev.type === "project_started") {
     const name = ev.payload.project || ev.payload.name;
     const project = Object.values(state.projects || {}).find((p) => p.name === name);
     if (!project) return [];
-    const seqs = ctx.laterEvents(ev).filter((e) => (e.type === "project_roll" || e.type === "start_project") && (e.payload.project || e.payload.name) === name);
+    const seqs = ctx.laterEvents(ev).filter((e) => (e.type === "project_rolled" || e.type === "project_started") && (e.payload.project || e.payload.name) === name);
     if (seqs.length) return [];
     return [ctx.act(`Roll for ${name} (${project.progress}/${project.target})`, { type: "project_roll", project: name }, { class: "secondary" }),
       ctx.odds({ type: "project_roll", project: name }, (o) => oddsLine(o, [["complete", "complete"]]))];

@@ -81,16 +81,16 @@ def test_initial_state():
 # ---------------------------------------------------------------- refusals of tests
 
 @pytest.mark.parametrize("action, message", [
-    ({"type": "test"}, "'attribute' must be one of"),
+    ({"type": "test"}, "'attribute' is required: one of"),
     ({"type": "test", "attribute": "charm"}, "'attribute' must be one of"),
     ({"type": "test", "attribute": ["strength"]}, "'attribute' must be one of"),
     ({"type": "test", "attribute": "strength", "specialization": "Esgrima"}, "no specialization 'Esgrima'"),
     ({"type": "test", "attribute": "strength", "specialization": 3}, "'specialization' must be"),
     ({"type": "test", "attribute": "strength", "modifier": 11}, "'modifier' must be from -10 to 10"),
     ({"type": "test", "attribute": "strength", "modifier": "1"}, "'modifier' must be a whole number"),
-    ({"type": "test", "attribute": "strength", "difficulty": 4}, "'difficulty' must be from 1 to 3"),
-    ({"type": "test", "attribute": "strength", "difficulty": 0}, "'difficulty' must be from 1 to 3"),
-    ({"type": "test", "attribute": "strength", "difficulty": "hard"}, "'difficulty' must be 1 (dramatic)"),
+    ({"type": "test", "attribute": "strength", "difficulty": 4}, "'difficulty' must be one of 1, 2 or 3, not 4"),
+    ({"type": "test", "attribute": "strength", "difficulty": 0}, "'difficulty' must be one of 1, 2 or 3, not 0"),
+    ({"type": "test", "attribute": "strength", "difficulty": "hard"}, "'difficulty' must be one of 1, 2 or 3, not 'hard'"),
     ({"type": "opposed_test", "attribute": "strength"}, "'vs_pool' is required"),
     ({"type": "opposed_test", "attribute": "strength", "vs_pool": 31}, "'vs_pool' must be from -30 to 30"),
     ({"type": "opposed_test", "attribute": "strength", "vs_pool": 3, "tie_goes_to": "me"}, "'tie_goes_to'"),
@@ -154,9 +154,9 @@ def test_opponent_with_no_dice_rolls_a_luck_die():
 def test_project_refusals():
     state = character()
     refused(state, {"type": "project_roll", "project": "Carro"}, "no project 'Carro'")
-    refused(state, {"type": "project_roll"}, "'project' must be")
+    refused(state, {"type": "project_roll"}, "'project' is required")
     refused(state, {"type": "abandon_project", "project": "Carro"}, "no project 'Carro'")
-    refused(state, {"type": "start_project", "attribute": "wits", "target": 5}, "'name' must be text")
+    refused(state, {"type": "start_project", "attribute": "wits", "target": 5}, "'name' is required: text")
     refused(state, {"type": "start_project", "name": "Carro", "attribute": "wits", "target": 101}, "'target'")
     refused(state, {"type": "start_project", "name": "Carro", "attribute": "wits", "target": 5,
                     "reset_on_dramatic_failure": "yes"}, "must be true or false")
@@ -204,7 +204,7 @@ def test_buy_advance_costs_and_refusals():
     refused(state, {"type": "buy_advance"}, "give either 'attribute' or 'specialization'")
     refused(state, {"type": "buy_advance", "attribute": "wits", "specialization": "x"}, "give either")
     refused(state, {"type": "buy_advance", "attribute": "luck"}, "'attribute' must be one of")
-    refused(state, {"type": "buy_advance", "specialization": ""}, "'specialization' must be a name")
+    refused(state, {"type": "buy_advance", "specialization": ""}, "Buy one advance at a time")
 
     [event] = MDT.decide(state, {"type": "buy_advance", "attribute": "wits"}, ScriptedDice([]))
     assert event.payload == {"kind": "attribute", "name": "wits", "from": 2, "to": 3, "cost": 6,
