@@ -146,4 +146,4 @@ def test_preview_of_an_action_that_rolls_nothing_is_empty(evening):
     system, table = evening
     rules = get_system(system)
     state = projection(table.hero).state
-    assert rules.preview(state, {"type": "award_points", "points": 1, "character": table.hero.id}) == {}
+    assert rules.preview(state, {"type": "award_points", "points": 1, "reason": "x", "character": table.hero.id}) == {}
