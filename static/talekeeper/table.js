@@ -14,7 +14,7 @@
 // (render a sheet, list its actions, describe its events, offer follow-ups);
 // docs/table.md describes that interface.
 
-import { h, fill, buildForm, cap, words, die, diceGroup, formatOdds } from "./ui.js";
+import { h, fill, buildForm, cap, words, die, diceGroup, formatOdds, limitProblem } from "./ui.js";
 import { Chain, eventsPage, forgetHead, parseJSON, short } from "./chain.js";
 import { setUpEncounter } from "./encounter.js";
 
@@ -622,6 +622,7 @@ function followCtx(ev) {
     },
     // a compact form (a totem picker, a reason, combat portions) that sends what it builds
     form(spec) {
+      spec = withDeclaredLimits(spec);
       const form = buildForm(spec, { compact: true, noVisibility: !spec.rolls, preview: (a) => preview(withChar(a)),
         submit: async (action) => {
           await sendCommand(withChar(action), { show: "card" });
@@ -1179,7 +1180,23 @@ function startAction(spec, charId, opener) {
   openComposer(spec, charId, opener);
 }
 
+// The limits of an action's fields come from its declaration (rules/declare.py, served with the
+// page) when it has one: what the server checks is what the form checks as the player types.
+function withDeclaredLimits(spec) {
+  const declaredFields = new Map((declared.actions?.[spec.type]?.fields || []).map((f) => [f.name, f]));
+  if (!declaredFields.size || !spec.fields) return spec;
+  const fields = spec.fields.map((field) => {
+    const d = field && declaredFields.get(field.name);
+    if (!d) return field;
+    if (d.kind === "integer" && field.kind === "number") return { ...field, min: d.min, max: d.max, optional: field.optional ?? !d.required };
+    if (d.kind === "text" && (!field.kind || field.kind === "text")) return { ...field, maxlength: d.maxLength };
+    return field;
+  });
+  return { ...spec, fields };
+}
+
 function openComposer(spec, charId, opener) {
+  spec = withDeclaredLimits(spec);
   const c = chars.get(charId);
   const asking = isGM && spec.requestable && c.owner !== me.username && members.get(c.owner) !== "gm";
   const full = asking ? {
@@ -1373,46 +1390,136 @@ const charForm = document.getElementById("char-form");
 if (charForm) setUpCharacterForm(charForm);
 
 function setUpCharacterForm(form) {
+  // The sheet as a form built from the system's example sheet (its shape) and, where the system
+  // declares its sheet (rules/declare.py SheetSpec), the declared labels, choices and limits,
+  // checked as the player types. Lists (WYRM skills) and named entries (Tale skills, MdT
+  // specializations) get rows to add and remove. The JSON under "Advanced" is the same sheet,
+  // kept in step both ways, for anything the form does not show.
   const textarea = form.sheet;
-  textarea.value = JSON.stringify(data.exampleSheet, null, 2);
   const fieldsEl = document.getElementById("char-fields");
-  // Quick fields for the simple parts of the example sheet (numbers, texts, groups of numbers);
-  // the JSON below stays the whole truth and the fields edit it.
-  const read = () => { try { return JSON.parse(textarea.value); } catch { return null; } };
-  const inputs = [];
-  const ex = data.exampleSheet;
-  const fieldFor = (path, label, value) => {
-    const id = `sheet-${path.join("-").replace(/\W+/g, "_")}`;
-    const number = typeof value === "number";
-    const input = h("input", { id, type: number ? "number" : "text", value, class: number ? "num" : "", dataset: { path: JSON.stringify(path) } });
-    inputs.push([input, path, number]);
-    return h("div", { class: "field" }, h("label", { for: id }, label), input);
+  let sheet = JSON.parse(JSON.stringify(data.exampleSheet));
+  const declaredSheet = new Map((declared.sheet?.fields || []).map((f) => [f.name, f]));
+  const declaredAt = (path) => {
+    let field = declaredSheet.get(path[0]);
+    for (const key of path.slice(1)) field = field?.fields?.find?.((f) => f.name === key) || (field?.item?.fields || []).find?.((f) => f.name === key) || (typeof key === "number" ? field?.item || field : null);
+    return field || null;
   };
-  for (const [key, value] of Object.entries(ex)) {
-    if (typeof value === "number" || typeof value === "string") fieldsEl.append(fieldFor([key], cap(words(key)), value));
-    else if (value && typeof value === "object" && !Array.isArray(value) && Object.values(value).every((v) => typeof v === "number")) {
-      fieldsEl.append(h("fieldset", { class: "sheet-group" }, h("legend", null, cap(words(key))),
-        Object.entries(value).map(([k, v]) => fieldFor([key, k], k, v))));
-    }
-  }
-  fieldsEl.addEventListener("input", (e) => {
-    const hit = inputs.find(([input]) => input === e.target);
-    const sheet = read();
-    if (!hit || !sheet) return;
-    const [input, path, number] = hit;
+  const idFor = (path) => `sheet-${path.join("-").replace(/\W+/g, "_")}`;
+  // In a row of a list or of named entries, "name" is the entry's: "Skill", not a second "Name".
+  const singular = (text) => text.replace(/ies$/, "y").replace(/s$/, "");
+  const labelFor = (path) => declaredAt(path)?.label || (path.length > 2 && path[path.length - 1] === "name"
+    ? singular(cap(words(String(path[0])))) : cap(words(String(path[path.length - 1]))));
+  const writeJSON = () => { textarea.value = JSON.stringify(sheet, null, 2); };
+  const setAt = (path, value) => {
     let obj = sheet;
-    for (const k of path.slice(0, -1)) obj = obj[k] ??= {};
-    obj[path[path.length - 1]] = number ? (input.value === "" ? null : Number(input.value)) : input.value;
-    textarea.value = JSON.stringify(sheet, null, 2);
-  });
-  textarea.addEventListener("input", () => {
-    const sheet = read();
-    if (!sheet) return;
-    for (const [input, path] of inputs) {
-      let v = sheet;
-      for (const k of path) v = v?.[k];
-      if (v !== undefined && document.activeElement !== input) input.value = v;
+    for (const k of path.slice(0, -1)) obj = obj[k];
+    obj[path[path.length - 1]] = value;
+    writeJSON();
+  };
+  const blank = (value) => (typeof value === "number" ? 0 : typeof value === "string" ? "" : Array.isArray(value) ? []
+    : value && typeof value === "object" ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, blank(v)])) : value);
+
+  function input(path, value, label = labelFor(path)) {
+    const id = idFor(path);
+    const d = declaredAt(path);
+    const error = h("span", { class: "field-error", id: `${id}-error` });
+    let control;
+    if (d?.kind === "choice") {
+      control = h("select", { id, "aria-describedby": error.id },
+        d.choices.map((c) => h("option", { value: c.value, selected: c.value === value }, c.label)));
+      control.addEventListener("change", () => setAt(path, control.value));
+    } else if (Array.isArray(value)) { // a list of words: comma-separated
+      control = h("input", { id, value: value.join(", "), "aria-describedby": error.id });
+      control.addEventListener("input", () => setAt(path, control.value.split(",").map((x) => x.trim()).filter(Boolean)));
+    } else {
+      const number = typeof value === "number";
+      control = h("input", { id, type: number ? "number" : "text", value, class: number ? "num" : "", step: number ? 1 : undefined,
+        min: d?.min, max: d?.max, maxlength: d?.maxLength, required: number || d?.required ? true : undefined, "aria-describedby": error.id });
+      control.addEventListener("input", () => {
+        error.textContent = limitProblem(control);
+        control.setAttribute("aria-invalid", error.textContent ? "true" : "false");
+        setAt(path, number ? (control.value === "" ? null : Number(control.value)) : control.value);
+        checkSheet();
+      });
     }
+    return h("div", { class: "field" }, h("label", { for: id }, label), control, error);
+  }
+
+  function rows(path, entries, named) {
+    // entries: [[key, value]]; named: the key is a name the player types (an object's entries)
+    const list = h("div", { class: "sheet-rows" });
+    entries.forEach(([key, value], i) => {
+      const at = [...path, key];
+      const parts = [];
+      if (named) {
+        const nameId = `${idFor(at)}-name`;
+        const name = h("input", { id: nameId, value: key, required: true });
+        name.addEventListener("change", () => {
+          const obj = path.reduce((o, k) => o[k], sheet);
+          const renamed = Object.fromEntries(Object.entries(obj).map(([k, v]) => [k === key ? name.value.trim() || key : k, v]));
+          setAt(path, renamed);
+          renderFields();
+        });
+        parts.push(h("div", { class: "field" }, h("label", { for: nameId }, singular(labelFor(path))), name));
+      }
+      if (value && typeof value === "object" && !Array.isArray(value)) {
+        for (const [k, v] of Object.entries(value)) parts.push(input([...at, k], v));
+      } else {
+        parts.push(input(at, value, named ? "Value" : labelFor(at)));
+      }
+      parts.push(h("button", { type: "button", class: "small secondary", "aria-label": `Remove ${named ? key : `${labelFor(path)} ${i + 1}`}`, onclick: () => {
+        const obj = path.reduce((o, k) => o[k], sheet);
+        if (Array.isArray(obj)) obj.splice(i, 1); else delete obj[key];
+        writeJSON();
+        renderFields();
+      } }, "Remove"));
+      list.append(h("div", { class: "sheet-row" }, parts));
+    });
+    const template = entries.length ? entries[0][1] : (named ? 0 : "");
+    list.append(h("button", { type: "button", class: "small secondary", onclick: () => {
+      const obj = path.reduce((o, k) => o[k], sheet);
+      if (Array.isArray(obj)) obj.push(blank(template));
+      else { let n = 1; while (`New ${n}` in obj) n += 1; obj[`New ${n}`] = blank(template); }
+      writeJSON();
+      renderFields();
+      list.parentElement?.querySelector(".sheet-row:last-of-type input")?.focus();
+    } }, `Add ${named ? "an entry to" : "a row to"} ${labelFor(path)}`));
+    return list;
+  }
+
+  function renderFields() {
+    const parts = [];
+    for (const [key, value] of Object.entries(sheet)) {
+      const path = [key];
+      const isObject = value && typeof value === "object" && !Array.isArray(value);
+      if (typeof value !== "object" || value === null || (Array.isArray(value) && value.every((v) => typeof v !== "object"))) {
+        parts.push(input(path, value));
+      } else if (Array.isArray(value)) {
+        parts.push(h("fieldset", { class: "sheet-group wide" }, h("legend", null, labelFor(path)), rows(path, value.map((v, i) => [i, v]), false)));
+      } else if (isObject && Object.values(value).every((v) => typeof v === "number") && Object.keys(value).length > 2) {
+        // a fixed set of ratings (attributes, skills): one number each
+        parts.push(h("fieldset", { class: "sheet-group" }, h("legend", null, labelFor(path)),
+          Object.entries(value).map(([k, v]) => input([key, k], v, k))));
+      } else {
+        // named entries the player chooses (specializations, Tale skills)
+        parts.push(h("fieldset", { class: "sheet-group wide" }, h("legend", null, labelFor(path)), rows(path, Object.entries(value), true)));
+      }
+    }
+    fill(fieldsEl, ...parts);
+    checkSheet();
+  }
+
+  const submitButton = form.querySelector("button[type=submit]");
+  function checkSheet() {
+    const bad = [...fieldsEl.querySelectorAll("input")].some((el) => limitProblem(el));
+    submitButton.disabled = bad;
+  }
+
+  writeJSON();
+  renderFields();
+  textarea.addEventListener("input", () => {
+    try { sheet = JSON.parse(textarea.value); } catch { return; }
+    if (sheet && typeof sheet === "object") renderFields();
   });
   form.addEventListener("submit", async (e) => {
     e.preventDefault();

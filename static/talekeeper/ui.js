@@ -184,7 +184,32 @@ function fieldElement(field, formId) {
     }));
   }
   if (field.hint) wrap.append(h("span", { class: "hint muted small", id: hintId }, field.hint));
+  // What is wrong with the value, said as it is typed (limitProblem); linked to the control.
+  const control = wrap.querySelector("input:not([type=checkbox]), select");
+  if (control) {
+    const errorId = `${id}-error`;
+    control.setAttribute("aria-describedby", [hintId, errorId].filter(Boolean).join(" "));
+    wrap.append(h("span", { class: "field-error", id: errorId }));
+  }
   return wrap;
+}
+
+// The limit a control's value breaks, in words (empty: none). The limits are the field's
+// (min, max, maxlength, required), which come from the action's declaration when it has one.
+export function limitProblem(input) {
+  if (!input || input.tagName !== "INPUT" || input.type === "checkbox") return "";
+  const v = input.validity;
+  if (input.type === "number") {
+    const range = input.min !== "" && input.max !== "" ? `a whole number from ${input.min} to ${input.max}`
+      : input.min !== "" ? `a whole number of at least ${input.min}` : input.max !== "" ? `a whole number up to ${input.max}` : "a whole number";
+    if (v.badInput || v.stepMismatch || v.rangeUnderflow || v.rangeOverflow) return `Must be ${range}.`;
+    if (v.valueMissing) return `Required: ${range}.`;
+    return "";
+  }
+  const max = Number(input.getAttribute("maxlength") || 0);
+  if (max && input.value.length > max) return `At most ${max} characters (${input.value.length} now).`;
+  if (v.valueMissing) return "Required.";
+  return "";
 }
 
 export function buildForm(spec, opts = {}) {
@@ -209,9 +234,30 @@ export function buildForm(spec, opts = {}) {
   let previewToken = 0;
   let timer = null;
   const values = () => readValues(form, spec);
+  const checkLimits = () => {
+    let bad = false;
+    for (const [, el] of fields) {
+      const input = el.querySelector("input:not([type=checkbox])");
+      const problem = el.hidden ? "" : limitProblem(input);
+      const out = el.querySelector(".field-error");
+      if (out && out.textContent !== problem) out.textContent = problem;
+      if (input) input.setAttribute("aria-invalid", problem ? "true" : "false");
+      bad ||= !!problem;
+    }
+    // Nothing out of limits is sent: the buttons wait until every field is within them.
+    for (const b of buttons.querySelectorAll("button[type=submit]")) b.disabled = bad || !!b.dataset.offline;
+    form.dataset.invalid = bad ? "1" : "";
+    return bad;
+  };
   const refresh = () => {
     const v = values();
     for (const [field, el] of fields) el.hidden = field.show ? !field.show(v) : false;
+    if (checkLimits()) {
+      clearTimeout(timer);
+      previewToken += 1; // a preview on its way is for values no longer there
+      if (spec.preview) { oddsOut.textContent = "Fix the fields marked above."; oddsOut.dataset.state = "error"; }
+      return;
+    }
     if (!spec.preview || !opts.preview) return;
     clearTimeout(timer);
     timer = setTimeout(async () => {
@@ -253,6 +299,7 @@ export function buildForm(spec, opts = {}) {
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     if (e.submitter?.disabled) return; // e.g. Enter while the table is offline
+    if (checkLimits()) { error.textContent = "Some fields are outside their limits."; return; }
     error.textContent = "";
     const v = values();
     let action;
@@ -273,6 +320,7 @@ export function buildForm(spec, opts = {}) {
       error.textContent = problem.message || String(problem);
     } finally {
       for (const b of form.querySelectorAll("button")) b.disabled = false;
+      if (form.isConnected) checkLimits();
     }
   });
   refresh();

@@ -1,0 +1,62 @@
+"""Forms (issue 14): an action's limits come from its declaration (rules/declare.py) and are
+checked as the player types; a new character is made with a form, not a JSON box."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from campaign.models import Character
+from rules import get_system
+from tests.browser.conftest import head_seq
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_limits_are_checked_as_the_player_types(table_of, seats, script_dice):
+    table = table_of("tote")
+    table.create_character(table.alice, "Ayasha", get_system("tote").example_sheet)
+    alice = seats("alice")
+    form = alice.start("skill:Strike")
+    target = form.get_by_label("Target number (T)")
+    roll = form.get_by_role("button", name="Roll")
+    target.fill("40")  # TOTE declares a target from 1 to 30
+    expect(form.locator("[id$=-target-error]")).to_have_text("Must be a whole number from 1 to 30.")
+    expect(target).to_have_attribute("aria-invalid", "true")
+    expect(roll).to_be_disabled()
+    expect(form.locator(".odds-text")).to_have_text("Fix the fields marked above.")
+    target.fill("10")
+    expect(form.locator(".field-error:visible")).to_have_count(0)
+    expect(roll).to_be_enabled()
+    expect(form.locator(".odds-text")).to_contain_text("%")
+    form.get_by_label("Modifier").fill("2.5")
+    expect(roll).to_be_disabled()
+    form.get_by_label("Modifier").fill("0")
+    script_dice([3, 3, 4])
+    seq = head_seq(table) + 1
+    alice.submit()
+    expect(alice.event(seq)).to_contain_text("Strike")
+
+
+def test_a_new_character_is_made_with_a_form(table_of, seats):
+    table = table_of("wyrm")
+    alice = seats("alice")
+    page = alice.page
+    form = page.locator("#char-form")
+    expect(form.get_by_label("Sheet (JSON)")).to_be_hidden()  # behind "Advanced"
+    page.locator("#char-name").fill("Mira")
+    # WYRM's skills are a list: rows to add and remove.
+    rows = form.locator(".sheet-row")
+    expect(rows).to_have_count(2)
+    form.get_by_role("button", name="Add a row to Skills").click()
+    expect(rows).to_have_count(3)
+    rows.nth(2).get_by_label("Skill", exact=True).fill("Climb")
+    rows.nth(2).get_by_label("Attribute").fill("rogue")
+    form.get_by_role("button", name="Remove Skills 1").click()
+    expect(rows).to_have_count(2)
+    form.get_by_label("warrior").fill("2")
+    form.get_by_role("button", name="Create character").click()
+    expect(page.get_by_role("tab", name="Mira")).to_have_attribute("aria-selected", "true")
+    sheet = Character.objects.get(name="Mira").projection.state["sheet"]
+    assert [s["name"] for s in sheet["skills"]] == ["Awareness", "Climb"]
+    assert sheet["attributes"]["warrior"] == 2
