@@ -15,7 +15,7 @@ PORT ?= 8000
 # ALLOWED_HOSTS=... (in the environment or on the command line) replaces them; '*' allows any name.
 RUN_ALLOWED_HOSTS = $(or $(ALLOWED_HOSTS),$(shell $(PYTHON) -m campaign.lan $(HOST)))
 
-.PHONY: install run demo test test-fast test-sqlite lint-imports bench clean
+.PHONY: install run demo test test-fast test-sqlite lint-imports openapi bench clean
 
 $(STAMP): requirements.txt
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -55,6 +55,10 @@ test-fast: install
 # The import contracts alone (also part of every test run).
 lint-imports: install
 	$(VENV)/bin/lint-imports --no-cache
+
+# The part of docs/openapi.json generated from the rules' declarations (docs/declaring-actions.md).
+openapi: install
+	$(PY) manage.py openapi
 
 bench: install
 	$(PY) bench/run.py

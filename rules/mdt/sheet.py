@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..base import SheetError
+from ..declare import Group, Integer, SheetSpec, Text
 from ..options import sheet_options
 from . import settings
 # The dice options (name -> (default, low, high)) are campaign settings; odds.py reads them for raw forms.
@@ -122,3 +123,16 @@ def initial_state(sheet: dict) -> dict:
         "contest": None,
         "projects": {},
     }
+
+
+# What a new character's form shows (rules/declare.py); ``validate_sheet`` above is the check.
+
+SHEET = SheetSpec({
+    "name": Text(MAX_NAME, optional=True, label="Name"),
+    "concept": Text(MAX_CONCEPT, optional=True, label="Concept"),
+    "attributes": Group({a: Integer(ATTRIBUTE_MIN, ATTRIBUTE_MAX, label=label) for a, label in ATTRIBUTES.items()},
+                        label="Attributes"),
+    "specializations": Group({}, optional=True, label="Specializations",
+                             help=f"{{name: {SPECIALIZATION_MIN}..{SPECIALIZATION_MAX}}}, at most "
+                                  f"{MAX_SPECIALIZATIONS}, names of 1 to {MAX_SPECIALIZATION_NAME} characters."),
+}, help="Nine attributes and a few specializations.")

@@ -11,7 +11,7 @@ from .actions import ACTIONS
 from .evolve import EVENTS, evolve
 from .odds import odds, preview
 from .settings import with_settings
-from .sheet import initial_state, validate_sheet
+from .sheet import SHEET, initial_state, validate_sheet
 
 
 def _settled(fn):
@@ -33,6 +33,7 @@ SYSTEM = RuleSystem(
     odds=odds,
     preview=_settled(preview),
     events=EVENTS,
+    sheet=SHEET,
     example_sheet={
         "characteristics": {"brawn": 4, "deft": 3, "clever": 3, "skill": 3, "wisecrack": 2},
         "primary": "brawn",

@@ -22,6 +22,7 @@ import copy
 from typing import Any
 
 from ..base import RuleError, SheetError
+from ..declare import Choice, Group, Integer, SheetSpec, Text
 from ..options import sheet_options
 from . import settings
 
@@ -218,3 +219,18 @@ def skill_pool(state: dict, action: dict) -> dict:
         pair, defaulted = [sheet["primary"], sheet["secondary"]], True
     pool = current(state, pair[0]) + current(state, pair[1]) + dice
     return {"pool": pool, "characteristics": list(pair), "skill": skill, "skill_dice": dice, "defaulted": defaulted}
+
+
+# What a new character's form shows (rules/declare.py); ``validate_sheet`` above is the check.
+
+SHEET = SheetSpec({
+    "characteristics": Group({c: Integer(CHARACTERISTIC_MIN, CHARACTERISTIC_MAX, label=c.capitalize())
+                              for c in CHARACTERISTICS}, label="Characteristics", help="An average value is 3."),
+    "primary": Choice(CHARACTERISTICS, label="Primary characteristic"),
+    "secondary": Choice(CHARACTERISTICS, label="Secondary characteristic"),
+    "skills": Group({}, optional=True, label="Skills",
+                    help=f"{{name: {{\"characteristics\": [two of {', '.join(CHARACTERISTICS)}], \"dice\": "
+                         f"0..{SKILL_DICE_MAX}}}}}, at most {MAX_SKILLS}; Jump, Hide and Spot Hidden take just their "
+                         "dice."),
+    "archetype": Text(MAX_ARCHETYPE, optional=True, label="Archetype"),
+}, help="Five characteristics, a primary and a secondary, skills bought in dice.")

@@ -8,7 +8,7 @@ Interpretations of the text are in ``docs/rules.md``.
 from ..base import RuleSystem
 from .actions import ACTIONS, odds, preview
 from .evolve import EVENTS, evolve
-from .sheet import initial_state, validate_sheet
+from .sheet import SHEET, initial_state, validate_sheet
 
 SYSTEM = RuleSystem(
     name="tote",
@@ -20,6 +20,7 @@ SYSTEM = RuleSystem(
     odds=odds,
     preview=preview,
     events=EVENTS,
+    sheet=SHEET,
     example_sheet={
         # Each row and column of the default grid sums to 4, no skill above 2.
         "skills": {

@@ -23,6 +23,7 @@ import copy
 from typing import Any
 
 from ..base import SheetError
+from ..declare import Group, Integer, ListOf, SheetSpec, Text
 from ..options import defaults, sheet_options
 from . import settings
 from .settings import INJURY_TRACK_MAX, RESOLVE_MAX_LIMIT  # noqa: F401  (bounds of the options)
@@ -310,3 +311,23 @@ def initial_state(sheet: Any) -> dict:
         "bubbles": {"rows": [False] * 4, "columns": [False] * 4},
         "last_test": None,  # this scene's last skill test, for spend_resolve
     }
+
+
+# What a new hero's form shows (rules/declare.py); ``validate_sheet`` above is the check.
+
+SHEET = SheetSpec({
+    "name": Text(NAME_MAX, optional=True, label="Name"),
+    "skills": Group({skill: Integer(0, SKILL_MAX, label=skill) for row in DEFAULT_GRID["skills"] for skill in row},
+                    label="Skills", help=f"Every skill of the grid, 0 to {CREATION_SKILL_MAX} at creation; each row "
+                                         f"and each column of the grid sums to {CREATION_LINE_SUM}."),
+    "totems": Group({t: Integer(TOTEM_MIN, TOTEM_MAX, default=TOTEM_MIN, label=t) for t in TOTEMS}, optional=True,
+                    label="Totems", help=f"All start at {TOTEM_MIN}."),
+    "specializations": Group({skill: ListOf(Group({"name": Text(NAME_MAX, label="Specialization"),
+                                                   "bonus": Integer(1, SPEC_BONUS_MAX, label="Bonus")}),
+                                            SPECS_PER_SKILL, label=skill)
+                              for row in DEFAULT_GRID["skills"] for skill in row}, optional=True,
+                             label="Specializations"),
+    "resolve": Integer(0, RESOLVE_MAX_LIMIT, optional=True, label="Resolve",
+                       help=f"Starting Resolve, up to the campaign's maximum ({DEFAULT_RESOLVE} if left out)."),
+    "aspect": Text(TEXT_MAX, optional=True, label="Aspect"),
+}, help="The 16 skills of the grid, the eight totems, an aspect.")

@@ -7,7 +7,7 @@ from ..base import RuleSystem
 from .actions import ACTIONS
 from .evolve import EVENTS, evolve
 from .odds import odds as _odds, preview as _preview  # keep rules.wyrm.odds the module
-from .sheet import initial_state, validate_sheet
+from .sheet import SHEET, initial_state, validate_sheet
 
 SYSTEM = RuleSystem(
     name="wyrm",
@@ -19,6 +19,7 @@ SYSTEM = RuleSystem(
     odds=_odds,
     preview=_preview,
     events=EVENTS,
+    sheet=SHEET,
     example_sheet={
         "attributes": {"warrior": 1, "rogue": 3, "mage": 2},
         "skills": [{"name": "Stealth", "attribute": "rogue"}, {"name": "Awareness", "attribute": "mage"}],

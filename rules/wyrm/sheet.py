@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..base import RuleError, SheetError
+from ..declare import Choice, Group, Integer, ListOf, SheetSpec, Text
 from ..options import defaults, sheet_options
 from . import settings
 from .settings import ATTRIBUTE_HARD_MAX, MAX_COST  # noqa: F401  (the hard bounds, with the options)
@@ -186,3 +187,17 @@ def initial_state(sheet: dict) -> dict:
         "last_roll": None,  # the roll a Fate reroll or +2 applies to
         "pending_fate": None,  # a Fate spend waiting for the GM's approval
     }
+
+
+# What a new character's form shows (rules/declare.py); ``validate_sheet`` above is the check.
+
+SHEET = SheetSpec({
+    "name": Text(MAX_NAME, optional=True, label="Name"),
+    "attributes": Group({a: Integer(0, ATTRIBUTE_HARD_MAX, label=a.title(),
+                                    help=f"0 to the campaign's highest attribute ({DEFAULT_OPTIONS['attribute_max']} "
+                                         "unless the GM changed it).") for a in ATTRIBUTES}, label="Attributes"),
+    "skills": ListOf(Group({"name": Text(MAX_NAME, label="Skill"),
+                            "attribute": Choice([(a, a.title()) for a in ATTRIBUTES], label="Attribute")}),
+                     MAX_SKILLS, unique=False, label="Skills", help="Each skill helps checks of its attribute."),
+    "fate": Integer(0, MAX_FATE, default=0, label="Fate points"),
+}, help="Three attributes (usually 0 to 6), any skills, and starting Fate.")

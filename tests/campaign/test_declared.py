@@ -146,3 +146,35 @@ def test_an_event_stored_under_its_old_name_folds_describes_and_verifies_as_stor
     assert "award_points" not in audit.event_types(table.campaign) and "points_awarded" in audit.event_types(table.campaign)
     history = audit.advancement(table.campaign, hero.id)[0]
     assert [c.why for c in history.history] == ["the old name", "earned 5 XP"]
+
+
+# --- docs/declaring-actions.md: adding a field is a change in one place ------------------------------
+
+def test_a_field_added_to_one_declaration_reaches_validation_the_form_and_openapi(monkeypatch):
+    """The walkthrough's diff, applied in a test: one new field in WYRM's damage declaration
+    (and nothing else) is validated, offered to the browser and described in OpenAPI."""
+    from dataclasses import replace
+
+    from rules import ScriptedDice
+    from rules.base import RuleError
+    from rules.declare import Choice
+
+    wyrm = get_system("wyrm")
+    damage = wyrm.actions["damage"]
+    location = Choice(["head", "body", "legs"], default="body", label="Where it hits")
+    monkeypatch.setitem(wyrm.actions, "damage", replace(damage, fields={**damage.fields, "location": location}))
+
+    state = wyrm.initial_state(dict(wyrm.example_sheet))
+    with pytest.raises(RuleError, match="'location' must be one of head, body or legs, not 'tail'"):
+        wyrm.decide(state, {"type": "damage", "dice": 1, "location": "tail"}, ScriptedDice([]))
+    assert wyrm.actions["damage"].validate({"type": "damage", "location": "HEAD"})["location"] == "head"
+    wyrm.decide(state, {"type": "damage", "dice": 1, "location": "legs"}, ScriptedDice([3]))
+
+    form = {f["name"]: f for f in system_json(wyrm)["actions"]["damage"]["fields"]}
+    assert form["location"]["choices"][0] == {"value": "head", "label": "head"} and form["location"]["default"] == "body"
+
+    schema = openapi.generated(SPEC)["components"]["schemas"]["Action.wyrm.damage"]
+    assert schema["properties"]["location"] == {"enum": ["head", "body", "legs"], "default": "body",
+                                               "description": "Where it hits."}
+    # ... and the committed docs/openapi.json no longer matches: `manage.py openapi` writes it.
+    assert openapi.generated(SPEC) != SPEC

@@ -172,3 +172,39 @@ def test_an_example_action_is_valid():
         for spec in get_system(name).actions.values():
             if isinstance(spec, ActionSpec):
                 spec.validate(spec.example())
+
+
+def _integer_fields(fields, prefix=""):
+    for name, field in fields.items():
+        if field.kind == "integer":
+            yield prefix + name, field
+        elif field.kind == "group":
+            yield from _integer_fields(field.fields, f"{prefix}{name}.")
+
+
+def _with(sheet, path, value):
+    sheet = json.loads(json.dumps(sheet))
+    *parents, last = path.split(".")
+    target = sheet
+    for part in parents:
+        target = target.setdefault(part, {})
+    target[last] = value
+    return sheet
+
+
+@pytest.mark.parametrize("name", SYSTEMS)
+def test_a_declared_sheet_range_is_the_range_validate_sheet_refuses_outside(name):
+    """The creation form's limits (the SheetSpec) and validate_sheet agree: the example sheet
+    passes, and one past either end of every declared whole number is refused, naming it."""
+    from rules.base import SheetError
+
+    system = get_system(name)
+    system.validate_sheet(dict(system.example_sheet))
+    probes = list(_integer_fields(system.sheet.fields))
+    assert probes
+    for path, field in probes:
+        for bad in (field.lo - 1, field.hi + 1):
+            with pytest.raises(SheetError) as refused:
+                system.validate_sheet(_with(system.example_sheet, path, bad))
+            assert refused.value.field.startswith(path.split(".")[0]), (path, refused.value.message)
+    json.dumps(system_json(system)["sheet"])
