@@ -30,11 +30,18 @@ export function setUpEncounter({ data, chars, me, isGM, canAct, sendCommand, sel
     }
     document.getElementById("encounter-title").textContent = encounter.name;
     round.textContent = encounter.round ? `Round ${encounter.round}` : "Not started: the GM gives the first turn";
-    fill(list, ...encounter.combatants.map((c) => h("li", {
+    const ids = encounter.combatants.map((c) => c.character);
+    fill(list, ...encounter.combatants.map((c, i) => h("li", {
       class: c.character === encounter.acting ? "acting" : "",
       "aria-current": c.character === encounter.acting ? "true" : null,
       dataset: { character: c.character },
-    }, c.name, c.character === encounter.acting ? h("span", { class: "small" }, " · acting") : null)));
+    }, h("span", { class: "name" }, c.name),
+    c.character === encounter.acting ? h("span", { class: "small" }, " · acting") : null,
+    // No rule text has an initiative rule: the GM orders the turns (docs/rules.md, platform 11).
+    isGM && i > 0 ? h("button", {
+      type: "button", class: "small ghost", "aria-label": `Move ${c.name} up`,
+      onclick: () => send({ type: "set_turn_order", order: [...ids.slice(0, i - 1), ids[i], ids[i - 1], ...ids.slice(i + 1)] }),
+    }, "↑") : null)));
     const myTurn = encounter.acting !== null && mine(encounter.acting);
     endTurn.hidden = !myTurn || isGM;
     heroPanel?.classList.toggle("my-turn", myTurn);

@@ -40,12 +40,16 @@ def test_an_encounter_with_turns_reaches_every_page_and_brings_your_controls_for
     gm.page.get_by_role("button", name="Start an encounter").click()
     for seat in (gm, alice, bob):
         expect(seat.page.locator("#encounter-title")).to_have_text("Ambush at the ford")
-    for character in (bandit, hero, friend):
+    for character in (bandit, friend, hero):
         gm.page.locator("#encounter-character").select_option(str(character.id))
         gm.page.locator("#encounter-add button").click()
         expect(alice.page.locator(f'#turn-order li[data-character="{character.id}"]')).to_be_attached()
     for seat in (gm, alice, bob):
-        expect(seat.page.locator("#turn-order li")).to_have_text(["Bandit", "Mira", "Tor"])
+        expect(seat.page.locator("#turn-order li .name")).to_have_text(["Bandit", "Tor", "Mira"])
+    # The GM orders the turns (no text has an initiative rule): Mira before Tor.
+    gm.page.get_by_role("button", name="Move Mira up").click()
+    for seat in (gm, alice, bob):
+        expect(seat.page.locator("#turn-order li .name")).to_have_text(["Bandit", "Mira", "Tor"])
 
     # The bandit's turn: the GM gives it; nobody's controls move.
     gm.page.get_by_role("button", name="Next turn").click()
@@ -85,6 +89,12 @@ def test_an_encounter_with_turns_reaches_every_page_and_brings_your_controls_for
     alice.page.reload()
     alice.wait_live()
     expect(alice.page.locator("#turn-order li.acting")).to_contain_text("Bandit")
+
+    # A settings change mid-evening turns the health track on (a house rule), and harm shows live.
+    table.command(table.gm, {"type": "configure_campaign", "settings": {"health.enabled": True}})
+    table.command(table.gm, {"type": "mark_harm", "character": hero.id, "amount": 2, "reason": "a knife"})
+    alice.tab("Mira (you)")
+    expect(alice.page.locator("#sheet")).to_contain_text("Health (house rule)4/6")  # 5 + Warrior 1 boxes
 
     gm.page.get_by_role("button", name="End encounter").click()
     for seat in (gm, alice, bob):
