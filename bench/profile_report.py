@@ -30,7 +30,7 @@ BUCKETS = {
     "do_command": ("do_command (campaign/actions/commands.py",),
     "channel layer (channels_redis)": ("channels_redis/",),
     "django cache (rate limit)": ("django/core/cache/",),
-    "presence (sessions/models.py)": ("sessions/models.py",),
+    "presence (sessions/presence.py)": ("sessions/presence.py",),
     "json encode/decode": ("json/encoder.py", "json/decoder.py"),
     "rules engines": ("/rules/",),
     "twisted/autobahn (socket I/O)": ("twisted/", "autobahn/"),

@@ -32,8 +32,9 @@ from .actions import (
 from .auth import bearer_key
 from .log import events_after, serialize_event
 from .pipeline import MAX_SEQ, access_request, error_response, parse_whole_number, read_json, request_body, submit
-from .projections import visible_fold, visible_state
+from .projections import visible_state
 from .ratelimit import check_user_rate
+from .sheets import sheet
 from .visibility import Viewer, for_viewer
 
 log = logging.getLogger(__name__)
@@ -101,10 +102,9 @@ def character_state(request, slug, character_id):
     except ActionError as e:
         return error_response(e)
     viewer = Viewer.of(membership)
-    if as_of:
-        state, seq = visible_state(character, viewer, upto=as_of), min(as_of, campaign.last_seq)
-    else:
-        state, seq = visible_fold(character, viewer)
+    if not as_of:  # the same body the table socket pushes with events (campaign/sheets.py)
+        return JsonResponse(sheet(character, viewer))
+    state, seq = visible_state(character, viewer, upto=as_of), min(as_of, campaign.last_seq)
     return JsonResponse({"character": character.id, "name": character.name, "owner": character.owner.username,
                          "seq": seq, "state": state})
 

@@ -1,7 +1,7 @@
 """Who is asking: session login for browsers, bearer tokens for scripts.
 
 ``Authorization: Bearer <token>`` works on both HTTP (``user_from_request``)
-and WebSocket (``BearerTokenMiddleware``); tokens come from
+and WebSocket (``BearerTokenMiddleware``, checked by ``socket_user``); tokens come from
 ``manage.py create_token`` or the profile page.
 """
 
@@ -10,12 +10,14 @@ from __future__ import annotations
 from datetime import timedelta
 from urllib.parse import urlparse
 
-from channels.db import database_sync_to_async
+from channels.auth import AuthMiddleware, UserLazyObject, get_user
+from channels.sessions import CookieMiddleware, SessionMiddleware
 from channels.security.websocket import OriginValidator, WebsocketDenier
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.http.request import validate_host
 from django.utils import timezone
+from django.utils.functional import empty
 
 from .models import ApiToken, token_digest
 from .ratelimit import RateLimited, check_failures, client_address, record_failure
@@ -63,7 +65,11 @@ def user_from_request(request):
 
 
 class BearerTokenMiddleware:
-    """Sets ``scope["user"]`` from a bearer token; marks a bad one."""
+    """Notes a bearer token in ``scope["bearer_key"]``; :func:`socket_user` checks it after accept.
+
+    Checking it here, before the handshake is accepted, queued every reconnect
+    behind the database and daphne aborts handshakes not accepted within 5 s
+    (issue #12, "storm collapse")."""
 
     def __init__(self, app):
         self.app = app
@@ -73,13 +79,38 @@ class BearerTokenMiddleware:
         raw = headers.get(b"authorization")
         key = bearer_key(raw.decode("latin1")) if raw else None
         if key is not None:
-            scope = dict(scope)
-            try:
-                scope["user"] = await database_sync_to_async(user_for_token)(key, client_address(scope))
-            except (InvalidToken, RateLimited):
-                scope["user"] = AnonymousUser()
-                scope["invalid_token"] = True
+            scope = dict(scope, bearer_key=key)
         return await self.app(scope, receive, send)
+
+
+class LazySessionAuthMiddleware(AuthMiddleware):
+    """Channels' ``AuthMiddleware`` without its database read before the consumer:
+    ``scope["user"]`` stays unresolved until :func:`socket_user` (after accept)."""
+
+    async def resolve_scope(self, scope):
+        pass
+
+
+def socket_stack(inner):
+    """Cookies, session and the lazy logins for the table socket."""
+    return CookieMiddleware(SessionMiddleware(LazySessionAuthMiddleware(BearerTokenMiddleware(inner))))
+
+
+def socket_user(scope):
+    """The user of a socket's handshake: its bearer token, else its session login.
+
+    Synchronous (run it on a database thread). Raises :class:`InvalidToken` for
+    a token that matches nobody and ``RateLimited`` for an address that guessed
+    too often."""
+    key = scope.get("bearer_key")
+    if key is not None:
+        return user_for_token(key, client_address(scope))
+    user = scope.get("user")
+    if isinstance(user, UserLazyObject):
+        if user._wrapped is empty:
+            user._wrapped = get_user.func(scope)  # channels.auth.get_user, without its own thread hop
+        return user._wrapped
+    return user if user is not None else AnonymousUser()
 
 
 class BrowserOriginValidator(OriginValidator):

@@ -35,7 +35,21 @@ def broadcast_on_commit(campaign_id: int, events) -> None:
     from .log import serialize_event
 
     data = [serialize_event(e) for e in events]
-    transaction.on_commit(lambda: send(campaign_id, data))
+    transaction.on_commit(lambda: send(campaign_id, data, _sheets(campaign_id, data)))
+
+
+def _sheets(campaign_id: int, data: list[dict]) -> dict[str, dict] | None:
+    """The changed sheets, once per sheet class (campaign/sheets.py), read after commit.
+
+    A failed read only costs the browsers a fetch each (no sheets: they ask)."""
+    from .sheets import characters_changed, pushed_sheets
+
+    try:
+        return {str(cid): classes for cid, classes in
+                pushed_sheets(campaign_id, characters_changed(campaign_id, data)).items()}
+    except Exception:
+        log.exception("reading the sheets changed by seq %s failed", data[-1]["seq"])
+        return None
 
 
 def user_group(user_id: int) -> str:
@@ -59,9 +73,13 @@ def _revoke(user_id: int, campaign_id: int | None) -> None:
         log.warning("closing the sockets of user %s failed: %r", user_id, e)
 
 
-def send(campaign_id: int, data: list[dict]) -> None:
+def send(campaign_id: int, data: list[dict], sheets: dict[str, dict] | None = None) -> None:
+    """Ring the doorbell: the events, and the sheets they changed (``None``: not known, browsers fetch)."""
+    message = {"type": "table.events", "events": data}
+    if sheets is not None:
+        message["sheets"] = sheets
     try:
-        _group_send(group_name(campaign_id), {"type": "table.events", "events": data})
+        _group_send(group_name(campaign_id), message)
     except Exception:  # never fail a stored command because a doorbell failed
         log.exception("broadcast of seq %s failed", data[-1]["seq"])
 

@@ -24,21 +24,25 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import random
+from collections import OrderedDict
 from urllib.parse import parse_qs
 
-from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
 from campaign.actions import ActionError, access_campaign
+from campaign.auth import InvalidToken, socket_user
 from campaign.broadcast import group_name, user_group
 from campaign.log import events_after
-from campaign.ratelimit import SocketBucket
 from campaign.outages import DATABASE_OUTAGE, UNKNOWN_MESSAGE, UnknownOutcome
 from campaign.pipeline import MAX_SEQ, command_of, outage_error, parse_whole_number, read_json, submit
-from campaign.visibility import Viewer, for_viewer
+from campaign.ratelimit import RateLimited, SocketBucket
+from campaign.sheets import changed_by, sheet_class
+from campaign.visibility import Viewer, for_viewer, may_see
 
-from . import models as presence
+from . import presence
+from .db import db, shared, tick
 from .heads import log_head, reported_head
 
 log = logging.getLogger(__name__)
@@ -56,6 +60,8 @@ class TableConsumer(AsyncWebsocketConsumer):
     heartbeat_task: asyncio.Task | None = None
 
     async def connect(self):
+        # Accept first: daphne drops a handshake not accepted within 5 s, and a
+        # reconnect storm must not turn slow reads into retries (issue #12).
         await self.accept()
         self.send_lock = asyncio.Lock()
         self.bucket = SocketBucket()
@@ -65,53 +71,46 @@ class TableConsumer(AsyncWebsocketConsumer):
         except ActionError as e:
             await self._refuse(CLOSE_BAD_REQUEST, "bad_request", f"{e.message} (the last seq you saw)")
             return
-        if self.scope.get("invalid_token"):
-            await self._refuse(CLOSE_UNAUTHENTICATED, "unauthenticated", "That API token is not valid.")
-            return
+        # Database round trip 1 of 2: who is asking, and their membership.
         try:
-            campaign, membership = await database_sync_to_async(access_campaign)(
-                self.scope.get("user"), self.scope["url_route"]["kwargs"]["slug"]
-            )
+            campaign, membership = await db(_open)(self.scope, self.scope["url_route"]["kwargs"]["slug"])
         except ActionError as e:
             code = CLOSE_UNAUTHENTICATED if e.code == "unauthenticated" else CLOSE_NOT_FOUND
             await self._refuse(code, e.code, e.message)
             return
-        if await database_sync_to_async(presence.sockets_of)(membership.user_id) >= settings.SOCKETS_PER_USER:
+        if not await presence.store().arrive(campaign.id, self.channel_name, membership.user_id,
+                                             membership.user.username, membership.role, settings.SOCKETS_PER_USER):
             await self._refuse(CLOSE_TOO_MANY, "too_many_sockets",
                                f"You already have {settings.SOCKETS_PER_USER} table connections open: close one first.")
             return
         self.campaign_id = campaign.id
         self.membership = membership
-        await self._join_user_group()
         self.viewer = Viewer.of(membership)
         self.last_sent = after
-        # Join the group before reading the backlog, or an event committed
+        # Join the groups before reading the backlog, or an event committed
         # in between would be in neither.
-        try:
-            await self.channel_layer.group_add(group_name(campaign.id), self.channel_name)
-        except Exception as e:  # the layer is down: heartbeats keep this socket in sync
-            log.warning("group_add failed, relying on heartbeats: %r", e)
-        await self.catch_up()
+        await asyncio.gather(self._join_user_group(), self._join_table_group())
+        # Round trip 2 of 2: the backlog and the head (shared with sockets of
+        # this table asking for the same thing at once: a reconnect storm).
+        head = await self.catch_up(since=tick())
         await self._send_json({
             "type": "ready",
             "seq": self.last_sent,
-            "head": await database_sync_to_async(_head)(campaign.id, self.channel_name),
+            "head": head,
             "campaign": {"slug": campaign.slug, "name": campaign.name, "system": campaign.system},
             "you": {"username": membership.user.username, "role": membership.role},
         })
         self.heartbeat_task = asyncio.create_task(self.heartbeat())
-        members = await database_sync_to_async(presence.arrive)(
-            campaign.id, membership.user_id, membership.role, self.channel_name)
-        await self._announce_presence(members)
+        announce_presence(self.channel_layer, campaign.id)
 
-    async def _announce_presence(self, members: list[dict]):
+    async def _join_table_group(self):
         try:
-            await self.channel_layer.group_send(group_name(self.campaign_id),
-                                                {"type": "table.presence", "members": members})
-        except Exception as e:  # presence is a nicety; never fail a socket over it
-            log.warning("presence broadcast failed: %r", e)
+            await self.channel_layer.group_add(group_name(self.campaign_id), self.channel_name)
+        except Exception as e:  # the layer is down: heartbeats keep this socket in sync
+            log.warning("group_add failed, relying on heartbeats: %r", e)
 
     async def table_presence(self, message):
+        _last_presence[self.campaign_id] = message["members"]
         await self._send_json({"type": "presence", "members": message["members"]})
 
     async def _refuse(self, close_code: int, code: str, message: str):
@@ -143,8 +142,11 @@ class TableConsumer(AsyncWebsocketConsumer):
                 await self.channel_layer.group_discard(user_group(self.membership.user_id), self.channel_name)
             except Exception as e:
                 log.warning("user group discard failed: %r", e)
-            members = await database_sync_to_async(presence.leave)(self.campaign_id, self.channel_name)
-            await self._announce_presence(members)
+            try:
+                await presence.store().leave(self.campaign_id, self.channel_name, self.membership.user_id)
+            except Exception as e:  # the entry lapses by itself (presence.ttl)
+                log.warning("presence leave failed: %r", e)
+            announce_presence(self.channel_layer, self.campaign_id)
             try:
                 await self.channel_layer.group_discard(group_name(self.campaign_id), self.channel_name)
             except Exception as e:
@@ -155,38 +157,56 @@ class TableConsumer(AsyncWebsocketConsumer):
     async def _send_json(self, data: dict):
         await self.send(text_data=json.dumps(data))
 
-    async def catch_up(self):
-        """Send every stored event after the last one sent, in order."""
+    async def catch_up(self, since: int | None = None) -> dict:
+        """Send every stored event after the last one sent, in order; return the head read with them.
+
+        Reads of the same page by sockets of this process share one database
+        call if it started after ``since`` (this socket had joined its group by then)."""
         async with self.send_lock:
             while True:
-                page, revealed = await database_sync_to_async(events_after)(
-                    self.campaign_id, self.last_sent, settings.EVENTS_PAGE_MAX
-                )
+                since = tick() if since is None else since
+                page, revealed, head = await shared(("backlog", self.campaign_id, self.last_sent), since,
+                                                    _backlog, self.campaign_id, self.last_sent)
+                since = None
                 for data in page:
                     await self._send_event(data, revealed)
                 if len(page) < settings.EVENTS_PAGE_MAX:
-                    return
+                    return head
 
-    async def _send_event(self, data: dict, revealed=frozenset()):
+    async def _send_event(self, data: dict, revealed=frozenset(), sheets: list | None = None):
         # Caller holds send_lock. Anything at or below the last seq sent is a
         # duplicate (a doorbell for an event the backlog already carried).
         if data["seq"] != self.last_sent + 1:
             return
-        await self._send_json({"type": "event", "event": for_viewer(data, self.viewer, revealed)})
+        await self.send(text_data=event_frame(data, self.viewer, revealed, sheets))
         self.last_sent = data["seq"]
 
     async def table_events(self, message):
-        """A doorbell from the channel layer, carrying freshly committed events."""
+        """A doorbell from the channel layer, carrying freshly committed events (and the sheets they changed)."""
         events = message["events"]
         if not events or events[-1]["seq"] <= self.last_sent:
             return
         if events[0]["seq"] > self.last_sent + 1:
-            await self.catch_up()  # we missed something: the database has it
+            await self.catch_up()  # we missed something: the database has it (and the browser fetches sheets)
             return
+        sheets = self._sheets_for(events, message.get("sheets"))
         async with self.send_lock:
             for data in events:
                 if data["seq"] == self.last_sent + 1:
-                    await self._send_event(data)
+                    last = data is events[-1]
+                    await self._send_event(data, sheets=(sheets if last else []) if sheets is not None else None)
+
+    def _sheets_for(self, events: list[dict], sheets: dict | None) -> list[tuple[int, str, dict]] | None:
+        """``[(character, sheet class, sheet)]`` this viewer gets with ``events``; ``None`` if the doorbell had none.
+
+        Only characters of events this viewer may see in full: a sheet sent
+        with a sealed event would say whose it was."""
+        if sheets is None:
+            return None
+        changed = changed_by([e for e in events if may_see(e, self.viewer)])
+        wanted = sorted(int(c) for c in sheets if changed is None or int(c) in changed)
+        picked = [(c, sheet_class(sheets[str(c)], self.viewer)) for c in wanted]
+        return [(c, kind, sheets[str(c)][kind]) for c, kind in picked if kind is not None]
 
     async def heartbeat(self):
         """Every few seconds: catch up from the database, tell the client the head, and
@@ -200,14 +220,21 @@ class TableConsumer(AsyncWebsocketConsumer):
         """
         try:
             while True:
-                await asyncio.sleep(settings.TABLE_HEARTBEAT_SECONDS)
+                # Jittered: sockets that connected together must not all ask at once ever after.
+                await asyncio.sleep(settings.TABLE_HEARTBEAT_SECONDS * random.uniform(0.8, 1.2))
                 try:
-                    head = await database_sync_to_async(_head)(self.campaign_id, self.channel_name)
+                    head = await shared(("head", self.campaign_id), 0, log_head, self.campaign_id)
                     if head["seq"] > self.last_sent:
                         await self.catch_up()
                     await self._send_json({"type": "heartbeat", "seq": head["seq"], "head": head})
                 except Exception as e:
                     log.warning("heartbeat failed, trying again in %ss: %r", settings.TABLE_HEARTBEAT_SECONDS, e)
+                try:
+                    await presence.store().still_here(self.campaign_id, self.channel_name, self.membership.user_id,
+                                                      self.membership.user.username, self.membership.role)
+                except Exception as e:  # Redis away: the entry comes back with a later beat
+                    log.warning("presence refresh failed: %r", e)
+                await check_presence(self.channel_layer, self.campaign_id)
                 for group in (group_name(self.campaign_id), user_group(self.membership.user_id)):
                     try:
                         await self.channel_layer.group_add(group, self.channel_name)
@@ -238,7 +265,7 @@ class TableConsumer(AsyncWebsocketConsumer):
         kind = frame.get("type")
         client_id = frame.get("id") if isinstance(frame.get("id"), str) else None
         if kind == "ping":
-            head = await database_sync_to_async(log_head)(self.campaign_id)
+            head = await shared(("head", self.campaign_id), 0, log_head, self.campaign_id)
             await self._send_json({"type": "pong", "seq": self.last_sent, "head": head})
             return
         if kind == "head":
@@ -248,7 +275,7 @@ class TableConsumer(AsyncWebsocketConsumer):
             await self._error(client_id, "bad_frame", "Unknown frame type: send {\"type\": \"command\", ...}.")
             return
         try:
-            result, head = await database_sync_to_async(_command_and_head)(self.membership, command_of(frame))
+            result, head = await db(_command_and_head)(self.membership, command_of(frame))
         except ActionError as e:
             await self._error(client_id, e.code, e.message)
             if e.code == "not_member":
@@ -280,24 +307,104 @@ class TableConsumer(AsyncWebsocketConsumer):
         except ActionError as e:
             await self._error(None, e.code, e.message)
             return
-        members = await database_sync_to_async(presence.report_head)(self.campaign_id, self.channel_name, head)
-        if members is not None:
-            await self._announce_presence(members)
+        if await presence.store().report_head(self.campaign_id, self.channel_name, head):
+            announce_presence(self.channel_layer, self.campaign_id)
 
     async def _error(self, client_id, code: str, message: str):
         await self._send_json({"type": "error", "id": client_id, "code": code, "message": message})
 
 
-def _head(campaign_id: int, channel_name: str) -> dict:
-    presence.still_here(channel_name)
-    return log_head(campaign_id)
+def _open(scope, slug) -> tuple:
+    """Who is asking and their membership (one trip to a database thread)."""
+    try:
+        user = socket_user(scope)
+    except (InvalidToken, RateLimited):
+        raise ActionError("That API token is not valid.", "unauthenticated") from None
+    return access_campaign(user, slug)
+
+
+def _backlog(campaign_id: int, after: int) -> tuple[list[dict], set[int], dict]:
+    """A page of the events after ``after`` and the head after it (one trip to a database thread)."""
+    page, revealed = events_after(campaign_id, after, settings.EVENTS_PAGE_MAX)
+    return page, revealed, log_head(campaign_id)
 
 
 def _command_and_head(membership, body: dict):
     """Run a command through the pipeline (rate limit, then the command), then read the head
-    its ack carries: one trip to the database thread."""
+    its ack carries: one trip to a database thread."""
     result = submit(membership, body)
     try:
         return result, log_head(membership.campaign_id)
     except DATABASE_OUTAGE as e:  # stored, but unconfirmed: the client's resend gets the stored ack
         raise UnknownOutcome(UNKNOWN_MESSAGE) from e
+
+
+# --- one frame per visibility class -----------------------------------------------
+# Every socket of a process that may see an event the same way gets the same
+# text: it is filtered and serialized once, not once per socket (issue #12).
+
+FRAMES_KEPT = 4096
+_frames: OrderedDict = OrderedDict()
+
+
+def event_frame(data: dict, viewer: Viewer, revealed=frozenset(), sheets: list | None = None) -> str:
+    """The ``event`` frame ``viewer`` gets for ``data``, with the sheets the event changed for them.
+
+    ``sheets`` is ``None`` when they are not known (the backlog): the frame
+    then has no ``sheets`` and the browser fetches what it needs."""
+    whole = may_see(data, viewer, revealed)
+    key = (data["hash"], data["seq"], whole, data.get("voided", False),
+           # One doorbell's sheets are fixed per class, and the event's hash names the doorbell.
+           None if sheets is None else tuple((c, kind) for c, kind, _ in sheets))
+    text = _frames.get(key)
+    if text is None:
+        frame = {"type": "event", "event": for_viewer(data, viewer, revealed)}
+        if sheets is not None:
+            frame["sheets"] = [s for _, _, s in sheets]
+        text = _frames[key] = json.dumps(frame)
+        if len(_frames) > FRAMES_KEPT:
+            _frames.popitem(last=False)
+    return text
+
+
+# --- presence announcements ------------------------------------------------------
+# A change marks the campaign; one task per campaign and process sends the
+# member list, and changes while it sends make it send once more: sockets that
+# arrive together cost a frame or two each, not one per arrival (no N-squared).
+
+_announcing: dict[tuple, dict] = {}  # (event loop, campaign) -> {"dirty", "task"}
+_last_presence: dict[int, list] = {}  # the last member list this process sent or heard, per campaign
+_checked: dict[int, float] = {}
+
+
+def announce_presence(layer, campaign_id: int) -> None:
+    state = _announcing.setdefault((asyncio.get_running_loop(), campaign_id), {"dirty": False, "task": None})
+    state["dirty"] = True
+    if state["task"] is None or state["task"].done():
+        state["task"] = asyncio.create_task(_announce(layer, campaign_id, state))
+
+
+async def _announce(layer, campaign_id: int, state: dict) -> None:
+    while state["dirty"]:
+        state["dirty"] = False
+        try:
+            members = await presence.store().members(campaign_id)
+            _last_presence[campaign_id] = members
+            await layer.group_send(group_name(campaign_id), {"type": "table.presence", "members": members})
+        except Exception as e:  # presence is a nicety; never fail a socket over it
+            log.warning("presence broadcast failed: %r", e)
+
+
+async def check_presence(layer, campaign_id: int) -> None:
+    """Once per heartbeat period and process: announce if the members changed unseen (a process died)."""
+    loop = asyncio.get_running_loop()
+    if loop.time() - _checked.get(campaign_id, float("-inf")) < settings.TABLE_HEARTBEAT_SECONDS:
+        return
+    _checked[campaign_id] = loop.time()
+    try:
+        members = await presence.store().members(campaign_id)
+    except Exception as e:
+        log.warning("presence check failed: %r", e)
+        return
+    if members != _last_presence.get(campaign_id):
+        announce_presence(layer, campaign_id)

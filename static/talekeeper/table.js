@@ -350,7 +350,7 @@ function handle(frame) {
       if (frame.event.seq !== lastSeq + 1) { socket.close(); return; } // gap: reconnect and catch up
       lastSeq = frame.event.seq;
       chain.event(frame.event);
-      showEvent(asNow(frame.event));
+      showEvent(asNow(frame.event), frame.sheets);
       break;
     case "ready":
       chain.serverHead(frame.head, { ends: true }).then(reportHead);
@@ -842,7 +842,9 @@ function place(li, prepend, mine = false) {
   if (nearBottom || mine) logEl.scrollTop = logEl.scrollHeight; // what you just did is always in the log's view
 }
 
-function showEvent(ev) {
+// sheets: the sheets this event changed, as the server pushed them with it (for this viewer); undefined when
+// the server did not send them (the backlog after a reconnect): then the page fetches what it needs.
+function showEvent(ev, sheets) {
   register(ev, false);
   const li = h("li", { id: `seq-${ev.seq}`, dataset: { seq: ev.seq, type: ev.type }, class: ev.seq > pageHead ? "new" : "" });
   fillEvent(li, ev);
@@ -850,7 +852,7 @@ function showEvent(ev) {
   // Only what happens now is announced: the backlog loaded with the page (up to pageHead) is not.
   if (ev.seq > pageHead) liveEl.textContent = [li.querySelector(".ev-who"), li.querySelector(".what"), li.querySelector(".outcome")]
     .filter(Boolean).map((el) => [...el.childNodes].map((n) => n.textContent).join(" ")).join(": ");
-  afterEvent(ev);
+  afterEvent(ev, sheets);
   if (resultWanted.has(ev.seq)) showResult(ev.seq);
 }
 
@@ -910,7 +912,7 @@ function showInLog(seq) {
   li.focus({ preventScroll: true });
 }
 
-function afterEvent(ev) {
+function afterEvent(ev, sheets) {
   const p = ev.payload || {};
   if (ENCOUNTER_EVENTS.has(ev.type)) {
     const previous = lastEncounterSeq;
@@ -921,6 +923,7 @@ function afterEvent(ev) {
   }
   onEncounterEvent(ev);
   const fresh = ev.seq > pageHead; // the page's sheets already include everything up to pageHead
+  const pushed = Array.isArray(sheets);
   switch (ev.type) {
     case "event_voided": {
       const target = events.get(p.seq);
@@ -944,7 +947,7 @@ function afterEvent(ev) {
     case "character_created":
       if (!chars.has(ev.character)) {
         chars.set(ev.character, { id: ev.character, name: p.name, owner: p.owner, state: null, seq: 0 });
-        scheduleRefresh(ev.character);
+        if (!pushed) scheduleRefresh(ev.character);
         if (pendingCreation && pendingCreation === p.name && ev.actor === me.username) {
           pendingCreation = null;
           selected = ev.character;
@@ -972,6 +975,11 @@ function afterEvent(ev) {
     case "session_ended": session = null; scene = null; renderSession(); break;
     case "scene_started": scene = p.scene; renderSession(); break;
     case "scene_ended": scene = null; renderSession(); break;
+  }
+  if (pushed) { // the sheets came with the event: nothing to fetch
+    if (fresh) for (const body of sheets) applySheet(body);
+    else if (ev.character && !loading) updateFollowUps(ev.character);
+    return;
   }
   if (fresh && /^(session|scene)_(started|ended)$/.test(ev.type)) {
     for (const id of chars.keys()) scheduleRefresh(id); // scene ends lapse scene-scoped things
@@ -1027,7 +1035,21 @@ async function refreshCharacter(id) {
   } catch {
     return;
   }
-  if (refreshTokens.get(id) !== token) return; // a newer refresh started meanwhile
+  if (refreshTokens.get(id) !== token) return; // a newer refresh or a pushed sheet came meanwhile
+  showSheet(body);
+}
+
+// A sheet the server pushed with an event: the same body as GET .../characters/<id>, for this viewer.
+function applySheet(body) {
+  const id = body.character;
+  if ((chars.get(id)?.seq || 0) > body.seq) return; // the page already shows a newer sheet
+  clearTimeout(refreshTimers.get(id));
+  refreshTokens.set(id, (refreshTokens.get(id) || 0) + 1); // a fetch still on its way is older: drop it
+  showSheet(body);
+}
+
+function showSheet(body) {
+  const id = body.character;
   const c = chars.get(id) || { id };
   Object.assign(c, { name: body.name, owner: body.owner, state: body.state, seq: body.seq });
   chars.set(id, c);

@@ -1,4 +1,5 @@
-"""Two server processes sharing Redis: a roll made through one reaches a socket on the other."""
+"""Two server processes sharing Redis: a roll made through one reaches a socket on the other, and commands
+racing through both keep one gap-free order."""
 
 from __future__ import annotations
 
@@ -15,10 +16,10 @@ from tests.servers import daphne
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.redis]
 
 
-def post_roll(base, token, client_id):
+def post_roll(base, token, client_id, notation="2d6"):
     request = urllib.request.Request(
         f"http://{base}/api/campaigns/torn-road/commands",
-        data=json.dumps({"id": client_id, "action": {"type": "roll", "notation": "2d6"}}).encode(),
+        data=json.dumps({"id": client_id, "action": {"type": "roll", "notation": notation}}).encode(),
         headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
         method="POST",
     )
@@ -49,3 +50,66 @@ def test_roll_through_one_process_reaches_a_socket_on_another(transactional_tabl
         posted, received = asyncio.run(scenario())
     assert received["seq"] == posted["seq"]
     assert received["payload"] == posted["payload"]
+
+
+WRITERS = 6  # three per process
+ROLLS_EACH = 5
+
+
+def test_concurrent_commands_from_two_processes_keep_one_order_without_gaps(transactional_table, require_redis,
+                                                                            tmp_path):
+    """Commands race from two processes, over HTTP and sockets, on one campaign; database work runs on
+    several threads per process (sessions/db.py). The stream row's lock still gives one order: every
+    command gets its own seq, the seqs have no gap, the chain links, and a socket on each process gets
+    every event once and in order."""
+    from campaign.models import Event
+
+    table = transactional_table
+    keys = {u.username: ApiToken.objects.create(user=u).key for u in (table.gm, table.alice, table.bob)}
+    faces = tmp_path / "faces.json"
+    total = WRITERS * ROLLS_EACH + 2 * ROLLS_EACH
+    faces.write_text(json.dumps([4] * total))  # every roll is a 1d6
+    env = {"TABLE_HEARTBEAT_SECONDS": "3600", "TEST_DICE_FILE": str(faces)}
+    start = Event.objects.filter(campaign=table.campaign).count()
+    with daphne(redis_url=require_redis, **env) as a, daphne(redis_url=require_redis, **env) as b:
+
+        def writer(n):
+            base, token = (a, b)[n % 2], keys[("alice", "bob")[n % 2]]
+            out = [post_roll(base, token, f"w{n}-{i}", "1d6") for i in range(ROLLS_EACH)]
+            return out
+
+        async def socket_writer(base, name):
+            async with websockets.connect(f"ws://{base}/ws/campaigns/torn-road/table/?after={start}",
+                                          additional_headers={"Authorization": f"Bearer {keys[name]}"}) as ws:
+                for i in range(ROLLS_EACH):
+                    await ws.send(json.dumps({"type": "command", "id": f"{name}-{i}",
+                                              "action": {"type": "roll", "notation": "1d6"}}))
+                seen, acked = [], []  # the backlog, then live events: one stream
+                while len(seen) < total or len(acked) < ROLLS_EACH:
+                    try:
+                        frame = json.loads(await asyncio.wait_for(ws.recv(), 20))
+                    except TimeoutError:
+                        raise AssertionError(f"{name} saw {seen}, acked {acked}") from None
+                    if frame["type"] == "event":
+                        seen.append(frame["event"]["seq"])
+                    elif frame["type"] == "ack":
+                        acked.append(frame["seq"])
+                    else:
+                        assert frame["type"] in ("ready", "presence", "heartbeat"), frame
+                return seen, acked
+
+        async def scenario():
+            sockets = [asyncio.create_task(socket_writer(a, "gm")), asyncio.create_task(socket_writer(b, "alice"))]
+            posted = await asyncio.gather(*[asyncio.to_thread(writer, n) for n in range(WRITERS)])
+            return posted, await asyncio.gather(*sockets)
+
+        posted, sockets = asyncio.run(scenario())
+    expected = list(range(start + 1, start + total + 1))
+    http_seqs = [event["seq"] for answers in posted for status, event in answers if status == 201]
+    ws_seqs = [seq for _, acked in sockets for seq in acked]
+    assert sorted(http_seqs + ws_seqs) == expected  # each command one seq, none twice, no gap
+    for seen, _ in sockets:
+        assert seen == expected  # every event once, in order, on both processes
+    rows = list(Event.objects.filter(campaign=table.campaign).order_by("seq").values_list("seq", "prev_hash", "hash"))
+    assert [seq for seq, _, _ in rows] == list(range(1, start + total + 1))
+    assert all(row[1] == before[2] for before, row in zip(rows, rows[1:]))

@@ -1,0 +1,94 @@
+"""Character sheets as a member may see them: fetched (``GET .../characters/<id>``) or pushed with events.
+
+A browser used to fetch the sheet of every character an event concerned, once
+per event and per browser (issue #12). Now the broadcast of an event carries
+the changed sheets, computed once per *sheet class* after commit, and each
+socket picks its class (sessions/consumers.py):
+
+* ``gm``: the GM sees every hidden roll, so the sheet is the projection;
+* ``"<user id>"``: a member who made secret rolls of this character that are
+  still hidden from the others sees the sheet with those rolls;
+* ``all``: everyone else (players and spectators), without any unrevealed
+  hidden roll; absent for an NPC whose sheet the GM keeps to themselves.
+
+Only the GM and a secret roll's actor may see more than ``all``
+(campaign.visibility.may_see), so these classes cover every member, and each
+class's sheet is exactly what :func:`sheet` returns for a member of it.
+"""
+
+from __future__ import annotations
+
+from .log import marks_after
+from .models import ROLE_GM, ROLE_PLAYER, SHOWN_FULL, VISIBILITY_PUBLIC, VISIBILITY_SECRET, Character, Event
+from .projections import CAMPAIGN_WIDE, concerning, sides_of, visible_fold
+from .visibility import Viewer
+
+GM = "gm"
+ALL = "all"
+# Events after which every character's sheet may change (scene-scoped things lapse, settings change).
+EVERY_SHEET = CAMPAIGN_WIDE  # the fold applies these to every character (campaign/projections.py)
+
+
+def sheet(character: Character, viewer: Viewer) -> dict:
+    """The sheet ``viewer`` may see now: the body of ``GET /api/campaigns/<slug>/characters/<id>``."""
+    state, seq = visible_fold(character, viewer)
+    return {"character": character.id, "name": character.name, "owner": character.owner.username,
+            "seq": seq, "state": state}
+
+
+def sheet_class(sheets: dict, viewer: Viewer) -> str | None:
+    """Which of one character's pushed sheets ``viewer`` gets (None: none, an NPC the GM keeps)."""
+    if viewer.is_gm:
+        return GM if GM in sheets else ALL
+    key = str(viewer.user_id)
+    return key if key in sheets else ALL if ALL in sheets else None
+
+
+def changed_by(events: list[dict]) -> set[int] | None:
+    """The characters whose sheets ``events`` (serialized) may change: their own and the sides
+    of a contest (campaign.projections.sides_of); ``None``: every character's."""
+    if any(e["type"] in EVERY_SHEET for e in events):
+        return None
+    return {c for e in events for c in ([e["character"]] if e.get("character") else []) + sides_of(e.get("payload"))}
+
+
+def characters_changed(campaign_id: int, events: list[dict]) -> set[int]:
+    """The ids of the characters whose sheets may have changed with ``events`` (serialized, as stored)."""
+    changed = changed_by(events)
+    if changed is None:
+        return set(Character.objects.filter(campaign_id=campaign_id).values_list("pk", flat=True))
+    return changed
+
+
+def pushed_sheets(campaign_id: int, character_ids: set[int]) -> dict[int, dict[str, dict]]:
+    """``{character id: {sheet class: sheet}}`` for the characters' sheets now (a query per character, and
+    visible_fold's own, when nothing is hidden)."""
+    if not character_ids:
+        return {}
+    characters = list(Character.objects.select_related("owner", "projection", "campaign")
+                      .filter(campaign_id=campaign_id, pk__in=character_ids))
+    # The hidden events each sheet is folded from (its own and those it is a side of), as visible_fold reads them.
+    hidden: dict[int, list[dict]] = {}
+    for character in characters:
+        rows = list(Event.objects.filter(concerning(character.id)).exclude(visibility=VISIBILITY_PUBLIC)
+                    .values("seq", "visibility", "actor_id"))
+        if rows:
+            hidden[character.id] = rows
+    revealed: set[int] = set()
+    if hidden:
+        _, revealed = marks_after(campaign_id, min(r["seq"] for rows in hidden.values() for r in rows) - 1)
+    out = {}
+    for character in characters:
+        if character.npc and character.shown != SHOWN_FULL:  # only the GM reads it (access_character_for_reading)
+            out[character.id] = {GM: sheet(character, Viewer(user_id=0, role=ROLE_GM))}
+            continue
+        unrevealed = [r for r in hidden.get(character.id, []) if r["seq"] not in revealed]
+        if not unrevealed:
+            out[character.id] = {ALL: sheet(character, Viewer(user_id=0, role=ROLE_PLAYER))}
+            continue
+        classes = {GM: sheet(character, Viewer(user_id=0, role=ROLE_GM)),
+                   ALL: sheet(character, Viewer(user_id=0, role=ROLE_PLAYER))}
+        for actor in {r["actor_id"] for r in unrevealed if r["visibility"] == VISIBILITY_SECRET and r["actor_id"]}:
+            classes[str(actor)] = sheet(character, Viewer(user_id=actor, role=ROLE_PLAYER))
+        out[character.id] = classes
+    return out

@@ -1,0 +1,94 @@
+"""Database calls from the socket consumers, with real concurrency.
+
+``database_sync_to_async`` runs every call of a process on ONE thread, so the
+appends and reads of twenty tables queued behind each other (issue #12). On
+PostgreSQL, :func:`db` runs each call on a bounded pool of threads instead,
+as many as the connection pool can serve; every call gives its connection
+back to the pool when it ends (``close_old_connections``, as Channels does).
+Per-campaign order stays with the stream row's lock (campaign/log.py), which
+every append takes, whichever thread runs it.
+
+SQLite (the laptop default) has one writer and connections that do not like
+threads: there the calls keep to the one thread.
+
+Identical reads in flight at once (a reconnect storm: every socket of a table
+asking for the events after the same seq) share one database call
+(:func:`shared`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import itertools
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Awaitable, Callable
+
+from asgiref.sync import sync_to_async
+from channels.db import database_sync_to_async
+from django.db import close_old_connections
+from django.conf import settings
+
+_executor: ThreadPoolExecutor | None = None
+
+
+def workers() -> int:
+    """Threads for socket database work: the pool's size minus a few for HTTP views and broadcasts."""
+    pool = settings.DATABASES["default"].get("OPTIONS", {}).get("pool")
+    size = pool.get("max_size", 4) if isinstance(pool, dict) else 4
+    return max(1, size - 2)
+
+
+def concurrent() -> bool:
+    return settings.DATABASES["default"]["ENGINE"] != "django.db.backends.sqlite3"
+
+
+def db(fn: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
+    """``fn`` as a coroutine function, run on a database thread."""
+    global _executor
+    if not concurrent():
+        return database_sync_to_async(fn)
+    if _executor is None:
+        _executor = ThreadPoolExecutor(max_workers=workers(), thread_name_prefix="talekeeper-db")
+    return sync_to_async(functools.partial(_returning_connections, fn), thread_sensitive=False, executor=_executor)
+
+
+def _returning_connections(fn, *args, **kwargs):
+    # Inside the call's own context: Django keeps connections per context, so
+    # closing them around the call (as Channels' DatabaseSyncToAsync does, but
+    # outside the context the call runs in) would miss them and keep one checked
+    # out of the pool for good.
+    close_old_connections()
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        close_old_connections()
+
+
+_in_flight: dict[tuple, tuple[int, asyncio.Future]] = {}
+_ticks = itertools.count(1)
+
+
+def tick() -> int:
+    """A number larger than every earlier one (to order joins and reads)."""
+    return next(_ticks)
+
+
+async def shared(key: tuple, since: int, fn: Callable[..., Any], *args) -> Any:
+    """``await db(fn)(*args)``, sharing the answer with the callers of the same ``key``.
+
+    A read in flight is shared only if it started after ``since`` (a :func:`tick`
+    taken when the caller had joined the table's group): one started before
+    could miss an event committed before the caller could hear its doorbell."""
+    loop = asyncio.get_running_loop()
+    key = (loop, *key)
+    pending = _in_flight.get(key)
+    if pending is not None and pending[0] > since:
+        return await asyncio.shield(pending[1])
+    future = asyncio.ensure_future(db(fn)(*args))
+    _in_flight[key] = (tick(), future)
+    try:
+        return await asyncio.shield(future)
+    finally:
+        if _in_flight.get(key, (0, None))[1] is future:
+            del _in_flight[key]

@@ -1,0 +1,123 @@
+"""Sheets pushed with events: each viewer gets exactly the sheet a fetch would give them.
+
+The browser no longer fetches ``GET .../characters/<id>`` after every event
+(issue #12): the event frame carries the sheets it changed, filtered for the
+viewer (campaign/sheets.py). For every role (gm, the owner, another player, a
+spectator) and every visibility, the pushed sheet must equal the fetched one,
+and a viewer who may not see an event gets no sheet with it (that would say
+whose it was).
+"""
+
+from __future__ import annotations
+
+import pytest
+from channels.db import database_sync_to_async
+from django.test import Client
+
+from rules import ScriptedDice, get_system
+from tests.sessions.test_table_consumer import connect, until_ready
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+VIEWERS = ["gm", "alice", "bob", "watcher"]
+# (who rolls, visibility) -> who sees the test (the same table as tests/sessions/test_visibility.py)
+SEES = {
+    ("alice", "public"): {"gm", "alice", "bob", "watcher"},
+    ("alice", "secret"): {"gm", "alice"},
+    ("alice", "gm"): {"gm"},
+    ("gm", "secret"): {"gm"},
+    ("gm", "gm"): {"gm"},
+}
+
+
+@database_sync_to_async
+def fetched(table, user, character_id: int) -> dict:
+    client = Client()
+    client.force_login(user)
+    response = client.get(f"/api/campaigns/torn-road/characters/{character_id}")
+    assert response.status_code == 200
+    return response.json()
+
+
+@database_sync_to_async
+def run(table, user, action, faces=()):
+    return table.command(user, action, dice=ScriptedDice(list(faces)))
+
+
+async def next_event_frame(comm) -> dict:
+    while True:
+        frame = await comm.receive_json_from(timeout=5)
+        if frame["type"] == "event":
+            return frame
+
+
+@database_sync_to_async
+def tote_hero(table):
+    hero = table.create_character(table.alice, "Hero", {**get_system("tote").example_sheet, "resolve": 3})
+    table.command(table.gm, {"type": "start_session"})
+    table.command(table.gm, {"type": "start_scene"})
+    return hero.id
+
+
+async def open_sockets(table) -> dict:
+    sockets = {}
+    for name in VIEWERS:
+        sockets[name] = await connect(table, getattr(table, name))
+        await until_ready(sockets[name])
+    return sockets
+
+
+@pytest.mark.parametrize("roller, visibility", sorted(SEES))
+async def test_the_pushed_sheet_is_the_fetched_sheet_for_every_role_and_visibility(
+        transactional_table, roller, visibility):
+    table = transactional_table
+    hero = await tote_hero(table)
+    sockets = await open_sockets(table)
+    before = {name: await fetched(table, getattr(table, name), hero) for name in VIEWERS}
+    await run(table, getattr(table, roller), {"type": "skill_test", "character": hero, "skill": "Strike",
+                                              "target": 14, "visibility": visibility}, [5, 2, 5])
+    for name, comm in sockets.items():
+        frame = await next_event_frame(comm)
+        now = await fetched(table, getattr(table, name), hero)
+        if name in SEES[(roller, visibility)]:
+            assert frame["sheets"] == [now], name
+            assert now != before[name]  # the test changed the sheet (last_test), so this compares something
+        else:
+            # Sealed for them: no sheet rides with it, and theirs did not change.
+            assert frame["sheets"] == [] and now == before[name], name
+    if visibility != "public":
+        # A reveal shows everyone the sheet with the roll in it.
+        seq = (await database_sync_to_async(lambda: table.campaign.events.order_by("-seq").first().seq)())
+        await run(table, table.gm, {"type": "reveal", "seq": seq})
+        for name, comm in sockets.items():
+            frame = await next_event_frame(comm)
+            assert frame["sheets"] == [await fetched(table, getattr(table, name), hero)], name
+    for comm in sockets.values():
+        await comm.disconnect()
+
+
+async def test_a_scene_ending_pushes_every_sheet(transactional_table):
+    table = transactional_table
+    hero = await tote_hero(table)
+    other = (await database_sync_to_async(table.create_character)(table.bob, "Other", get_system("tote").example_sheet)).id
+    sockets = await open_sockets(table)
+    await run(table, table.gm, {"type": "end_scene"})
+    for name, comm in sockets.items():
+        frame = await next_event_frame(comm)
+        assert frame["sheets"] == [await fetched(table, getattr(table, name), c) for c in sorted((hero, other))]
+        await comm.disconnect()
+
+
+async def test_the_backlog_carries_no_sheets_so_the_browser_fetches(transactional_table):
+    table = transactional_table
+    await tote_hero(table)
+    comm = await connect(table, table.alice)
+    await until_ready(comm)
+    await comm.disconnect()
+    comm = await connect(table, table.alice, after=0)
+    frames = []
+    while not frames or frames[-1]["type"] != "ready":
+        frames.append(await comm.receive_json_from(timeout=5))
+    events = [f for f in frames if f["type"] == "event"]
+    assert any(f["event"]["character"] for f in events) and not any("sheets" in f for f in events)
+    await comm.disconnect()
