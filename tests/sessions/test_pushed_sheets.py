@@ -35,7 +35,7 @@ def fetched(table, user, character_id: int) -> dict:
     client = Client()
     client.force_login(user)
     response = client.get(f"/api/campaigns/torn-road/characters/{character_id}")
-    assert response.status_code == 200
+    assert response.status_code == 200, response.json()
     return response.json()
 
 
@@ -121,3 +121,26 @@ async def test_the_backlog_carries_no_sheets_so_the_browser_fetches(transactiona
     events = [f for f in frames if f["type"] == "event"]
     assert any(f["event"]["character"] for f in events) and not any("sheets" in f for f in events)
     await comm.disconnect()
+
+
+@pytest.mark.parametrize("shown", ["name", "full"])
+async def test_an_npcs_sheet_reaches_only_who_may_fetch_it(transactional_table, shown):
+    table = transactional_table
+
+    @database_sync_to_async
+    def npc():
+        result = table.command(table.gm, {"type": "create_character", "npc": True, "name": "Bandit", "shown": shown,
+                                          "quick": {"template": "veteran"}})
+        return result.events[0].character_id
+
+    bandit = await npc()
+    sockets = await open_sockets(table)
+    await run(table, table.gm, {"type": "skill_test", "character": bandit, "skill": "Strike", "target": 8,
+                                "visibility": "public"}, [5, 2, 5] * 4)
+    for name, comm in sockets.items():
+        frame = await next_event_frame(comm)
+        if name == "gm" or shown == "full":
+            assert frame["sheets"] == [await fetched(table, getattr(table, name), bandit)], name
+        else:  # the GM keeps it: a fetch is refused, and nothing is pushed
+            assert frame["sheets"] == [], name
+        await comm.disconnect()
