@@ -78,8 +78,13 @@ class TableConsumer(AsyncWebsocketConsumer):
             code = CLOSE_UNAUTHENTICATED if e.code == "unauthenticated" else CLOSE_NOT_FOUND
             await self._refuse(code, e.code, e.message)
             return
-        if not await presence.store().arrive(campaign.id, self.channel_name, membership.user_id,
-                                             membership.user.username, membership.role, settings.SOCKETS_PER_USER):
+        try:
+            allowed = await presence.store().arrive(campaign.id, self.channel_name, membership.user_id,
+                                                    membership.user.username, membership.role, settings.SOCKETS_PER_USER)
+        except Exception as e:  # Redis away: the table works without presence (and its cap) until it is back
+            log.warning("presence arrive failed: %r", e)
+            allowed = True
+        if not allowed:
             await self._refuse(CLOSE_TOO_MANY, "too_many_sockets",
                                f"You already have {settings.SOCKETS_PER_USER} table connections open: close one first.")
             return
@@ -229,19 +234,25 @@ class TableConsumer(AsyncWebsocketConsumer):
                     await self._send_json({"type": "heartbeat", "seq": head["seq"], "head": head})
                 except Exception as e:
                     log.warning("heartbeat failed, trying again in %ss: %r", settings.TABLE_HEARTBEAT_SECONDS, e)
-                try:
-                    await presence.store().still_here(self.campaign_id, self.channel_name, self.membership.user_id,
-                                                      self.membership.user.username, self.membership.role)
-                except Exception as e:  # Redis away: the entry comes back with a later beat
-                    log.warning("presence refresh failed: %r", e)
-                await check_presence(self.channel_layer, self.campaign_id)
-                for group in (group_name(self.campaign_id), user_group(self.membership.user_id)):
-                    try:
-                        await self.channel_layer.group_add(group, self.channel_name)
-                    except Exception as e:  # Redis away: the heartbeat keeps us in sync anyway
-                        log.warning("group refresh failed: %r", e)
+                # Redis work of the beat, side by side: a frozen Redis costs one timeout per beat, not four.
+                await asyncio.gather(self._still_here(), check_presence(self.channel_layer, self.campaign_id),
+                                     *(self._rejoin(group) for group in (group_name(self.campaign_id),
+                                                                         user_group(self.membership.user_id))))
         except asyncio.CancelledError:
             pass
+
+    async def _still_here(self):
+        try:
+            await presence.store().still_here(self.campaign_id, self.channel_name, self.membership.user_id,
+                                              self.membership.user.username, self.membership.role)
+        except Exception as e:  # Redis away: the entry comes back with a later beat
+            log.warning("presence refresh failed: %r", e)
+
+    async def _rejoin(self, group: str):
+        try:
+            await self.channel_layer.group_add(group, self.channel_name)
+        except Exception as e:  # Redis away: the heartbeat keeps us in sync anyway
+            log.warning("group refresh failed: %r", e)
 
     # --- receiving commands ---------------------------------------------------
 
@@ -307,7 +318,12 @@ class TableConsumer(AsyncWebsocketConsumer):
         except ActionError as e:
             await self._error(None, e.code, e.message)
             return
-        if await presence.store().report_head(self.campaign_id, self.channel_name, head):
+        try:
+            changed = await presence.store().report_head(self.campaign_id, self.channel_name, head)
+        except Exception as e:  # presence is a nicety; never fail a socket over it
+            log.warning("presence head report failed: %r", e)
+            return
+        if changed:
             announce_presence(self.channel_layer, self.campaign_id)
 
     async def _error(self, client_id, code: str, message: str):

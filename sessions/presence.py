@@ -119,7 +119,7 @@ class RedisPresence:
             for old in [lp for lp in self._clients if lp.is_closed()]:
                 del self._clients[old]
             client = self._clients[loop] = aioredis.Redis.from_url(
-                self.url, socket_timeout=2, socket_connect_timeout=2, health_check_interval=30)
+                self.url, socket_timeout=1, socket_connect_timeout=1, health_check_interval=30)
         return client
 
     def _keys(self, campaign_id: int) -> tuple[str, str]:
