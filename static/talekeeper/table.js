@@ -959,7 +959,7 @@ function afterEvent(ev, sheets) {
     case "npc_shown": // what the players see of an NPC from now on (docs/rules.md, platform 10)
       if (p.shown === "hidden" && !isGM) chars.delete(ev.character);
       else if (!chars.has(ev.character)) chars.set(ev.character, { id: ev.character, name: p.name, owner: ev.actor, state: null, seq: 0 });
-      if (p.shown === "full") scheduleRefresh(ev.character);
+      if (p.shown === "full" && !pushed) scheduleRefresh(ev.character); // pushed: the sheet came with it
       renderCharacters();
       break;
     case "member_joined":
