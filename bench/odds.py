@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-REPEAT = 5
+REPEAT = 9
 
 FORMS = {
     "mdt": [

@@ -14,10 +14,12 @@ copy of this file's functions so a third party needs nothing else.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
 _MAX_SAFE_INTEGER = 2**53
+_NEEDS_ESCAPE = re.compile(r'[\x00-\x1f"\\]')
 
 
 def jcs(value: Any) -> bytes:
@@ -26,6 +28,15 @@ def jcs(value: Any) -> bytes:
 
 
 def _encode(value: Any) -> str:
+    kind = type(value)  # the common exact types first: this runs for every event appended
+    if kind is str:
+        return _string(value)
+    if kind is dict:
+        return _object(value)
+    if kind is list:
+        return "[" + ",".join([_encode(v) for v in value]) + "]"
+    if kind is int:
+        return str(value) if -_MAX_SAFE_INTEGER <= value <= _MAX_SAFE_INTEGER else _number(float(value))
     if value is None:
         return "null"
     if value is True:
@@ -41,17 +52,24 @@ def _encode(value: Any) -> str:
     if isinstance(value, str):
         return _string(value)
     if isinstance(value, (list, tuple)):
-        return "[" + ",".join(_encode(v) for v in value) + "]"
+        return "[" + ",".join([_encode(v) for v in value]) + "]"
     if isinstance(value, dict):
-        for key in value:
-            if not isinstance(key, str):
-                raise TypeError(f"JSON object keys must be strings, not {type(key).__name__}")
-        keys = sorted(value, key=lambda k: k.encode("utf-16-be"))  # UTF-16 code unit order
-        return "{" + ",".join(_string(k) + ":" + _encode(value[k]) for k in keys) + "}"
+        return _object(value)
     raise TypeError(f"{type(value).__name__} is not a JSON value")
 
 
+def _object(value: dict) -> str:
+    for key in value:
+        if not isinstance(key, str):
+            raise TypeError(f"JSON object keys must be strings, not {type(key).__name__}")
+    # UTF-16 code unit order; for ASCII keys (nearly all) that is the order of str.
+    keys = sorted(value) if all(k.isascii() for k in value) else sorted(value, key=lambda k: k.encode("utf-16-be"))
+    return "{" + ",".join([_string(k) + ":" + _encode(value[k]) for k in keys]) + "}"
+
+
 def _string(text: str) -> str:
+    if _NEEDS_ESCAPE.search(text) is None:
+        return '"' + text + '"'
     out = []
     for ch in text:
         if ch in _ESCAPES:

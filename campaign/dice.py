@@ -21,9 +21,9 @@ from django.conf import settings
 from . import fairdice
 
 
-def dice_for(campaign, actor_id: int, command_id: str) -> fairdice.CommandDice:
+def dice_for(campaign, actor_id: int, command_id: str, seed: str | None = None) -> fairdice.CommandDice:
     """The dice of member ``actor_id``'s command ``command_id`` in the locked ``campaign``."""
-    source = fairdice.dice_for(campaign, actor_id, command_id)
+    source = fairdice.dice_for(campaign, actor_id, command_id, seed)
     if settings.TEST_DICE_FILE:
         # Scripted faces come first; the session's derived dice once the script is empty.
         then = source.session_dice or source.dice.source

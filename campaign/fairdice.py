@@ -135,17 +135,20 @@ class CommandDice:
         return self.session_dice.nonce if self.session_dice else secrets.token_hex(16)
 
 
-def dice_for(campaign: Campaign, actor_id: int, command_id: str) -> CommandDice:
+def dice_for(campaign: Campaign, actor_id: int, command_id: str, seed: str | None = None) -> CommandDice:
     """The dice for member ``actor_id``'s command ``command_id`` in the locked ``campaign``.
 
-    In a running session they derive from its seed; outside one (setting up
-    characters between sessions) they come from ``secrets`` and the event says
-    ``"verifiable": false``.
+    In a running session they derive from its seed (``seed``, when the caller
+    read it with the lock: ``campaign.log.lock_stream``); outside one (setting
+    up characters between sessions) they come from ``secrets`` and the event
+    says ``"verifiable": false``.
     """
     if campaign.current_session is not None:
-        seed = DiceSeed.objects.filter(campaign=campaign, session=campaign.current_session).first()
+        if seed is None:
+            row = DiceSeed.objects.filter(campaign=campaign, session=campaign.current_session).first()
+            seed = row.seed if row is not None else None
         if seed is not None:
-            source = SessionDice(seed.seed, campaign.id, campaign.current_session, actor_id, command_id)
+            source = SessionDice(seed, campaign.id, campaign.current_session, actor_id, command_id)
             return CommandDice(RecordingDice(source), source)
     return CommandDice(RecordingDice(SecretDice()), None)
 

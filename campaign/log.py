@@ -1,29 +1,32 @@
 """The campaign event log: the one record path, the hash chain, the one serializer.
 
 Everything that enters a log goes through :func:`record` (a live command, a new
-campaign or member, and ``import_log`` alike): :func:`append` chains and stores
-the events and moves the stream's counters, then the characters' projections
-fold them and, once the transaction commits, open tables hear of them. It must
+campaign or member, and ``import_log`` alike): it chains the events and moves the
+stream's counters, folds them into the characters' projections, stores it all in
+one statement and, once the transaction commits, open tables hear of them. It must
 be called inside ``transaction.atomic()`` with the campaign row locked by
-:func:`lock_campaign`, which is what makes seq gap-free and commit-ordered.
+:func:`lock_campaign` (or :func:`lock_stream`, which reads a command's context in
+the same round trip), which is what makes seq gap-free and commit-ordered.
 Only ``campaign.actions.do_*`` functions and ``import_log`` call it.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
 from datetime import timezone as dt_timezone
 from typing import Any, Iterable, Mapping
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from . import projections
 from .broadcast import broadcast_on_commit
 from .canonical import jcs
-from .models import GENESIS_HASH, VISIBILITY_PUBLIC, Campaign, Character, Command, Event
+from .models import (GENESIS_HASH, VISIBILITY_PUBLIC, Campaign, Character, CharacterProjection, Command, DiceSeed,
+                     Event, Membership)
 
 # Hash formats (docs/event-log.md). Format 1 hashed the payload itself with
 # Python's JSON encoding; format 2 hashes an RFC 8785 envelope holding the
@@ -88,12 +91,12 @@ def body_digest(body: Mapping[str, Any]) -> str:
     return hashlib.sha256(jcs(dict(body))).hexdigest()
 
 
-def event_hash(prev_hash: str, fields: Mapping[str, Any], format: int = FORMAT_1) -> str:
+def event_hash(prev_hash: str, fields: Mapping[str, Any], format: int = FORMAT_1, body: str | None = None) -> str:
     """SHA-256 over the previous hash and the encoding ``format`` prescribes for the fields.
 
     ``fields`` is :func:`hashed_fields`' dict; the format picks the encoder,
     so an event stored in format 1 verifies as it was made (upcasting without
-    rewriting)."""
+    rewriting). ``body``: format 2's body digest, when the caller computed it already."""
     digest = hashlib.sha256()
     digest.update(prev_hash.encode("ascii"))
     if format == FORMAT_1:
@@ -101,7 +104,7 @@ def event_hash(prev_hash: str, fields: Mapping[str, Any], format: int = FORMAT_1
     elif format == FORMAT_2:
         envelope = {key: fields[key] for key in ("campaign", "seq", "actor", "session", "scene", "visibility",
                                                  "created_at")}
-        digest.update(jcs({**envelope, "format": FORMAT_2, "body": body_digest(event_body(fields))}))
+        digest.update(jcs({**envelope, "format": FORMAT_2, "body": body or body_digest(event_body(fields))}))
     else:
         raise ValueError(f"unknown event hash format {format!r}")
     return digest.hexdigest()
@@ -117,6 +120,149 @@ def lock_campaign(campaign_id: int) -> Campaign:
     return Campaign.objects.select_for_update().get(pk=campaign_id)
 
 
+class _Columns:
+    """Reads one model's row out of a hand-written join: its columns under an alias, and
+    the instance Django would have built from them (the same converters as the ORM's)."""
+
+    def __init__(self, model, alias: str):
+        self.model, self.alias = model, alias
+        self.fields = model._meta.concrete_fields
+        self.attnames = [f.attname for f in self.fields]
+        self._converters = None
+
+    def sql(self) -> str:
+        quote = connection.ops.quote_name
+        return ", ".join(f"{self.alias}.{quote(f.column)}" for f in self.fields)
+
+    def build(self, values):
+        if self._converters is None:
+            self._converters = [
+                connection.ops.get_db_converters(f.get_col(self.alias)) + f.get_db_converters(connection)
+                for f in self.fields]
+        values = list(values)
+        for i, converters in enumerate(self._converters):
+            for convert in converters:
+                values[i] = convert(values[i], self.fields[i], connection)
+        return self.model.from_db(connection.alias, self.attnames, values)
+
+    def __len__(self) -> int:
+        return len(self.fields)
+
+
+def _cursor():
+    """A cursor for the lock and the write, which every command runs.
+
+    On PostgreSQL it binds parameters on the server and prepares each statement
+    once per connection: Django's cursors put the parameters into the text, so
+    PostgreSQL would parse and plan the lock's join again for every command
+    (two thirds of its time in the server). Still Django's cursor wrapper:
+    counted by ``CaptureQueriesContext``, passed through
+    ``connection.execute_wrapper`` like every other query. (Behind PgBouncer in
+    transaction mode this needs its ``max_prepared_statements``, 1.21+.)
+    """
+    db = transaction.get_connection()
+    if db.vendor != "postgresql":
+        return db.cursor()
+    db.ensure_connection()
+    raw = _preparing_cursor()(db.connection)
+    return db.make_debug_cursor(raw) if db.queries_logged else db.make_cursor(raw)
+
+
+@functools.cache
+def _preparing_cursor():
+    import psycopg
+
+    class PreparingCursor(psycopg.Cursor):
+        def execute(self, query, params=None, *, prepare=None, binary=None):
+            return super().execute(query, params, prepare=True, binary=binary)
+
+    return PreparingCursor
+
+
+@dataclass
+class Stream:
+    """What a command reads under its campaign's lock, in the lock's own round trip."""
+
+    campaign: Campaign
+    membership: Membership | None  # None: no longer an active member of the campaign
+    previous: tuple[int, str] | None  # (id, body hash) of an earlier command with this client id
+    seed: str | None  # the running session's dice seed (docs/fair-dice.md)
+    character: Character | None  # the character asked for, with its projection (None if not in the campaign)
+
+
+_STREAM_SQL: dict[tuple[str, bool], str] = {}
+_READERS = {}
+
+
+def _readers():
+    if not _READERS:
+        from django.contrib.auth import get_user_model
+
+        _READERS.update(campaign=_Columns(Campaign, "c"), membership=_Columns(Membership, "m"),
+                        user=_Columns(get_user_model(), "u"), character=_Columns(Character, "ch"),
+                        projection=_Columns(CharacterProjection, "p"))
+    return _READERS
+
+
+def _stream_sql(with_character: bool) -> str:
+    key = (connection.vendor, with_character)
+    if key not in _STREAM_SQL:
+        r, quote = _readers(), connection.ops.quote_name
+        table = {name: quote(reader.model._meta.db_table) for name, reader in r.items()}
+        command, seed = quote(Command._meta.db_table), quote(DiceSeed._meta.db_table)
+        lock = " FOR UPDATE OF c" if connection.features.has_select_for_update_of else ""
+        _STREAM_SQL[key] = (
+            f"SELECT {r['campaign'].sql()}, {r['membership'].sql()}, {r['user'].sql()}, cmd.id, cmd.body_hash, s.seed"
+            + (f", {r['character'].sql()}, {r['projection'].sql()}" if with_character else "")
+            + f" FROM {table['campaign']} c "
+            # The membership as it stands now: a socket opened before a removal, a role change or
+            # a deactivation acts with today's rights or not at all.
+            f"LEFT JOIN ({table['membership']} m JOIN {table['user']} u ON u.id = m.user_id AND u.is_active) "
+            "ON m.id = %s AND m.campaign_id = c.id "
+            f"LEFT JOIN {command} cmd ON cmd.campaign_id = c.id AND cmd.actor_id = %s AND cmd.client_id = %s "
+            f"LEFT JOIN {seed} s ON s.campaign_id = c.id AND s.session = c.current_session "
+            + (f"LEFT JOIN ({table['character']} ch LEFT JOIN {table['projection']} p ON p.character_id = ch.id) "
+               "ON ch.id = %s AND ch.campaign_id = c.id " if with_character else "")
+            + f"WHERE c.id = %s{lock}")
+    return _STREAM_SQL[key]
+
+
+def lock_stream(membership: Membership, client_id: str, character_id: int | None = None) -> Stream:
+    """Lock the campaign's stream row (as :func:`lock_campaign`) and read, in the same round
+    trip, what a command needs under that lock: the membership now, whether ``client_id``
+    was used before, the session's dice seed and the character it names."""
+    assert transaction.get_connection().in_atomic_block, "lock_stream() needs a transaction"
+    r = _readers()
+    with_character = character_id is not None
+    with _cursor() as cursor:
+        cursor.execute(_stream_sql(with_character),
+                       [membership.pk, membership.user_id, client_id, *([character_id] if with_character else []),
+                        membership.campaign_id])
+        row = cursor.fetchone()
+    if row is None:
+        raise Campaign.DoesNotExist(f"campaign {membership.campaign_id}")
+    parts, at = {}, 0
+    for name in ("campaign", "membership", "user"):
+        parts[name] = row[at:at + len(r[name])]
+        at += len(r[name])
+    command_id, body_hash, seed = row[at:at + 3]
+    at += 3
+    campaign = r["campaign"].build(parts["campaign"])
+    current = None
+    if parts["membership"][0] is not None:
+        current = r["membership"].build(parts["membership"])
+        current.user = r["user"].build(parts["user"])
+        current.campaign = campaign
+    character = None
+    if with_character and row[at] is not None:
+        character = r["character"].build(row[at:at + len(r["character"])])
+        character.campaign = campaign
+        at += len(r["character"])
+        if row[at] is not None:
+            character.projection = r["projection"].build(row[at:])
+    return Stream(campaign, current, (command_id, body_hash) if command_id is not None else None, seed, character)
+
+
 class ChainBroken(ValueError):
     """An event given to :func:`append` ready-made (an imported export's line) that is not
     exactly the next event of the log: the message names its seq and what is wrong."""
@@ -127,13 +273,23 @@ def record(campaign: Campaign, entries: Iterable[Draft | Event], *, actor=None, 
     """The one way into a log: append ``entries``, fold them into the projections, and
     ring the table's doorbell once the transaction commits. Returns the stored events.
 
-    Call inside ``atomic()`` on the row :func:`lock_campaign` returned. A void is
-    folded on its own (it replays its character from the log as it then stood), so any
-    run of entries folds exactly as if each had been recorded by itself.
+    Call inside ``atomic()`` on the row :func:`lock_campaign` (or :func:`lock_stream`)
+    returned. ``command``, if given, is an unsaved :class:`Command` stored with the
+    events (its unique constraint is what makes a client id act once).
+
+    The events are folded in memory first (``projections.project``), so the command
+    row, the events, the stream head and the projection rows (and snapshots) go in
+    with **one statement** on PostgreSQL: a command costs the log one round trip. A
+    void is folded on its own, after the events are stored (it replays its
+    character from the log as it stood at the void), so any run of entries folds
+    exactly as if each had been recorded by itself.
     ``broadcast=False`` is for a campaign no table can have open yet (an import)."""
-    events = append(campaign, entries, actor=actor, command=command)
-    for run in _runs_around_voids(events):
-        projections.apply(campaign, run)
+    events = _chain(campaign, entries, actor, command)
+    projected = projections.project(campaign, events)  # None when a void is among them
+    _write(campaign, events, command, projected)
+    if projected is None:
+        for run in _runs_around_voids(events):
+            projections.apply(campaign, run)
     if broadcast:
         broadcast_on_commit(campaign.id, events)
     return events
@@ -152,16 +308,22 @@ def _runs_around_voids(events: list[Event]) -> list[list[Event]]:
 
 def append(campaign: Campaign, entries: Iterable[Draft | Event], *, actor=None,
            command: Command | None = None) -> list[Event]:
-    """Chain ``entries`` onto a locked campaign's log and store them; return them, stored.
+    """Chain ``entries`` onto a locked campaign's log and store them, without folding them
+    into the projections; return them, stored. Most callers want :func:`record`."""
+    events = _chain(campaign, entries, actor, command)
+    _write(campaign, events, command, None)
+    return events
+
+
+def _chain(campaign: Campaign, entries: Iterable[Draft | Event], actor, command: Command | None) -> list[Event]:
+    """Chain ``entries`` onto the locked campaign's log, in memory (:func:`_write` stores them).
 
     A :class:`Draft` becomes the next event: its seq, the stream's session and
     scene, its link and hash are stamped here. An :class:`Event` (an imported
     export's line) must already be the next event, stamps, link and hash
     included, or :class:`ChainBroken` names what is wrong. Either way the
-    stream's counters move the same way, and all rows go in with one INSERT and
-    one UPDATE of the stream row (``campaign``, the locked row, is updated in
-    place: ``last_seq``, ``head_hash``, the session and scene counters).
-    Most callers want :func:`record`, which also folds and broadcasts.
+    stream's counters move the same way (``campaign``, the locked row, is
+    updated in place: ``last_seq``, ``head_hash``, the session and scene counters).
     """
     assert transaction.get_connection().in_atomic_block, "append() needs a transaction"
     stored = []
@@ -176,25 +338,17 @@ def append(campaign: Campaign, entries: Iterable[Draft | Event], *, actor=None,
         campaign.head_hash = event.hash
         _close_session_or_scene(campaign, entry)
         stored.append(event)
-    Event.objects.bulk_create(stored)  # one INSERT for all of a command's events
-    Campaign.objects.filter(pk=campaign.pk).update(
-        last_seq=campaign.last_seq,
-        head_hash=campaign.head_hash,
-        session_count=campaign.session_count,
-        current_session=campaign.current_session,
-        scene_count=campaign.scene_count,
-        current_scene=campaign.current_scene,
-    )
     return stored
 
 
 def _next_event(campaign: Campaign, draft: Draft, actor, command: Command | None, now) -> Event:
+    payload = canonical_json(dict(draft.payload))
     event = Event(
         campaign=campaign,
         seq=campaign.last_seq + 1,
         type=draft.type,
         version=draft.version,
-        payload=json.loads(canonical_json(dict(draft.payload))),  # plain JSON, exactly as stored
+        payload=json.loads(payload),  # plain JSON, exactly as stored
         actor=actor,
         character=draft.character,
         session=campaign.current_session,
@@ -205,7 +359,10 @@ def _next_event(campaign: Campaign, draft: Draft, actor, command: Command | None
         prev_hash=campaign.head_hash,
         format=CURRENT_FORMAT,
     )
-    event.hash = event_hash(event.prev_hash, hashed_fields(event), event.format)
+    fields = hashed_fields(event)
+    event.body_digest = body_digest(event_body(fields))  # kept for serialize_event
+    event.hash = event_hash(event.prev_hash, fields, event.format, event.body_digest)
+    event.stored_payload = payload.decode("utf-8")  # the JSON text _write stores
     return event
 
 
@@ -229,6 +386,86 @@ def _check_next(campaign: Campaign, event: Event) -> Event:
         raise ChainBroken(f"Event {seq}'s hash does not match its contents: it was changed after it was "
                           "written (or chained in a campaign with another id).")
     return event
+
+
+EVENT_COLUMNS = ("campaign_id", "seq", "type", "version", "payload", "actor_id", "character_id", "session", "scene",
+                 "visibility", "command_id", "created_at", "prev_hash", "hash", "format")
+STREAM_COLUMNS = ("last_seq", "head_hash", "session_count", "current_session", "scene_count", "current_scene")
+ROWS_PER_STATEMENT = 500  # SQLite binds at most 32 766 values per statement
+
+
+def _write(campaign: Campaign, events: list[Event], command: Command | None, projected) -> None:
+    """Store a command's row, its events, the stream head and the projection rows.
+
+    On PostgreSQL one statement (a data-modifying ``WITH``: each part runs
+    once whatever the final ``SELECT`` reads, and all of it commits or none,
+    with the transaction); SQLite, in process, runs the same parts in turn.
+    """
+    if not events:
+        return
+    ops, quote = connection.ops, connection.ops.quote_name
+    pg = connection.vendor == "postgresql"
+    as_json = "%s::jsonb" if pg else "%s"
+    parts: list[tuple[str, str, list]] = []  # (name, sql, params)
+    if command is not None:
+        parts.append(("cmd", f"INSERT INTO {quote(Command._meta.db_table)} "
+                             "(campaign_id, actor_id, client_id, body_hash, created_at) "
+                             "VALUES (%s, %s, %s, %s, %s) RETURNING id",
+                      [campaign.id, command.actor_id, command.client_id, command.body_hash,
+                       ops.adapt_datetimefield_value(command.created_at or timezone.now())]))
+    # A command's events name its row: by a subquery of the same statement, or (SQLite) by
+    # the id the insert before returned, filled into the slot.
+    command_sql = "NULL" if command is None else "(SELECT id FROM cmd)" if pg else "%s"
+    row_sql = "(" + ", ".join(as_json if c == "payload" else command_sql if c == "command_id" else "%s"
+                              for c in EVENT_COLUMNS) + ")"
+    per_statement = max(1, len(events)) if pg else ROWS_PER_STATEMENT
+    for start in range(0, len(events), per_statement):
+        batch = events[start:start + per_statement]
+        params = []
+        for e in batch:
+            params += [e.campaign_id, e.seq, e.type, e.version, _payload_text(e), e.actor_id, e.character_id,
+                       e.session, e.scene, e.visibility, *([_SLOT] if command_sql == "%s" else []),
+                       ops.adapt_datetimefield_value(e.created_at), e.prev_hash, e.hash, e.format]
+        parts.append((f"ev{start}", f"INSERT INTO {quote(Event._meta.db_table)} ({', '.join(EVENT_COLUMNS)}) "
+                                    f"VALUES {', '.join([row_sql] * len(batch))} RETURNING id, seq", params))
+    parts.append(("head", f"UPDATE {quote(Campaign._meta.db_table)} SET "
+                          + ", ".join(f"{c} = %s" for c in STREAM_COLUMNS) + " WHERE id = %s",
+                  [getattr(campaign, c) for c in STREAM_COLUMNS] + [campaign.id]))
+    if projected is not None:
+        parts += projections.statements(projected, connection.vendor)
+    ids: dict[int, int] = {}
+    command_id = None
+    with _cursor() as cursor:
+        if pg:
+            cursor.execute("WITH " + ", ".join(f"{name} AS ({sql})" for name, sql, _ in parts)
+                           + f" SELECT {'(SELECT id FROM cmd)' if command is not None else 'NULL'}, id, seq FROM ev0",
+                           [value for _, _, params in parts for value in params])
+            rows = cursor.fetchall()
+            command_id = rows[0][0] if rows else None
+            ids = {seq: pk for _, pk, seq in rows}
+        else:
+            for name, sql, params in parts:
+                cursor.execute(sql, [command_id if value is _SLOT else value for value in params])
+                if name == "cmd":
+                    command_id = cursor.fetchone()[0]
+                elif name.startswith("ev"):
+                    ids.update({seq: pk for pk, seq in cursor.fetchall()})
+    if command is not None:
+        command.id = command_id
+        command._state.adding = False
+    for e in events:
+        e.id = ids[e.seq]
+        e.command_id = command_id
+        e._state.adding = False
+
+
+_SLOT = object()  # where the command's id goes once SQLite returned it
+
+
+def _payload_text(event: Event) -> str:
+    """The payload as the JSON text to store: the one hashed for a new event, an imported one's own."""
+    text = getattr(event, "stored_payload", None)
+    return text if text is not None else canonical_json(event.payload).decode("utf-8")
 
 
 def _open_session_or_scene(campaign: Campaign, entry: Draft | Event) -> None:
@@ -306,7 +543,7 @@ def serialize_event(event: Event) -> dict:
         "hash": event.hash,
     }
     if event.format >= FORMAT_2:
-        data["body_digest"] = body_digest(event_body(hashed_fields(event)))
+        data["body_digest"] = getattr(event, "body_digest", None) or body_digest(event_body(hashed_fields(event)))
     return data
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..log import Stream
 from ..models import SHOWN_FULL, SHOWN_HIDDEN, Campaign, Character, Membership
 from .errors import ActionError, Forbidden, NotFound, Refused, Unauthenticated
 
@@ -21,24 +22,26 @@ def access_campaign(user, slug: str) -> tuple[Campaign, Membership]:
     return membership.campaign, membership
 
 
-def access_membership_now(membership: Membership) -> Membership:
-    """The membership as it stands now (inside the campaign's lock): a socket opened
-    before a removal, a role change or a deactivation acts with today's rights or not at all."""
-    current = (Membership.objects.select_related("user", "campaign")
-               .filter(pk=membership.pk, user__is_active=True).first())
+def access_membership_now(stream: Stream) -> Membership:
+    """The membership as it stands now, read with the campaign's lock (``campaign.log.lock_stream``):
+    a socket opened before a removal, a role change or a deactivation acts with today's rights or
+    not at all."""
+    current = stream.membership
     if current is None:
         raise Forbidden("You are no longer a member of this campaign.", "not_member")
     return current
 
 
-def access_character(membership: Membership, character_id) -> Character:
-    """A character of the membership's campaign that this member may act for."""
+def access_character(membership: Membership, character_id, read: Character | None = None) -> Character:
+    """A character of the membership's campaign that this member may act for.
+
+    ``read``: the character as the command's lock already read it (``campaign.log.lock_stream``)."""
     if isinstance(character_id, bool) or not isinstance(character_id, int):
         raise ActionError("'character' must be the id (a number) of a character in this campaign.")
-    # With its projection: a rules action reads the state, and projections.apply
-    # folds the new events into the same row without reading it again.
-    character = Character.objects.select_related("projection").filter(
-        campaign_id=membership.campaign_id, pk=character_id).first()
+    # With its projection: a rules action reads the state, and the record path folds
+    # the new events into the same row without reading it again.
+    character = read if read is not None and read.pk == character_id else Character.objects.select_related(
+        "projection").filter(campaign_id=membership.campaign_id, pk=character_id).first()
     # A hidden NPC does not exist for a player: the same 404 as an unknown id, never "you can't act
     # for <its name>" (campaign/actions/npcs.py).
     if character is None or (character.npc and character.shown == SHOWN_HIDDEN and not membership.is_gm):

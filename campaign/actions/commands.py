@@ -1,5 +1,6 @@
-"""A client command, from its envelope to its stored events: check it, claim its id, let the
-action's noun decide, then append, project and broadcast inside the campaign's lock."""
+"""A client command, from its envelope to its stored events: check it, lock the stream (reading
+what the command needs in the same round trip), let the action's noun decide, then append with
+the projections in one statement and broadcast on commit."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import hashlib
 import re
 from dataclasses import dataclass, replace
 
-from django.db import connection
 from django.utils import timezone
 
 from rules import RuleError
@@ -18,12 +18,13 @@ from ..canonical import jcs
 from .. import dice as dice_module
 from .. import fairdice
 from .. import hidden
-from ..log import Draft, canonical_json, lock_campaign, record
+from ..log import Draft, canonical_json, lock_stream, record
 from ..models import (
     ROLE_SPECTATOR,
     CHOSEN_VISIBILITIES,
     VISIBILITY_PUBLIC,
     Campaign,
+    Character,
     Command,
     Event,
     Membership,
@@ -108,55 +109,41 @@ def do_command(membership: Membership, body, dice=None) -> CommandResult:
     """
     client_id, action = check_command(body)
     body_hash = _body_hash(action)
+    character_id = action.get("character")
+    if isinstance(character_id, bool) or not isinstance(character_id, int) or not -2**63 <= character_id < 2**63:
+        character_id = None  # not one to look up with the lock; access_character says what is wrong
     with command_transaction():  # a connection lost at COMMIT is an unknown outcome, not "nothing stored"
-        campaign = lock_campaign(membership.campaign_id)
-        membership = access_membership_now(membership)
+        # One round trip: the lock, the membership now, an earlier use of this id, the
+        # session's dice seed and the character the action names (campaign.log.lock_stream).
+        stream = lock_stream(membership, client_id, character_id)
+        campaign = stream.campaign
+        membership = access_membership_now(stream)
         user = membership.user
-        command = _claim_command(campaign, user, client_id, body_hash)
-        if command is None:
-            previous = Command.objects.get(campaign=campaign, actor=user, client_id=client_id)
-            if previous.body_hash != body_hash:
+        if stream.previous is not None:
+            previous_id, previous_hash = stream.previous
+            if previous_hash != body_hash:
                 raise Conflict(f"Command id '{client_id}' was already used for a different action.")
-            return CommandResult(list(previous.events.select_related("actor", "character").order_by("seq")), True)
+            return CommandResult(list(Event.objects.filter(command_id=previous_id)
+                                      .select_related("actor", "character").order_by("seq")), True)
         # The dice depend on who acts and the id their client chose, nothing else
         # the server could vary (docs/fair-dice.md). The unique constraint on
         # Command (campaign, actor, client id) means an id rolls at most once.
-        source = dice_module.dice_for(campaign, user.pk, client_id)
+        source = dice_module.dice_for(campaign, user.pk, client_id, seed=stream.seed)
         recorder = source.dice if dice is None else fairdice.RecordingDice(dice)
-        drafts = _decide(campaign, membership, action, recorder)
+        drafts = _decide(campaign, membership, action, recorder, stream.character)
         if not drafts:
             raise Refused("That action changes nothing, so nothing was stored.")
         drafts = hidden.one_event(drafts)
         drafts = _link_request(campaign, action, drafts)
         drafts = _record_dice_and_seal(drafts, client_id, action, recorder.log, source)
-        events = record(campaign, drafts, actor=user, command=command)
+        # Stored with its events, by the same statement: the unique constraint on
+        # (campaign, actor, client id) is what makes an id act once.
+        command = Command(campaign=campaign, actor=user, client_id=client_id, body_hash=body_hash,
+                          created_at=timezone.now())
+        events = record(campaign, drafts, actor=user, command=command)  # with the head and the projections
         if any(e.type == "session_ended" for e in events):
             checkpoints.sign_head(campaign)  # every session end leaves a receipt of the log so far
     return CommandResult(events, False)
-
-
-def _claim_command(campaign: Campaign, user, client_id: str, body_hash: str) -> Command | None:
-    """Store the command's row, or return None if its client id was used before.
-
-    The unique constraint decides, in the same round trip as the insert
-    (``ON CONFLICT DO NOTHING``, PostgreSQL and SQLite alike) instead of a read
-    first. If the command is then refused, the transaction takes the row back.
-    """
-    command = Command(campaign=campaign, actor=user, client_id=client_id, body_hash=body_hash,
-                      created_at=timezone.now())
-    table, quote = Command._meta.db_table, connection.ops.quote_name
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"INSERT INTO {quote(table)} (campaign_id, actor_id, client_id, body_hash, created_at) "
-            "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (campaign_id, actor_id, client_id) DO NOTHING RETURNING id",
-            [campaign.id, user.id, client_id, body_hash, connection.ops.adapt_datetimefield_value(command.created_at)],
-        )
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    command.id = row[0]
-    command._state.adding = False
-    return command
 
 
 def _link_request(campaign: Campaign, action: dict, drafts: list[Draft]) -> list[Draft]:
@@ -200,8 +187,11 @@ def _record_dice_and_seal(drafts: list[Draft], client_id: str, action: dict, dic
             for d in drafts]
 
 
-def _decide(campaign: Campaign, membership: Membership, action: dict, dice) -> list[Draft]:
+def _decide(campaign: Campaign, membership: Membership, action: dict, dice, character: Character | None = None
+            ) -> list[Draft]:
     """Turn a validated action into drafts, inside the locked transaction.
+
+    ``character``: the one the action names, as the lock read it (or None).
 
     It writes nothing but identity rows (a new character, a new member);
     ``append`` moves the stream's session and scene counters."""
@@ -212,7 +202,8 @@ def _decide(campaign: Campaign, membership: Membership, action: dict, dice) -> l
     if membership.role == ROLE_SPECTATOR:
         raise Forbidden("Spectators watch the table; they can't act at it.")
     if kind == "roll":
-        character = access_character(membership, action["character"]) if action.get("character") is not None else None
+        character = (access_character(membership, action["character"], character)
+                     if action.get("character") is not None else None)
         try:
             event = roll_event(action, dice)
         except RuleError as e:
@@ -243,7 +234,7 @@ def _decide(campaign: Campaign, membership: Membership, action: dict, dice) -> l
         require_gm(membership, f"take the action '{kind}'")
     if action.get("character") is None:
         raise ActionError(f"The action '{kind}' needs a 'character' (its id).")
-    character = access_character(membership, action["character"])
+    character = access_character(membership, action["character"], character)
     # A contest naming another character reads its sheet and is read by it (campaign/actions/contests.py).
     opponent = contests.opponent_of(campaign, membership, character, action)
     try:

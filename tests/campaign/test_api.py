@@ -34,7 +34,7 @@ def bearer(table):
 
 def test_roll_answers_201_with_the_event(table, alice_client, monkeypatch):
     monkeypatch.setattr(dice_module, "dice_for",
-                        lambda c, actor_id, command_id: CommandDice(RecordingDice(ScriptedDice([4, 5])), None))
+                        lambda c, actor_id, command_id, seed=None: CommandDice(RecordingDice(ScriptedDice([4, 5])), None))
     res = post(alice_client, "torn-road", {"id": "r1", "action": {"type": "roll", "notation": "2d6"}})
     assert res.status_code == 201, res.content
     body = res.json()

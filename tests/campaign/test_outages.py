@@ -69,7 +69,7 @@ def test_a_failed_commit_is_an_unknown_outcome_and_a_failure_before_it_is_not(tr
     with mock.patch.object(connection, "commit", side_effect=OperationalError("connection lost at COMMIT")):
         with pytest.raises(outages.UnknownOutcome):
             table.command(table.alice, {"type": "roll", "notation": "2d6"}, client_id="at-commit")
-    with mock.patch("campaign.actions.commands.lock_campaign", side_effect=OperationalError("connection refused")):
+    with mock.patch("campaign.actions.commands.lock_stream", side_effect=OperationalError("connection refused")):
         with pytest.raises(OperationalError):
             table.command(table.alice, {"type": "roll", "notation": "2d6"}, client_id="before-commit")
     # (Here the mocked commit never ran, so neither was stored; tests/faults/test_doubled_roll.py

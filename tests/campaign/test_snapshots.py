@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from campaign import projections
-from campaign.models import Campaign, CharacterSnapshot, Event
+from campaign.models import Campaign, Character, CharacterSnapshot, Event
 from campaign.projections import rebuild, replay, state_as_of
 from rules import ScriptedDice, get_system
 
@@ -107,6 +107,14 @@ def test_a_sheet_as_of_the_head_folds_only_the_events_since_a_snapshot(evening, 
     assert 0 < len(folded) <= EVERY
 
 
+def test_a_sheet_as_of_the_head_costs_three_round_trips(evening, django_assert_num_queries):
+    # the head with the voids up to it, the latest usable snapshot with its state, the rows since
+    hero = Character.objects.select_related("campaign").get(pk=evening.hero.pk)  # as the sheet API reads it
+    with django_assert_num_queries(3):
+        state = state_as_of(hero, evening.head)
+    assert state == from_seq_one(evening.hero, evening.head)
+
+
 def test_a_void_replays_its_character_from_a_snapshot_before_the_voided_event(table_for, settings, monkeypatch):
     settings.PROJECTION_SNAPSHOT_EVERY = EVERY
     table = table_for("wyrm")
@@ -133,3 +141,23 @@ def test_rebuild_rewrites_snapshots_and_check_names_a_wrong_one(evening):
     assert CharacterSnapshot.objects.get(character=evening.hero, seq=wrong.seq, skipped="").state \
         == from_seq_one(evening.hero, wrong.seq)
     assert Event.objects.filter(campaign=campaign).count() == evening.head  # the log itself is untouched
+
+
+def test_a_void_recorded_among_other_events_folds_as_if_each_came_alone(table_for):
+    """One record() call holding a void and a later event of the same character (an import's batch):
+    the events can't be folded before they are stored, so the void replays its character after the
+    write, and the later event counts once."""
+    from django.db import transaction
+
+    from campaign.log import Draft, lock_campaign, record
+
+    table = table_for("wyrm")
+    hero = table.create_character(table.alice, "Mira", get_system("wyrm").example_sheet)
+    grant = table.command(table.gm, {"type": "grant_fate", "character": hero.id, "amount": 1}).events[-1]
+    fate = Character.objects.get(pk=hero.pk).projection.state["fate"]
+    with transaction.atomic():
+        campaign = lock_campaign(table.campaign.pk)
+        record(campaign, [Draft("event_voided", {"seq": grant.seq, "type": grant.type, "reason": "twice"}, 1, hero),
+                          Draft(grant.type, {"amount": 2}, grant.version, hero)], actor=table.gm)
+    assert Character.objects.get(pk=hero.pk).projection.state["fate"] == fate - 1 + 2
+    assert rebuild(Campaign.objects.get(pk=table.campaign.pk), check=True) == []

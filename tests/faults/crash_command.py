@@ -4,8 +4,9 @@ Usage: python -m tests.faults.crash_command WHERE CLIENT_ID NOTATION
 (with DATABASE_URL naming the test database). WHERE is
 
 * ``dice``: the injected dice source exits on the third die, mid-roll;
-* ``before_commit``: the events are appended (INSERTed) and the projections
-  about to be updated when the process exits, inside the open transaction.
+* ``before_commit``: the events are appended (the command row, the events,
+  the head and the projections INSERTed and UPDATEd) and the broadcast about
+  to be registered when the process exits, inside the open transaction.
 
 Either way the process exits with status 3 without committing, closing or
 cleaning anything: the operating system just drops its database connection.
@@ -20,7 +21,7 @@ import django  # noqa: E402
 
 django.setup()
 
-from campaign import actions, projections  # noqa: E402
+from campaign import actions, log  # noqa: E402
 from campaign.models import Membership  # noqa: E402
 from rules import SecretDice  # noqa: E402
 
@@ -49,12 +50,12 @@ def main(where: str, client_id: str, notation: str) -> None:
     if where == "dice":
         dice = DyingDice(after=2)
     elif where == "before_commit":
-        def die(campaign, events):
+        def die(campaign_id, events):
             sys.stdout.write(f"dying with seqs {[e.seq for e in events]} appended, uncommitted\n")
             sys.stdout.flush()
             os._exit(CRASH)
 
-        projections.apply = die
+        log.broadcast_on_commit = die  # called by log.record once the write is done
     else:
         raise SystemExit(f"unknown crash point {where!r}")
     actions.do_command(membership, {"id": client_id, "action": {"type": "roll", "notation": notation}}, dice=dice)
