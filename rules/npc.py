@@ -23,7 +23,7 @@ def read_quick(quick: Any) -> int:
         raise RuleError("'quick' must be {\"template\": one of " + ", ".join(TEMPLATES)
                         + "} or {\"rating\": 1..10}.", "invalid")
     if "template" in quick:
-        if quick["template"] not in TEMPLATES:
+        if not isinstance(quick["template"], str) or quick["template"] not in TEMPLATES:
             raise RuleError(f"'quick.template' must be one of: {', '.join(TEMPLATES)}.", "invalid")
         return TEMPLATES[quick["template"]]
     return require_int(quick, "rating", 1, MAX_RATING)

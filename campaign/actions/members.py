@@ -40,7 +40,7 @@ def decide_change_role(campaign: Campaign, membership: Membership, action: dict)
     """A new role; their sockets close so they reconnect seeing exactly what the new role may."""
     other = access_other_member(campaign, membership, action.get("username"))
     role = action.get("role")
-    if role not in dict(ROLE_CHOICES):
+    if not isinstance(role, str) or role not in dict(ROLE_CHOICES):
         raise ActionError("'role' must be gm, player or spectator.")
     if role == other.role:
         raise Refused(f"{other.user.username} is already {role}.")

@@ -55,7 +55,7 @@ def decide_post_message(campaign: Campaign, membership: Membership, action: dict
 
     text = check_text(action.get("text"))
     kind = action.get("kind", "ooc")
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         raise ActionError("'kind' must be ooc (out of character, the default) or ic (in character).")
     if action.get("visibility", VISIBILITY_PUBLIC) != VISIBILITY_PUBLIC:
         raise ActionError("A message is for everyone or whispered: name who hears it in 'to', not 'visibility'.")

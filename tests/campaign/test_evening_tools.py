@@ -304,3 +304,21 @@ def test_a_player_can_t_name_an_opponent_whose_sheet_hides_something_from_her(ta
     # The GM sees the whole sheet, so the GM hears why.
     with pytest.raises(Refused, match="spread its damage first"):
         table.command(table.gm, {"type": "start_combat", "character": hero.id, "vs_character": rival.id})
+
+
+# --- bad input: a clear error, never a 500 -----------------------------------------------------------
+
+@pytest.mark.parametrize("bad", [[], {}, ["minion"]])
+@pytest.mark.parametrize("action", [
+    lambda bad: {"type": "create_character", "npc": True, "name": "Z", "quick": {"template": bad}},
+    lambda bad: {"type": "post_message", "text": "hi", "kind": bad},
+    lambda bad: {"type": "change_role", "username": "bob", "role": bad},
+], ids=["quick-template", "message-kind", "role"])
+def test_a_list_or_object_where_a_name_belongs_is_a_clear_error(table, action, bad):
+    # Before: ``bad in {...}`` raised TypeError (unhashable), a 500 on the API and the socket.
+    before = table.campaign.last_seq
+    with pytest.raises(ActionError) as refused:
+        table.command(table.gm, action(bad))
+    assert refused.value.code == "invalid" and "must be" in refused.value.message
+    table.campaign.refresh_from_db()
+    assert table.campaign.last_seq == before
