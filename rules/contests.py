@@ -87,7 +87,7 @@ def _fill_mdt(action: dict, opponent: Mapping) -> dict:
     _given(action, "vs_pool")
     attribute = action.get("vs_attribute") or action.get("attribute")
     attribute = attribute.strip().lower() if isinstance(attribute, str) else attribute
-    if attribute not in ATTRIBUTES:
+    if not isinstance(attribute, str) or attribute not in ATTRIBUTES:
         raise RuleError(f"'vs_attribute' must be one of {', '.join(ATTRIBUTES)}.", "invalid")
     sheet = opponent["sheet"]
     rating = 0

@@ -322,3 +322,14 @@ def test_a_list_or_object_where_a_name_belongs_is_a_clear_error(table, action, b
     assert refused.value.code == "invalid" and "must be" in refused.value.message
     table.campaign.refresh_from_db()
     assert table.campaign.last_seq == before
+
+
+@pytest.mark.parametrize("bad", [[], {}])
+def test_an_opposed_test_naming_a_character_with_a_list_for_its_attribute_is_a_clear_error(table_for, bad):
+    table = table_for("mdt")
+    hero = table.create_character(table.alice, "Hero", get_system("mdt").example_sheet)
+    rival = table.create_character(table.bob, "Rival", get_system("mdt").example_sheet)
+    # Before: the attribute's lookup raised TypeError (unhashable), a 500.
+    with pytest.raises(ActionError, match="vs_attribute"):
+        table.command(table.alice, {"type": "opposed_test", "character": hero.id, "attribute": bad,
+                                    "vs_character": rival.id})
