@@ -316,8 +316,12 @@ def test_a_player_naming_a_shown_npc_does_not_publish_what_the_gm_did_to_it_unse
     # Alice reads the sheet she may see: mage 2.
     sheet = client_for(table.alice).get(f"/api/campaigns/{SLUG}/characters/{foe}").json()
     assert sheet["state"]["attributes"]["mage"] == 2
-    res = send(table, table.alice, {"type": "check", "character": table.hero.id, "attribute": "rogue",
-                                    "vs_character": foe, "vs_attribute": "mage"}, [3, 4])
+    check = {"type": "check", "character": table.hero.id, "attribute": "rogue", "vs_character": foe,
+             "vs_attribute": "mage"}
+    refused = send(table, table.alice, check, [3, 4])  # its sheet holds what she may not see
+    assert refused.status == 422 and "6" not in json.dumps(refused.json()), refused.json()
+    # The GM may run it, asked in public: it reads the whole sheet, so it is the GM's to see.
+    res = send(table, table.gm, check, [3, 4])
     assert res.status == 201, res.json()
     # Before: a public check whose opposition was the hidden mage 6, for the whole table to read.
     assert seen(table.gm, res.json()["seq"])["payload"]["opposition"]["attribute"] == 6
