@@ -31,8 +31,6 @@ from tests.servers import daphne
 
 from .conftest import ROOT, Cast, hits_known_bug, hostile_actions, token_for
 
-pytestmark = pytest.mark.filterwarnings("ignore:Generating overly large repr")  # 10**4000 in a strategy's repr
-
 SPEC_PATH = ROOT / "docs" / "openapi.json"
 SPEC = json.loads(SPEC_PATH.read_text())
 METHODS = ("get", "post", "put", "patch", "delete")
