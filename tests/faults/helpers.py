@@ -232,6 +232,7 @@ class TableClient:
         self.opened = 0
         self.readies = 0
         self.heartbeats = 0
+        self.present: list[str] | None = None  # usernames in the last presence frame
         self.connected = False
         self._task: asyncio.Task | None = None
 
@@ -308,7 +309,9 @@ class TableClient:
                         return f"left after stale heartbeat {frame['seq']}"
                 elif kind == "error":
                     self.problems.append(f"error frame: {frame}")
-                # presence, pong, ack...: not about the log
+                elif kind == "presence":
+                    self.present = sorted(m["username"] for m in frame["members"])
+                # pong, ack...: not about the log
         except websockets.ConnectionClosed:
             pass
         return None
