@@ -1150,6 +1150,10 @@ function renderHero() {
   if (canAct(c)) {
     for (const spec of system.actions(c.state, ctx) || []) specs.set(spec.id, { group: "Actions", ...spec });
     if (isGM && system.gmTools) for (const spec of system.gmTools(c.state, ctx) || []) specs.set(spec.id, { group: "GM tools", gm: true, ...spec });
+    // Declared actions the system's table module does not lay out get a form built from their
+    // declaration alone (rules/declare.py): a new action is playable as soon as it is declared.
+    const offered = new Set([...specs.values()].map((spec) => spec.type));
+    for (const spec of declaredSpecs()) if (!offered.has(spec.type) && (!spec.gm || isGM)) specs.set(spec.id, spec);
   }
   let sheet;
   try {
@@ -1201,6 +1205,35 @@ function startAction(spec, charId, opener) {
   }
   openComposer(spec, charId, opener);
 }
+
+// An action form from the declaration alone (kinds as rules/declare.py names them); null when a
+// field has a kind a form can't show yet (a group), so no half-working form is offered.
+function declaredForm(d) {
+  const fields = [];
+  for (const f of d.fields || []) {
+    const base = { name: f.name, label: f.label || cap(words(f.name)), optional: !f.required, hint: f.help };
+    if (f.kind === "integer") fields.push({ ...base, kind: "number", min: f.min, max: f.max, value: f.default ?? (f.required ? f.min : "") });
+    else if (f.kind === "text") fields.push({ ...base, kind: "text", maxlength: f.maxLength, value: f.default ?? "" });
+    else if (f.kind === "choice") fields.push({ ...base, kind: "select", value: f.default ?? (f.required ? f.choices[0]?.value : ""),
+      options: [...(f.required ? [] : [{ value: "", label: "—" }]), ...f.choices] });
+    else if (f.kind === "flag") fields.push({ ...base, kind: "checkbox", value: !!f.default });
+    else if (f.kind === "list" && f.item?.kind === "choice") fields.push({ ...base, kind: "checks", options: f.item.choices, value: f.default || [] });
+    else return null;
+  }
+  return {
+    id: `declared:${d.type}`, type: d.type, group: d.by === "gm" ? "GM tools" : "Actions", gm: d.by === "gm",
+    label: d.title, title: d.title, help: d.help, rolls: d.rolls, preview: d.rolls, fields,
+    build: (values) => Object.fromEntries([["type", d.type],
+      ...fields.map((f) => [f.name, values[f.name]]).filter(([, v]) => v !== null && v !== "" && v !== undefined)]),
+  };
+}
+// Only actions the system's table module never names: those it names it offers its own way
+// (a sheet button, a choice on a roll such as WYRM's Fate approval).
+let declaredSpecsCache = null;
+const declaredSpecs = () => (declaredSpecsCache ??= (() => {
+  const moduleText = Object.values(system).filter((v) => typeof v === "function").map(String).join("\n");
+  return Object.values(declared.actions || {}).filter((d) => !moduleText.includes(`"${d.type}"`)).map(declaredForm).filter(Boolean);
+})());
 
 // The limits of an action's fields come from its declaration (rules/declare.py, served with the
 // page) when it has one: what the server checks is what the form checks as the player types.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from campaign.models import Character
+from campaign.models import Character, Event
 from rules import get_system
 from tests.browser.conftest import head_seq
 
@@ -60,3 +60,26 @@ def test_a_new_character_is_made_with_a_form(table_of, seats):
     sheet = Character.objects.get(name="Mira").projection.state["sheet"]
     assert [s["name"] for s in sheet["skills"]] == ["Awareness", "Climb"]
     assert sheet["attributes"]["warrior"] == 2
+
+
+def test_a_declared_action_the_table_module_does_not_know_gets_a_form_from_its_declaration(table_of, seats):
+    # WYRM declares mark_harm (the health-track house rule); static/talekeeper/systems/wyrm.js never
+    # names it, so its form is built from the declaration: its fields, labels and limits.
+    table = table_of("wyrm")
+    table.create_character(table.alice, "Mira", get_system("wyrm").example_sheet)
+    table.command(table.gm, {"type": "configure_campaign", "settings": {"health.enabled": True}})
+    gm = seats("gm")
+    gm.tab("Mira")
+    form = gm.start("declared:mark_harm")
+    boxes = form.get_by_label("Boxes")
+    boxes.fill("31")
+    expect(form.locator("[id$=-amount-error]")).to_have_text("Must be a whole number from 1 to 30.")
+    expect(form.get_by_role("button", name="Do it")).to_be_disabled()
+    boxes.fill("2")
+    form.get_by_label("Reason").fill("a goblin's spear")
+    seq = head_seq(table) + 1
+    form.get_by_role("button", name="Do it").click()
+    expect(form.locator(".error")).to_have_text("")
+    expect(gm.event(seq)).to_be_attached()
+    stored = Event.objects.get(campaign=table.campaign, seq=seq)
+    assert (stored.type, stored.payload["amount"], stored.payload["reason"]) == ("harm_marked", 2, "a goblin's spear")
