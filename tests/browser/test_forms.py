@@ -51,7 +51,7 @@ def test_a_new_character_is_made_with_a_form(table_of, seats):
     form.get_by_role("button", name="Add a row to Skills").click()
     expect(rows).to_have_count(3)
     rows.nth(2).get_by_label("Skill", exact=True).fill("Climb")
-    rows.nth(2).get_by_label("Attribute").fill("rogue")
+    rows.nth(2).get_by_label("Attribute").select_option("rogue")  # a declared choice
     form.get_by_role("button", name="Remove Skills 1").click()
     expect(rows).to_have_count(2)
     form.get_by_label("warrior").fill("2")
@@ -63,23 +63,20 @@ def test_a_new_character_is_made_with_a_form(table_of, seats):
 
 
 def test_a_declared_action_the_table_module_does_not_know_gets_a_form_from_its_declaration(table_of, seats):
-    # WYRM declares mark_harm (the health-track house rule); static/talekeeper/systems/wyrm.js never
-    # names it, so its form is built from the declaration: its fields, labels and limits.
-    table = table_of("wyrm")
-    table.create_character(table.alice, "Mira", get_system("wyrm").example_sheet)
-    table.command(table.gm, {"type": "configure_campaign", "settings": {"health.enabled": True}})
-    gm = seats("gm")
-    gm.tab("Mira")
-    form = gm.start("declared:mark_harm")
-    boxes = form.get_by_label("Boxes")
-    boxes.fill("31")
-    expect(form.locator("[id$=-amount-error]")).to_have_text("Must be a whole number from 1 to 30.")
-    expect(form.get_by_role("button", name="Do it")).to_be_disabled()
-    boxes.fill("2")
-    form.get_by_label("Reason").fill("a goblin's spear")
+    # MdT declares abandon_project; static/talekeeper/systems/mdt.js never names it, so its
+    # form is built from the declaration: its fields, labels and limits.
+    table = table_of("mdt")
+    helena = table.create_character(table.alice, "Helena", get_system("mdt").example_sheet)
+    table.command(table.gm, {"type": "start_project", "character": helena.id, "name": "The archive",
+                             "target": 5, "attribute": "intelligence"})
+    alice = seats("alice")
+    form = alice.start("declared:abandon_project")
+    project = form.get_by_label("Project")
+    expect(project).to_have_attribute("maxlength", "60")
+    form.get_by_label("Reason").fill("the archive burned")
+    project.fill("The archive")
     seq = head_seq(table) + 1
-    form.get_by_role("button", name="Do it").click()
-    expect(form.locator(".error")).to_have_text("")
-    expect(gm.event(seq)).to_be_attached()
+    alice.submit("Do it")
+    expect(alice.event(seq)).to_be_attached()
     stored = Event.objects.get(campaign=table.campaign, seq=seq)
-    assert (stored.type, stored.payload["amount"], stored.payload["reason"]) == ("harm_marked", 2, "a goblin's spear")
+    assert stored.type == "project_abandoned" and stored.payload["reason"] == "the archive burned"

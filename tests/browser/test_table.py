@@ -310,7 +310,10 @@ def test_members_and_characters_are_added_from_the_page(table_of, seats, django_
     # A character sheet the rules refuse: the server's message, clearly.
     form = alice.page.locator("#char-form")
     form.get_by_label("Name").fill("Mira")
-    form.get_by_label("warrior").fill("12")
+    form.get_by_label("warrior").fill("12")  # past the declared range: caught as it is typed
+    expect(form.get_by_role("button", name="Create character")).to_be_disabled()
+    expect(form.locator("#sheet-attributes_warrior-error")).to_contain_text("from 0 to 10")
+    form.get_by_label("warrior").fill("7")  # within it, past this campaign's ceiling: the server says so
     form.get_by_role("button", name="Create character").click()
     expect(alice.page.locator("#char-error")).to_contain_text("The character sheet is not valid")
     expect(alice.page.locator("#char-error")).to_have_attribute("role", "alert")
