@@ -32,7 +32,7 @@ from django.db.models import QuerySet
 from rules import Event as RulesEvent
 
 from .log import serialize_event, timestamp
-from .models import Campaign, Character, Event
+from .models import VISIBILITY_WORDS, Campaign, Character, Event
 from .projections import CAMPAIGN_WIDE, VOID, fold, state_as_of, voided_seqs
 from .softcache import cache_get, cache_set
 
@@ -236,6 +236,7 @@ def log_page(campaign: Campaign, flt: LogFilter, after: int | None = None, befor
         for data in events:
             data.update(marks.get(data["seq"], {}))
             data["summary"] = describe(data, campaign.rules)
+            data["visibility_words"] = VISIBILITY_WORDS.get(data.get("visibility"), {})
             data["dice"] = dice_text(data["payload"], limit=DICE_SHOWN)
     return LogPage(events, flt.queryset(campaign).count(), has_previous, has_next)
 

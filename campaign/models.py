@@ -29,12 +29,18 @@ VISIBILITY_SECRET = "secret"
 # A whisper's own: the sender, the members its payload names ("to") and the GM. Never chosen
 # in an action's "visibility"; a message with "to" gets it (campaign/actions/messages.py).
 VISIBILITY_WHISPER = "whisper"
-VISIBILITY_CHOICES = [
-    (VISIBILITY_PUBLIC, "Everyone sees the dice"),
-    (VISIBILITY_GM, "Only the GM sees the dice"),
-    (VISIBILITY_SECRET, "Only the roller and the GM see the dice"),
-    (VISIBILITY_WHISPER, "Only the sender, the members whispered to and the GM"),
-]
+# Each visibility's words, said once: what it means (the title of an event's badge and the
+# model's choice), its badge on an event in the log and the audit (none when public), and how a
+# member picks it when acting (None: never picked). The table reads them from table_data.
+VISIBILITY_WORDS = {
+    VISIBILITY_PUBLIC: {"means": "Everyone sees the dice", "badge": "", "choose": "Everyone"},
+    VISIBILITY_GM: {"means": "Only the GM sees the dice", "badge": "GM only", "choose": "Only the GM"},
+    VISIBILITY_SECRET: {"means": "Only the roller and the GM see the dice", "badge": "secret",
+                        "choose": "Only me and the GM"},
+    VISIBILITY_WHISPER: {"means": "Only the sender, the members whispered to and the GM", "badge": "whisper",
+                         "choose": None},
+}
+VISIBILITY_CHOICES = [(value, words["means"]) for value, words in VISIBILITY_WORDS.items()]
 # What an action may ask for in its "visibility" field.
 CHOSEN_VISIBILITIES = (VISIBILITY_PUBLIC, VISIBILITY_GM, VISIBILITY_SECRET)
 

@@ -14,10 +14,10 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import render
 
-from campaign.actions import ActionError, access_campaign
+from campaign.actions import UNVOIDABLE, ActionError, access_campaign
 from campaign.actions.encounters import current_encounter
 from campaign.actions.npcs import characters_for, sheet_hidden_from
-from campaign.models import Character
+from campaign.models import VISIBILITY_WORDS, Character
 from campaign.openapi import declared
 from campaign.projections import visible_fold
 from campaign.visibility import Viewer
@@ -69,6 +69,9 @@ def table(request, slug):
         "gmActions": sorted(rules.gm_actions),
         # The system's declared actions, events and sheet (rules/declare.py): the forms' limits.
         "declared": declared(campaign.system),
+        # Said once in campaign/models.py and campaign/actions/log_entries.py; the page reads them here.
+        "visibilities": [{"value": value, **words} for value, words in VISIBILITY_WORDS.items()],
+        "unvoidable": sorted(UNVOIDABLE),
     }
     return render(request, "table.html", {
         "campaign": campaign,

@@ -14,7 +14,7 @@
 // (render a sheet, list its actions, describe its events, offer follow-ups);
 // docs/table.md describes that interface.
 
-import { h, fill, buildForm, cap, words, die, diceGroup, formatOdds, limitProblem } from "./ui.js";
+import { h, fill, buildForm, cap, words, die, diceGroup, formatOdds, limitProblem, useVisibilities } from "./ui.js";
 import { Chain, eventsPage, forgetHead, parseJSON, short } from "./chain.js";
 import { setUpEncounter } from "./encounter.js";
 
@@ -35,6 +35,9 @@ const declared = data.declared || { actions: {}, events: {}, renames: {} };
 const nowName = (type) => declared.renames[type] || type;
 const asNow = (ev) => (declared.renames[ev.type] ? { ...ev, type: nowName(ev.type), stored_type: ev.type } : ev);
 // "earned {points} points": a declared description, filled from the payload.
+// Each visibility's words (campaign/models.py VISIBILITY_WORDS): the choices, the badges, their titles.
+const VISIBILITIES = new Map((data.visibilities || []).map((v) => [v.value, v]));
+useVisibilities(data.visibilities || []);
 const fillTemplate = (template, p) => template.replace(/\{(\w+)\}/g, (_, key) => (p[key] ?? "?"));
 
 let system;
@@ -404,8 +407,8 @@ function visibilityBadge(ev) {
     return h("span", { class: "badge vis whisper", title: "A whisper: only its sender, the members it names and the GM read it" },
       to.length ? `whisper to ${to.join(", ")}` : "whisper");
   }
-  return h("span", { class: "badge vis", title: ev.visibility === "gm" ? "Only the GM sees the dice" : "Only the roller and the GM see the dice" },
-    ev.visibility === "gm" ? "GM only" : "secret");
+  const words = VISIBILITIES.get(ev.visibility) || { means: ev.visibility, badge: ev.visibility };
+  return h("span", { class: "badge vis", title: words.means }, words.badge);
 }
 
 function actionLabel(action, charId) {
@@ -506,9 +509,8 @@ function canAct(c) {
   return !!c && !isSpectator && (isGM || c.owner === me.username);
 }
 
-const UNVOIDABLE = new Set(["campaign_created", "member_joined", "character_created", "event_voided", "roll_revealed",
-  "session_started", "session_ended", "scene_started", "scene_ended", "member_removed", "member_role_changed",
-  "campaign_renamed"]);
+// Events that can't be voided (the campaign's frame): campaign/actions/log_entries.py, via the page.
+const UNVOIDABLE = new Set(data.unvoidable || []);
 
 function fillEvent(li, ev) {
   const d = describe(ev);
@@ -1236,15 +1238,30 @@ const declaredSpecs = () => (declaredSpecsCache ??= (() => {
 })());
 
 // The limits of an action's fields come from its declaration (rules/declare.py, served with the
-// page) when it has one: what the server checks is what the form checks as the player types.
+// page): what the server checks is what the form checks as the player types. A system module's
+// field names its declared field (``declared: "vs.attribute"`` where the form's name differs) and
+// may only narrow the range with what the state says (a combat portion within the dice left).
+function declaredField(type, path) {
+  let fields = declared.actions?.[type]?.fields || [];
+  let found = null;
+  for (const part of path.split(".")) {
+    found = fields.find((f) => f.name === part) || null;
+    if (!found) return null;
+    fields = found.fields || [];
+  }
+  return found;
+}
+
 function withDeclaredLimits(spec) {
-  const declaredFields = new Map((declared.actions?.[spec.type]?.fields || []).map((f) => [f.name, f]));
-  if (!declaredFields.size || !spec.fields) return spec;
+  if (!spec.type || !spec.fields || !declared.actions?.[spec.type]) return spec;
   const fields = spec.fields.map((field) => {
-    const d = field && declaredFields.get(field.name);
+    const d = field && declaredField(spec.type, field.declared || field.name);
     if (!d) return field;
-    if (d.kind === "integer" && field.kind === "number") return { ...field, min: d.min, max: d.max, optional: field.optional ?? !d.required };
-    if (d.kind === "text" && (!field.kind || field.kind === "text")) return { ...field, maxlength: d.maxLength };
+    if (d.kind === "integer" && field.kind === "number") {
+      return { ...field, min: Math.max(d.min, field.min ?? d.min), max: Math.min(d.max, field.max ?? d.max),
+        optional: field.optional ?? !d.required };
+    }
+    if (d.kind === "text" && (!field.kind || field.kind === "text")) return { ...field, maxlength: d.maxLength, optional: field.optional ?? !d.required };
     return field;
   });
   return { ...spec, fields };

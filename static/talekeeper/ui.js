@@ -126,11 +126,12 @@ export function diceGroup(label, dice) {
 //         cancel(), compact, remember(values), enterButton(field, values) -> name of the button
 //         Enter presses from that field (null: the first one)}
 
-const VISIBILITY = [
-  ["public", "Everyone"],
-  ["secret", "Only me and the GM"],
-  ["gm", "Only the GM"],
-];
+// [value, how a member picks it]: campaign/models.py VISIBILITY_WORDS, given by the page (useVisibilities).
+let VISIBILITY = [["public", "Everyone"]];
+
+export function useVisibilities(visibilities) {
+  VISIBILITY = visibilities.filter((v) => v.choose).map((v) => [v.value, v.choose]);
+}
 
 export function readValues(form, spec) {
   const values = {};

@@ -178,3 +178,31 @@ def test_a_field_added_to_one_declaration_reaches_validation_the_form_and_openap
                                                "description": "Where it hits."}
     # ... and the committed docs/openapi.json no longer matches: `manage.py openapi` writes it.
     assert openapi.generated(SPEC) != SPEC
+
+
+# --- the table's forms take their limits from the declarations --------------------------------------
+
+SYSTEMS_JS = Path(__file__).resolve().parents[2] / "static" / "talekeeper" / "systems"
+FORM_FIELD = re.compile(r'\{ name: "(\w+)"(?:, declared: (?:"([\w.]+)"|`([\w.${}]+)`))?[^{}]*?kind: "(number|text)"([^{}]*)\}')
+
+
+def _declared_paths(fields, prefix=""):
+    for field in fields:
+        yield prefix + field["name"]
+        yield from _declared_paths(field.get("fields", []), f"{prefix}{field['name']}.")
+
+
+@pytest.mark.parametrize("name", SYSTEMS)
+def test_no_form_field_writes_its_own_static_limits(name):
+    """A number or text field of a system's table module has no hand-written limit: it names a
+    declared field (table.js withDeclaredLimits reads its range), or its range is the state's."""
+    source = (SYSTEMS_JS / f"{name}.js").read_text()
+    declared = {p for spec in system_json(get_system(name))["actions"].values() for p in _declared_paths(spec["fields"])}
+    fields = FORM_FIELD.findall(source)
+    assert fields
+    for field, hint, template, kind, rest in fields:
+        assert not re.search(r"\b(min|max|maxlength): -?\d", rest), f"{name}.js: {field} writes its own limit"
+        if template:  # e.g. `damage.${t}`: a group of the declaration
+            assert template.split(".")[0] in declared, (name, field)
+        elif field != "__note":
+            assert (hint or field) in declared or "max: " in rest, f"{name}.js: {field} matches no declared field"

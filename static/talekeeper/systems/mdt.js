@@ -79,7 +79,7 @@ function testSpec(state, attribute, ctx) {
       { name: "difficulty", label: "Difficulty", kind: "select", numeric: true, value: ctx.last("test", "difficulty", 1),
         options: DIFFICULTY.map(([v, l]) => ({ value: v, label: l })) },
       Object.keys(state.sheet.specializations || {}).length ? { name: "specialization", label: "Specialization", kind: "select", value: "", options: specOptions(state) } : null,
-      { name: "modifier", label: "Modifier (dice)", kind: "number", min: -10, max: 10, value: 0 },
+      { name: "modifier", label: "Modifier (dice)", kind: "number", value: 0 },
     ].filter(Boolean),
     build: (v) => ({ type: "test", attribute, difficulty: v.difficulty || 1, modifier: v.modifier || 0, ...(v.specialization ? { specialization: v.specialization } : {}) }),
     odds: testOdds,
@@ -95,9 +95,9 @@ export function actions(state, ctx) {
     fields: [
       { name: "attribute", label: "Attribute", kind: "select", options: attrOptions, value: ctx.last("opposed_test", "attribute", "wits") },
       Object.keys(state.sheet.specializations || {}).length ? { name: "specialization", label: "Specialization", kind: "select", value: "", options: specOptions(state) } : null,
-      { name: "modifier", label: "Modifier", kind: "number", min: -10, max: 10, value: 0 },
-      { name: "vs_pool", label: "Their dice", kind: "number", min: -30, max: 30, value: ctx.last("opposed_test", "vs_pool", 4) },
-      { name: "opponent", label: "Opponent", kind: "text", optional: true, maxlength: 60, placeholder: "the guard" },
+      { name: "modifier", label: "Modifier", kind: "number", value: 0 },
+      { name: "vs_pool", label: "Their dice", kind: "number", value: ctx.last("opposed_test", "vs_pool", 4) },
+      { name: "opponent", label: "Opponent", kind: "text", optional: true, placeholder: "the guard" },
       { name: "tie_goes_to", label: "A tie goes to", kind: "select", value: "none",
         options: [{ value: "none", label: "nobody" }, { value: "character", label: "you" }, { value: "opponent", label: "them" }] },
     ].filter(Boolean),
@@ -108,19 +108,19 @@ export function actions(state, ctx) {
   if (state.contest) {
     list.push({ id: "contest_round", type: "contest_round", group: "Contest", label: "Next round", title: `${state.contest.label || "Race"}: next round`,
       rolls: true, preview: true, requestable: true, submit: "Roll the round",
-      fields: [{ name: "modifier", label: "Your modifier", kind: "number", min: -10, max: 10, value: 0 },
-        { name: "vs_modifier", label: "Their modifier", kind: "number", min: -10, max: 10, value: 0 }],
+      fields: [{ name: "modifier", label: "Your modifier", kind: "number", value: 0 },
+        { name: "vs_modifier", label: "Their modifier", kind: "number", value: 0 }],
       build: (v) => ({ type: "contest_round", ...(v.modifier ? { modifier: v.modifier } : {}), ...(v.vs_modifier ? { vs_modifier: v.vs_modifier } : {}) }),
       odds: raceOdds });
     list.push({ id: "end_contest", type: "end_contest", group: "Contest", label: "End the race", title: "End the race",
-      fields: [{ name: "reason", label: "Why", kind: "text", optional: true, maxlength: 200, placeholder: "conceded" }],
+      fields: [{ name: "reason", label: "Why", kind: "text", optional: true, placeholder: "conceded" }],
       build: (v) => ({ type: "end_contest", ...(v.reason ? { reason: v.reason } : {}) }) });
   }
   for (const p of Object.values(state.projects || {})) {
     list.push({ id: `project:${p.name}`, type: "project_roll", group: "Projects", label: `${p.name} ${p.progress}/${p.target}`,
       title: `Project: ${p.name} (${p.progress}/${p.target})`, rolls: true, preview: true, requestable: true,
       help: `${LABEL[p.attribute]}${p.specialization ? ` + ${p.specialization}` : ""}; one roll per ${p.interval || "interval"}.`,
-      fields: [{ name: "modifier", label: "Modifier", kind: "number", min: -10, max: 10, value: 0 }],
+      fields: [{ name: "modifier", label: "Modifier", kind: "number", value: 0 }],
       build: (v) => ({ type: "project_roll", project: p.name, ...(v.modifier ? { modifier: v.modifier } : {}) }),
       odds: (o) => oddsLine(o, [["complete", "complete"], ["dramatic_failure", "dramatic failure"]]) });
   }
@@ -132,7 +132,7 @@ export function actions(state, ctx) {
     fields: [
       { name: "kind", label: "Raise", kind: "select", value: "attribute", options: [{ value: "attribute", label: "an attribute" }, { value: "specialization", label: "a specialization" }] },
       { name: "attribute", label: "Attribute", kind: "select", options: attrOptions, show: (v) => v.kind === "attribute" },
-      { name: "specialization", label: "Specialization (new or existing)", kind: "text", maxlength: 40, optional: true, show: (v) => v.kind === "specialization" },
+      { name: "specialization", label: "Specialization (new or existing)", kind: "text", optional: true, show: (v) => v.kind === "specialization" },
     ],
     build: (v) => {
       if (v.kind === "attribute") return { type: "buy_advance", attribute: v.attribute };
@@ -176,19 +176,19 @@ export function gmTools(state) {
       fields: [
         { name: "attribute", label: "Their attribute", kind: "select", options: attrOptions, value: "dexterity" },
         Object.keys(state.sheet.specializations || {}).length ? { name: "specialization", label: "Specialization", kind: "select", value: "", options: specOptions(state) } : null,
-        { name: "vs_pool", label: "Opponent's dice", kind: "number", min: -30, max: 30, value: 4 },
-        { name: "target", label: "Successes to win", kind: "number", min: 1, max: 50, value: 5 },
-        { name: "label", label: "What", kind: "text", optional: true, maxlength: 60, placeholder: "the chase" },
+        { name: "vs_pool", label: "Opponent's dice", kind: "number", value: 4 },
+        { name: "target", label: "Successes to win", kind: "number", value: 5 },
+        { name: "label", label: "What", kind: "text", optional: true, placeholder: "the chase" },
       ].filter(Boolean),
       build: (v) => ({ type: "start_contest", attribute: v.attribute, vs_pool: need(v, "vs_pool", "the opponent's dice"), target: need(v, "target", "the target"),
         ...(v.specialization ? { specialization: v.specialization } : {}), ...(v.label ? { label: v.label } : {}) }) });
   }
   list.push({ id: "start_project", type: "start_project", label: "Start a project", title: "Start a project",
     fields: [
-      { name: "name", label: "Project", kind: "text", maxlength: 60, placeholder: "restore the car" },
-      { name: "target", label: "Successes needed", kind: "number", min: 1, max: 100, value: 10 },
+      { name: "name", label: "Project", kind: "text", placeholder: "restore the car" },
+      { name: "target", label: "Successes needed", kind: "number", value: 10 },
       { name: "attribute", label: "Attribute", kind: "select", options: attrOptions, value: "intelligence" },
-      { name: "interval", label: "Each roll takes", kind: "text", optional: true, maxlength: 40, placeholder: "a day" },
+      { name: "interval", label: "Each roll takes", kind: "text", optional: true, placeholder: "a day" },
       { name: "reset", label: "A dramatic failure loses all progress", kind: "checkbox", value: false },
     ],
     build: (v) => {
@@ -197,11 +197,11 @@ export function gmTools(state) {
         ...(v.interval ? { interval: v.interval } : {}), ...(v.reset ? { reset_on_dramatic_failure: true } : {}) };
     } });
   list.push({ id: "say_yes", type: "say_yes", label: "Say yes", title: "Say yes: a success with no dice",
-    fields: [{ name: "goal", label: "Goal", kind: "text", optional: true, maxlength: 200 }],
+    fields: [{ name: "goal", label: "Goal", kind: "text", optional: true }],
     build: (v) => ({ type: "say_yes", ...(v.goal ? { goal: v.goal } : {}) }) });
   list.push({ id: "award_points", type: "award_points", label: "Award points", title: "Award points",
-    fields: [{ name: "points", label: "Points", kind: "number", min: 1, max: 100, value: 2 },
-      { name: "reason", label: "Reason", kind: "text", optional: true, maxlength: 200 }],
+    fields: [{ name: "points", label: "Points", kind: "number", value: 2 },
+      { name: "reason", label: "Reason", kind: "text", optional: true }],
     build: (v) => ({ type: "award_points", points: need(v, "points", "the points"), ...(v.reason ? { reason: v.reason } : {}) }) });
   list.push(...healthTools(state));
   return list;

@@ -81,7 +81,7 @@ const successOdds = (o) => oddsLine(o, [["success", "success"]]);
 const challengeFields = (ctx, type) => [
   { name: "against", label: "Against", kind: "select", value: ctx.last(type, "against", "target"),
     options: [{ value: "target", label: "a target number" }, { value: "dice", label: "challenge dice (rolled)" }] },
-  { name: "target", label: "Target", kind: "number", min: 1, max: 240, value: ctx.last(type, "target", 14), show: (v) => v.against !== "dice" },
+  { name: "target", label: "Target", kind: "number", value: ctx.last(type, "target", 14), show: (v) => v.against !== "dice" },
   { name: "vs_pool", label: "Challenge dice", kind: "select", numeric: true, value: ctx.last(type, "vs_pool", 6), show: (v) => v.against === "dice",
     options: DIFFICULTY.map(([n, d]) => ({ value: d, label: `${d}D ${n}` })) },
   { name: "average", label: "Use the average (no roll for the challenge)", kind: "checkbox", value: false, show: (v) => v.against === "dice" },
@@ -129,8 +129,8 @@ export function actions(state, ctx) {
       fields: [
         { name: "place", label: "Where", kind: "select", value: "light_undergrowth",
           options: Object.entries(PLACES).map(([p, d]) => ({ value: p, label: `${words(p)} (${d}D)` })) },
-        { name: "seeker_pool", label: "Seeker's dice (optional)", kind: "number", min: 1, max: 40, optional: true, value: "" },
-        { name: "rounds", label: "Rounds to hold out", kind: "number", min: 1, max: 50, optional: true, value: "" },
+        { name: "seeker_pool", label: "Seeker's dice (optional)", kind: "number", optional: true, value: "" },
+        { name: "rounds", label: "Rounds to hold out", kind: "number", optional: true, value: "" },
       ],
       build: (v) => ({ type: "hide", place: v.place, ...(v.seeker_pool ? { seeker_pool: v.seeker_pool } : {}), ...(v.rounds ? { rounds: v.rounds } : {}) }),
       odds: successOdds,
@@ -141,11 +141,11 @@ export function actions(state, ctx) {
       fields: [
         { name: "skill", label: "Your pool", kind: "select", value: "",
           options: [{ value: "", label: `${cap(s.primary)} + ${cap(s.secondary)}` }, ...skills(state).map((sk) => ({ value: sk.name, label: `${sk.name} (${sk.pool}D)` }))] },
-        { name: "vs_pool", label: "Their dice", kind: "number", min: 1, max: 40, value: 6 },
-        { name: "rounds", label: "Round limit", kind: "number", min: 1, max: 50, optional: true, value: "" },
+        { name: "vs_pool", label: "Their dice", kind: "number", value: 6 },
+        { name: "rounds", label: "Round limit", kind: "number", optional: true, value: "" },
         { name: "at_time_out", label: "At the limit", kind: "select", value: "none", show: (v) => !!v.rounds,
           options: [{ value: "none", label: "nobody wins" }, { value: "mine", label: "you win" }, { value: "theirs", label: "they win" }] },
-        { name: "label", label: "What", kind: "text", optional: true, maxlength: 60, placeholder: "the chase" },
+        { name: "label", label: "What", kind: "text", optional: true, placeholder: "the chase" },
       ],
       build: (v) => ({ type: "start_contest", vs_pool: need(v, "vs_pool", "their dice"), ...(v.skill ? { skill: v.skill } : {}),
         ...(v.rounds ? { rounds: v.rounds, at_time_out: v.at_time_out } : {}), ...(v.label ? { label: v.label } : {}) }),
@@ -154,9 +154,9 @@ export function actions(state, ctx) {
       id: "start_combat", type: "start_combat", group: "Contests", label: "Start a combat", title: "Start a combat",
       help: `Your pool: ${damageTargets(state).map(cap).join(" + ")}${s.secondary !== "skill" ? `, + ${cap(s.secondary)} if the GM allows` : ""}.`,
       fields: [
-        { name: "their_pool", label: "Their dice", kind: "number", min: 1, max: 40, value: 6 },
+        { name: "their_pool", label: "Their dice", kind: "number", value: 6 },
         { name: "with_secondary", label: `Add ${cap(s.secondary)} (secondary)`, kind: "checkbox", value: false },
-        { name: "label", label: "Against", kind: "text", optional: true, maxlength: 60, placeholder: "the bandit" },
+        { name: "label", label: "Against", kind: "text", optional: true, placeholder: "the bandit" },
       ],
       build: (v) => ({ type: "start_combat", their_pool: need(v, "their_pool", "their dice"), ...(v.with_secondary ? { with_secondary: true } : {}),
         ...(v.label ? { label: v.label } : {}) }),
@@ -173,13 +173,13 @@ export function actions(state, ctx) {
       fields: [
         { name: "winner", label: "Winner", kind: "select", value: "none",
           options: [{ value: "none", label: "nobody (undecided)" }, { value: "mine", label: "you" }, { value: "theirs", label: "them" }] },
-        { name: "reason", label: "Why", kind: "text", optional: true, maxlength: 200 }],
+        { name: "reason", label: "Why", kind: "text", optional: true }],
       build: (v) => ({ type: "end_contest", winner: v.winner, ...(v.reason ? { reason: v.reason } : {}) }) });
   }
   if (state.unassigned_damage) list.push({ ...assignSpec(state), id: "assign_damage", group: "Damage", label: "Spread damage" });
   if (!c && !state.unassigned_damage && Object.values(state.damage).some(Boolean)) {
     list.push({ id: "rest", type: "rest", group: "Damage", label: "Rest", title: "Full rest: 1D back per damaged characteristic per day",
-      fields: [{ name: "days", label: "Days", kind: "number", min: 1, max: 365, value: 1 }],
+      fields: [{ name: "days", label: "Days", kind: "number", value: 1 }],
       build: (v) => ({ type: "rest", days: need(v, "days", "the days") }) });
   }
   list.push({
@@ -190,7 +190,7 @@ export function actions(state, ctx) {
         options: [{ value: "characteristic", label: "a characteristic" }, { value: "skill", label: "a skill" }] },
       { name: "characteristic", label: "Characteristic", kind: "select", show: (v) => v.kind === "characteristic",
         options: CHARS.map((ch) => ({ value: ch, label: `${cap(ch)} ${s.characteristics[ch]}D → ${s.characteristics[ch] + 1}D (${s.characteristics[ch] + 1} pts)` })) },
-      { name: "skill", label: "Skill (new or existing)", kind: "text", maxlength: 60, optional: true, show: (v) => v.kind === "skill" },
+      { name: "skill", label: "Skill (new or existing)", kind: "text", optional: true, show: (v) => v.kind === "skill" },
       { name: "a", label: "Based on", kind: "select", options: CHARS.map((ch) => ({ value: ch, label: cap(ch) })), show: (v) => v.kind === "skill" },
       { name: "b", label: "and", kind: "select", value: "skill", options: CHARS.map((ch) => ({ value: ch, label: cap(ch) })), show: (v) => v.kind === "skill" },
     ],
@@ -211,10 +211,10 @@ function combatSpec(c, ctx) {
     type: "combat_round", title: `${c.label}: a combat round`, rolls: true, preview: true, submit: "Fight",
     help: `Split your ${av.mine}D and their ${av.theirs}D into attack and defence; the rest does nothing.`,
     fields: [
-      { name: "attack", label: "Your attack", kind: "number", min: 0, max: av.mine, value: ctx?.last?.("combat_round", "attack", null) ?? Math.ceil(av.mine / 2) },
-      { name: "defence", label: "Your defence", kind: "number", min: 0, max: av.mine, value: half(av.mine) },
-      { name: "their_attack", label: "Their attack", kind: "number", min: 0, max: av.theirs, value: Math.ceil(av.theirs / 2) },
-      { name: "their_defence", label: "Their defence", kind: "number", min: 0, max: av.theirs, value: half(av.theirs) },
+      { name: "attack", label: "Your attack", kind: "number", max: av.mine, value: ctx?.last?.("combat_round", "attack", null) ?? Math.ceil(av.mine / 2) },
+      { name: "defence", label: "Your defence", kind: "number", max: av.mine, value: half(av.mine) },
+      { name: "their_attack", label: "Their attack", kind: "number", max: av.theirs, value: Math.ceil(av.theirs / 2) },
+      { name: "their_defence", label: "Their defence", kind: "number", max: av.theirs, value: half(av.theirs) },
     ],
     build: (v) => {
       const a = { type: "combat_round", attack: v.attack || 0, defence: v.defence || 0, their_attack: v.their_attack || 0, their_defence: v.their_defence || 0 };
@@ -233,7 +233,7 @@ function assignSpec(state, live = () => state) {
   return {
     type: "assign_damage", title: `Spread ${owed}D of damage`, submit: "Spread it",
     help: `Exactly ${owed}D over ${targets.join(" and ")}.`,
-    fields: targets.map((t, i) => ({ name: t, label: `${cap(t)} (now ${current(state, t)}D)`, kind: "number", min: 0, max: current(state, t),
+    fields: targets.map((t, i) => ({ name: t, declared: `damage.${t}`, label: `${cap(t)} (now ${current(state, t)}D)`, kind: "number", max: current(state, t),
       value: i === 0 ? Math.min(Math.ceil(owed / targets.length), current(state, t)) : owed - Math.min(Math.ceil(owed / targets.length), current(state, targets[0])) })),
     build: (v) => {
       const damage = {};
@@ -249,12 +249,12 @@ function assignSpec(state, live = () => state) {
 export function gmTools(state) {
   const list = [
     { id: "take_damage", type: "take_damage", label: "Deal damage", title: "Damage outside combat (falls, traps)",
-      fields: [{ name: "dice", label: "Dice of damage", kind: "number", min: 1, max: 40, value: 1 },
-        { name: "reason", label: "Reason", kind: "text", optional: true, maxlength: 200, placeholder: "fell off the wall" }],
+      fields: [{ name: "dice", label: "Dice of damage", kind: "number", value: 1 },
+        { name: "reason", label: "Reason", kind: "text", optional: true, placeholder: "fell off the wall" }],
       build: (v) => ({ type: "take_damage", dice: need(v, "dice", "the damage"), ...(v.reason ? { reason: v.reason } : {}) }) },
     { id: "award_points", type: "award_points", label: "Award points", title: "Award advancement points",
-      fields: [{ name: "points", label: "Points", kind: "number", min: 1, max: 100, value: 3 },
-        { name: "reason", label: "Reason", kind: "text", maxlength: 200, value: "a good session" }],
+      fields: [{ name: "points", label: "Points", kind: "number", value: 3 },
+        { name: "reason", label: "Reason", kind: "text", value: "a good session" }],
       build: (v) => {
         if (!v.reason) throw new Error("Say why (Tale awards need a reason).");
         return { type: "award_points", points: need(v, "points", "the points"), reason: v.reason };
@@ -262,10 +262,10 @@ export function gmTools(state) {
   ];
   if (state.contest?.kind === "combat") {
     list.push({ id: "impose_penalty", type: "impose_penalty", label: "Impose a penalty", title: "Exhaustion penalty",
-      fields: [{ name: "dice", label: "Dice", kind: "number", min: 1, max: 10, value: 1 },
+      fields: [{ name: "dice", label: "Dice", kind: "number", value: 1 },
         { name: "side", label: "On", kind: "select", value: "mine", options: [{ value: "mine", label: "this character" }, { value: "theirs", label: "the opponent" }] },
-        { name: "rounds", label: "Rounds", kind: "number", min: 1, max: 2, value: 1 },
-        { name: "reason", label: "Why", kind: "text", optional: true, maxlength: 200 }],
+        { name: "rounds", label: "Rounds", kind: "number", value: 1 },
+        { name: "reason", label: "Why", kind: "text", optional: true }],
       build: (v) => ({ type: "impose_penalty", dice: need(v, "dice", "the dice"), side: v.side, rounds: v.rounds || 1, ...(v.reason ? { reason: v.reason } : {}) }) });
   }
   return list;

@@ -93,10 +93,10 @@ function skillSpec(state, skill, ctx) {
     title: `${skill} test`, rolls: true, preview: true, requestable: true,
     help: `${state.sheet.skills[skill]} skill ${state.sheet.skills[skill] === 1 ? "die" : "dice"} (best allowed) + the Paragon die.${b.length ? ` Injuries block ${b.join(", ")}.` : ""}${penalty}`,
     fields: [
-      { name: "target", label: "Target number (T)", kind: "number", min: 1, max: 30, value: ctx.last("skill_test", "target", 10) },
+      { name: "target", label: "Target number (T)", kind: "number", value: ctx.last("skill_test", "target", 10) },
       specs.length ? { name: "specialization", label: "Specialization", kind: "select", value: "",
         options: [{ value: "", label: "none" }, ...specs.map((x) => ({ value: x.name, label: `${x.name} +${x.bonus}` }))] } : null,
-      { name: "modifier", label: "Modifier", kind: "number", min: -10, max: 10, value: 0 },
+      { name: "modifier", label: "Modifier", kind: "number", value: 0 },
       { name: "bubble", label: "A critical fills", kind: "select", options: BUBBLES, value: ctx.last("skill_test", "bubble", "auto") },
     ].filter(Boolean),
     build: (v) => {
@@ -114,10 +114,10 @@ export function actions(state, ctx) {
     id: "effect_test", type: "effect_test", group: "Other rolls", label: "Effect test", title: "Effect test (plain d6s)",
     rolls: true, preview: true, requestable: true,
     fields: [
-      { name: "dice", label: "Dice", kind: "number", min: 1, max: 10, value: ctx.last("effect_test", "dice", 2) },
-      { name: "modifier", label: "Modifier", kind: "number", min: -10, max: 10, value: 0 },
-      { name: "target", label: "Target (optional)", kind: "number", min: 1, max: 60, optional: true, value: "" },
-      { name: "label", label: "What for", kind: "text", optional: true, maxlength: 60, placeholder: "damage, distance…" },
+      { name: "dice", label: "Dice", kind: "number", value: ctx.last("effect_test", "dice", 2) },
+      { name: "modifier", label: "Modifier", kind: "number", value: 0 },
+      { name: "target", label: "Target (optional)", kind: "number", optional: true, value: "" },
+      { name: "label", label: "What for", kind: "text", optional: true, placeholder: "damage, distance…" },
     ],
     build: (v) => {
       const a = { type: "effect_test", dice: need(v, "dice", "the number of dice"), modifier: v.modifier || 0 };
@@ -170,7 +170,7 @@ function advanceSpec(state) {
         options: skillsInOrder(state).map((k) => ({ value: k, label: `${k} (${s.skills[k]})` })) },
       { name: "totem", label: "Totem", kind: "select", show: (v) => v.advance === "totem",
         options: Object.entries(s.totems).map(([t, n]) => ({ value: t, label: `${t} (${n})` })) },
-      { name: "specialization", label: "Specialization (new or existing)", kind: "text", maxlength: 60, optional: true,
+      { name: "specialization", label: "Specialization (new or existing)", kind: "text", optional: true,
         show: (v) => v.advance === "specialization" },
     ],
     build: (v) => {
@@ -191,20 +191,20 @@ export function gmTools(state) {
       title: "−2 on this hero's next skill test", build: () => ({ type: "gm_invoke_aspect" }) });
   }
   list.push({ id: "grant_resolve", type: "grant_resolve", label: "Grant Resolve", title: "Grant Resolve",
-    fields: [{ name: "amount", label: "Amount", kind: "number", min: 1, max: 20, value: 1 },
-      { name: "reason", label: "Reason", kind: "text", optional: true, maxlength: 200 }],
+    fields: [{ name: "amount", label: "Amount", kind: "number", value: 1 },
+      { name: "reason", label: "Reason", kind: "text", optional: true }],
     build: (v) => ({ type: "grant_resolve", amount: need(v, "amount", "the amount"), reason: v.reason || "" }) });
   list.push({ id: "mark_injury", type: "mark_injury", label: "Mark injury", title: "Mark injuries",
-    fields: [{ name: "count", label: "Injuries", kind: "number", min: 1, max: 10, value: 1 }],
+    fields: [{ name: "count", label: "Injuries", kind: "number", value: 1 }],
     build: (v) => ({ type: "mark_injury", count: need(v, "count", "how many") }) });
   if (state.injuries) {
     list.push({ id: "heal_injury", type: "heal_injury", label: "Heal injury", title: "Heal injuries",
-      fields: [{ name: "count", label: "Injuries", kind: "number", min: 1, max: 10, value: 1 }],
+      fields: [{ name: "count", label: "Injuries", kind: "number", value: 1 }],
       build: (v) => ({ type: "heal_injury", count: need(v, "count", "how many") }) });
   }
   list.push({ id: "award_points", type: "award_points", label: "Award XP", title: "Award XP",
-    fields: [{ name: "points", label: "XP", kind: "number", min: 1, max: 100, value: 1 },
-      { name: "reason", label: "Reason", kind: "text", optional: true, maxlength: 200 }],
+    fields: [{ name: "points", label: "XP", kind: "number", value: 1 },
+      { name: "reason", label: "Reason", kind: "text", optional: true }],
     build: (v) => ({ type: "award_points", points: need(v, "points", "the XP"), reason: v.reason || "" }) });
   list.push({ id: "end_tale", type: "end_tale", label: "End the Tale", title: "End the Tale: filled bubbles become XP",
     submit: "End the Tale", fields: [], build: () => ({ type: "end_tale" }) });

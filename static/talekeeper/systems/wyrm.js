@@ -55,16 +55,16 @@ function checkSpec(state, attribute, ctx) {
     fields: [
       { name: "against", label: "Against", kind: "select", value: ctx.last("check", "against", "dl"),
         options: [{ value: "dl", label: "a difficulty level (DL)" }, { value: "vs", label: "an opponent (opposed)" }] },
-      { name: "dl", label: "DL", kind: "number", min: 0, max: 60, value: ctx.last("check", "dl", 9), show: (v) => v.against !== "vs" },
-      { name: "vs_attribute", label: "Their attribute", kind: "number", min: 0, max: 10, value: 2, show: (v) => v.against === "vs" },
-      { name: "vs_skills", label: "Their skills", kind: "number", min: 0, max: 2, value: 0, show: (v) => v.against === "vs" },
+      { name: "dl", label: "DL", kind: "number", value: ctx.last("check", "dl", 9), show: (v) => v.against !== "vs" },
+      { name: "vs_attribute", declared: "vs.attribute", label: "Their attribute", kind: "number", value: 2, show: (v) => v.against === "vs" },
+      { name: "vs_skills", declared: "vs.skills", label: "Their skills", kind: "number", value: 0, show: (v) => v.against === "vs" },
       { name: "vs_static", label: "Static DL (no roll for them)", kind: "checkbox", value: false, show: (v) => v.against === "vs" },
       known.length ? { name: "skills", label: "Helping skills (+2 each)", kind: "checks", value: [],
         options: [...own, ...others].map((k) => ({ value: k, label: own.includes(k) ? k : `${k} (other)` })) } : null,
       known.length > 1 ? { name: "second", label: "GM allows a second skill", kind: "checkbox", value: false,
         show: (v) => (v.skills || []).length > 1 } : null,
-      { name: "modifier", label: "DL modifier", kind: "number", min: -20, max: 20, value: 0 },
-      { name: "task", label: "Task", kind: "text", optional: true, maxlength: 120, placeholder: "climb the wall" },
+      { name: "modifier", label: "DL modifier", kind: "number", value: 0 },
+      { name: "task", label: "Task", kind: "text", optional: true, placeholder: "climb the wall" },
     ].filter(Boolean),
     build: (v) => {
       const a = { type: "check", attribute, skills: v.skills || [] };
@@ -85,9 +85,9 @@ export function actions(state, ctx) {
     id: "damage", type: "damage", group: "Other rolls", label: "Damage roll", title: "Damage roll (6s explode)",
     rolls: true, preview: true, requestable: true,
     fields: [
-      { name: "dice", label: "Dice", kind: "number", min: 1, max: 3, value: ctx.last("damage", "dice", 1) },
-      { name: "bonus", label: "Bonus", kind: "number", min: 0, max: 20, value: ctx.last("damage", "bonus", 0) },
-      { name: "task", label: "What for", kind: "text", optional: true, maxlength: 120 },
+      { name: "dice", label: "Dice", kind: "number", value: ctx.last("damage", "dice", 1) },
+      { name: "bonus", label: "Bonus", kind: "number", value: ctx.last("damage", "bonus", 0) },
+      { name: "task", label: "What for", kind: "text", optional: true },
     ],
     build: (v) => ({ type: "damage", dice: need(v, "dice", "the dice"), bonus: v.bonus || 0, ...(v.task ? { task: v.task } : {}) }),
     odds: (o) => distributionSummary(o),
@@ -99,7 +99,7 @@ export function actions(state, ctx) {
       fields: [
         { name: "use", label: "To", kind: "select", value: "minor_detail",
           options: [{ value: "minor_detail", label: USES.minor_detail }, { value: "ignore_attack", label: USES.ignore_attack }] },
-        { name: "detail", label: "Detail", kind: "text", maxlength: 200, optional: true, placeholder: "I know this innkeeper" },
+        { name: "detail", label: "Detail", kind: "text", optional: true, placeholder: "I know this innkeeper" },
       ],
       submit: "Ask the GM",
       build: (v) => {
@@ -116,7 +116,7 @@ export function actions(state, ctx) {
       { name: "advance", label: "Buy", kind: "select", value: "attribute",
         options: [{ value: "attribute", label: "+1 attribute" }, { value: "skill", label: "a new skill" }] },
       { name: "attribute", label: "Attribute", kind: "select", options: ATTRS.map((a) => ({ value: a, label: `${cap(a)} (${state.attributes[a]})` })) },
-      { name: "skill", label: "Skill name", kind: "text", maxlength: 80, optional: true, show: (v) => v.advance === "skill" },
+      { name: "skill", label: "Skill name", kind: "text", optional: true, show: (v) => v.advance === "skill" },
     ],
     build: (v) => {
       if (v.advance === "skill") {
@@ -157,19 +157,19 @@ function healthStat(state) {
 export function gmTools(state) {
   const list = [
     { id: "grant_fate", type: "grant_fate", label: "Grant Fate", title: "Grant Fate",
-      fields: [{ name: "amount", label: "Fate", kind: "number", min: 1, max: 10, value: 1 },
-        { name: "reason", label: "Reason", kind: "text", optional: true, maxlength: 200, placeholder: "heroic action" }],
+      fields: [{ name: "amount", label: "Fate", kind: "number", value: 1 },
+        { name: "reason", label: "Reason", kind: "text", optional: true, placeholder: "heroic action" }],
       build: (v) => ({ type: "grant_fate", amount: need(v, "amount", "the Fate"), ...(v.reason ? { reason: v.reason } : {}) }) },
     { id: "award_points", type: "award_points", label: "Award points", title: "Award points",
-      fields: [{ name: "points", label: "Points", kind: "number", min: 1, max: 100, value: 5 },
-        { name: "reason", label: "Reason", kind: "text", optional: true, maxlength: 200 }],
+      fields: [{ name: "points", label: "Points", kind: "number", value: 5 },
+        { name: "reason", label: "Reason", kind: "text", optional: true }],
       build: (v) => ({ type: "award_points", points: need(v, "points", "the points"), ...(v.reason ? { reason: v.reason } : {}) }) },
   ];
   if (state.skills.length) {
     list.push({ id: "automatic_success", type: "automatic_success", label: "Automatic success", title: "Automatic success (no roll)",
       fields: [
         { name: "skill", label: "With the skill", kind: "select", options: state.skills.map((s) => ({ value: s.name, label: `${s.name} (${cap(s.attribute)})` })) },
-        { name: "task", label: "Task", kind: "text", optional: true, maxlength: 120 }],
+        { name: "task", label: "Task", kind: "text", optional: true }],
       build: (v) => {
         const skill = state.skills.find((s) => s.name === v.skill) || state.skills[0];
         return { type: "automatic_success", attribute: skill.attribute, skill: skill.name, ...(v.task ? { task: v.task } : {}) };
@@ -272,7 +272,7 @@ export function followUps(ev, state, ctx) {
     if (!state.pending_fate || !ctx.latest(ev, ["fate_requested"])) return [];
     if (ctx.isGM) {
       return [ctx.act("Approve", { type: "approve_fate" }, { class: "primary", label: `Approve ${ctx.char?.name}'s Fate request` }),
-        ctx.form({ title: "Deny the Fate request", submit: "Deny", fields: [{ name: "reason", label: "Reason (optional)", kind: "text", optional: true, maxlength: 200 }],
+        ctx.form({ type: "deny_fate", title: "Deny the Fate request", submit: "Deny", fields: [{ name: "reason", label: "Reason (optional)", kind: "text", optional: true }],
           build: (v) => ({ type: "deny_fate", ...(v.reason ? { reason: v.reason } : {}) }) })];
     }
     return [ctx.h("span", { class: "muted small" }, "Waiting for the GM to approve or deny.")];
