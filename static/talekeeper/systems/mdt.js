@@ -154,8 +154,8 @@ function healthTrack(state) {
 
 function healthTools(state) {
   if (!healthTrack(state)) return [];
-  const fields = [{ name: "amount", label: "Boxes", kind: "number", min: 1, max: 30, value: 1 },
-    { name: "reason", label: "Reason", kind: "text", optional: true, maxlength: 200 }];
+  const fields = [{ name: "amount", label: "Boxes", kind: "number", value: 1 },
+    { name: "reason", label: "Reason", kind: "text", optional: true }];
   return ["mark_harm", "heal_harm"].map((type) => ({
     id: type, type, label: type === "mark_harm" ? "Mark harm" : "Heal harm", title: type === "mark_harm" ? "Mark harm" : "Heal harm", fields,
     build: (v) => ({ type, amount: need(v, "amount", "the boxes"), ...(v.reason ? { reason: v.reason } : {}) }) }));
