@@ -40,6 +40,9 @@ CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--no-first-run"]
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+# Screenshots for docs/ are written only on request (`TALEKEEPER_SCREENSHOTS=1 pytest tests/browser`):
+# a test run never changes tracked files.
+WRITE_SCREENSHOTS = os.environ.get("TALEKEEPER_SCREENSHOTS") == "1"
 DESKTOP = {"width": 1440, "height": 900}
 PHONE = {"width": 390, "height": 844}
 SLUG = "torn-road"
@@ -270,6 +273,8 @@ class Seat:
           .map((el) => el.outerHTML.slice(0, 120))""")
 
     def screenshot(self, name: str, full_page: bool = False):
+        if not WRITE_SCREENSHOTS:
+            return
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         self.page.evaluate("window.scrollTo(0, 0)")
         self.page.screenshot(path=str(SCREENSHOTS / name), full_page=full_page)

@@ -5,21 +5,20 @@ page's screenshot is written to docs/screenshots/ for the docs.
 axe-core is vendored (tests/browser/vendor/axe.min.js, MPL-2.0, see vendor/README.md):
 nothing is downloaded at test time. The data is deterministic: a played evening with
 scripted dice (tests/campaign/test_audit.py ``play``), so the screenshots change only when
-the pages do. ``TALEKEEPER_SCREENSHOTS=1 pytest tests/browser/test_pages.py`` rewrites them.
+the pages do. ``TALEKEEPER_SCREENSHOTS=1 pytest tests/browser`` rewrites them (a plain run never writes tracked files).
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-import os
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
 from campaign import fairdice
-from tests.browser.conftest import SCREENSHOTS, Seat, off_the_loop
+from tests.browser.conftest import SCREENSHOTS, WRITE_SCREENSHOTS, Seat, off_the_loop
 from tests.campaign.test_audit import play
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, reset_sequences=True)]
@@ -28,7 +27,6 @@ AXE = (Path(__file__).parent / "vendor" / "axe.min.js").read_text()
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 WIDTHS = {"desktop": DESKTOP, "phone": PHONE}
-WRITE_SCREENSHOTS = os.environ.get("TALEKEEPER_SCREENSHOTS") == "1"
 
 
 def seeded_evening(table, monkeypatch):
