@@ -63,7 +63,7 @@ openapi: install
 	$(PY) manage.py openapi
 
 bench: install
-	$(PY) bench/run.py
+	$(PY) bench/run.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) talekeeper.sqlite3* test_talekeeper.sqlite3* staticfiles

@@ -98,6 +98,7 @@ def setup_django(env: dict[str, str]) -> None:
 # --- server processes -----------------------------------------------------------
 
 _PROCS: list[subprocess.Popen] = []
+REDIS_PIDS: list[int] = []  # the private redis-server of this run (for its CPU), if the bench started one
 
 
 def free_port() -> int:
@@ -193,10 +194,12 @@ def own_redis(log_dir: Path):
         stdout=log, stderr=subprocess.STDOUT,
     )
     _PROCS.append(proc)
+    REDIS_PIDS.append(proc.pid)
     try:
         wait_for_port(port, proc)
         yield f"redis://127.0.0.1:{port}/0"
     finally:
+        REDIS_PIDS.remove(proc.pid)
         stop(proc)
         log.close()
 

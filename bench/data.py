@@ -59,6 +59,67 @@ def make_tables(prefix: str, tables: int, clients: int, system: str = "tote") ->
     return made
 
 
+# Each system's own repeatable actions for a character (issue #12: "characters' rule actions, not only
+# 2d6"), the ones an evening is mostly made of; a plain roll sits beside them as players also use one.
+RULE_ACTIONS = {
+    "tote": [{"type": "skill_test", "skill": "Strike", "target": 12},
+             {"type": "effect_test", "dice": 2, "label": "damage"}],
+    "wyrm": [{"type": "check", "attribute": "rogue", "skills": ["Stealth"], "dl": 12},
+             {"type": "damage", "dice": 2, "bonus": 1}],
+    "tale": [{"type": "straight_roll", "target": 21}],
+    "mdt": [{"type": "test", "attribute": "presence", "difficulty": 2},
+            {"type": "opposed_test", "attribute": "wits", "vs_pool": 3}],
+}
+SYSTEMS = list(RULE_ACTIONS)
+
+
+def make_rule_tables(prefix: str, tables: int, clients: int) -> list[dict]:
+    """Like :func:`make_tables`, the systems in turn, each player with a character of the
+    system's example sheet and a session running; every player gets the actions they roll:
+    their system's rule actions for their character and a plain ``2d6``."""
+    made = []
+    for t in range(tables):
+        system = SYSTEMS[t % len(SYSTEMS)]
+        (table,) = make_tables(f"{prefix}-{t}{system}", 1, clients, system=system)
+        campaign = Campaign.objects.get(slug=table["slug"])
+        members = {m.user.username: m for m in
+                   Membership.objects.select_related("user", "campaign").filter(campaign=campaign)}
+        gm = next(m for m in members.values() if m.role == "gm")
+        do_command(gm, {"id": "bench-session", "action": {"type": "start_session"}})
+        sheet = get_system(system).example_sheet
+        for i, member in enumerate(table["members"]):
+            if member["role"] != "player":
+                continue
+            result = do_command(members[member["username"]], {"id": f"bench-hero-{i}", "action": {
+                "type": "create_character", "name": f"Hero {i}", "sheet": sheet}})
+            character = result.events[0].character.id
+            member["character"] = character
+            member["actions"] = [{**a, "character": character} for a in RULE_ACTIONS[system]] + [
+                {"type": "roll", "notation": "2d6"}]
+        campaign.refresh_from_db()
+        table.update(system=system, head=campaign.last_seq)
+        made.append(table)
+    return made
+
+
+def add_backlog(slugs: list[str], per_table: int, tag: str) -> dict[str, int]:
+    """``per_table`` rule actions by the players of each table (as if rolled while some sockets
+    were away); returns each table's head afterwards."""
+    heads = {}
+    for slug in slugs:
+        campaign = Campaign.objects.get(slug=slug)
+        players = list(Membership.objects.select_related("user", "campaign")
+                       .filter(campaign=campaign, role="player").order_by("id"))
+        characters = {c.owner_id: c.id for c in Character.objects.filter(campaign=campaign)}
+        for k in range(per_table):
+            member = players[k % len(players)]
+            action = {**RULE_ACTIONS[campaign.system][k % len(RULE_ACTIONS[campaign.system])],
+                      "character": characters[member.user_id]}
+            do_command(member, {"id": f"{tag}-{k}", "action": action})
+        heads[slug] = Campaign.objects.get(pk=campaign.pk).last_seq
+    return heads
+
+
 def ensure_secret_roll(campaign: Campaign) -> tuple[object, int]:
     """A player at the log's table and one secret roll by the GM for the first character.
 

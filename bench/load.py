@@ -40,6 +40,8 @@ class ClientSpec:
     token: str | None = None
     roller: bool = True
     command_url: str | None = None  # POST target for via="http"
+    actions: list | None = None  # the rule actions this roller picks from (None: a plain ``notation`` roll)
+    sheet_url: str | None = None  # ``.../api/campaigns/<slug>/characters/``: the browser's sheet fetches
 
 
 @dataclass
@@ -55,6 +57,9 @@ class LoadConfig:
     max_commands_per_table: int = 5000
     seed: int = 1
     run_id: str = "bench"
+    follow_ups: bool = False  # fetch sheets as static/talekeeper/table.js does after an event without them
+    pg_database: str | None = None  # count PostgreSQL CPU of this database's backends (and the auxiliaries)
+    redis_pids: tuple = ()  # the Redis the servers use (empty: every redis-server on the machine)
 
 
 @dataclass
@@ -66,6 +71,8 @@ class Conn:
     connect_s: float | None = None
     event_bytes: int = 0
     events: int = 0
+    refresh: dict = field(default_factory=dict)  # character id -> pending sheet fetch task (debounced)
+    fetch_failed: bool = False  # a sheet fetch was refused: the page shows a stale sheet (table.js does not retry)
 
 
 @dataclass
@@ -82,6 +89,10 @@ class State:
         self.errors: Counter = Counter()
         self.error_examples: list[str] = []
         self.stopping = False
+        self.sheets_pushed = 0  # event frames that carried the sheets they changed
+        self.follow_ups: list[float] = []  # durations of the sheet fetches the browser would make
+        self.follow_up_tasks: set = set()
+        self.follow_up_enabled = False
 
     def refusals(self) -> int:
         """Commands answered with an error (or never sent): they will get no ack."""
@@ -103,15 +114,21 @@ def _cpu_seconds(pid: int) -> float | None:
         return None
 
 
-def _service_cpu() -> dict[str, float]:
-    """CPU seconds used so far by PostgreSQL and Redis (all of their processes on this machine).
+_PG_AUX = ("checkpointer", "background writer", "walwriter", "autovacuum", "logical replication", "stats", "archiver")
 
-    PostgreSQL forks a backend per connection; a backend that exited is
-    counted in the postmaster's children time (cutime + cstime), so live
-    processes plus the postmaster's reaped children give the whole.
+
+def _service_cpu(pg_database: str | None = None, redis_pids=()) -> dict[str, float]:
+    """CPU seconds used so far by PostgreSQL and Redis, from ``/proc/<pid>/stat`` of each process.
+
+    With ``pg_database``: the backends of that database (``postgres: <user> <db> ...`` in their
+    command line; the pool keeps them for a server's lifetime) and PostgreSQL's own auxiliary
+    processes (WAL writer, checkpointer, ...), not other people's backends on this shared server.
+    Without it: every PostgreSQL process, plus backends that exited (the postmaster's reaped
+    children). ``redis_pids``: the bench's own ``redis-server`` (else every Redis on the machine).
     """
     tick = os.sysconf("SC_CLK_TCK")
     total = {"postgres": 0.0, "redis": 0.0}
+    redis_pids = {str(p) for p in redis_pids}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -123,12 +140,38 @@ def _service_cpu() -> dict[str, float]:
         name = raw[raw.find("(") + 1:raw.rfind(")")]
         fields = raw.rsplit(")", 1)[1].split()
         kind = "postgres" if name.startswith(("postgres", "postmaster")) else "redis" if name.startswith("redis") else None
-        if kind is None:
+        if kind is None or (kind == "redis" and redis_pids and entry not in redis_pids):
             continue
+        if kind == "postgres" and pg_database:
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace")
+            except OSError:
+                continue
+            # "postgres: [cluster: ]<user> <database> <client> <state>" (the cluster name when it has one)
+            words = cmd.split()
+            if len(words) > 1 and words[1].endswith(":"):
+                del words[1]
+            ours = len(words) >= 3 and words[0] == "postgres:" and words[2] == pg_database
+            if not ours and not any(aux in cmd for aux in _PG_AUX):
+                continue
         total[kind] += (int(fields[11]) + int(fields[12])) / tick
-        if kind == "postgres" and fields[1] == "1":  # the postmaster (its parent is init)
+        if kind == "postgres" and not pg_database and fields[1] == "1":  # the postmaster (its parent is init)
             total[kind] += (int(fields[13]) + int(fields[14])) / tick
     return total
+
+
+def rss_mb(pid: int) -> dict:
+    """Resident set size now and at its peak (VmRSS, VmHWM) of one process, in MB."""
+    out = {}
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(("VmRSS:", "VmHWM:")):
+                    out[line.split(":")[0]] = round(int(line.split()[1]) / 1024, 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return {"rss_mb": out.get("VmRSS"), "peak_rss_mb": out.get("VmHWM")}
 
 
 def _machine_jiffies() -> tuple[int, int] | None:
@@ -140,6 +183,39 @@ def _machine_jiffies() -> tuple[int, int] | None:
         return sum(values) - idle, sum(values)
     except (OSError, ValueError, IndexError):
         return None
+
+
+def _action(conn: Conn, rng: random.Random, notation: str) -> dict:
+    if conn.spec.actions:
+        return rng.choice(conn.spec.actions)
+    return {"type": "roll", "notation": notation}
+
+
+def _schedule_sheet_fetch(conn: Conn, st: State, character: int) -> None:
+    """What table.js does for an event without pushed sheets: ``GET .../characters/<id>``, 30 ms debounced."""
+    old = conn.refresh.get(character)
+    if old is not None and not old.done():
+        old.cancel()
+
+    async def fetch():
+        await asyncio.sleep(0.03)
+        t0 = perf()
+        try:
+            status, raw = await _http("GET", f"{conn.spec.sheet_url}{character}", conn.spec.token, b"", 30.0)
+        except Exception as e:  # noqa: BLE001
+            conn.fetch_failed = True
+            st.error("sheet_fetch_failed", repr(e))
+            return
+        if status != 200:
+            conn.fetch_failed = True
+            st.error(f"sheet_http_{status}", raw.decode("utf-8", "replace"))
+            return
+        st.follow_ups.append(perf() - t0)
+
+    task = asyncio.create_task(fetch())
+    conn.refresh[character] = task
+    st.follow_up_tasks.add(task)
+    task.add_done_callback(st.follow_up_tasks.discard)
 
 
 async def _reader(conn: Conn, st: State, match: str, ready: asyncio.Event) -> None:
@@ -164,6 +240,10 @@ async def _reader(conn: Conn, st: State, match: str, ready: asyncio.Event) -> No
                 if match == "seq" and ready.is_set() and conn.last_seq is not None and seq != conn.last_seq + 1:
                     st.error("seq_gap", f"table {conn.spec.table}: {conn.last_seq} -> {seq}")
                 conn.last_seq = seq
+                if isinstance(frame.get("sheets"), list):
+                    st.sheets_pushed += 1
+                elif st.follow_up_enabled and ev.get("character") and conn.spec.sheet_url:
+                    _schedule_sheet_fetch(conn, st, ev["character"])
             elif kind == "ack":
                 st.acks[frame.get("id")] = (t, frame.get("seq"))
             elif kind == "ready":
@@ -206,11 +286,15 @@ async def _connect(conn: Conn, st: State, match: str, sem: asyncio.Semaphore, cf
 
 
 async def _http_post(url: str, token: str | None, body: bytes, timeout: float) -> tuple[int, bytes]:
-    """One POST over a fresh loopback connection (Connection: close); a minimal HTTP/1.1 client."""
+    return await _http("POST", url, token, body, timeout)
+
+
+async def _http(method: str, url: str, token: str | None, body: bytes, timeout: float) -> tuple[int, bytes]:
+    """One request over a fresh loopback connection (Connection: close); a minimal HTTP/1.1 client."""
     u = urlparse(url)
     reader, writer = await asyncio.wait_for(asyncio.open_connection(u.hostname, u.port), timeout)
     try:
-        head = (f"POST {u.path} HTTP/1.1\r\nHost: {u.hostname}:{u.port}\r\nContent-Type: application/json\r\n"
+        head = (f"{method} {u.path} HTTP/1.1\r\nHost: {u.hostname}:{u.port}\r\nContent-Type: application/json\r\n"
                 f"Content-Length: {len(body)}\r\nConnection: close\r\n")
         if token:
             head += f"Authorization: Bearer {token}\r\n"
@@ -228,8 +312,8 @@ async def _http_post(url: str, token: str | None, body: bytes, timeout: float) -
     return status, data.split(b"\r\n\r\n", 1)[1] if b"\r\n\r\n" in data else b""
 
 
-async def _post_command(conn: Conn, st: State, cid: str, cfg: LoadConfig) -> None:
-    body = json.dumps({"id": cid, "action": {"type": "roll", "notation": cfg.notation}}).encode()
+async def _post_command(conn: Conn, st: State, cid: str, cfg: LoadConfig, action: dict) -> None:
+    body = json.dumps({"id": cid, "action": action}).encode()
     try:
         status, raw = await _http_post(conn.spec.command_url, conn.spec.token, body, 30.0)
     except Exception as e:  # noqa: BLE001
@@ -258,14 +342,14 @@ async def _drive_table(table: int, conns: list[Conn], st: State, cfg: LoadConfig
         conn = rng.choice(rollers)
         cid = f"{cfg.run_id}-t{table}-{n}"
         measured = at >= start + cfg.warmup
+        action = _action(conn, rng, cfg.notation)
         if cfg.via == "http":
             st.sent[cid] = Sent(table, perf(), measured)
-            task = asyncio.create_task(_post_command(conn, st, cid, cfg))
+            task = asyncio.create_task(_post_command(conn, st, cid, cfg, action))
             http_tasks.add(task)
             task.add_done_callback(http_tasks.discard)
         else:
-            frame = json.dumps({"type": "command", "id": cid,
-                                "action": {"type": "roll", "notation": cfg.notation}})
+            frame = json.dumps({"type": "command", "id": cid, "action": action})
             st.sent[cid] = Sent(table, perf(), measured)
             try:
                 await conn.ws.send(frame)
@@ -298,6 +382,7 @@ async def run_load(specs: list[ClientSpec], cfg: LoadConfig, match: str, pids: l
 
 async def _run(specs: list[ClientSpec], cfg: LoadConfig, match: str, pids: list[int]) -> dict:
     st = State()
+    st.follow_up_enabled = cfg.follow_ups
     conns = [Conn(spec) for spec in specs]
     by_table: dict[int, list[Conn]] = {}
     for c in conns:
@@ -318,12 +403,12 @@ async def _run(specs: list[ClientSpec], cfg: LoadConfig, match: str, pids: list[
             before = {pid: _cpu_seconds(pid) for pid in pids}
             mine_before = sum(os.times()[:2])
             machine_before = _machine_jiffies()
-            services_before = _service_cpu()
+            services_before = _service_cpu(cfg.pg_database, cfg.redis_pids)
             t_before = perf()
             await asyncio.sleep(max(0.0, start + cfg.duration - perf()))
             after = {pid: _cpu_seconds(pid) for pid in pids}
             machine_after = _machine_jiffies()
-            services_after = _service_cpu()
+            services_after = _service_cpu(cfg.pg_database, cfg.redis_pids)
             for kind in services_after:
                 cpu[f"{kind}_cpu_s"] = services_after[kind] - services_before[kind]
             if machine_before and machine_after:
@@ -340,14 +425,14 @@ async def _run(specs: list[ClientSpec], cfg: LoadConfig, match: str, pids: list[
         # Drain: wait for answers and deliveries still in flight, bounded.
         drain_deadline = perf() + cfg.drain
         while perf() < drain_deadline:
-            if not http_tasks and len(st.acks) >= len(st.sent) - st.refusals() \
+            if not http_tasks and not st.follow_up_tasks and len(st.acks) >= len(st.sent) - st.refusals() \
                     and _pending(st, by_table, match) == 0:
                 break
             await asyncio.sleep(0.05)
         drain_wall = perf() - (start + sending_wall)
     finally:
         st.stopping = True
-        for task in list(http_tasks):
+        for task in [*http_tasks, *st.follow_up_tasks]:
             task.cancel()
         await asyncio.gather(*[c.ws.close() for c in conns if c.ws is not None], return_exceptions=True)
         for task in readers:
@@ -392,6 +477,7 @@ def _raw(st: State, conns, by_table, cfg: LoadConfig, match: str, connect_wall: 
         "sending_wall_s": sending_wall, "drain_wall_s": drain_wall,
         "event_bytes": sum(c.event_bytes for c in conns), "events": sum(c.events for c in conns),
         "errors": errors, "error_examples": st.error_examples, "cpu": cpu,
+        "sheets_pushed": st.sheets_pushed, "follow_ups": list(st.follow_ups),
     }
 
 
@@ -429,6 +515,9 @@ def summarize(rounds: list[dict]) -> dict:
         "mean_event_frame_bytes": round(sum(r["event_bytes"] for r in rounds) / events) if events else None,
         "errors": dict(sorted(errors.items())),
         "errors_total": sum(errors.values()),
+        "event_frames_with_sheets": sum(r.get("sheets_pushed", 0) for r in rounds),
+        "follow_up_sheet_fetches": sum(len(r.get("follow_ups", ())) for r in rounds),
+        "follow_up_ms": summary_ms([x for r in rounds for x in r.get("follow_ups", ())]),
         "error_examples": [e for r in rounds for e in r["error_examples"]][:10],
     }
     if cpu.get("machine_total_jiffies"):
@@ -442,3 +531,175 @@ def summarize(rounds: list[dict]) -> dict:
             if key in cpu:
                 result[f"{kind}_cpu_ms_per_roll"] = round(cpu[key] * 1000 / acked, 3)
     return result
+
+
+# --- a reconnect storm ------------------------------------------------------------
+
+def _with_after(url: str, after: int | None) -> str:
+    """The socket URL a reconnecting browser opens: ``?after=`` the last seq it saw."""
+    if after is None or "?after=" not in url:
+        return url
+    return url.split("?after=", 1)[0] + f"?after={after}"
+
+
+async def run_storm(specs: list[ClientSpec], cfg: LoadConfig, match: str, pids: list[int] = (),
+                    between=None) -> dict:
+    """Every socket connects (25 at a time) and is ready; all close; ``between()`` runs (the app's
+    tables get a backlog meanwhile); then every socket reconnects AT ONCE from the last seq it saw.
+
+    Measured from the instant the storm starts, per socket: ``ready``, and caught up: it has
+    received every event up to the head ``between()`` returned for its table and the sheet
+    fetches the browser makes after a backlog without sheets (``cfg.follow_ups``) have answered.
+    Also the RSS of every server process once all are in.
+    """
+    budget = cfg.connect_timeout * 3 + 60
+    return await asyncio.wait_for(_storm(specs, cfg, match, list(pids), between), budget)
+
+
+async def _storm(specs, cfg, match, pids, between) -> dict:
+    st = State()
+    conns = [Conn(spec) for spec in specs]
+    readers: list[asyncio.Task] = []
+    first_sem = asyncio.Semaphore(cfg.connect_concurrency)
+    rss_before = {pid: rss_mb(pid) for pid in pids}
+    try:
+        await asyncio.gather(*[_connect(c, st, match, first_sem, cfg, readers) for c in conns])
+        opened = sum(1 for c in conns if c.connect_s is not None)
+        rss_open = {pid: rss_mb(pid) for pid in pids}
+        st.stopping = True
+        await asyncio.gather(*[c.ws.close() for c in conns if c.ws is not None], return_exceptions=True)
+        for task in readers:
+            task.cancel()
+        await asyncio.gather(*readers, return_exceptions=True)
+        readers.clear()
+        targets = await between() if between else {}
+        await asyncio.sleep(0.5)  # the servers see every close before the storm
+        st.stopping = False
+        st.follow_up_enabled = cfg.follow_ups
+        last = {id(c): c.last_seq for c in conns}
+        backlog = sum(max(0, (targets.get(c.spec.table) or 0) - (c.last_seq or 0)) for c in conns) if targets else 0
+        fresh = [Conn(ClientSpec(**{**c.spec.__dict__, "ws_url": _with_after(c.spec.ws_url, last[id(c)])}))
+                 for c in conns]
+        for old, new in zip(conns, fresh):
+            new.last_seq = old.last_seq
+        conns = fresh
+        every = asyncio.Semaphore(len(conns))
+        services_before = _service_cpu(cfg.pg_database, cfg.redis_pids)
+        cpu_before = {pid: _cpu_seconds(pid) for pid in pids}
+        t0 = perf()
+        await asyncio.gather(*[_connect(c, st, match, every, cfg, readers) for c in conns])
+        all_ready = perf() - t0
+        ready = [c.connect_s for c in conns if c.connect_s is not None]
+
+        def caught_up(c: Conn) -> bool:
+            target = targets.get(c.spec.table)
+            events_in = target is None or (c.last_seq is not None and c.last_seq >= target)
+            return events_in and all(t.done() for t in c.refresh.values()) and not c.fetch_failed
+
+        caught: dict[int, float] = {}
+        deadline = t0 + cfg.connect_timeout
+        while perf() < deadline:
+            now = perf() - t0
+            for i, c in enumerate(conns):
+                if i not in caught and c.connect_s is not None and caught_up(c):
+                    caught[i] = now
+            if len(caught) == len(ready) or all(
+                    i in caught or c.connect_s is None or (c.fetch_failed and all(t.done() for t in c.refresh.values()))
+                    for i, c in enumerate(conns)):
+                break
+            await asyncio.sleep(0.01)
+        all_caught = perf() - t0 if len(caught) == len(conns) else None
+        rss_storm = {pid: rss_mb(pid) for pid in pids}
+        services_after = _service_cpu(cfg.pg_database, cfg.redis_pids)
+        cpu = {"server_cpu_s": sum((_cpu_seconds(p) or 0) - (cpu_before[p] or 0) for p in pids),
+               **{f"{k}_cpu_s": services_after[k] - services_before[k] for k in services_after}}
+    finally:
+        st.stopping = True
+        for task in list(st.follow_up_tasks):
+            task.cancel()
+        await asyncio.gather(*[c.ws.close() for c in conns if c.ws is not None], return_exceptions=True)
+        for task in readers:
+            task.cancel()
+        await asyncio.gather(*readers, return_exceptions=True)
+    missing = len(conns) - len(ready)
+    if missing:
+        st.errors["not_ready"] += missing
+    not_caught = len(ready) - len(caught)
+    if not_caught:
+        st.errors["not_caught_up"] += not_caught
+    stale = sum(1 for c in conns if c.fetch_failed)
+    if stale:
+        st.errors["stale_sheet_after_failed_fetch"] += stale
+    return {
+        "sockets": len(conns), "sockets_opened_first": opened, "sockets_ready": len(ready),
+        "all_ready_s": round(all_ready, 3) if len(ready) == len(conns) else None,
+        "all_caught_up_s": round(all_caught, 3) if all_caught is not None else None,
+        "ready_ms": summary_ms(ready), "caught_up_ms": summary_ms(list(caught.values())),
+        "backlog_events_per_socket": round(backlog / len(conns), 1) if conns else 0,
+        "follow_up_sheet_fetches": len(st.follow_ups), "follow_up_ms": summary_ms(st.follow_ups),
+        "rss_mb_before": rss_before, "rss_mb_open": rss_open, "rss_mb_after_storm": rss_storm,
+        "max_rss_mb": max((v["rss_mb"] or 0 for v in [*rss_open.values(), *rss_storm.values()]), default=None),
+        "max_peak_rss_mb": max((v["peak_rss_mb"] or 0 for v in rss_storm.values()), default=None),
+        "cpu_s": {k: round(v, 3) for k, v in cpu.items()},
+        "errors": dict(sorted(st.errors.items())), "errors_total": sum(st.errors.values()),
+        "error_examples": st.error_examples,
+    }
+
+
+# --- concurrent HTTP writers ---------------------------------------------------------
+
+async def run_writers(urls: list[tuple[str, str | None]], cfg: LoadConfig, pids: list[int] = (),
+                      max_per_writer: int = 2000) -> dict:
+    """``len(urls)`` writers, each POSTing commands back to back (closed loop) to its own URL with its
+    token for ``cfg.duration`` seconds (the first ``cfg.warmup`` not measured): per-command latency,
+    commands per second, errors, and CPU per command of the servers, PostgreSQL and Redis."""
+    budget = cfg.duration + 60
+    return await asyncio.wait_for(_writers(urls, cfg, list(pids), max_per_writer), budget)
+
+
+async def _writers(urls, cfg, pids, max_per_writer) -> dict:
+    st = State()
+    times: list[float] = []
+    start = perf()
+    end = start + cfg.duration
+    measured_from = start + cfg.warmup
+    box = {}
+
+    async def writer(w: int, url: str, token: str | None):
+        for n in range(max_per_writer):
+            if perf() >= end:
+                return
+            body = json.dumps({"id": f"{cfg.run_id}-w{w}-{n}",
+                               "action": {"type": "roll", "notation": cfg.notation}}).encode()
+            t = perf()
+            try:
+                status, raw = await _http_post(url, token, body, 30.0)
+            except Exception as e:  # noqa: BLE001
+                st.error("http_failed", repr(e))
+                continue
+            if status not in (200, 201):
+                st.error(f"http_{status}", raw.decode("utf-8", "replace"))
+            elif t >= measured_from:
+                times.append(perf() - t)
+
+    async def sample():
+        await asyncio.sleep(cfg.warmup)
+        box["before"] = ({p: _cpu_seconds(p) for p in pids}, _service_cpu(cfg.pg_database, cfg.redis_pids), perf())
+
+    sampler = asyncio.create_task(sample())
+    await asyncio.gather(*[writer(w, url, token) for w, (url, token) in enumerate(urls)])
+    await sampler
+    cpu_before, services_before, t_before = box["before"]
+    services_after = _service_cpu(cfg.pg_database, cfg.redis_pids)
+    wall = perf() - t_before
+    n = len(times)
+    out = {"writers": len(urls), "commands": n, "window_s": round(wall, 2),
+           "commands_per_s": round(n / wall, 1) if wall > 0 else None, "latency_ms": summary_ms(times),
+           "errors": dict(sorted(st.errors.items())), "errors_total": sum(st.errors.values()),
+           "error_examples": st.error_examples}
+    if n:
+        out["server_cpu_ms_per_command"] = round(
+            sum((_cpu_seconds(p) or 0) - (cpu_before[p] or 0) for p in pids) * 1000 / n, 3)
+        for k in services_after:
+            out[f"{k}_cpu_ms_per_command"] = round((services_after[k] - services_before[k]) * 1000 / n, 3)
+    return out

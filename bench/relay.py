@@ -24,6 +24,7 @@ import django  # noqa: E402
 
 django.setup()
 
+from channels.generic.http import AsyncHttpConsumer  # noqa: E402
 from channels.generic.websocket import AsyncWebsocketConsumer  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.urls import path  # noqa: E402
@@ -91,6 +92,28 @@ class RelayConsumer(AsyncWebsocketConsumer):
         await self.send(text_data=json.dumps({"type": "event", "event": message["event"]}))
 
 
+class RelayCommandConsumer(AsyncHttpConsumer):
+    """``POST /relay/<table>/commands``: the HTTP writers' floor. Reads the JSON body, does the
+    same one ``group_send`` as a command frame, answers a JSON ack; no database."""
+
+    async def handle(self, body):
+        try:
+            frame = json.loads(body)
+            client_id = str(frame["id"])
+        except (ValueError, TypeError, KeyError):
+            await self.send_response(400, b'{"error": {"code": "bad_json"}}',
+                                     headers=[(b"Content-Type", b"application/json")])
+            return
+        RelayConsumer.count += 1
+        event = fake_roll_event(client_id, RelayConsumer.count)
+        table = self.scope["url_route"]["kwargs"]["table"]
+        await self.channel_layer.group_send(f"relay-{table}", {"type": "relay.event", "event": event})
+        await self.send_response(201, json.dumps({"id": client_id, "seq": event["seq"], "seqs": [event["seq"]],
+                                                  "replayed": False}).encode(),
+                                 headers=[(b"Content-Type", b"application/json")])
+
+
 application = ProtocolTypeRouter({
     "websocket": URLRouter([path("relay/<slug:table>/", RelayConsumer.as_asgi())]),
+    "http": URLRouter([path("relay/<slug:table>/commands", RelayCommandConsumer.as_asgi())]),
 })

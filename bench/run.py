@@ -38,7 +38,9 @@ def sizes(text: str) -> list[int]:
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="a smoke-sized run (under a minute)")
-    p.add_argument("--only", choices=["load", "store"], help="run only the load or only the store benchmarks")
+    p.add_argument("--only", choices=["live", "store", "load"],
+                   help="run only issue #12's live scenarios, only the store benchmarks, or only the older "
+                        "2d6 load scenarios (10x6 and 20x10, --tables/--clients/...); default: live and store")
     g = p.add_argument_group("load")
     g.add_argument("--procs", type=int, default=2, help="daphne processes (app and relay alike) [2]")
     g.add_argument("--tables", type=int, default=10, help="tables of the main load [10]")
@@ -67,6 +69,18 @@ def parse_args(argv=None):
     g.add_argument("--app-settings", default="campaign.settings", metavar="MODULE",
                    help="DJANGO_SETTINGS_MODULE of the Talekeeper daphnes, for an experiment of your own "
                         "[campaign.settings]")
+    g = p.add_argument_group("live (issue #12: rule actions, reconnect storm, HTTP writers)")
+    g.add_argument("--live-procs", type=lambda t: [int(x) for x in t.split(",")], default=[1, 2],
+                   help="daphne process counts to run every live scenario on [1,2]")
+    g.add_argument("--live-tables", type=int, default=20, help="tables of the rule-actions load [20]")
+    g.add_argument("--live-clients", type=int, default=8, help="sockets per table of the rule-actions load [8]")
+    g.add_argument("--live-rate", type=float, default=2.0, help="rolls/s per table of the rule-actions load [2]")
+    g.add_argument("--storm-tables", type=int, default=20, help="tables of the reconnect storm [20]")
+    g.add_argument("--storm-clients", type=int, default=10, help="sockets per table of the storm [10]")
+    g.add_argument("--storm-backlog", type=int, default=5,
+                   help="rule actions per table committed while the storm's sockets are away [5]")
+    g.add_argument("--writers", type=int, default=8, help="concurrent HTTP writers [8]")
+    g.add_argument("--writer-duration", type=float, help="seconds of writing per side [10; quick 5]")
     g = p.add_argument_group("store")
     g.add_argument("--appends", type=int, help="commands per append benchmark [1000; quick 150]")
     g.add_argument("--rebuild-sizes", type=sizes, help="log sizes to rebuild [10k,100k; quick 10k]")
@@ -93,19 +107,29 @@ def parse_args(argv=None):
     a.read_requests = a.read_requests or (20 if q else 50)
     a.rounds = a.rounds or (1 if q else 2)
     a.no_big = a.no_big or q
+    a.writer_duration = a.writer_duration if a.writer_duration is not None else (5.0 if q else 10.0)
     if a.warmup >= a.duration:
         p.error("--warmup must be shorter than --duration")
     # Keep every run bounded (a typo must not start 100 000 sockets on a shared 2-core machine).
     for name, value, hi in (("--tables", a.tables, 500), ("--big-tables", a.big_tables, 500),
                             ("--clients", a.clients, 100), ("--big-clients", a.big_clients, 100),
-                            ("--procs", a.procs, 16), ("--rounds", a.rounds, 10)):
+                            ("--procs", a.procs, 16), ("--rounds", a.rounds, 10),
+                            ("--live-tables", a.live_tables, 100), ("--live-clients", a.live_clients, 50),
+                            ("--storm-tables", a.storm_tables, 100), ("--storm-clients", a.storm_clients, 50),
+                            ("--storm-backlog", a.storm_backlog, 100), ("--writers", a.writers, 32)):
         if not 1 <= value <= hi:
             p.error(f"{name} must be from 1 to {hi}")
     if max(a.tables * a.clients, a.big_tables * a.big_clients) > 2000:
         p.error("at most 2000 sockets per scenario")
     if not (0 <= a.rate <= 50 and 0 <= a.big_rate <= 50 and 0 < a.duration <= 600):
         p.error("rates must be 0..50 rolls/s per table and --duration at most 600 s")
-    if a.clients < 2 or a.big_clients < 2:
+    if not a.live_procs or not all(1 <= n <= 4 for n in a.live_procs):
+        p.error("--live-procs: 1 to 4 processes each, e.g. 1,2")
+    if a.live_tables * a.live_clients > 1000 or a.storm_tables * a.storm_clients > 1000:
+        p.error("at most 1000 sockets per live scenario")
+    if not (0 < a.live_rate <= 20 and 0 < a.writer_duration <= 120 and a.warmup < a.writer_duration):
+        p.error("--live-rate 0..20 rolls/s per table, --writer-duration up to 120 s and longer than --warmup")
+    if a.clients < 2 or a.big_clients < 2 or a.live_clients < 2 or a.storm_clients < 2:
         p.error("a table needs a GM and at least one player (--clients >= 2)")
     return a
 
@@ -238,6 +262,25 @@ def _line(r: dict) -> str:
             f"redis {r.get('redis_cpu_ms_per_roll')}, machine {r.get('machine_busy_pct')}% busy, errors {r['errors_total']} {r['errors'] or ''}")
 
 
+def report_targets(result: dict) -> list[dict]:
+    """Every issue #12 target measured in this run, each beside its floor: one PASS/MISS line each."""
+    rows = []
+    if "live" in result:
+        from bench.live import targets as live_targets
+
+        rows += live_targets(result["live"])
+    if "store" in result:
+        rows += result["store"].get("targets", [])
+    if rows:
+        log(f"issue #12 targets (run {result['run_id']}, machine load {result['machine']['load_average']} at start):")
+        for t in rows:
+            verdict = "INFO" if t["met"] is None else "PASS" if t["met"] else "MISS"
+            log(f"  {verdict}  {t['target']}: {t['measured']}  [floor: {t['floor']}]")
+        scored = [t for t in rows if t["met"] is not None]
+        log(f"  {sum(1 for t in scored if t['met'])} of {len(scored)} targets met")
+    return rows
+
+
 # --- main -----------------------------------------------------------------------
 
 def main(argv=None) -> int:
@@ -272,14 +315,20 @@ def main(argv=None) -> int:
         log(f"run {run_id} ({mode}); machine: {result['machine']['nproc']} cores, {result['machine']['cpu_model']}, "
             f"load {result['machine']['load_average']}, {result['machine']['busy_pct_before']}% busy before start")
         try:
-            if a.only != "store":
+            if a.only == "load":
                 result["load"] = run_load(a, env, run_id, log_dir)
-            if a.only != "load":
+            if a.only in (None, "live"):
+                from bench.live import run_live
+
+                log(f"live scenarios of issue #12 on {' and '.join(map(str, a.live_procs))} process(es)")
+                result["live"] = run_live(a, env, run_id, log_dir, log)
+            if a.only in (None, "store"):
                 from bench.store import run_store
 
                 log("store benchmarks")
                 result["store"] = run_store(a.appends, a.rebuild_sizes, a.rebuild_repeat, a.read_sizes,
                                             a.read_requests, prefix=run_id, progress=log)
+            result["targets"] = report_targets(result)
         finally:
             result["wall_s"] = round(time.perf_counter() - t_all, 1)
             result["machine"]["load_average_end"] = [round(x, 2) for x in os.getloadavg()]

@@ -1,0 +1,267 @@
+"""Issue #12's live-path scenarios, each against the bare relay in the same run, on 1 and on 2 processes.
+
+* ``rules``: 20 tables x 8 sockets at 2 rolls/s per table; players roll their characters' rule
+  actions (a WYRM check, a TOTE skill test, a Tale straight roll, an MdT test, ...) and plain
+  ``2d6``, and every client makes the follow-up requests ``static/talekeeper/table.js`` makes
+  after an event (a ``GET .../characters/<id>`` for each event without pushed sheets; with
+  pushed sheets, none: counted and reported);
+* ``storm``: 200 sockets ready, all close, the tables get a backlog, all 200 reconnect at once
+  from the last seq each saw: time until every socket is ready and until every one has caught up
+  (the backlog in, and the sheet fetches a browser makes after a backlog answered); RSS of each
+  daphne with 200 sockets;
+* ``writers``: 8 concurrent HTTP writers (closed loop, one table each): per command p50/p99
+  against the relay's HTTP endpoint and a bare PostgreSQL floor (8 connections, each locking its
+  stream row and inserting one event row per transaction).
+
+Django must be set up before this is imported (``common.setup_django``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from urllib.parse import urlparse
+
+import psycopg
+
+from bench import common, data
+from bench.common import ratio, summary_ms
+from bench.load import ClientSpec, LoadConfig, run_load as drive, run_storm, run_writers, summarize
+
+perf = time.perf_counter
+
+
+def _db_name(url: str) -> str:
+    return urlparse(url).path.lstrip("/")
+
+
+def _specs(tables: list[dict], ports: list[int], after_head: bool = True) -> list[ClientSpec]:
+    """Every member's socket, round-robin over the processes, from the log's head now."""
+    from campaign.models import Campaign
+
+    heads = dict(Campaign.objects.filter(slug__in=[t["slug"] for t in tables]).values_list("slug", "last_seq"))
+    out, k = [], 0
+    for t, table in enumerate(tables):
+        for member in table["members"]:
+            port = ports[k % len(ports)]
+            k += 1
+            base = f"http://127.0.0.1:{port}/api/campaigns/{table['slug']}/"
+            out.append(ClientSpec(
+                table=t, token=member["token"], roller=member["role"] == "player",
+                ws_url=f"ws://127.0.0.1:{port}/ws/campaigns/{table['slug']}/table/?after={heads[table['slug']]}",
+                command_url=base + "commands", actions=member.get("actions"), sheet_url=base + "characters/"))
+    return out
+
+
+def _relay_specs(ports: list[int], like: list[ClientSpec], tag: str) -> list[ClientSpec]:
+    return [ClientSpec(table=s.table, roller=s.roller,
+                       ws_url=f"ws://127.0.0.1:{ports[j % len(ports)]}/relay/{tag}-t{s.table}/")
+            for j, s in enumerate(like)]
+
+
+def bare_writers_floor(database_url: str, writers: int, duration: float, warmup: float, tag: str) -> dict:
+    """The floor under 8 HTTP writers: ``writers`` threads, each with its own PostgreSQL connection and
+    stream row, appending back to back (``BEGIN``, ``SELECT ... FOR UPDATE`` of the stream row, ``INSERT``
+    of an event row of a roll's size, ``UPDATE`` of the head, ``COMMIT``) in scratch tables
+    ``bench_floor_stream`` / ``bench_floor_event`` of the bench database."""
+    payload = json.dumps({"notation": "2d6", "terms": [{"text": "+2d6", "sign": 1, "sides": 6, "dice": [
+        {"face": 3, "kept": True}, {"face": 5, "kept": True}], "value": 8}], "total": 8, "counts_successes": False})
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE IF NOT EXISTS bench_floor_stream (id text PRIMARY KEY, last_seq bigint NOT NULL)")
+        conn.execute("CREATE TABLE IF NOT EXISTS bench_floor_event (stream text NOT NULL, seq bigint NOT NULL, "
+                     "type text NOT NULL, payload jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now(), "
+                     "prev_hash text NOT NULL, hash text NOT NULL, PRIMARY KEY (stream, seq))")
+        for w in range(writers):
+            conn.execute("INSERT INTO bench_floor_stream VALUES (%s, 0) ON CONFLICT DO NOTHING", [f"{tag}-{w}"])
+    times: list[list[float]] = [[] for _ in range(writers)]
+    start = perf() + 0.2
+    end, measured_from = start + duration, start + warmup
+    errors: list[str] = []
+
+    def work(w: int):
+        stream = f"{tag}-{w}"
+        try:
+            with psycopg.connect(database_url) as conn:
+                while perf() < start:
+                    time.sleep(0.01)
+                for _ in range(100_000):
+                    t = perf()
+                    if t >= end:
+                        return
+                    with conn.transaction():
+                        (seq,) = conn.execute("SELECT last_seq FROM bench_floor_stream WHERE id = %s FOR UPDATE",
+                                              [stream]).fetchone()
+                        conn.execute("INSERT INTO bench_floor_event (stream, seq, type, payload, prev_hash, hash) "
+                                     "VALUES (%s, %s, 'rolled', %s, %s, %s)", [stream, seq + 1, payload, "0" * 64, "1" * 64])
+                        conn.execute("UPDATE bench_floor_stream SET last_seq = %s WHERE id = %s", [seq + 1, stream])
+                    if t >= measured_from:
+                        times[w].append(perf() - t)
+        except Exception as e:  # noqa: BLE001 (reported)
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=work, args=(w,), daemon=True) for w in range(writers)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(duration + 30)
+    flat = [x for ts in times for x in ts]
+    window = duration - warmup
+    return {"writers": writers, "commands": len(flat), "commands_per_s": round(len(flat) / window, 1),
+            "latency_ms": summary_ms(flat), "round_trips": 5, "errors": errors[:5], "errors_total": len(errors)}
+
+
+def run_live(a, env: dict, run_id: str, log_dir, log) -> dict:
+    """Every issue #12 live scenario on each process count of ``a.live_procs``; see the module doc."""
+    app_env = {**env, "DJANGO_SETTINGS_MODULE": a.app_settings,
+               # the writers post back to back: measure the command path, not the per-user limiter
+               "RATE_LIMIT_USER_PER_MINUTE": "1000000"}
+    for item in a.app_env:
+        key, _, value = item.partition("=")
+        app_env[key] = value
+    relay_env = {**env, "DJANGO_SETTINGS_MODULE": "bench.relay_settings"}
+    pg_db = _db_name(a.database_url)
+    base = dict(pg_database=pg_db, redis_pids=tuple(common.REDIS_PIDS), seed=a.seed)
+    out = {"procs": a.live_procs, "app_env_added": ["RATE_LIMIT_USER_PER_MINUTE=1000000"]}
+
+    t0 = perf()
+    rule_tables = data.make_rule_tables(f"{run_id}-rules", a.live_tables, a.live_clients)
+    storm_tables = data.make_rule_tables(f"{run_id}-storm", a.storm_tables, a.storm_clients)
+    writer_tables = data.make_tables(f"{run_id}-writers", a.writers, 2)
+    log(f"live: {len(rule_tables)}+{len(storm_tables)}+{len(writer_tables)} tables made in {perf() - t0:.1f}s "
+        f"(systems {', '.join(data.SYSTEMS)})")
+
+    for procs in a.live_procs:
+        key = f"{procs}proc"
+        res = out[key] = {}
+        # 1. 20 x 8 with rule actions and the browser's follow-ups
+        name = f"rules-{a.live_tables}x{a.live_clients}"
+        app_rounds, relay_rounds = [], []
+        for rnd in range(a.rounds):
+            cfg = LoadConfig(rate_per_table=a.live_rate, duration=a.duration, warmup=a.warmup, via="ws",
+                             follow_ups=True, run_id=f"{run_id}-{key}-rules-r{rnd}", **base)
+            with common.daphnes("campaign.asgi:application", procs, app_env, log_dir, f"app-{key}-{name}-r{rnd}") \
+                    as (ports, ps):
+                specs = _specs(rule_tables, ports)
+                app_rounds.append(asyncio.run(drive(specs, cfg, "seq", [p.pid for p in ps])))
+            with common.daphnes("bench.relay:application", procs, relay_env, log_dir, f"relay-{key}-{name}-r{rnd}") \
+                    as (ports, ps):
+                relay_cfg = LoadConfig(**{**cfg.__dict__, "follow_ups": False})
+                relay_rounds.append(asyncio.run(drive(_relay_specs(ports, specs, cfg.run_id), relay_cfg, "id",
+                                                      [p.pid for p in ps])))
+        app, relay = summarize(app_rounds), summarize(relay_rounds)
+        res["rules"] = {"config": {"tables": a.live_tables, "clients": a.live_clients, "rate": a.live_rate,
+                                   "rounds": a.rounds, "duration": a.duration, "warmup": a.warmup,
+                                   "actions": data.RULE_ACTIONS},
+                        "talekeeper": app, "relay": relay,
+                        "ratio": {q: ratio(app["latency_ms"][q], relay["latency_ms"][q]) for q in ("p50", "p95", "p99")}
+                        | {"daphne_cpu_per_roll": ratio(app.get("server_cpu_ms_per_roll"),
+                                                         relay.get("server_cpu_ms_per_roll"))}}
+        log(f"  {key} {name}: talekeeper p50/p99 {app['latency_ms']['p50']}/{app['latency_ms']['p99']} ms, "
+            f"relay {relay['latency_ms']['p50']}/{relay['latency_ms']['p99']} ms, errors {app['errors_total']} "
+            f"{app['errors'] or ''}, sheet fetches {app['follow_up_sheet_fetches']}, frames with sheets "
+            f"{app['event_frames_with_sheets']}; CPU ms/roll daphne {app.get('server_cpu_ms_per_roll')} "
+            f"pg {app.get('postgres_cpu_ms_per_roll')} redis {app.get('redis_cpu_ms_per_roll')}")
+
+        # 2. the reconnect storm
+        cfg = LoadConfig(follow_ups=True, run_id=f"{run_id}-{key}-storm", **base)
+        tag = f"{run_id}-{key}-backlog"
+
+        async def backlog():
+            heads = await asyncio.to_thread(data.add_backlog, [t["slug"] for t in storm_tables], a.storm_backlog, tag)
+            return {i: heads[t["slug"]] for i, t in enumerate(storm_tables)}
+
+        with common.daphnes("campaign.asgi:application", procs, app_env, log_dir, f"app-{key}-storm") as (ports, ps):
+            specs = _specs(storm_tables, ports)
+            storm_app = asyncio.run(run_storm(specs, cfg, "seq", [p.pid for p in ps], backlog))
+        with common.daphnes("bench.relay:application", procs, relay_env, log_dir, f"relay-{key}-storm") as (ports, ps):
+            storm_relay = asyncio.run(run_storm(_relay_specs(ports, specs, cfg.run_id),
+                                                LoadConfig(**{**cfg.__dict__, "follow_ups": False}), "id",
+                                                [p.pid for p in ps]))
+        res["storm"] = {"talekeeper": storm_app, "relay": storm_relay, "backlog_per_table": a.storm_backlog}
+        log(f"  {key} storm of {storm_app['sockets']}: all ready {storm_app['all_ready_s']} s, all caught up "
+            f"{storm_app['all_caught_up_s']} s ({storm_app['follow_up_sheet_fetches']} sheet fetches), errors "
+            f"{storm_app['errors_total']} {storm_app['errors'] or ''}; relay all ready {storm_relay['all_ready_s']} s; "
+            f"daphne RSS max {storm_app['max_rss_mb']} MB")
+
+        # 3. 8 concurrent HTTP writers
+        wcfg = LoadConfig(duration=a.writer_duration, warmup=a.warmup, run_id=f"{run_id}-{key}-writers", **base)
+        with common.daphnes("campaign.asgi:application", procs, app_env, log_dir, f"app-{key}-writers") as (ports, ps):
+            urls = [(f"http://127.0.0.1:{ports[w % procs]}/api/campaigns/{t['slug']}/commands",
+                     t["members"][1]["token"]) for w, t in enumerate(writer_tables)]
+            w_app = asyncio.run(run_writers(urls, wcfg, [p.pid for p in ps]))
+        with common.daphnes("bench.relay:application", procs, relay_env, log_dir, f"relay-{key}-writers") as (ports, ps):
+            urls = [(f"http://127.0.0.1:{ports[w % procs]}/relay/{wcfg.run_id}-w{w}/commands", None)
+                    for w in range(a.writers)]
+            w_relay = asyncio.run(run_writers(urls, wcfg, [p.pid for p in ps]))
+        w_floor = bare_writers_floor(a.database_url, a.writers, a.writer_duration, a.warmup, f"{run_id}-{key}")
+        res["writers"] = {"talekeeper": w_app, "relay_http": w_relay, "postgres_floor": w_floor,
+                          "ratio_p50_over_floor": ratio(w_app["latency_ms"]["p50"], w_floor["latency_ms"]["p50"]),
+                          "ratio_p99_over_floor": ratio(w_app["latency_ms"]["p99"], w_floor["latency_ms"]["p99"]),
+                          "ratio_p50_over_relay": ratio(w_app["latency_ms"]["p50"], w_relay["latency_ms"]["p50"]),
+                          "ratio_p99_over_relay": ratio(w_app["latency_ms"]["p99"], w_relay["latency_ms"]["p99"])}
+        log(f"  {key} {a.writers} HTTP writers: p50/p99 {w_app['latency_ms']['p50']}/{w_app['latency_ms']['p99']} ms "
+            f"({w_app['commands_per_s']}/s, errors {w_app['errors_total']} {w_app['errors'] or ''}); relay "
+            f"{w_relay['latency_ms']['p50']}/{w_relay['latency_ms']['p99']} ms; PostgreSQL floor "
+            f"{w_floor['latency_ms']['p50']}/{w_floor['latency_ms']['p99']} ms ({w_floor['commands_per_s']}/s)")
+    return out
+
+
+def targets(live: dict) -> list[dict]:
+    """Each live-path target of issue #12 against its floor, from this run's numbers (PASS/MISS)."""
+    out = []
+    for key in (f"{p}proc" for p in live.get("procs", [])):
+        res = live.get(key)
+        if not res:
+            continue
+        r = res["rules"]
+        app, relay = r["talekeeper"], r["relay"]
+        p99, floor = app["latency_ms"]["p99"], relay["latency_ms"]["p99"]
+        c = r["config"]
+        out.append({"target": f"{c['tables']}x{c['clients']} at {c['rate']:g} rolls/s with rule actions, {key}: "
+                              "p99 <= 2x the relay's, 0 lost",
+                    "floor": f"2 x relay p99 {floor} ms = {round(2 * floor, 1) if floor else None} ms",
+                    "measured": f"p99 {p99} ms ({r['ratio']['p99']}x), p50 {app['latency_ms']['p50']} ms "
+                                f"({r['ratio']['p50']}x), {app['errors_total']} errors {app['errors'] or ''}",
+                    "met": p99 is not None and floor is not None and p99 <= 2 * floor and app["errors_total"] == 0,
+                    "binding": key == "1proc"})
+        out.append({"target": f"CPU per roll, {key} (reported): daphne, PostgreSQL, Redis",
+                    "floor": f"relay {relay.get('server_cpu_ms_per_roll')} / {relay.get('postgres_cpu_ms_per_roll')} / "
+                             f"{relay.get('redis_cpu_ms_per_roll')} ms",
+                    "measured": f"{app.get('server_cpu_ms_per_roll')} / {app.get('postgres_cpu_ms_per_roll')} / "
+                                f"{app.get('redis_cpu_ms_per_roll')} ms ({r['ratio']['daphne_cpu_per_roll']}x the "
+                                f"relay's daphne); sheet fetches after events: {app['follow_up_sheet_fetches']} "
+                                f"({app['event_frames_with_sheets']} event frames carried their sheets)",
+                    "met": None})
+        s = res["storm"]["talekeeper"]
+        sr = res["storm"]["relay"]
+        n = s["sockets"]
+        out.append({"target": f"{n}-socket reconnect storm, {key}: every socket ready within 3 s",
+                    "floor": f"3 s (relay: all ready in {sr['all_ready_s']} s)",
+                    "measured": f"{s['all_ready_s']} s (p50 {s['ready_ms']['p50']} ms), {s['errors_total']} errors",
+                    "met": s["all_ready_s"] is not None and s["all_ready_s"] <= 3})
+        out.append({"target": f"{n}-socket reconnect storm, {key}: every socket caught up within 5 s",
+                    "floor": f"5 s (relay: no log, caught up = ready, {sr['all_ready_s']} s)",
+                    "measured": (f"{s['all_caught_up_s']} s" if s["all_caught_up_s"] is not None else
+                                 f"never: {s['caught_up_ms']['n']} of {s['sockets']} caught up within "
+                                 f"{int(LoadConfig().connect_timeout)} s, {s['errors'].get('stale_sheet_after_failed_fetch', 0)} "
+                                 "left with a stale sheet after a refused fetch") +
+                                f" ({s['backlog_events_per_socket']} backlog events and "
+                                f"{round(s['follow_up_sheet_fetches'] / max(1, s['sockets']), 1)} sheet fetches per socket)",
+                    "met": s["all_caught_up_s"] is not None and s["all_caught_up_s"] <= 5})
+        out.append({"target": f"RSS per daphne process at {n} sockets, {key}: at most 200 MB",
+                    "floor": f"200 MB (relay: {sr['max_rss_mb']} MB)",
+                    "measured": f"{s['max_rss_mb']} MB (peak {s['max_peak_rss_mb']} MB)",
+                    "met": s["max_rss_mb"] is not None and s["max_rss_mb"] <= 200})
+        w = res["writers"]
+        out.append({"target": f"{w['talekeeper']['writers']} concurrent HTTP writers, {key} (reported; the issue "
+                              "sets no number)",
+                    "floor": f"PostgreSQL floor p50/p99 {w['postgres_floor']['latency_ms']['p50']}/"
+                             f"{w['postgres_floor']['latency_ms']['p99']} ms; relay HTTP "
+                             f"{w['relay_http']['latency_ms']['p50']}/{w['relay_http']['latency_ms']['p99']} ms",
+                    "measured": f"p50/p99 {w['talekeeper']['latency_ms']['p50']}/{w['talekeeper']['latency_ms']['p99']} ms "
+                                f"({w['ratio_p50_over_floor']}x / {w['ratio_p99_over_floor']}x the floor), "
+                                f"{w['talekeeper']['errors_total']} errors",
+                    "met": None})
+    return out
