@@ -100,7 +100,7 @@ def _succeeds(total: int, dl: int, ties_succeed: bool) -> bool:
 
 
 @action(
-    "check", title="Attribute check", rolls=True, emits=("attribute_check",),
+    "check", title="Attribute check", rolls=True, emits=("attribute_checked",),
     help="d6 + attribute, +2 per helping skill, against a DL (or an opponent); 6s explode when a skill helps.",
     fields={
         "attribute": ATTRIBUTE,
@@ -150,7 +150,7 @@ def check(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
     success = _succeeds(total, dl, spec.ties_succeed)
     return [
         Event(
-            "attribute_check",
+            "attribute_checked",
             {
                 "roll": state["rolls"] + 1,
                 "task": spec.task,
@@ -185,7 +185,7 @@ def _damage_odds_json(count: int, bonus: int) -> dict:
 
 
 @action(
-    "damage", title="Damage roll", rolls=True, emits=("damage_roll",), help="d6s that always explode, plus a bonus.",
+    "damage", title="Damage roll", rolls=True, emits=("damage_rolled",), help="d6s that always explode, plus a bonus.",
     fields={
         "dice": Integer(1, MAX_DAMAGE_DICE, default=1, label="Dice"),
         "bonus": Integer(0, MAX_DAMAGE_BONUS, default=0, label="Bonus"),
@@ -200,7 +200,7 @@ def damage(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
     total = sum(chain_total(c) for c in chains) + spec.bonus
     return [
         Event(
-            "damage_roll",
+            "damage_rolled",
             {
                 "roll": state["rolls"] + 1,
                 "task": action["task"],
@@ -219,7 +219,7 @@ def damage(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
 
 
 @action(
-    "automatic_success", title="Automatic success", by="gm", emits=("automatic_success",),
+    "automatic_success", title="Automatic success", by="gm", emits=("automatic_success_granted",),
     help="No roll is needed: the character knows a relevant skill.",
     fields={"attribute": ATTRIBUTE, "skill": Text(MAX_NAME, label="With the skill"), "task": TASK},
 )
@@ -231,7 +231,7 @@ def automatic_success(state: dict, action: Mapping, dice: DiceSource) -> list[Ev
         raise RuleError("An automatic success needs a relevant skill the character knows; name it in 'skill'.", "no_skill")
     return [
         Event(
-            "automatic_success",
+            "automatic_success_granted",
             {
                 "task": action["task"],
                 "attribute": attribute,

@@ -91,8 +91,8 @@ def _scene_over(state: dict, p: dict) -> None:
 
 
 _APPLY: dict[str, Callable[[dict, dict], None]] = {
-    "attribute_check": _check,
-    "damage_roll": _damage,
+    "attribute_checked": _check,
+    "damage_rolled": _damage,
     "fate_requested": _fate_requested,
     "fate_spent": _fate_spent,
     "fate_denied": _fate_denied,
@@ -106,9 +106,10 @@ _APPLY: dict[str, Callable[[dict, dict], None]] = {
 
 # Every event WYRM records, once: its name, version and one-line description.
 EVENTS = EventBook([
-    EventSpec("attribute_check", "{attribute} check: {total} vs DL {dl}, {outcome}"),
-    EventSpec("damage_roll", "damage {dice_count}d6 + {bonus} = {total}"),
-    EventSpec("automatic_success", "automatic success: {attribute} with {skill}"),
+    EventSpec("attribute_checked", "{attribute} check: {total} vs DL {dl}, {outcome}", formerly=("attribute_check",)),
+    EventSpec("damage_rolled", "damage {dice_count}d6 + {bonus} = {total}", formerly=("damage_roll",)),
+    EventSpec("automatic_success_granted", "automatic success: {attribute} with {skill}",
+              formerly=("automatic_success",)),
     EventSpec("fate_requested", "asked to spend Fate: {use}"),
     EventSpec("fate_spent", "spent Fate: {use} ({fate_left} left)"),
     EventSpec("fate_denied", "the GM denied the Fate request ({use})"),

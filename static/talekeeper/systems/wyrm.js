@@ -201,7 +201,7 @@ function chain(dice, cls = "") {
 export function describe(ev) {
   const p = ev.payload;
   switch (ev.type) {
-    case "attribute_check": {
+    case "attribute_checked": {
       const opp = p.opposition;
       const sum = `${p.die_total} + ${p.attribute_value}${p.skill_bonus ? ` + ${p.skill_bonus}` : ""} = ${p.total}`;
       const dl = opp ? `vs ${opp.static ? "static " : ""}DL ${p.dl}${p.modifier ? ` (${p.dl_base} ${signed(p.modifier)})` : ""}`
@@ -215,14 +215,14 @@ export function describe(ev) {
           p.explodes ? "6s explode" : ""].filter(Boolean).join(" · "),
       };
     }
-    case "damage_roll":
+    case "damage_rolled":
       return {
         text: `damage ${p.dice_count}d6${p.bonus ? ` + ${p.bonus}` : ""}: ${p.die_totals.join(" + ")}${p.bonus ? ` + ${p.bonus}` : ""}`,
         dice: p.dice.map((c, i) => diceGroup(p.dice.length > 1 ? `d${i + 1}` : "", chain(c))),
         outcome: { label: `= ${p.total}`, tone: "total" },
         detail: [p.task ? `“${p.task}”` : "", `roll #${p.roll}`].filter(Boolean).join(" · "),
       };
-    case "automatic_success":
+    case "automatic_success_granted":
       return { text: `automatic success: ${cap(p.attribute)} with ${p.skill}`, outcome: { label: "Success", tone: "good" }, detail: p.task ? `“${p.task}”` : "", tone: "gm" };
     case "fate_requested":
       return { text: `asks to spend Fate: ${USES[p.use] || p.use}${p.roll ? ` (roll #${p.roll}${p.die ? `, die ${p.die}` : ""})` : ""}`,
@@ -252,20 +252,20 @@ export function describe(ev) {
 
 export function followUps(ev, state, ctx) {
   const p = ev.payload;
-  if ((ev.type === "attribute_check" || ev.type === "damage_roll") && ctx.canAct) {
+  if ((ev.type === "attribute_checked" || ev.type === "damage_rolled") && ctx.canAct) {
     const last = state.last_roll;
-    if (!last || last.roll !== p.roll || !ctx.latest(ev, ["attribute_check", "damage_roll", "fate_spent"])) return [];
+    if (!last || last.roll !== p.roll || !ctx.latest(ev, ["attribute_checked", "damage_rolled", "fate_spent"])) return [];
     if (last.fate_used || state.pending_fate) return [];
     if (state.fate < 1) return [ctx.h("span", { class: "muted small" }, "No Fate left to change this roll.")];
     const out = [ctx.h("span", { class: "muted small" }, `Spend Fate (${state.fate} left, the GM approves):`)];
-    if (ev.type === "damage_roll" && p.dice.length > 1) {
+    if (ev.type === "damage_rolled" && p.dice.length > 1) {
       out.push(ctx.form({ title: "Fate reroll", submit: "Reroll (Fate)", fields: [{ name: "die", label: "Die", kind: "select", numeric: true,
         options: p.die_totals.map((t, i) => ({ value: i + 1, label: `die ${i + 1} (${t})` })), value: 1 }],
       build: (v) => ({ type: "spend_fate", use: "reroll", die: v.die }) }));
     } else {
       out.push(ctx.act("Reroll (Fate)", { type: "spend_fate", use: "reroll" }, { class: "secondary" }));
     }
-    if (ev.type === "attribute_check") out.push(ctx.act("+2 (Fate)", { type: "spend_fate", use: "plus_two" }, { class: "secondary" }));
+    if (ev.type === "attribute_checked") out.push(ctx.act("+2 (Fate)", { type: "spend_fate", use: "plus_two" }, { class: "secondary" }));
     return out;
   }
   if (ev.type === "fate_requested") {

@@ -319,4 +319,16 @@ def test_evolve_never_mutates_and_ignores_unknown_events():
     WYRM.evolve(state, event)
     assert state == frozen
     assert WYRM.evolve(state, Event("roll", {"dice": [3]})) is state
-    assert WYRM.evolve(state, Event("automatic_success", {})) is state
+    assert WYRM.evolve(state, Event("automatic_success_granted", {})) is state
+
+
+def test_rolls_stored_under_their_old_names_fold_as_today_s():
+    """A log from before the past-tense names holds ``attribute_check`` and
+    ``damage_roll`` rows (never rewritten); they fold exactly as today's events."""
+    for action, faces in (({"type": "check", "attribute": "rogue", "skills": ["Stealth"], "dl": 10}, (4,)),
+                          ({"type": "damage", "dice": 2, "bonus": 1}, (3, 5))):
+        (event,), now = play(make(), action, faces)
+        old = Event({"attribute_checked": "attribute_check", "damage_rolled": "damage_roll"}[event.type], event.payload)
+        assert WYRM.evolve(make(), old) == now
+    assert WYRM.events.renames() == {"attribute_check": "attribute_checked", "damage_roll": "damage_rolled",
+                                     "automatic_success": "automatic_success_granted"}
