@@ -127,7 +127,7 @@ def _service_cpu(pg_database: str | None = None, redis_pids=()) -> dict[str, flo
     children). ``redis_pids``: the bench's own ``redis-server`` (else every Redis on the machine).
     """
     tick = os.sysconf("SC_CLK_TCK")
-    total = {"postgres": 0.0, "redis": 0.0}
+    total = {"postgres": 0.0, "redis": 0.0, "by_pid": {}}
     redis_pids = {str(p) for p in redis_pids}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -155,10 +155,20 @@ def _service_cpu(pg_database: str | None = None, redis_pids=()) -> dict[str, flo
             ours = len(words) >= 3 and words[0] == "postgres:" and words[2] == pg_database
             if not ours and not any(aux in cmd for aux in _PG_AUX):
                 continue
-        total[kind] += (int(fields[11]) + int(fields[12])) / tick
+        used = (int(fields[11]) + int(fields[12])) / tick
+        total[kind] += used
+        total["by_pid"][entry] = (kind, used)
         if kind == "postgres" and not pg_database and fields[1] == "1":  # the postmaster (its parent is init)
             total[kind] += (int(fields[13]) + int(fields[14])) / tick
     return total
+
+
+def _service_delta(before: dict, after: dict, kind: str) -> float:
+    """CPU seconds of ``kind`` between two :func:`_service_cpu` readings: per process, so one that exited
+    meanwhile (a backend of the previous server, closed by its pool) does not count negative; one that
+    started meanwhile counts from zero."""
+    return sum(used - (before["by_pid"].get(pid, (kind, 0.0))[1] if before["by_pid"].get(pid, (kind,))[0] == kind else 0.0)
+               for pid, (k, used) in after["by_pid"].items() if k == kind)
 
 
 def rss_mb(pid: int) -> dict:
@@ -409,8 +419,9 @@ async def _run(specs: list[ClientSpec], cfg: LoadConfig, match: str, pids: list[
             after = {pid: _cpu_seconds(pid) for pid in pids}
             machine_after = _machine_jiffies()
             services_after = _service_cpu(cfg.pg_database, cfg.redis_pids)
-            for kind in services_after:
-                cpu[f"{kind}_cpu_s"] = services_after[kind] - services_before[kind]
+            for kind in ("postgres", "redis"):
+                cpu[f"{kind}_cpu_s"] = (_service_delta(services_before, services_after, kind) if cfg.pg_database
+                                        else services_after[kind] - services_before[kind])
             if machine_before and machine_after:
                 cpu["machine_busy_jiffies"] = machine_after[0] - machine_before[0]
                 cpu["machine_total_jiffies"] = machine_after[1] - machine_before[1]
@@ -612,7 +623,7 @@ async def _storm(specs, cfg, match, pids, between) -> dict:
         rss_storm = {pid: rss_mb(pid) for pid in pids}
         services_after = _service_cpu(cfg.pg_database, cfg.redis_pids)
         cpu = {"server_cpu_s": sum((_cpu_seconds(p) or 0) - (cpu_before[p] or 0) for p in pids),
-               **{f"{k}_cpu_s": services_after[k] - services_before[k] for k in services_after}}
+               **{f"{k}_cpu_s": _service_delta(services_before, services_after, k) for k in ("postgres", "redis")}}
     finally:
         st.stopping = True
         for task in list(st.follow_up_tasks):
@@ -700,6 +711,6 @@ async def _writers(urls, cfg, pids, max_per_writer) -> dict:
     if n:
         out["server_cpu_ms_per_command"] = round(
             sum((_cpu_seconds(p) or 0) - (cpu_before[p] or 0) for p in pids) * 1000 / n, 3)
-        for k in services_after:
-            out[f"{k}_cpu_ms_per_command"] = round((services_after[k] - services_before[k]) * 1000 / n, 3)
+        for k in ("postgres", "redis"):
+            out[f"{k}_cpu_ms_per_command"] = round(_service_delta(services_before, services_after, k) * 1000 / n, 3)
     return out
