@@ -27,7 +27,7 @@ from rules import RuleError, odds_json
 
 from . import checkpoints
 from .actions import (
-    ActionError, Forbidden, access_character, access_character_for_reading, do_checkpoint, rule_refusal,
+    ActionError, Forbidden, access_character, access_character_for_reading, do_checkpoint, opponent_of, rule_refusal,
 )
 from .auth import bearer_key
 from .log import events_after, serialize_event
@@ -120,6 +120,9 @@ def preview(request, slug):
                 or action["type"] not in campaign.rules.actions:
             raise ActionError(f"'action' must be one of {campaign.rules.title}'s actions.", "unknown_action")
         character = access_character(membership, action.get("character"))
+        # An opponent named by id answers exactly as the command would (a hidden NPC like an unknown
+        # id, a sheet holding what she may not see refused) and its numbers come from its own sheet.
+        opponent_of(campaign, membership, character, action)
         odds = _preview_odds(campaign, character, membership, action)
     except ActionError as e:
         return error_response(e)

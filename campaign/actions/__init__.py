@@ -27,6 +27,7 @@ from .commands import (
     CLIENT_ID, GM_TABLE_ACTIONS, MAX_ACTION_BYTES, MAX_ACTION_DEPTH, CommandResult, check_command, do_command,
     json_depth,
 )
+from .contests import opponent_of
 from .errors import INPUT_ERRORS, ActionError, Conflict, Forbidden, NotFound, Refused, Unauthenticated, rule_refusal
 from .log_entries import UNVOIDABLE, check_seq
 from .members import do_add_member
@@ -35,7 +36,7 @@ from .sessions import SCENE_ACTIONS
 __all__ = [
     "ActionError", "Unauthenticated", "NotFound", "Forbidden", "Conflict", "Refused", "INPUT_ERRORS", "rule_refusal",
     "access_campaign", "access_membership_now", "access_character", "access_character_for_reading",
-    "access_other_member", "require_gm",
+    "access_other_member", "require_gm", "opponent_of",
     "CLIENT_ID", "MAX_ACTION_BYTES", "MAX_ACTION_DEPTH", "json_depth", "check_command", "check_name",
     "MAX_REASON", "check_reason", "check_seq",
     "CommandResult", "do_command", "do_create_campaign", "do_add_member", "do_checkpoint", "do_rotate_invite",

@@ -326,3 +326,64 @@ def test_a_player_naming_a_shown_npc_does_not_publish_what_the_gm_did_to_it_unse
     # Before: a public check whose opposition was the hidden mage 6, for the whole table to read.
     assert seen(table.gm, res.json()["seq"])["payload"]["opposition"]["attribute"] == 6
     sealed_for_everyone_but_the_gm(table, res.json()["seq"])
+
+
+# --- previews of actions naming an opponent -----------------------------------------------------
+
+def test_a_preview_naming_an_opponent_reads_both_sheets_for_the_gm_and_players(table_for):
+    table = setup(table_for, "wyrm")
+    rival = table.create_character(table.bob, "Rival", {"attributes": {"warrior": 4, "rogue": 0, "mage": 5},
+                                                        "skills": [{"name": "Awareness", "attribute": "mage"}]})
+    named = {"type": "check", "character": table.hero.id, "attribute": "rogue", "vs_character": rival.id,
+             "vs_attribute": "mage", "vs_skills": ["Awareness"]}
+    by_numbers = {"type": "check", "character": table.hero.id, "attribute": "rogue",
+                  "vs": {"attribute": 5, "skills": 1, "static": False}}
+    expected = preview(table.alice, by_numbers)
+    assert expected["status"] == 200, expected
+    # Before: a 400, the preview knew no 'vs_character'.
+    for user in (table.gm, table.alice):
+        assert preview(user, named) == expected, user.username
+    # Bob may not act for Alice's hero (nor preview for it), whoever the opponent.
+    assert preview(table.bob, named)["status"] == 403
+    # The same refusals as the command: an opponent the sheet does not know, one named twice.
+    for action in ({**named, "vs_skills": ["Stealth"]}, {**named, "dl": 5}):
+        command = send(table, table.alice, action, [3, 4])
+        assert preview(table.alice, action) == {"status": command.status, **command.json()}
+
+
+def test_a_preview_naming_an_npc_answers_as_the_command_does(table_for):
+    table = setup(table_for, "wyrm")
+    check = {"type": "check", "character": table.hero.id, "attribute": "rogue", "vs_attribute": "mage"}
+    hidden_id, named_only = npc(table, "hidden"), npc(table, "name", name="Stranger")
+    shown = npc(table, "hidden", {"rating": 2}, name="Lich")
+    adjusted = send(table, table.gm, {"type": "adjust_sheet", "character": shown, "changes": {"attributes.mage": 6},
+                                      "reason": "the lich"})
+    assert adjusted.status == 201, adjusted.json()
+    assert send(table, table.gm, {"type": "show_npc", "character": shown, "shown": "full"}).status == 201
+    answers = {}
+    for opponent in (hidden_id, hidden_id + 1000, named_only, shown):
+        action = {**check, "vs_character": opponent}
+        got = preview(table.alice, action)
+        command = send(table, table.alice, action, [3, 4])
+        assert got == {"status": command.status, **command.json()}, opponent
+        answers[opponent] = (got["status"], json.dumps(got["error"]).replace(f"character {opponent}", "<id>"))
+    # A hidden NPC answers like an unknown id; the shown one's unseen mage 6 stays unsaid.
+    assert answers[hidden_id] == answers[hidden_id + 1000] and answers[hidden_id][0] == 404
+    assert "Lurker" not in json.dumps(answers)
+    assert answers[named_only][0] == 403 and answers[shown][0] == 422 and "6" not in answers[shown][1]
+    # The GM previews against the whole sheet, as the GM's command decides.
+    gm = preview(table.gm, {**check, "vs_character": shown})
+    by_numbers = preview(table.gm, {**check, "vs": {"attribute": 6, "skills": 0, "static": False}})
+    assert gm["status"] == 200 and gm == by_numbers
+
+
+def test_a_tale_combat_preview_takes_the_opponent_s_pool_from_its_sheet(table_for):
+    table = setup(table_for, "tale")
+    rival = table.create_character(table.bob, "Rival", get_system("tale").example_sheet)
+    named = preview(table.alice, {"type": "start_combat", "character": table.hero.id, "vs_character": rival.id})
+    assert named["status"] == 200, named
+    table.command(table.gm, {"type": "take_damage", "character": rival.id, "dice": 2, "visibility": "gm"})
+    # Whether the hidden damage left Rival a damage to spread must not show (the command's refusal).
+    command = send(table, table.alice, {"type": "start_combat", "character": table.hero.id, "vs_character": rival.id})
+    refused = preview(table.alice, {"type": "start_combat", "character": table.hero.id, "vs_character": rival.id})
+    assert refused == {"status": command.status, **command.json()} and refused["status"] == 422
