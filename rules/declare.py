@@ -35,7 +35,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from .base import Event, RuleError
+from .base import Event, RuleError, SheetError
 
 NOT_GIVEN: Any = type("NotGiven", (), {"__repr__": lambda self: "NOT_GIVEN", "__bool__": lambda self: False})()
 WHO = ("player", "gm")  # who may send an action: the character's player (and the GM), or the GM only
@@ -576,18 +576,52 @@ class EventBook:
 @dataclass(frozen=True)
 class SheetSpec:
     """What a character sheet holds, as a creation form shows it: its fields
-    with their kinds and ranges. ``validate_sheet`` stays the system's own (it
-    normalises names and checks what depends on other fields, such as an
-    attribute's ceiling set by an option) but reads its ranges from here."""
+    with their kinds and ranges. :meth:`validate` checks shapes and ranges from
+    them; a system's ``validate_sheet`` calls it and keeps only what depends on
+    other fields (an attribute's ceiling set by an option, creation budgets)."""
 
     fields: Mapping[str, Field]
     help: str = ""
+
+    def validate(self, sheet: Any, extra: Iterable[str] = ()) -> dict:
+        """The sheet's declared fields, shapes and ranges checked and normalised, or
+        :class:`SheetError` naming the field. A sheet is stored for good, so unlike an
+        action it refuses keys it does not declare (``extra``: keys the system reads
+        itself, such as ``options``), at every level, and a blank text it was given."""
+        if not isinstance(sheet, Mapping):
+            raise SheetError("sheet", f"must be an object with {', '.join(repr(n) for n in self.fields)}.")
+        _refuse_unknown(self.fields, sheet, "sheet", "", set(extra))
+        for name, spec in self.fields.items():
+            if isinstance(sheet.get(name), str) and not sheet[name].strip():
+                raise SheetError(name, f"must be {spec.wants()}.")
+        try:
+            return read_fields(self.fields, sheet)
+        except SheetError:
+            raise
+        except RuleError as error:
+            # Every field kind's message starts with the quoted path it refuses.
+            match = re.match(r"'([^']*)':? (.*)", error.message, re.S)
+            raise (SheetError(match[1], match[2]) if match else SheetError("sheet", error.message)) from None
 
     def as_json(self) -> dict:
         return {"help": self.help, "fields": fields_json(self.fields)}
 
     def json_schema(self) -> dict:
         return object_schema(self.fields)
+
+
+def _refuse_unknown(fields: Mapping[str, Field], data: Mapping, where: str, prefix: str, extra: set) -> None:
+    unknown = sorted(str(k) for k in data if k not in fields and k not in extra)
+    if unknown:
+        raise SheetError(where, f"unknown field(s) {', '.join(unknown)}; allowed: {', '.join(sorted([*fields, *extra]))}.")
+    for name, spec in fields.items():
+        value, path = data.get(name), prefix + name
+        if isinstance(spec, Group) and isinstance(value, Mapping):
+            _refuse_unknown(spec.fields, value, path, path + ".", set())
+        elif isinstance(spec, ListOf) and isinstance(spec.item, Group) and isinstance(value, list):
+            for i, item in enumerate(value[:spec.max_items]):
+                if isinstance(item, Mapping):
+                    _refuse_unknown(spec.item.fields, item, f"{path}[{i}]", f"{path}[{i}].", set())
 
 
 # --- a whole system -------------------------------------------------------------------------

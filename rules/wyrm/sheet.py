@@ -90,83 +90,45 @@ def find_skill(skills: list[dict], name: Any) -> dict | None:
 # --- the sheet ---------------------------------------------------------------
 
 
-def _int_in(value: Any, field: str, lo: int, hi: int) -> int:
-    if not is_int(value) or not lo <= value <= hi:
-        raise SheetError(field, f"allowed range is a whole number from {lo} to {hi}.")
-    return value
-
-
-def _only_keys(obj: Mapping, allowed: set[str], field: str) -> None:
-    unknown = sorted(str(k) for k in obj if k not in allowed)
-    if unknown:
-        raise SheetError(field, f"unknown field(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}.")
-
-
-def _options(raw: Any) -> dict:
-    return sheet_options(settings.OPTIONS, raw)
-
-
-def _skills(raw: Any) -> list[dict]:
-    if raw is None:
-        return []
-    if not isinstance(raw, list):
-        raise SheetError("skills", "must be a list of {\"name\": ..., \"attribute\": ...}.")
-    if len(raw) > MAX_SKILLS:
-        raise SheetError("skills", f"allowed range is at most {MAX_SKILLS} skills.")
-    skills: list[dict] = []
-    for i, item in enumerate(raw):
-        field = f"skills[{i}]"
-        if not isinstance(item, dict):
-            raise SheetError(field, "must be an object {\"name\": ..., \"attribute\": ...}.")
-        _only_keys(item, {"name", "attribute"}, field)
-        name = item.get("name")
-        if not isinstance(name, str) or not name.strip() or len(name.strip()) > MAX_NAME:
-            raise SheetError(f"{field}.name", f"must be a name of 1 to {MAX_NAME} characters.")
-        try:
-            attribute = parse_attribute(item.get("attribute"))
-        except RuleError:
-            raise SheetError(f"{field}.attribute", "allowed values are Warrior, Rogue or Mage.") from None
-        if find_skill(skills, name):
-            raise SheetError(f"{field}.name", f"the skill '{name.strip()}' is listed twice.")
-        skills.append({"name": name.strip(), "attribute": attribute})
-    return skills
-
-
-def validate_sheet(sheet: Any) -> dict:
-    """Check a submitted sheet; return it normalised or raise :class:`SheetError`."""
-    if not isinstance(sheet, dict):
-        raise SheetError("sheet", "must be an object with at least \"attributes\".")
-    _only_keys(sheet, {"name", "attributes", "skills", "fate", "options"}, "sheet")
-    options = _options(sheet.get("options"))
-    top = options["attribute_max"]
-
-    raw_attributes = sheet.get("attributes")
-    if not isinstance(raw_attributes, dict):
-        raise SheetError("attributes", "must be an object {\"warrior\": n, \"rogue\": n, \"mage\": n}.")
-    attributes: dict[str, int] = {}
-    for key, value in raw_attributes.items():
+def _attribute_keys(raw: Any) -> Any:
+    """The attributes object with its keys read as attribute names ("Warrior" is warrior)."""
+    if not isinstance(raw, dict):
+        return raw  # the declaration refuses it
+    attributes: dict[str, Any] = {}
+    for key, value in raw.items():
         try:
             name = parse_attribute(key)
         except RuleError:
             raise SheetError("attributes", f"unknown attribute '{key}'; allowed: warrior, rogue, mage.") from None
         if name in attributes:
             raise SheetError(f"attributes.{name}", "is given twice.")
-        attributes[name] = _int_in(value, f"attributes.{name}", 0, top)
-    missing = [a for a in ATTRIBUTES if a not in attributes]
-    if missing:
-        raise SheetError(f"attributes.{missing[0]}", f"is required: a whole number from 0 to {top}.")
+        attributes[name] = value
+    return attributes
 
-    result: dict[str, Any] = {
-        "attributes": {a: attributes[a] for a in ATTRIBUTES},
-        "skills": _skills(sheet.get("skills")),
-        "fate": _int_in(sheet.get("fate", 0), "fate", 0, MAX_FATE),
-        "options": options,
-    }
-    if sheet.get("name") is not None:
-        name = sheet["name"]
-        if not isinstance(name, str) or not name.strip() or len(name.strip()) > MAX_NAME:
-            raise SheetError("name", f"must be a name of 1 to {MAX_NAME} characters.")
-        result["name"] = name.strip()
+
+def validate_sheet(sheet: Any) -> dict:
+    """Check a submitted sheet; return it normalised or raise :class:`SheetError`.
+
+    Shapes and ranges are the declaration's (``SHEET`` below); here only what
+    depends on other fields: the campaign's attribute ceiling, skills named twice."""
+    if isinstance(sheet, dict) and "attributes" in sheet:
+        sheet = {**sheet, "attributes": _attribute_keys(sheet["attributes"])}
+    clean = SHEET.validate(sheet, extra=("options",))
+    options = sheet_options(settings.OPTIONS, sheet.get("options"))
+    top = options["attribute_max"]
+    for name, value in clean["attributes"].items():
+        if value > top:
+            raise SheetError(f"attributes.{name}", f"allowed range is a whole number from 0 to {top}"
+                             " (the campaign's highest attribute).")
+    skills: list[dict] = []
+    for i, skill in enumerate(clean["skills"]):
+        if find_skill(skills, skill["name"]):
+            raise SheetError(f"skills[{i}].name", f"the skill '{skill['name']}' is listed twice.")
+        skills.append(skill)
+    result: dict[str, Any] = {"attributes": {a: clean["attributes"][a] for a in ATTRIBUTES}, "skills": skills,
+                              "fate": clean["fate"], "options": options}
+    if clean["name"] is not None:
+        result["name"] = clean["name"]
     return result
 
 
@@ -189,7 +151,7 @@ def initial_state(sheet: dict) -> dict:
     }
 
 
-# What a new character's form shows (rules/declare.py); ``validate_sheet`` above is the check.
+# What a sheet holds, once: the creation form shows it and ``validate_sheet`` checks with it.
 
 SHEET = SheetSpec({
     "name": Text(MAX_NAME, optional=True, label="Name"),
@@ -198,6 +160,6 @@ SHEET = SheetSpec({
                                          "unless the GM changed it).") for a in ATTRIBUTES}, label="Attributes"),
     "skills": ListOf(Group({"name": Text(MAX_NAME, label="Skill"),
                             "attribute": Choice([(a, a.title()) for a in ATTRIBUTES], label="Attribute")}),
-                     MAX_SKILLS, unique=False, label="Skills", help="Each skill helps checks of its attribute."),
+                     MAX_SKILLS, default=[], label="Skills", help="Each skill helps checks of its attribute."),
     "fate": Integer(0, MAX_FATE, default=0, label="Fate points"),
 }, help="Three attributes (usually 0 to 6), any skills, and starting Fate.")

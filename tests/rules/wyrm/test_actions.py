@@ -332,3 +332,15 @@ def test_rolls_stored_under_their_old_names_fold_as_today_s():
         assert WYRM.evolve(make(), old) == now
     assert WYRM.events.renames() == {"attribute_check": "attribute_checked", "damage_roll": "damage_rolled",
                                      "automatic_success": "automatic_success_granted"}
+
+
+def test_the_sheet_s_ranges_are_its_declaration_s(monkeypatch):
+    """validate_sheet reads its shapes and ranges from SHEET: narrowing the declared
+    Fate range narrows what it accepts (no second copy of the limit)."""
+    from rules.wyrm.sheet import SHEET
+
+    assert WYRM.validate_sheet(dict(THIEF, fate=4))["fate"] == 4
+    monkeypatch.setattr(SHEET.fields["fate"], "hi", 3)
+    with pytest.raises(SheetError) as err:
+        WYRM.validate_sheet(dict(THIEF, fate=4))
+    assert err.value.field == "fate" and "from 0 to 3" in err.value.message
