@@ -8,9 +8,9 @@ opponent's state, campaign/actions/contests.py). For each system:
   from the opponent's state into the action, so the rules decide exactly as for an
   opponent given as numbers (and a replay of the recorded action decides the same);
 * :func:`side_view` is an event as the opponent reads it, or ``None`` when it changes
-  nothing of the opponent. Only Tale contests run over several rounds with state on
-  both sides (the running counts, the damage taken); a WYRM opposed check and an MdT
-  opposed test are one roll that changes neither sheet.
+  nothing of the opponent. Tale contests and MdT races run over several rounds with
+  state on both sides (the running counts; Tale's damage taken); a WYRM opposed check
+  and an MdT opposed test are one roll that changes neither sheet.
 
 TOTE has no opposed test in its text: nothing to fill (``OPPOSABLE`` has no entry).
 """
@@ -24,11 +24,12 @@ from .base import Event, RuleError, copy_json
 # system -> the actions that may name a ``vs_character``.
 OPPOSABLE = {
     "wyrm": frozenset({"check"}),
-    "mdt": frozenset({"opposed_test"}),
+    "mdt": frozenset({"opposed_test", "start_contest"}),
     "tale": frozenset({"start_contest", "start_combat"}),
 }
 # The running Tale contest knows its opponent: these continue it on both sides.
-CONTINUING = {"tale": frozenset({"iterated_round", "combat_round", "end_contest", "impose_penalty"})}
+CONTINUING = {"tale": frozenset({"iterated_round", "combat_round", "end_contest", "impose_penalty"}),
+              "mdt": frozenset({"contest_round", "end_contest"})}
 
 
 def _text(value, name: str) -> str | None:
@@ -90,14 +91,20 @@ def _fill_mdt(action: dict, opponent: Mapping) -> dict:
     if not isinstance(attribute, str) or attribute not in ATTRIBUTES:
         raise RuleError(f"'vs_attribute' must be one of {', '.join(ATTRIBUTES)}.", "invalid")
     sheet = opponent["sheet"]
-    rating = 0
+    rating, name = 0, None
     if _text(action.get("vs_specialization"), "vs_specialization"):
         name = find_specialization(sheet["specializations"], action["vs_specialization"])
         if name is None:
             raise RuleError("The opponent has no such specialization.", "invalid")
         rating = sheet["specializations"][name]
     # "both characters roll the same attribute": 1 + attribute + specialization, as the character's own pool.
-    return {"vs_pool": 1 + sheet["attributes"][attribute] + rating}
+    filled = {"vs_pool": 1 + sheet["attributes"][attribute] + rating}
+    if action["type"] == "start_contest":
+        if opponent.get("contest"):
+            raise RuleError("The opponent is already in a race: it must end first.")
+        # The opponent's side of the race recomputes its pool from these, as the acting side does.
+        filled.update(vs_attribute=attribute, vs_specialization=name)
+    return filled
 
 
 def _fill_tale(action: dict, opponent: Mapping) -> dict:
@@ -153,6 +160,8 @@ def _mirror(value, key: str | None = None):
 
 def side_view(system: str, event: Event, opponent: dict, actor_id: int) -> dict | None:
     """``event`` (decided for the acting character) as its opponent reads it; ``None``: no change."""
+    if system == "mdt":
+        return _mdt_side(event, actor_id)
     if system != "tale":
         return None
     from .tale.sheet import damage_room
@@ -178,3 +187,30 @@ def side_view(system: str, event: Event, opponent: dict, actor_id: int) -> dict 
     for key in ("odds", "dice_log", "command_id", "action", "nonce", "answers"):
         view.pop(key, None)  # the record of the acting side's command, not the opponent's
     return view
+
+
+# --- the opponent's side of an MdT race ----------------------------------------------------
+
+_RACE_OUTCOMES = {"win": "loss", "loss": "win"}
+
+
+def _mdt_side(event: Event, actor_id: int) -> dict | None:
+    """An MdT race event as the opponent reads it: the same race, the counts and rolls swapped."""
+    p = event.payload
+    if event.type == "contest_started":
+        if p.get("opponent") is None:
+            return None
+        return {"label": p["label"], "attribute": p["vs_attribute"], "specialization": p["vs_specialization"],
+                "modifier": 0, "vs_pool": p["pool"], "target": p["target"], "mine": 0, "theirs": 0, "round": 0,
+                "opponent": actor_id, "pool": p["vs_pool"], "vs_attribute": p["attribute"],
+                "vs_specialization": p["specialization"]}
+    if event.type == "contest_round_rolled":
+        outcome = _RACE_OUTCOMES.get(p["outcome"], p["outcome"])
+        return {"label": p["label"], "round": p["round"], "target": p["target"],
+                "carried_in": {"mine": p["carried_in"]["theirs"], "theirs": p["carried_in"]["mine"]},
+                "pool": p["vs_pool"], "vs_pool": p["pool"], "roll": p["opponent_roll"], "opponent_roll": p["roll"],
+                "mine": p["theirs"], "theirs": p["mine"], "outcome": outcome, "finished": p["finished"],
+                "success": outcome == "win", "dramatic_failure": p["opponent_roll"]["dramatic_failure"]}
+    if event.type == "contest_ended":
+        return {**p, "mine": p["theirs"], "theirs": p["mine"]}
+    return None

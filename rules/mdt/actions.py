@@ -40,9 +40,12 @@ ATTRIBUTE = Choice(list(ATTRIBUTES.items()), label="Attribute")
 SPECIALIZATION = Text(MAX_SPECIALIZATION_NAME, optional=True, label="Specialization",
                       help="One of the character's specializations.")
 MODIFIER = Integer(-MAX_MODIFIER, MAX_MODIFIER, default=0, label="Modifier")
-POOL = Integer(-O.MAX_POOL, O.MAX_POOL, label="Their pool")
+# Their pool, unless the opponent is a character (``vs_character``): then its sheet says it.
+POOL = Integer(-O.MAX_POOL, O.MAX_POOL, optional=True, required_when={"vs_character": [None]}, label="Their pool")
 PROJECT = Text(60, label="Project", help="One of the character's projects.")
 REASON = Text(MAX_TEXT, optional=True, label="Reason")
+VS_CHARACTER = Integer(1, 2**53, optional=True, label="Opponent (a character)",
+                       help="Another character of the campaign: their pool comes from their sheet.")
 
 
 def _specialization(state: dict, action: dict) -> str | None:
@@ -204,10 +207,8 @@ def take_test(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     help="Both sides roll once; more successes wins.",
     fields={
         "attribute": ATTRIBUTE, "specialization": SPECIALIZATION, "modifier": MODIFIER,
-        "vs_character": Integer(1, 2**53, optional=True, label="Opponent (a character)",
-                                help="Another character of the campaign: their pool comes from their sheet."),
-        "vs_pool": Integer(-O.MAX_POOL, O.MAX_POOL, optional=True, required_when={"vs_character": [None]},
-                           label="Their pool"),
+        "vs_character": VS_CHARACTER,
+        "vs_pool": POOL,
         "tie_goes_to": Choice([("none", "a tie"), ("character", "the character"), ("opponent", "the opponent")],
                               default="none", label="A tie goes to"),
         "opponent": Text(100, optional=True, label="Opponent's name"),
@@ -235,18 +236,28 @@ def take_opposed_test(state: dict, action: dict, dice: DiceSource) -> list[Event
     help="The first side to the target number of successes wins.",
     fields={
         "attribute": ATTRIBUTE, "specialization": SPECIALIZATION, "modifier": MODIFIER,
-        "vs_pool": POOL, "target": Integer(1, O.MAX_CONTEST_TARGET, label="Successes to win"),
+        "vs_character": VS_CHARACTER,  # before the field it makes optional
+        "vs_pool": POOL,
+        # Read from the opponent's sheet with ``vs_character`` (rules/contests.py): its side of the race.
+        "vs_attribute": Choice(list(ATTRIBUTES.items()), optional=True, label="Their attribute",
+                               help="The opponent's attribute (the text: both roll the same one, the default)."),
+        "vs_specialization": Text(MAX_SPECIALIZATION_NAME, optional=True, label="Their specialization"),
+        "target": Integer(1, O.MAX_CONTEST_TARGET, label="Successes to win"),
         "label": Text(100, optional=True, label="Label"),
     },
 )
 def start_contest(state: dict, action: dict, dice: DiceSource) -> list[Event]:
-    """(Storyteller) Start a race: the first side to ``target`` successes wins."""
+    """(Storyteller) Start a race: the first side to ``target`` successes wins.
+
+    Against another character (``vs_character``) its pool comes from its sheet and the race runs on
+    both sides: the event records this side's pool and the opponent's attribute, so the opponent's
+    state holds the same race seen from its side (rules/contests.py)."""
     if state.get("contest"):
         raise RuleError("A contest is already running; finish it or end it with end_contest first.")
     attribute, specialization = action["attribute"], _specialization(state, action)
     modifier = action["modifier"]
-    _check_pool(_pool(state, attribute, specialization, modifier)["pool"])
-    return [Event("contest_started", {
+    pool = _check_pool(_pool(state, attribute, specialization, modifier)["pool"])
+    payload = {
         "label": action["label"] or "",
         "attribute": attribute,
         "specialization": specialization,
@@ -256,7 +267,12 @@ def start_contest(state: dict, action: dict, dice: DiceSource) -> list[Event]:
         "mine": 0,
         "theirs": 0,
         "round": 0,
-    })]
+    }
+    if action["vs_character"] is not None:
+        payload.update(opponent=action["vs_character"], pool=pool,
+                       vs_attribute=action["vs_attribute"] or attribute,
+                       vs_specialization=action["vs_specialization"])
+    return [Event("contest_started", payload)]
 
 
 @action("contest_round", title="Race round", rolls=True, emits=("contest_round_rolled",),

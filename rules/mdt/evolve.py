@@ -31,6 +31,8 @@ def _buy_advance(state: dict, p: dict) -> dict:
 def _start_contest(state: dict, p: dict) -> dict:
     keys = ("label", "attribute", "specialization", "modifier", "vs_pool", "target", "mine", "theirs", "round")
     state["contest"] = copy_json({key: p[key] for key in keys})
+    if p.get("opponent") is not None:  # a race against another character: each round is read by both
+        state["contest"]["opponent"] = p["opponent"]
     return state
 
 

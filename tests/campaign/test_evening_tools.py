@@ -250,6 +250,43 @@ def test_a_tale_combat_runs_on_both_sides_and_the_shared_opponent_keeps_its_woun
     assert rebuild(table.campaign, check=True) == []
 
 
+def test_an_mdt_race_between_characters_runs_on_both_sides(table_for):
+    from rules import ScriptedDice
+
+    table = table_for("mdt")
+    hero = table.create_character(table.alice, "Hero", get_system("mdt").example_sheet)  # presence 3: 4 dice
+    rival = table.create_character(table.bob, "Rival", get_system("mdt").example_sheet)  # wits 2: 3 dice
+    table.command(table.gm, {"type": "start_contest", "character": hero.id, "attribute": "presence",
+                             "vs_character": rival.id, "vs_attribute": "wits", "target": 4, "label": "the chase"})
+    assert {k: state(hero)["contest"][k] for k in ("vs_pool", "opponent", "attribute")} == {
+        "vs_pool": 3, "opponent": rival.id, "attribute": "presence"}
+    assert {k: state(rival)["contest"][k] for k in ("vs_pool", "opponent", "attribute", "label")} == {
+        "vs_pool": 4, "opponent": hero.id, "attribute": "wits", "label": "the chase"}
+    with pytest.raises(Refused, match="already in a race"):
+        friend = table.create_character(table.bob, "Friend", get_system("mdt").example_sheet)
+        table.command(table.gm, {"type": "start_contest", "character": friend.id, "attribute": "wits",
+                                 "vs_character": rival.id, "target": 2})
+    # Alice's round: her 10,1,1,1 (2 successes) against Rival's 8,1,1 (1). One event, both states fold it.
+    first = table.command(table.alice, {"type": "contest_round", "character": hero.id},
+                          dice=ScriptedDice([10, 1, 1, 1, 8, 1, 1])).events
+    assert len(first) == 1 and first[0].payload["sides"][str(rival.id)]["mine"] == 1
+    assert (state(hero)["contest"]["mine"], state(hero)["contest"]["theirs"]) == (2, 1)
+    assert (state(rival)["contest"]["mine"], state(rival)["contest"]["theirs"]) == (1, 2)
+    # Bob answers from Rival's side: his 10,10,1 (4, 5 in all) against Hero's 1,1,1,1. Rival wins, Hero loses.
+    second = table.command(table.bob, {"type": "contest_round", "character": rival.id},
+                           dice=ScriptedDice([10, 10, 1, 1, 1, 1, 1])).events[0]
+    assert second.character_id == rival.id and second.payload["outcome"] == "win"
+    assert second.payload["sides"][str(hero.id)]["outcome"] == "loss"
+    assert state(hero)["contest"] is None is state(rival)["contest"]
+    # A race ended early ends on both sides too.
+    table.command(table.gm, {"type": "start_contest", "character": rival.id, "attribute": "wits",
+                             "vs_character": hero.id, "target": 9})
+    assert state(hero)["contest"]["opponent"] == rival.id
+    table.command(table.alice, {"type": "end_contest", "character": hero.id, "reason": "gave up"})
+    assert state(hero)["contest"] is None is state(rival)["contest"]
+    assert rebuild(table.campaign, check=True) == []
+
+
 def test_a_player_against_player_check_reads_both_sheets(table_for):
     from rules import ScriptedDice
 
