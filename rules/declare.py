@@ -587,12 +587,13 @@ class SheetSpec:
         """The sheet's declared fields, shapes and ranges checked and normalised, or
         :class:`SheetError` naming the field. A sheet is stored for good, so unlike an
         action it refuses keys it does not declare (``extra``: keys the system reads
-        itself, such as ``options``), at every level, and a blank text it was given."""
+        itself, such as ``options``), at every level, naming the key itself, and a blank
+        text it was given for a field with no default."""
         if not isinstance(sheet, Mapping):
             raise SheetError("sheet", f"must be an object with {', '.join(repr(n) for n in self.fields)}.")
-        _refuse_unknown(self.fields, sheet, "sheet", "", set(extra))
+        _refuse_unknown(self.fields, sheet, "", set(extra))
         for name, spec in self.fields.items():
-            if isinstance(sheet.get(name), str) and not sheet[name].strip():
+            if isinstance(sheet.get(name), str) and not sheet[name].strip() and spec.default is NOT_GIVEN:
                 raise SheetError(name, f"must be {spec.wants()}.")
         try:
             return read_fields(self.fields, sheet)
@@ -610,18 +611,18 @@ class SheetSpec:
         return object_schema(self.fields)
 
 
-def _refuse_unknown(fields: Mapping[str, Field], data: Mapping, where: str, prefix: str, extra: set) -> None:
+def _refuse_unknown(fields: Mapping[str, Field], data: Mapping, prefix: str, extra: set) -> None:
     unknown = sorted(str(k) for k in data if k not in fields and k not in extra)
     if unknown:
-        raise SheetError(where, f"unknown field(s) {', '.join(unknown)}; allowed: {', '.join(sorted([*fields, *extra]))}.")
+        raise SheetError(prefix + unknown[0], f"unknown field; allowed: {', '.join(sorted([*fields, *extra]))}.")
     for name, spec in fields.items():
         value, path = data.get(name), prefix + name
         if isinstance(spec, Group) and isinstance(value, Mapping):
-            _refuse_unknown(spec.fields, value, path, path + ".", set())
+            _refuse_unknown(spec.fields, value, path + ".", set())
         elif isinstance(spec, ListOf) and isinstance(spec.item, Group) and isinstance(value, list):
             for i, item in enumerate(value[:spec.max_items]):
                 if isinstance(item, Mapping):
-                    _refuse_unknown(spec.item.fields, item, f"{path}[{i}]", f"{path}[{i}].", set())
+                    _refuse_unknown(spec.item.fields, item, f"{path}[{i}].", set())
 
 
 # --- a whole system -------------------------------------------------------------------------

@@ -35,27 +35,12 @@ MAX_SPECIALIZATIONS = 20
 MAX_SPECIALIZATION_NAME = 40
 MAX_NAME, MAX_CONCEPT = 100, 200
 
-SHEET_KEYS = {"name", "concept", "attributes", "specializations", "options"}
-
-
-def _int(value: Any, field: str, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise SheetError(field, f"allowed range is a whole number from {lo} to {hi}.")
-    return value
-
-
 def _text(value: Any, field: str, max_len: int, min_len: int = 0) -> str:
     if not isinstance(value, str):
         raise SheetError(field, f"must be text of {min_len} to {max_len} characters.")
     value = value.strip()
     if not min_len <= len(value) <= max_len:
         raise SheetError(field, f"must be text of {min_len} to {max_len} characters.")
-    return value
-
-
-def _object(value: Any, field: str) -> dict:
-    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
-        raise SheetError(field, "must be a JSON object.")
     return value
 
 
@@ -73,45 +58,41 @@ def find_specialization(specializations: dict[str, int], name: str) -> str | Non
     return None
 
 
+def _specializations(raw: Any) -> dict[str, int]:
+    """Specializations are a map of free names to ratings, a shape the declared field kinds
+    do not have: its limits are the constants the declaration's help text shows."""
+    if not isinstance(raw, dict):
+        raise SheetError("specializations", "must be a JSON object {name: rating}.")
+    if len(raw) > MAX_SPECIALIZATIONS:
+        raise SheetError("specializations", f"allowed range is at most {MAX_SPECIALIZATIONS} specializations.")
+    clean: dict[str, int] = {}
+    for raw_name, rating in raw.items():
+        name = clean_specialization_name(raw_name, f"specializations.{raw_name[:MAX_SPECIALIZATION_NAME]}")
+        if find_specialization(clean, name) is not None:
+            raise SheetError(f"specializations.{name}", "listed twice (names are compared ignoring case).")
+        if isinstance(rating, bool) or not isinstance(rating, int) or not SPECIALIZATION_MIN <= rating <= SPECIALIZATION_MAX:
+            raise SheetError(f"specializations.{name}",
+                             f"allowed range is a whole number from {SPECIALIZATION_MIN} to {SPECIALIZATION_MAX}.")
+        clean[name] = rating
+    return clean
+
+
 def validate_sheet(sheet: Any) -> dict:
     """Check a submitted sheet and return it normalised (options filled in).
 
-    Raises :class:`SheetError` naming the field and the allowed range for any
-    wrong type, missing attribute, out-of-range number or unknown key.
-    """
-    sheet = _object(sheet, "sheet")
-    unknown = set(sheet) - SHEET_KEYS
-    if unknown:
-        raise SheetError(sorted(unknown)[0], f"unknown field; allowed fields are {', '.join(sorted(SHEET_KEYS))}.")
-
-    attributes = _object(sheet.get("attributes"), "attributes")
-    for key in attributes:
-        if key not in ATTRIBUTES:
-            raise SheetError(f"attributes.{key}", f"unknown attribute; the attributes are {', '.join(ATTRIBUTES)}.")
-    clean_attributes = {}
-    for key in ATTRIBUTES:
-        if key not in attributes:
-            raise SheetError(f"attributes.{key}", f"missing; allowed range is {ATTRIBUTE_MIN} to {ATTRIBUTE_MAX}.")
-        clean_attributes[key] = _int(attributes[key], f"attributes.{key}", ATTRIBUTE_MIN, ATTRIBUTE_MAX)
-
-    specializations = _object(sheet.get("specializations", {}), "specializations")
-    if len(specializations) > MAX_SPECIALIZATIONS:
-        raise SheetError("specializations", f"allowed range is at most {MAX_SPECIALIZATIONS} specializations.")
-    clean_specs: dict[str, int] = {}
-    for raw_name, rating in specializations.items():
-        name = clean_specialization_name(raw_name, f"specializations.{raw_name[:MAX_SPECIALIZATION_NAME]}")
-        if find_specialization(clean_specs, name) is not None:
-            raise SheetError(f"specializations.{name}", "listed twice (names are compared ignoring case).")
-        clean_specs[name] = _int(rating, f"specializations.{name}", SPECIALIZATION_MIN, SPECIALIZATION_MAX)
-
-    clean_options = sheet_options(settings.OPTIONS, _object(sheet.get("options", {}), "options"))
-
+    Shapes and ranges are the declaration's (``SHEET`` below), which names the
+    field of any wrong type, missing attribute, out-of-range number or unknown key."""
+    declared = SHEET.validate({k: v for k, v in sheet.items() if k != "specializations"} if isinstance(sheet, dict)
+                              else sheet, extra=("options",))
+    options = sheet.get("options", {})
+    if not isinstance(options, dict):
+        raise SheetError("options", "must be a JSON object.")
     return {
-        "name": _text(sheet.get("name", ""), "name", MAX_NAME),
-        "concept": _text(sheet.get("concept", ""), "concept", MAX_CONCEPT),
-        "attributes": clean_attributes,
-        "specializations": clean_specs,
-        "options": clean_options,
+        "name": declared["name"],
+        "concept": declared["concept"],
+        "attributes": {key: declared["attributes"][key] for key in ATTRIBUTES},
+        "specializations": _specializations(sheet.get("specializations", {})),
+        "options": sheet_options(settings.OPTIONS, options),
     }
 
 
@@ -125,11 +106,11 @@ def initial_state(sheet: dict) -> dict:
     }
 
 
-# What a new character's form shows (rules/declare.py); ``validate_sheet`` above is the check.
+# What a sheet holds, once: the creation form shows it and ``validate_sheet`` checks with it.
 
 SHEET = SheetSpec({
-    "name": Text(MAX_NAME, optional=True, label="Name"),
-    "concept": Text(MAX_CONCEPT, optional=True, label="Concept"),
+    "name": Text(MAX_NAME, default="", label="Name"),
+    "concept": Text(MAX_CONCEPT, default="", label="Concept"),
     "attributes": Group({a: Integer(ATTRIBUTE_MIN, ATTRIBUTE_MAX, label=label) for a, label in ATTRIBUTES.items()},
                         label="Attributes"),
     "specializations": Group({}, optional=True, label="Specializations",

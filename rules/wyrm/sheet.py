@@ -99,7 +99,7 @@ def _attribute_keys(raw: Any) -> Any:
         try:
             name = parse_attribute(key)
         except RuleError:
-            raise SheetError("attributes", f"unknown attribute '{key}'; allowed: warrior, rogue, mage.") from None
+            raise SheetError(f"attributes.{key}", "unknown attribute; allowed: warrior, rogue, mage.") from None
         if name in attributes:
             raise SheetError(f"attributes.{name}", "is given twice.")
         attributes[name] = value
