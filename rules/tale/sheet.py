@@ -41,9 +41,6 @@ DEFAULT_SKILLS = {
     "Spot Hidden": ("clever", "skill"),
 }
 
-SHEET_KEYS = {"characteristics", "primary", "secondary", "skills", "archetype", "options"}
-
-
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -98,37 +95,13 @@ def _skill(name: str, value: Any) -> dict:
     return {"characteristics": pair, "dice": dice}
 
 
-def validate_sheet(sheet: Any) -> dict:
-    """Check a submitted sheet and return it normalised; :class:`SheetError` names the bad field."""
-    if not isinstance(sheet, dict):
-        raise SheetError("sheet", "must be an object with characteristics, primary, secondary, skills")
-    unknown = set(sheet) - SHEET_KEYS
-    if unknown:
-        raise SheetError("sheet", f"unknown keys {sorted(map(str, unknown))}; allowed: {', '.join(sorted(SHEET_KEYS))}")
-
-    chars = sheet.get("characteristics")
-    if not isinstance(chars, dict):
-        raise SheetError("characteristics", f"required: an object with {', '.join(CHARACTERISTICS)}")
-    extra = set(chars) - set(CHARACTERISTICS)
-    if extra:
-        raise SheetError("characteristics", f"unknown keys {sorted(map(str, extra))}; allowed: {', '.join(CHARACTERISTICS)}")
-    values = {}
-    for name in CHARACTERISTICS:
-        value = chars.get(name)
-        if not _is_int(value) or not CHARACTERISTIC_MIN <= value <= CHARACTERISTIC_MAX:
-            raise SheetError(f"characteristics.{name}", f"allowed range {CHARACTERISTIC_MIN}..{CHARACTERISTIC_MAX} (average {AVERAGE})")
-        values[name] = value
-
-    primary = _characteristic_name(sheet.get("primary"), "primary")
-    secondary = _characteristic_name(sheet.get("secondary"), "secondary")
-    if primary == secondary:
-        raise SheetError("secondary", "must differ from the primary characteristic")
-
-    skills_in = sheet.get("skills", {})
-    if not isinstance(skills_in, dict) or len(skills_in) > MAX_SKILLS:
+def _skills(raw: Any) -> dict[str, dict]:
+    """Skills are a map of free names to dice (or a pair and dice), a shape the declared field
+    kinds do not have: its limits are the constants the declaration's help text shows."""
+    if not isinstance(raw, dict) or len(raw) > MAX_SKILLS:
         raise SheetError("skills", f"allowed: an object of at most {MAX_SKILLS} skills")
     skills: dict[str, dict] = {}
-    for raw_name, value in skills_in.items():
+    for raw_name, value in raw.items():
         try:
             name = skill_name(raw_name)
         except RuleError:
@@ -136,13 +109,21 @@ def validate_sheet(sheet: Any) -> dict:
         if find_skill(skills, name):
             raise SheetError(f"skills.{name}", "listed twice")
         skills[name] = _skill(name, value)
+    return skills
 
-    archetype = sheet.get("archetype", "")
-    if not isinstance(archetype, str) or len(archetype) > MAX_ARCHETYPE:
-        raise SheetError("archetype", f"allowed: text of at most {MAX_ARCHETYPE} characters")
 
-    clean = {"characteristics": values, "primary": primary, "secondary": secondary,
-             "skills": skills, "archetype": archetype.strip()}
+def validate_sheet(sheet: Any) -> dict:
+    """Check a submitted sheet and return it normalised; :class:`SheetError` names the bad field.
+
+    Shapes and ranges are the declaration's (``SHEET`` below); here only the primary and
+    secondary differing, and the skills map."""
+    declared = SHEET.validate({k: v for k, v in sheet.items() if k != "skills"} if isinstance(sheet, dict)
+                              else sheet, extra=("options",))
+    if declared["primary"] == declared["secondary"]:
+        raise SheetError("secondary", "must differ from the primary characteristic")
+    clean = {"characteristics": {c: declared["characteristics"][c] for c in CHARACTERISTICS},
+             "primary": declared["primary"], "secondary": declared["secondary"],
+             "skills": _skills(sheet.get("skills", {})), "archetype": declared["archetype"]}
     if sheet.get("options") is not None:
         # Only campaign settings put options in a Tale sheet; older sheets have none (defaults apply).
         clean["options"] = sheet_options(settings.OPTIONS, sheet["options"])
@@ -232,5 +213,5 @@ SHEET = SheetSpec({
                     help=f"{{name: {{\"characteristics\": [two of {', '.join(CHARACTERISTICS)}], \"dice\": "
                          f"0..{SKILL_DICE_MAX}}}}}, at most {MAX_SKILLS}; Jump, Hide and Spot Hidden take just their "
                          "dice."),
-    "archetype": Text(MAX_ARCHETYPE, optional=True, label="Archetype"),
+    "archetype": Text(MAX_ARCHETYPE, default="", label="Archetype"),
 }, help="Five characteristics, a primary and a secondary, skills bought in dice.")
