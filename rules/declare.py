@@ -587,14 +587,11 @@ class SheetSpec:
         """The sheet's declared fields, shapes and ranges checked and normalised, or
         :class:`SheetError` naming the field. A sheet is stored for good, so unlike an
         action it refuses keys it does not declare (``extra``: keys the system reads
-        itself, such as ``options``), at every level, naming the key itself, and a blank
-        text it was given for a field with no default."""
+        itself, such as ``options``), at every level, naming the key itself. As in an
+        action, ``null`` and blank text mean "not given"."""
         if not isinstance(sheet, Mapping):
             raise SheetError("sheet", f"must be an object with {', '.join(repr(n) for n in self.fields)}.")
         _refuse_unknown(self.fields, sheet, "", set(extra))
-        for name, spec in self.fields.items():
-            if isinstance(sheet.get(name), str) and not sheet[name].strip() and spec.default is NOT_GIVEN:
-                raise SheetError(name, f"must be {spec.wants()}.")
         try:
             return read_fields(self.fields, sheet)
         except SheetError:

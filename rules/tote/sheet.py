@@ -20,6 +20,7 @@ grid spells them, every skill listed under ``specializations``.
 from __future__ import annotations
 
 import copy
+from functools import lru_cache
 from typing import Any
 
 from ..base import SheetError
@@ -56,9 +57,6 @@ CREATION_SKILL_MAX = 2
 CREATION_LINE_SUM = 4
 NAME_MAX = 60
 TEXT_MAX = 200
-
-SHEET_KEYS = {"name", "skills", "totems", "specializations", "resolve", "aspect", "grid", "options"}
-
 
 # --- small checkers -------------------------------------------------------
 
@@ -183,65 +181,26 @@ def _options(raw: Any) -> dict:
 # --- the sheet ---------------------------------------------------------------------
 
 
-def _skills(raw: Any, grid: dict) -> dict:
-    names = grid_skills(grid)
-    check_object(raw, "skills")
-    skills: dict[str, int] = {}
+def _canonical_keys(raw: Any, names: list[str], field: str) -> Any:
+    """``raw`` with its keys spelt as in ``names`` (matched without regard to case); a key
+    given twice is refused, an unknown one left for the declaration to name."""
+    if not isinstance(raw, dict):
+        return raw  # the declaration refuses it
+    out: dict = {}
     for key, value in raw.items():
-        name = find_name(names, key)
-        if name is None:
-            raise SheetError("skills", f"unknown skill {show(key)}; the grid has {', '.join(names)}")
-        if name in skills:
-            raise SheetError(f"skills.{name}", "is given twice")
-        skills[name] = check_int(value, f"skills.{name}", 0, SKILL_MAX)
-    missing = [n for n in names if n not in skills]
-    if missing:
-        raise SheetError("skills", f"missing {', '.join(missing)}; every skill needs a rating 0..{SKILL_MAX}")
-    return {n: skills[n] for n in names}
+        name = find_name(names, key) or key
+        if name in out:
+            raise SheetError(f"{field}.{name}", "is given twice")
+        out[name] = value
+    return out
 
 
-def _totems(raw: Any) -> dict:
-    totems = {t: TOTEM_MIN for t in TOTEMS}
-    if raw is None:
-        return totems
-    check_object(raw, "totems")
-    seen = set()
-    for key, value in raw.items():
-        name = find_name(TOTEMS, key)
-        if name is None:
-            raise SheetError("totems", f"unknown totem {show(key)}; the totems are {', '.join(TOTEMS)}")
-        if name in seen:
-            raise SheetError(f"totems.{name}", "is given twice")
-        seen.add(name)
-        totems[name] = check_int(value, f"totems.{name}", TOTEM_MIN, TOTEM_MAX)
-    return totems
-
-
-def _specializations(raw: Any, grid: dict) -> dict:
-    names = grid_skills(grid)
-    specs: dict[str, list] = {n: [] for n in names}
-    if raw is None:
-        return specs
-    check_object(raw, "specializations")
-    seen = set()
-    for key, entries in raw.items():
-        skill = find_name(names, key)
-        if skill is None:
-            raise SheetError("specializations", f"unknown skill {show(key)}")
-        if skill in seen:
-            raise SheetError(f"specializations.{skill}", "is given twice")
-        seen.add(skill)
-        if not isinstance(entries, list) or len(entries) > SPECS_PER_SKILL:
-            raise SheetError(f"specializations.{skill}", f"must be a list of at most {SPECS_PER_SKILL} specializations")
+def _spec_names_differ(specs: dict) -> None:
+    for skill, entries in specs.items():
         for i, entry in enumerate(entries):
-            field = f"specializations.{skill}[{i}]"
-            check_object(entry, field, {"name", "bonus"})
-            name = check_text(entry.get("name"), f"{field}.name", NAME_MAX)
-            bonus = check_int(entry.get("bonus"), f"{field}.bonus", 1, SPEC_BONUS_MAX)
-            if find_name([s["name"] for s in specs[skill]], name):
-                raise SheetError(field, f"{skill} already has a specialization called {show(name)}")
-            specs[skill].append({"name": name, "bonus": bonus})
-    return specs
+            if find_name([s["name"] for s in entries[:i]], entry["name"]):
+                raise SheetError(f"specializations.{skill}[{i}]",
+                                 f"{skill} already has a specialization called {show(entry['name'])}")
 
 
 def _creation_rules(skills: dict, totems: dict, grid: dict) -> None:
@@ -272,25 +231,29 @@ def validate_sheet(sheet: Any, *, creation: bool = True) -> dict:
     ranges, for a hero who has advanced (imported characters, replayed states).
     Idempotent: a normalised sheet validates to itself.
     """
-    check_object(sheet, "sheet", SHEET_KEYS)
+    if not isinstance(sheet, dict):
+        raise SheetError("sheet", "must be a JSON object")
     options = _options(sheet.get("options"))
     grid = _grid(sheet.get("grid"))
-    if "skills" not in sheet:
-        raise SheetError("skills", f"required: a rating 0..{SKILL_MAX} for each of the 16 skills")
-    skills = _skills(sheet["skills"], grid)
-    totems = _totems(sheet.get("totems"))
-    specs = _specializations(sheet.get("specializations"), grid)
-    resolve = sheet.get("resolve")
+    names = grid_skills(grid)
+    given = {**sheet, **{key: _canonical_keys(sheet[key], names if key != "totems" else list(TOTEMS), key)
+                         for key in ("skills", "totems", "specializations") if key in sheet}}
+    declared = sheet_spec(tuple(names)).validate(given, extra=("grid", "options"))
+    skills = declared["skills"]
+    totems = declared["totems"] or {t: TOTEM_MIN for t in TOTEMS}
+    specs = {n: list((declared["specializations"] or {}).get(n) or []) for n in names}
+    _spec_names_differ(specs)
+    resolve = declared["resolve"]
     resolve = check_int(min(DEFAULT_RESOLVE, options["resolve_max"]) if resolve is None else resolve, "resolve", 0, options["resolve_max"])
     if creation:
         _creation_rules(skills, totems, grid)
     return {
-        "name": check_text(sheet.get("name"), "name", NAME_MAX, optional=True),
-        "skills": skills,
-        "totems": totems,
+        "name": declared["name"],
+        "skills": {n: skills[n] for n in names},
+        "totems": {t: totems[t] for t in TOTEMS},
         "specializations": specs,
         "resolve": resolve,
-        "aspect": check_text(sheet.get("aspect"), "aspect", TEXT_MAX, optional=True),
+        "aspect": declared["aspect"],
         "grid": grid,
         "options": options,
     }
@@ -313,21 +276,26 @@ def initial_state(sheet: Any) -> dict:
     }
 
 
-# What a new hero's form shows (rules/declare.py); ``validate_sheet`` above is the check.
+# What a hero's sheet holds, once: the creation form shows it (for the default grid) and
+# ``validate_sheet`` checks with it (for the hero's grid, whose 16 skill names it names).
 
-SHEET = SheetSpec({
-    "name": Text(NAME_MAX, optional=True, label="Name"),
-    "skills": Group({skill: Integer(0, SKILL_MAX, label=skill) for row in DEFAULT_GRID["skills"] for skill in row},
-                    label="Skills", help=f"Every skill of the grid, 0 to {CREATION_SKILL_MAX} at creation; each row "
-                                         f"and each column of the grid sums to {CREATION_LINE_SUM}."),
-    "totems": Group({t: Integer(TOTEM_MIN, TOTEM_MAX, default=TOTEM_MIN, label=t) for t in TOTEMS}, optional=True,
-                    label="Totems", help=f"All start at {TOTEM_MIN}."),
-    "specializations": Group({skill: ListOf(Group({"name": Text(NAME_MAX, label="Specialization"),
-                                                   "bonus": Integer(1, SPEC_BONUS_MAX, label="Bonus")}),
-                                            SPECS_PER_SKILL, label=skill)
-                              for row in DEFAULT_GRID["skills"] for skill in row}, optional=True,
-                             label="Specializations"),
-    "resolve": Integer(0, RESOLVE_MAX_LIMIT, optional=True, label="Resolve",
-                       help=f"Starting Resolve, up to the campaign's maximum ({DEFAULT_RESOLVE} if left out)."),
-    "aspect": Text(TEXT_MAX, optional=True, label="Aspect"),
-}, help="The 16 skills of the grid, the eight totems, an aspect.")
+@lru_cache(maxsize=64)
+def sheet_spec(skills: tuple[str, ...]) -> SheetSpec:
+    return SheetSpec({
+        "name": Text(NAME_MAX, optional=True, label="Name"),
+        "skills": Group({skill: Integer(0, SKILL_MAX, label=skill) for skill in skills},
+                        label="Skills", help=f"Every skill of the grid, 0 to {CREATION_SKILL_MAX} at creation; each row "
+                                             f"and each column of the grid sums to {CREATION_LINE_SUM}."),
+        "totems": Group({t: Integer(TOTEM_MIN, TOTEM_MAX, default=TOTEM_MIN, label=t) for t in TOTEMS}, optional=True,
+                        label="Totems", help=f"All start at {TOTEM_MIN}."),
+        "specializations": Group({skill: ListOf(Group({"name": Text(NAME_MAX, label="Specialization"),
+                                                       "bonus": Integer(1, SPEC_BONUS_MAX, label="Bonus")}),
+                                                SPECS_PER_SKILL, default=[], label=skill)
+                                  for skill in skills}, optional=True, label="Specializations"),
+        "resolve": Integer(0, RESOLVE_MAX_LIMIT, optional=True, label="Resolve",
+                           help=f"Starting Resolve, up to the campaign's maximum ({DEFAULT_RESOLVE} if left out)."),
+        "aspect": Text(TEXT_MAX, optional=True, label="Aspect"),
+    }, help="The 16 skills of the grid, the eight totems, an aspect.")
+
+
+SHEET = sheet_spec(tuple(grid_skills(DEFAULT_GRID)))
