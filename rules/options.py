@@ -20,11 +20,15 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from .base import RuleError, SheetError, copy_json
+from .declare import Choice, Field, Flag, Integer, ListOf
 
 # The event a GM's change of the campaign's settings is stored as.
 CONFIGURED = "campaign_configured"
 
 MAX_LIST = 10
+
+# An option's ``kind`` (the settings page's word) and the field kind of rules/declare.py it is.
+FIELD_KINDS = {"int": Integer, "bool": Flag, "choice": Choice, "int_list": ListOf}
 
 
 @dataclass(frozen=True)
@@ -33,7 +37,8 @@ class Option:
 
     ``kind``: ``"int"`` (``lo``..``hi``), ``"bool"``, ``"choice"`` (one of
     ``choices``) or ``"int_list"`` (1..``MAX_LIST`` whole numbers, each
-    ``lo``..``hi``). ``label`` is what the settings page shows, ``help`` why a
+    ``lo``..``hi``): each is a field kind of ``rules/declare.py`` (:attr:`field`),
+    which checks a value and words the refusal. ``label`` is what the settings page shows, ``help`` why a
     group would change it; ``reading`` names the docs/rules.md entry.
     """
 
@@ -48,27 +53,24 @@ class Option:
     reading: str = ""
     house_rule: bool = False  # not in the text at all (a health track): off or clearly marked
 
+    def __post_init__(self):
+        if self.kind not in FIELD_KINDS:
+            raise ValueError(f"{self.key}: kind must be one of {', '.join(FIELD_KINDS)}")
+
+    @property
+    def field(self) -> Field:
+        """The option as a field of ``rules/declare.py``: one vocabulary of kinds, ranges and messages
+        for actions, sheets and settings (``kind`` names it for the settings page)."""
+        if self.kind == "int_list":
+            return ListOf(Integer(self.lo, self.hi), MAX_LIST, min_items=1, label=self.label)
+        if self.kind == "int":
+            return Integer(self.lo, self.hi, label=self.label)
+        return FIELD_KINDS[self.kind](self.choices, label=self.label) if self.kind == "choice" \
+            else FIELD_KINDS[self.kind](label=self.label)
+
     def check(self, value: Any) -> Any:
         """``value`` if it is allowed; :class:`RuleError` naming the option and its range otherwise."""
-        if self.kind == "bool":
-            if not isinstance(value, bool):
-                raise RuleError(f"'{self.key}' must be true or false.", "invalid")
-            return value
-        if self.kind == "choice":
-            if value not in self.choices:
-                raise RuleError(f"'{self.key}' must be one of: {', '.join(map(str, self.choices))}.", "invalid")
-            return value
-        if self.kind == "int_list":
-            if not isinstance(value, list) or not 1 <= len(value) <= MAX_LIST:
-                raise RuleError(f"'{self.key}' must be a list of 1 to {MAX_LIST} whole numbers "
-                                f"from {self.lo} to {self.hi}.", "invalid")
-            return [self._int(v, f"{self.key}[{i}]") for i, v in enumerate(value)]
-        return self._int(value, self.key)
-
-    def _int(self, value: Any, name: str) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or not self.lo <= value <= self.hi:
-            raise RuleError(f"'{name}' must be a whole number from {self.lo} to {self.hi}.", "invalid")
-        return value
+        return self.field.clean(value, self.key)
 
     def describe(self) -> dict:
         """The declaration as JSON (the settings page's form, the API)."""

@@ -68,12 +68,28 @@ def test_a_change_names_what_changed_and_refuses_nonsense():
     assert options["ties_succeed"] is False and options["advance_costs"] == {"attribute": 10, "skill": 5}
     with pytest.raises(RuleError, match="no setting 'hp'"):
         change(declared("wyrm"), {}, {"hp": 3})
-    with pytest.raises(RuleError, match="'attribute_max' must be a whole number from 1 to 10"):
+    with pytest.raises(RuleError, match="'attribute_max' must be from 1 to 10, not 11"):
         change(declared("wyrm"), {}, {"attribute_max": 11})
     with pytest.raises(RuleError, match="nothing changed"):
         change(declared("wyrm"), {}, {"ties_succeed": True})
     with pytest.raises(RuleError, match="'injury_track\\[1\\]' must be"):
         change(declared("tote"), {}, {"injury_track": [5, 9]})
+
+
+def test_options_are_checked_by_the_declared_field_kinds():
+    """A setting is a field of rules/declare.py: same kinds, same ranges, same words as an action's."""
+    from rules.declare import Choice, Integer
+    from rules.options import Option
+
+    by_key = {o.key: o for o in declared("tote")}
+    assert isinstance(by_key["effect_test.mode"].field, Choice)
+    assert change(declared("tote"), {}, {"effect_test.mode": "COUNT"})[0]["effect_test"]["mode"] == "count"
+    attribute_max = {o.key: o for o in declared("wyrm")}["attribute_max"]
+    assert isinstance(attribute_max.field, Integer) and (attribute_max.field.lo, attribute_max.field.hi) == (1, 10)
+    with pytest.raises(RuleError, match="'injury_track' must be a list of 1 to 10"):
+        change(declared("tote"), {}, {"injury_track": []})
+    with pytest.raises(ValueError, match="kind must be one of"):
+        Option("x", 1, "X", "", kind="percent")
 
 
 def test_a_sheet_naming_an_unknown_option_is_refused_with_its_path():
