@@ -11,9 +11,9 @@ against a guessed text. docs/table.md#chat has the choices.
 from __future__ import annotations
 
 from ..log import Draft
-from ..models import VISIBILITY_PUBLIC, VISIBILITY_WHISPER, Campaign, Membership
+from ..models import ROLE_SPECTATOR, VISIBILITY_PUBLIC, VISIBILITY_WHISPER, Campaign, Membership
 from .access import access_character
-from .errors import ActionError
+from .errors import ActionError, Forbidden
 
 MAX_MESSAGE = 2000  # characters: a long paragraph; a story goes in a handout, not the log
 MAX_RECIPIENTS = 50
@@ -50,7 +50,7 @@ def check_recipients(campaign: Campaign, membership: Membership, to) -> list[dic
 
 def decide_post_message(campaign: Campaign, membership: Membership, action: dict) -> Draft:
     """A message to the table, or a whisper. In character it speaks as a character the sender
-    may act for (their own; any for the GM); spectators may talk out of character."""
+    may act for (a player their own; the GM any); spectators talk out of character only."""
     from ..ratelimit import check_message_rate  # ratelimit imports this package
 
     text = check_text(action.get("text"))
@@ -63,6 +63,9 @@ def decide_post_message(campaign: Campaign, membership: Membership, action: dict
     if kind == "ic":
         if action.get("character") is None:
             raise ActionError("An in-character message needs 'character': the id of who speaks.")
+        if membership.role == ROLE_SPECTATOR:
+            # A player demoted to spectator still owns their characters, but no longer plays them.
+            raise Forbidden("Spectators talk out of character: speaking as a character is for its player and the GM.")
         character = access_character(membership, action["character"])
         payload.update(character=character.id, character_name=character.name)
     elif action.get("character") is not None:

@@ -78,6 +78,19 @@ def test_a_message_is_an_event_everyone_reads(table):
                                   "text": "(the GM speaks for her)"}).status == 201
 
 
+def test_a_player_demoted_to_spectator_no_longer_speaks_as_their_character(table):
+    friend = table.create_character(table.bob, "Bo", get_system("tote").example_sheet)
+    said = {"type": "post_message", "kind": "ic", "character": friend.id, "text": "Bo speaks"}
+    assert send(table, table.bob, said).status == 201
+    table.command(table.gm, {"type": "change_role", "username": "bob", "role": "spectator"})
+    head = Event.objects.filter(campaign=table.campaign).count()
+    # Before: Bo still spoke through his old player (he still owns the character).
+    refused = send(table, table.bob, said)
+    assert refused.status == 403 and "out of character" in refused.json()["error"]["message"]
+    assert send(table, table.bob, {"type": "post_message", "text": "just watching now"}).status == 201
+    assert Event.objects.filter(campaign=table.campaign).count() == head + 1
+
+
 def test_a_whisper_reaches_only_its_sender_those_named_and_the_gm(table):
     whisper = send(table, table.alice, {"type": "post_message", "text": SECRET, "to": ["bob"]})
     assert whisper.status == 201
