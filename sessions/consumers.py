@@ -35,7 +35,7 @@ from campaign.actions import ActionError, access_campaign
 from campaign.auth import InvalidToken, socket_user
 from campaign.broadcast import group_name, user_group
 from campaign.log import events_after
-from campaign.outages import DATABASE_OUTAGE, UNKNOWN_MESSAGE, UnknownOutcome
+from campaign.outages import DATABASE_OUTAGE, UNAVAILABLE_MESSAGE, UNKNOWN_MESSAGE, UnknownOutcome
 from campaign.pipeline import MAX_SEQ, command_of, outage_error, parse_whole_number, read_json, submit
 from campaign.ratelimit import RateLimited, SocketBucket
 from campaign.sheets import changed_by, sheet_class
@@ -52,6 +52,7 @@ CLOSE_NOT_FOUND = 4404
 CLOSE_BAD_REQUEST = 4400
 CLOSE_REVOKED = 4403  # logged out, deactivated, removed or given another role: reconnect (or not) with today's rights
 CLOSE_TOO_MANY = 4429
+CLOSE_UNAVAILABLE = 1013  # "try again later": the page reconnects with its backoff (not a 44xx refusal)
 
 
 class TableConsumer(AsyncWebsocketConsumer):
@@ -71,6 +72,16 @@ class TableConsumer(AsyncWebsocketConsumer):
         except ActionError as e:
             await self._refuse(CLOSE_BAD_REQUEST, "bad_request", f"{e.message} (the last seq you saw)")
             return
+        try:
+            await self._sit_down(after)
+        except DATABASE_OUTAGE as e:
+            # Not a crash (1011 and a traceback): the page hears why and reconnects with its
+            # backoff, as after any dropped connection.
+            log.warning("socket connect: database_unavailable: %r", e)
+            await self._refuse(CLOSE_UNAVAILABLE, "database_unavailable", UNAVAILABLE_MESSAGE)
+
+    async def _sit_down(self, after: int):
+        """Who is asking, their presence and groups, the backlog, then ``ready``."""
         # Database round trip 1 of 2: who is asking, and their membership.
         try:
             campaign, membership = await db(_open)(self.scope, self.scope["url_route"]["kwargs"]["slug"])

@@ -76,3 +76,33 @@ def test_a_failed_commit_is_an_unknown_outcome_and_a_failure_before_it_is_not(tr
     # has the real case, where PostgreSQL committed and only the answer was lost.)
     assert not Command.objects.filter(client_id__in=["at-commit", "before-commit"]).exists()
     assert not Event.objects.filter(command__client_id__in=["at-commit", "before-commit"]).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("read", ["_open", "_backlog"], ids=["membership", "backlog"])
+async def test_a_socket_connecting_during_an_outage_hears_why_and_closes_cleanly(transactional_table, read, caplog):
+    from channels.db import database_sync_to_async
+    from channels.testing import WebsocketCommunicator
+
+    from campaign.asgi import application
+    from campaign.models import ApiToken
+    from sessions import consumers
+
+    key = (await database_sync_to_async(ApiToken.objects.create)(user=transactional_table.alice)).key
+    headers = [(b"origin", b"http://127.0.0.1:8000"), (b"host", b"127.0.0.1:8000"),
+               (b"authorization", f"Bearer {key}".encode())]
+    with mock.patch.object(consumers, read, side_effect=OperationalError("connection refused")):
+        comm = WebsocketCommunicator(application, "/ws/campaigns/torn-road/table/", headers=headers)
+        connected, _ = await comm.connect()
+        assert connected
+        frame = await comm.receive_json_from(timeout=5)
+        while frame["type"] != "error":  # frames sent before the outage met the read (none today)
+            frame = await comm.receive_json_from(timeout=5)
+        closed = await comm.receive_output(timeout=5)
+    # Before: the read's exception ended the socket with 1011 and a logged traceback.
+    assert (frame["code"], frame["id"]) == ("database_unavailable", None)
+    assert frame["message"] == outages.UNAVAILABLE_MESSAGE
+    assert closed == {"type": "websocket.close", "code": consumers.CLOSE_UNAVAILABLE}
+    assert not [r for r in caplog.records if r.exc_info]
+    await comm.wait()
+
