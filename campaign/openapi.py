@@ -8,8 +8,9 @@ envelopes, errors) is edited there; the part that comes from the rules'
 declarations (``rules/declare.py``) is generated into it by
 ``python manage.py openapi --write`` (``make openapi``) and never edited by
 hand: one schema per declared action (``Action.<system>.<type>``), the action
-vocabulary listed on ``Action`` (``x-action-types``) and the sheet of each
-system (``Sheet.<system>``). ``tests/campaign/test_declared.py`` fails when
+vocabulary listed on ``Action`` (``x-action-types``), the sheet of each
+system (``Sheet.<system>``) and the command endpoint's 503 answers
+(``Unavailable``, from campaign/outages.py). ``tests/campaign/test_declared.py`` fails when
 the file and the declarations disagree.
 """
 
@@ -88,7 +89,28 @@ def generated(spec: dict) -> dict:
         if rules.sheet is not None:
             schemas[f"Sheet.{name}"] = {"title": f"{rules.title}: a character sheet", **rules.sheet.json_schema()}
     schemas["Action"]["x-action-types"] = {**table_vocabulary(), "systems": systems}
+    out["components"]["responses"]["Unavailable"] = unavailable_response()
+    out["paths"]["/api/campaigns/{slug}/commands"]["post"]["responses"]["503"] = {
+        "$ref": "#/components/responses/Unavailable"}
     return out
+
+
+def unavailable_response() -> dict:
+    """The command endpoint's 503s, from the code and messages campaign/outages.py answers with."""
+    from campaign.outages import MESSAGES, RETRY_AFTER_SECONDS
+
+    return {
+        "description": "The database could not be reached: `database_unavailable` (nothing was stored) or "
+                       "`outcome_unknown` (the connection broke while the command was being stored: resend "
+                       "the same `id` to learn whether it was). Retry after the `Retry-After` seconds.",
+        "headers": {"Retry-After": {"schema": {"type": "integer", "example": RETRY_AFTER_SECONDS},
+                                    "description": "Seconds to wait before trying again."}},
+        "content": {"application/json": {
+            "schema": {"$ref": "#/components/schemas/Error"},
+            "examples": {code: {"value": {"error": {"code": code, "message": message}}}
+                         for code, message in sorted(MESSAGES.items())},
+        }},
+    }
 
 
 def write() -> bool:

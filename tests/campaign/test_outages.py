@@ -106,3 +106,14 @@ async def test_a_socket_connecting_during_an_outage_hears_why_and_closes_cleanly
     assert not [r for r in caplog.records if r.exc_info]
     await comm.wait()
 
+
+def test_the_openapi_spec_lists_the_command_endpoint_s_503_answers():
+    from campaign.openapi import SPEC_PATH
+
+    spec = json.loads(SPEC_PATH.read_text())
+    answer = spec["paths"]["/api/campaigns/{slug}/commands"]["post"]["responses"]["503"]
+    unavailable = spec["components"]["responses"][answer["$ref"].rsplit("/", 1)[1]]
+    examples = unavailable["content"]["application/json"]["examples"]
+    assert {e["value"]["error"]["code"]: e["value"]["error"]["message"] for e in examples.values()} == outages.MESSAGES
+    assert {"database_unavailable", "outcome_unknown"} <= set(outages.MESSAGES)
+    assert "Retry-After" in unavailable["headers"]
