@@ -78,6 +78,21 @@ def ensure_database(database_url: str, fresh: bool = False) -> None:
             conn.execute(f'CREATE DATABASE "{name}"')
 
 
+def analyze(database_url: str) -> float:
+    """``ANALYZE`` the bench database (planner statistics), and return how long it took.
+
+    The machine's PostgreSQL runs with ``autovacuum = off``: a database the bench just filled
+    (100k-event logs, hundreds of tables) otherwise has no statistics at all, and the planner's
+    guesses made the live scenarios' PostgreSQL cost 10x more per roll (run b810c38 in
+    docs/performance.md). A production server runs autovacuum, which keeps them."""
+    import psycopg
+
+    t0 = time.perf_counter()
+    with psycopg.connect(database_url, autocommit=True, connect_timeout=10) as conn:
+        conn.execute("ANALYZE")
+    return round(time.perf_counter() - t0, 2)
+
+
 def migrate(env: dict[str, str]) -> None:
     subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env,
                    check=True, timeout=300)

@@ -130,7 +130,7 @@ def run_live(a, env: dict, run_id: str, log_dir, log) -> dict:
     storm_tables = data.make_rule_tables(f"{run_id}-storm", a.storm_tables, a.storm_clients)
     writer_tables = data.make_tables(f"{run_id}-writers", a.writers, 2)
     log(f"live: {len(rule_tables)}+{len(storm_tables)}+{len(writer_tables)} tables made in {perf() - t0:.1f}s "
-        f"(systems {', '.join(data.SYSTEMS)})")
+        f"(systems {', '.join(data.SYSTEMS)}); ANALYZE took {common.analyze(a.database_url)}s")
 
     for procs in a.live_procs:
         key = f"{procs}proc"

@@ -325,7 +325,7 @@ def main(argv=None) -> int:
             if a.only in (None, "store"):
                 from bench.store import run_store
 
-                log("store benchmarks")
+                log(f"store benchmarks (ANALYZE of the bench database first: {common.analyze(a.database_url)}s)")
                 result["store"] = run_store(a.appends, a.rebuild_sizes, a.rebuild_repeat, a.read_sizes,
                                             a.read_requests, prefix=run_id, progress=log)
             result["targets"] = report_targets(result)
