@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 DATABASE_OUTAGE = (OperationalError, InterfaceError)
 RETRY_AFTER_SECONDS = 5
 UNAVAILABLE_MESSAGE = "The server can't reach its database right now; nothing was stored. Try again in a moment."
+# A read (GET, a socket opening) stores nothing, so "nothing was stored" would only puzzle.
+READ_UNAVAILABLE_MESSAGE = "The server can't reach its database right now. Try again in a moment."
 
 
 UNKNOWN_MESSAGE = ("The connection to the database broke while your command was being stored, so it may or "
@@ -102,7 +104,8 @@ MESSAGES = {"database_unavailable": UNAVAILABLE_MESSAGE, "outcome_unknown": UNKN
 
 def unavailable_response(request, code: str = "database_unavailable") -> HttpResponse:
     if wants_json(request):
-        response = JsonResponse({"error": {"code": code, "message": MESSAGES[code]}}, status=503)
+        message = READ_UNAVAILABLE_MESSAGE if request.method in ("GET", "HEAD", "OPTIONS") else MESSAGES[code]
+        response = JsonResponse({"error": {"code": code, "message": message}}, status=503)
     else:
         response = HttpResponse(render_to_string("503.html"), status=503)
     response["Retry-After"] = str(RETRY_AFTER_SECONDS)

@@ -35,7 +35,7 @@ from campaign.actions import ActionError, access_campaign
 from campaign.auth import InvalidToken, socket_user
 from campaign.broadcast import group_name, user_group
 from campaign.log import events_after
-from campaign.outages import DATABASE_OUTAGE, UNAVAILABLE_MESSAGE, UNKNOWN_MESSAGE, UnknownOutcome
+from campaign.outages import DATABASE_OUTAGE, READ_UNAVAILABLE_MESSAGE, UNKNOWN_MESSAGE, UnknownOutcome
 from campaign.pipeline import MAX_SEQ, command_of, outage_error, parse_whole_number, read_json, submit
 from campaign.ratelimit import RateLimited, SocketBucket
 from campaign.sheets import changed_by, sheet_class
@@ -78,7 +78,7 @@ class TableConsumer(AsyncWebsocketConsumer):
             # Not a crash (1011 and a traceback): the page hears why and reconnects with its
             # backoff, as after any dropped connection.
             log.warning("socket connect: database_unavailable: %r", e)
-            await self._refuse(CLOSE_UNAVAILABLE, "database_unavailable", UNAVAILABLE_MESSAGE)
+            await self._refuse(CLOSE_UNAVAILABLE, "database_unavailable", READ_UNAVAILABLE_MESSAGE)
 
     async def _sit_down(self, after: int):
         """Who is asking, their presence and groups, the backlog, then ``ready``."""

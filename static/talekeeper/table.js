@@ -1026,19 +1026,39 @@ function scheduleRefresh(id) {
   refreshTimers.set(id, setTimeout(() => refreshCharacter(id), 30));
 }
 
-async function refreshCharacter(id) {
+// A sheet fetch the server could not answer (503 while its database pool is drained by a
+// reconnect storm or an outage, 429, or no network) is tried again after a jittered pause,
+// a few times: otherwise the page would keep showing a stale sheet until the next event.
+const SHEET_RETRIES = 6;
+
+async function refreshCharacter(id, attempt = 0) {
   const token = (refreshTokens.get(id) || 0) + 1;
   refreshTokens.set(id, token);
   let body;
   try {
     const res = await fetch(`/api/campaigns/${slug}/characters/${id}`, { credentials: "same-origin" });
-    if (!res.ok) return;
+    if (!res.ok) {
+      if (res.status === 503 || res.status === 429) retryRefresh(id, token, attempt, res.headers.get("Retry-After"));
+      return;
+    }
     body = await res.json();
   } catch {
+    retryRefresh(id, token, attempt, null);
     return;
   }
   if (refreshTokens.get(id) !== token) return; // a newer refresh or a pushed sheet came meanwhile
   showSheet(body);
+}
+
+function retryRefresh(id, token, attempt, retryAfter) {
+  if (attempt >= SHEET_RETRIES) return;
+  // Retry-After (seconds, at most 5) or 1 s, growing per attempt, spread so pages that failed
+  // together do not come back together.
+  const base = Math.min(Number(retryAfter) || 1, 5) * 1000 * (attempt + 1);
+  const wait = base * (0.5 + Math.random());
+  refreshTimers.set(id, setTimeout(() => {
+    if (refreshTokens.get(id) === token) refreshCharacter(id, attempt + 1); // nothing newer came meanwhile
+  }, wait));
 }
 
 // A sheet the server pushed with an event: the same body as GET .../characters/<id>, for this viewer.
@@ -1657,6 +1677,7 @@ window.talekeeperTable = {
   chain,
   drop() { socket?.close(); },
   get alertsPlayed() { return alertsPlayed; },
+  sheetSeq(id) { return chars.get(id)?.seq || 0; }, // the seq of the sheet the page shows for a character
   seqs() { return [...logEl.querySelectorAll(":scope > li[data-seq]")].map((li) => Number(li.dataset.seq)); },
 };
 

@@ -187,6 +187,38 @@ def test_a_dropped_socket_reconnects_and_catches_up_without_duplicates(table_of,
     assert len(bob.page.locator("#log > li").all()) == start + 8
 
 
+def test_a_sheet_fetch_the_server_could_not_answer_is_tried_again(table_of, seats, server):
+    """After a reconnect the backlog carries no sheets, so the page fetches them; under a
+    reconnect storm the server may answer 503 (its pool is drained). The page tries again after
+    a short jittered pause instead of keeping a stale sheet (bench/README.md, the storm)."""
+    table = table_of("tale")
+    hero = table.create_character(table.alice, "Autopet", get_system("tale").example_sheet)
+    gm_token = ApiToken.objects.create(user=table.gm).key
+    bob = seats("bob")
+    refused: list[str] = []
+
+    def sheet_route(route):
+        if not refused:  # the first fetch meets the storm
+            refused.append(route.request.url)
+            route.fulfill(status=503, headers={"Retry-After": "0"}, content_type="application/json",
+                          body=json.dumps({"error": {"code": "database_unavailable", "message": "busy"}}))
+        else:
+            route.continue_()
+
+    bob.page.route(re.compile(r"/api/campaigns/[^/]+/characters/\d+$"), sheet_route)
+    bob.context.set_offline(True)
+    bob.page.evaluate("window.talekeeperTable.drop()")
+    expect(bob.page.locator("#conn")).to_have_attribute("data-state", "offline")
+    api_command(server, gm_token, {"type": "award_points", "character": hero.id, "points": 2,
+                                   "reason": "a good night"}, "award-offline")
+    seq = head_seq(table)
+    bob.context.set_offline(False)
+    bob.wait_live()
+    expect(bob.event(seq)).to_be_attached()
+    bob.page.wait_for_function("([id, seq]) => window.talekeeperTable.sheetSeq(id) >= seq", arg=[hero.id, seq])
+    assert len(refused) == 1
+
+
 def test_a_roll_whose_outcome_is_in_doubt_is_resent_with_its_id_and_stored_once(table_of, seats):
     """The server stored the roll but the page heard ``outcome_unknown`` (its database connection
     died at COMMIT: tests/faults/test_doubled_roll.py): the page sends the same command id again,

@@ -32,6 +32,15 @@ def test_an_outage_in_an_api_view_is_a_json_503_with_retry_after(table, alice_cl
     assert response["Content-Type"] == "application/json"
     assert response["Retry-After"] == str(outages.RETRY_AFTER_SECONDS)
     assert response.json()["error"]["code"] == "database_unavailable"
+    # A read stores nothing: telling the reader "nothing was stored" would only puzzle them.
+    assert response.json()["error"]["message"] == outages.READ_UNAVAILABLE_MESSAGE
+
+
+def test_a_write_that_met_an_outage_is_told_nothing_was_stored():
+    request = RequestFactory().post("/api/campaigns/torn-road/commands")
+    response = outages.unavailable_response(request)
+    assert json.loads(response.content)["error"]["message"] == outages.UNAVAILABLE_MESSAGE
+    assert "nothing was stored" in outages.UNAVAILABLE_MESSAGE
 
 
 def test_an_outage_in_a_page_is_an_html_503_that_needs_no_database(table, alice_client):
@@ -101,7 +110,7 @@ async def test_a_socket_connecting_during_an_outage_hears_why_and_closes_cleanly
         closed = await comm.receive_output(timeout=5)
     # Before: the read's exception ended the socket with 1011 and a logged traceback.
     assert (frame["code"], frame["id"]) == ("database_unavailable", None)
-    assert frame["message"] == outages.UNAVAILABLE_MESSAGE
+    assert frame["message"] == outages.READ_UNAVAILABLE_MESSAGE  # opening a socket stores nothing
     assert closed == {"type": "websocket.close", "code": consumers.CLOSE_UNAVAILABLE}
     assert not [r for r in caplog.records if r.exc_info]
     await comm.wait()
