@@ -35,7 +35,9 @@ def test_database_url() -> str:
     return f"postgres://{s.get('USER') or 'postgres'}@{host}:{port}/{s['NAME']}"
 
 
-def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 20.0) -> None:
+def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 120.0) -> None:
+    """Wait until the server listens. The limit only guards against a hang: daphne took over 20 s
+    to start on a 2-core machine at load 14, so it is generous, never a measure of speed."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:

@@ -28,7 +28,8 @@ class Clock:
         self.now += seconds
 
 
-@pytest.fixture(params=["memory", "redis"])
+# The Redis store is marked `redis`, so the SQLite pass (`make test-sqlite`, no Redis) leaves it out.
+@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.redis)])
 def stores(request, settings):
     """``make()`` -> a store as one process sees it; with Redis, every store made shares the entries."""
     clock = Clock()
