@@ -48,8 +48,10 @@ export function setUpEncounter({ data, chars, me, isGM, canAct, sendCommand, sel
     const add = document.getElementById("encounter-character");
     if (add) {
       const inIt = new Set(encounter.combatants.map((c) => c.character));
+      const chosen = add.value; // a re-render (any event) must not undo the GM's choice
       fill(add, ...[...chars.values()].filter((c) => !inIt.has(c.id))
         .map((c) => h("option", { value: c.id }, c.name)));
+      if ([...add.options].some((o) => o.value === chosen)) add.value = chosen;
     }
   }
 
