@@ -19,7 +19,10 @@ Django must be set up before this is imported (``common.setup_django``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import signal
+import subprocess
 import threading
 import time
 from urllib.parse import urlparse
@@ -112,6 +115,25 @@ def bare_writers_floor(database_url: str, writers: int, duration: float, warmup:
             "latency_ms": summary_ms(flat), "round_trips": 5, "errors": errors[:5], "errors_total": len(errors)}
 
 
+@contextlib.contextmanager
+def profiled(a, procs, label: str):
+    """py-spy on the Talekeeper daphnes while the block runs (``--py-spy``; bench/run.py start_py_spy)."""
+    from bench.run import start_py_spy
+
+    spies = start_py_spy(a, procs, label)
+    try:
+        yield
+    finally:
+        for spy in spies:  # SIGINT: py-spy writes what it sampled and ends
+            with contextlib.suppress(OSError):
+                spy.send_signal(signal.SIGINT)
+            try:
+                spy.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                pass
+            common.stop(spy)
+
+
 def run_live(a, env: dict, run_id: str, log_dir, log) -> dict:
     """Every issue #12 live scenario on each process count of ``a.live_procs``; see the module doc."""
     app_env = {**env, "DJANGO_SETTINGS_MODULE": a.app_settings,
@@ -136,75 +158,81 @@ def run_live(a, env: dict, run_id: str, log_dir, log) -> dict:
         key = f"{procs}proc"
         res = out[key] = {}
         # 1. 20 x 8 with rule actions and the browser's follow-ups
-        name = f"rules-{a.live_tables}x{a.live_clients}"
-        app_rounds, relay_rounds = [], []
-        for rnd in range(a.rounds):
-            cfg = LoadConfig(rate_per_table=a.live_rate, duration=a.duration, warmup=a.warmup, via="ws",
-                             follow_ups=True, run_id=f"{run_id}-{key}-rules-r{rnd}", **base)
-            with common.daphnes("campaign.asgi:application", procs, app_env, log_dir, f"app-{key}-{name}-r{rnd}") \
-                    as (ports, ps):
-                specs = _specs(rule_tables, ports)
-                app_rounds.append(asyncio.run(drive(specs, cfg, "seq", [p.pid for p in ps])))
-            with common.daphnes("bench.relay:application", procs, relay_env, log_dir, f"relay-{key}-{name}-r{rnd}") \
-                    as (ports, ps):
-                relay_cfg = LoadConfig(**{**cfg.__dict__, "follow_ups": False})
-                relay_rounds.append(asyncio.run(drive(_relay_specs(ports, specs, cfg.run_id), relay_cfg, "id",
-                                                      [p.pid for p in ps])))
-        app, relay = summarize(app_rounds), summarize(relay_rounds)
-        res["rules"] = {"config": {"tables": a.live_tables, "clients": a.live_clients, "rate": a.live_rate,
-                                   "rounds": a.rounds, "duration": a.duration, "warmup": a.warmup,
-                                   "actions": data.RULE_ACTIONS},
-                        "talekeeper": app, "relay": relay,
-                        "ratio": {q: ratio(app["latency_ms"][q], relay["latency_ms"][q]) for q in ("p50", "p95", "p99")}
-                        | {"daphne_cpu_per_roll": ratio(app.get("server_cpu_ms_per_roll"),
-                                                         relay.get("server_cpu_ms_per_roll"))}}
-        log(f"  {key} {name}: talekeeper p50/p99 {app['latency_ms']['p50']}/{app['latency_ms']['p99']} ms, "
-            f"relay {relay['latency_ms']['p50']}/{relay['latency_ms']['p99']} ms, errors {app['errors_total']} "
-            f"{app['errors'] or ''}, sheet fetches {app['follow_up_sheet_fetches']}, frames with sheets "
-            f"{app['event_frames_with_sheets']}; CPU ms/roll daphne {app.get('server_cpu_ms_per_roll')} "
-            f"pg {app.get('postgres_cpu_ms_per_roll')} redis {app.get('redis_cpu_ms_per_roll')}")
+        if "rules" in a.live_scenarios:
+            name = f"rules-{a.live_tables}x{a.live_clients}"
+            app_rounds, relay_rounds = [], []
+            for rnd in range(a.rounds):
+                cfg = LoadConfig(rate_per_table=a.live_rate, duration=a.duration, warmup=a.warmup, via="ws",
+                                 follow_ups=True, run_id=f"{run_id}-{key}-rules-r{rnd}", **base)
+                with common.daphnes("campaign.asgi:application", procs, app_env, log_dir, f"app-{key}-{name}-r{rnd}") \
+                        as (ports, ps):
+                    specs = _specs(rule_tables, ports)
+                    with profiled(a, ps, f"{run_id}-{key}-{name}-r{rnd}"):
+                        app_rounds.append(asyncio.run(drive(specs, cfg, "seq", [p.pid for p in ps])))
+                with common.daphnes("bench.relay:application", procs, relay_env, log_dir, f"relay-{key}-{name}-r{rnd}") \
+                        as (ports, ps):
+                    relay_cfg = LoadConfig(**{**cfg.__dict__, "follow_ups": False})
+                    relay_rounds.append(asyncio.run(drive(_relay_specs(ports, specs, cfg.run_id), relay_cfg, "id",
+                                                          [p.pid for p in ps])))
+            app, relay = summarize(app_rounds), summarize(relay_rounds)
+            res["rules"] = {"config": {"tables": a.live_tables, "clients": a.live_clients, "rate": a.live_rate,
+                                       "rounds": a.rounds, "duration": a.duration, "warmup": a.warmup,
+                                       "actions": data.RULE_ACTIONS},
+                            "talekeeper": app, "relay": relay,
+                            "ratio": {q: ratio(app["latency_ms"][q], relay["latency_ms"][q]) for q in ("p50", "p95", "p99")}
+                            | {"daphne_cpu_per_roll": ratio(app.get("server_cpu_ms_per_roll"),
+                                                             relay.get("server_cpu_ms_per_roll"))}}
+            log(f"  {key} {name}: talekeeper p50/p99 {app['latency_ms']['p50']}/{app['latency_ms']['p99']} ms, "
+                f"relay {relay['latency_ms']['p50']}/{relay['latency_ms']['p99']} ms, errors {app['errors_total']} "
+                f"{app['errors'] or ''}, sheet fetches {app['follow_up_sheet_fetches']}, frames with sheets "
+                f"{app['event_frames_with_sheets']}; CPU ms/roll daphne {app.get('server_cpu_ms_per_roll')} "
+                f"pg {app.get('postgres_cpu_ms_per_roll')} redis {app.get('redis_cpu_ms_per_roll')}")
 
         # 2. the reconnect storm
-        cfg = LoadConfig(follow_ups=True, run_id=f"{run_id}-{key}-storm", **base)
-        tag = f"{run_id}-{key}-backlog"
+        if "storm" in a.live_scenarios:
+            cfg = LoadConfig(follow_ups=True, run_id=f"{run_id}-{key}-storm", **base)
+            tag = f"{run_id}-{key}-backlog"
 
-        async def backlog():
-            heads = await asyncio.to_thread(data.add_backlog, [t["slug"] for t in storm_tables], a.storm_backlog, tag)
-            return {i: heads[t["slug"]] for i, t in enumerate(storm_tables)}
+            async def backlog():
+                heads = await asyncio.to_thread(data.add_backlog, [t["slug"] for t in storm_tables], a.storm_backlog, tag)
+                return {i: heads[t["slug"]] for i, t in enumerate(storm_tables)}
 
-        with common.daphnes("campaign.asgi:application", procs, app_env, log_dir, f"app-{key}-storm") as (ports, ps):
-            specs = _specs(storm_tables, ports)
-            storm_app = asyncio.run(run_storm(specs, cfg, "seq", [p.pid for p in ps], backlog))
-        with common.daphnes("bench.relay:application", procs, relay_env, log_dir, f"relay-{key}-storm") as (ports, ps):
-            storm_relay = asyncio.run(run_storm(_relay_specs(ports, specs, cfg.run_id),
-                                                LoadConfig(**{**cfg.__dict__, "follow_ups": False}), "id",
-                                                [p.pid for p in ps]))
-        res["storm"] = {"talekeeper": storm_app, "relay": storm_relay, "backlog_per_table": a.storm_backlog}
-        log(f"  {key} storm of {storm_app['sockets']}: all ready {storm_app['all_ready_s']} s, all caught up "
-            f"{storm_app['all_caught_up_s']} s ({storm_app['follow_up_sheet_fetches']} sheet fetches), errors "
-            f"{storm_app['errors_total']} {storm_app['errors'] or ''}; relay all ready {storm_relay['all_ready_s']} s; "
-            f"daphne RSS max {storm_app['max_rss_mb']} MB")
+            with common.daphnes("campaign.asgi:application", procs, app_env, log_dir, f"app-{key}-storm") as (ports, ps):
+                specs = _specs(storm_tables, ports)
+                with profiled(a, ps, f"{run_id}-{key}-storm"):
+                    storm_app = asyncio.run(run_storm(specs, cfg, "seq", [p.pid for p in ps], backlog))
+            with common.daphnes("bench.relay:application", procs, relay_env, log_dir, f"relay-{key}-storm") as (ports, ps):
+                storm_relay = asyncio.run(run_storm(_relay_specs(ports, specs, cfg.run_id),
+                                                    LoadConfig(**{**cfg.__dict__, "follow_ups": False}), "id",
+                                                    [p.pid for p in ps]))
+            res["storm"] = {"talekeeper": storm_app, "relay": storm_relay, "backlog_per_table": a.storm_backlog}
+            log(f"  {key} storm of {storm_app['sockets']}: all ready {storm_app['all_ready_s']} s, all caught up "
+                f"{storm_app['all_caught_up_s']} s ({storm_app['follow_up_sheet_fetches']} sheet fetches, retried "
+                f"{storm_app['sheet_fetch_retries'] or 0}), errors "
+                f"{storm_app['errors_total']} {storm_app['errors'] or ''}; relay all ready {storm_relay['all_ready_s']} s; "
+                f"daphne RSS max {storm_app['max_rss_mb']} MB")
 
         # 3. 8 concurrent HTTP writers
-        wcfg = LoadConfig(duration=a.writer_duration, warmup=a.warmup, run_id=f"{run_id}-{key}-writers", **base)
-        with common.daphnes("campaign.asgi:application", procs, app_env, log_dir, f"app-{key}-writers") as (ports, ps):
-            urls = [(f"http://127.0.0.1:{ports[w % procs]}/api/campaigns/{t['slug']}/commands",
-                     t["members"][1]["token"]) for w, t in enumerate(writer_tables)]
-            w_app = asyncio.run(run_writers(urls, wcfg, [p.pid for p in ps]))
-        with common.daphnes("bench.relay:application", procs, relay_env, log_dir, f"relay-{key}-writers") as (ports, ps):
-            urls = [(f"http://127.0.0.1:{ports[w % procs]}/relay/{wcfg.run_id}-w{w}/commands", None)
-                    for w in range(a.writers)]
-            w_relay = asyncio.run(run_writers(urls, wcfg, [p.pid for p in ps]))
-        w_floor = bare_writers_floor(a.database_url, a.writers, a.writer_duration, a.warmup, f"{run_id}-{key}")
-        res["writers"] = {"talekeeper": w_app, "relay_http": w_relay, "postgres_floor": w_floor,
-                          "ratio_p50_over_floor": ratio(w_app["latency_ms"]["p50"], w_floor["latency_ms"]["p50"]),
-                          "ratio_p99_over_floor": ratio(w_app["latency_ms"]["p99"], w_floor["latency_ms"]["p99"]),
-                          "ratio_p50_over_relay": ratio(w_app["latency_ms"]["p50"], w_relay["latency_ms"]["p50"]),
-                          "ratio_p99_over_relay": ratio(w_app["latency_ms"]["p99"], w_relay["latency_ms"]["p99"])}
-        log(f"  {key} {a.writers} HTTP writers: p50/p99 {w_app['latency_ms']['p50']}/{w_app['latency_ms']['p99']} ms "
-            f"({w_app['commands_per_s']}/s, errors {w_app['errors_total']} {w_app['errors'] or ''}); relay "
-            f"{w_relay['latency_ms']['p50']}/{w_relay['latency_ms']['p99']} ms; PostgreSQL floor "
-            f"{w_floor['latency_ms']['p50']}/{w_floor['latency_ms']['p99']} ms ({w_floor['commands_per_s']}/s)")
+        if "writers" in a.live_scenarios:
+            wcfg = LoadConfig(duration=a.writer_duration, warmup=a.warmup, run_id=f"{run_id}-{key}-writers", **base)
+            with common.daphnes("campaign.asgi:application", procs, app_env, log_dir, f"app-{key}-writers") as (ports, ps):
+                urls = [(f"http://127.0.0.1:{ports[w % procs]}/api/campaigns/{t['slug']}/commands",
+                         t["members"][1]["token"]) for w, t in enumerate(writer_tables)]
+                w_app = asyncio.run(run_writers(urls, wcfg, [p.pid for p in ps]))
+            with common.daphnes("bench.relay:application", procs, relay_env, log_dir, f"relay-{key}-writers") as (ports, ps):
+                urls = [(f"http://127.0.0.1:{ports[w % procs]}/relay/{wcfg.run_id}-w{w}/commands", None)
+                        for w in range(a.writers)]
+                w_relay = asyncio.run(run_writers(urls, wcfg, [p.pid for p in ps]))
+            w_floor = bare_writers_floor(a.database_url, a.writers, a.writer_duration, a.warmup, f"{run_id}-{key}")
+            res["writers"] = {"talekeeper": w_app, "relay_http": w_relay, "postgres_floor": w_floor,
+                              "ratio_p50_over_floor": ratio(w_app["latency_ms"]["p50"], w_floor["latency_ms"]["p50"]),
+                              "ratio_p99_over_floor": ratio(w_app["latency_ms"]["p99"], w_floor["latency_ms"]["p99"]),
+                              "ratio_p50_over_relay": ratio(w_app["latency_ms"]["p50"], w_relay["latency_ms"]["p50"]),
+                              "ratio_p99_over_relay": ratio(w_app["latency_ms"]["p99"], w_relay["latency_ms"]["p99"])}
+            log(f"  {key} {a.writers} HTTP writers: p50/p99 {w_app['latency_ms']['p50']}/{w_app['latency_ms']['p99']} ms "
+                f"({w_app['commands_per_s']}/s, errors {w_app['errors_total']} {w_app['errors'] or ''}); relay "
+                f"{w_relay['latency_ms']['p50']}/{w_relay['latency_ms']['p99']} ms; PostgreSQL floor "
+                f"{w_floor['latency_ms']['p50']}/{w_floor['latency_ms']['p99']} ms ({w_floor['commands_per_s']}/s)")
     return out
 
 
@@ -215,53 +243,56 @@ def targets(live: dict) -> list[dict]:
         res = live.get(key)
         if not res:
             continue
-        r = res["rules"]
-        app, relay = r["talekeeper"], r["relay"]
-        p99, floor = app["latency_ms"]["p99"], relay["latency_ms"]["p99"]
-        c = r["config"]
-        out.append({"target": f"{c['tables']}x{c['clients']} at {c['rate']:g} rolls/s with rule actions, {key}: "
-                              "p99 <= 2x the relay's, 0 lost",
-                    "floor": f"2 x relay p99 {floor} ms = {round(2 * floor, 1) if floor else None} ms",
-                    "measured": f"p99 {p99} ms ({r['ratio']['p99']}x), p50 {app['latency_ms']['p50']} ms "
-                                f"({r['ratio']['p50']}x), {app['errors_total']} errors {app['errors'] or ''}",
-                    "met": p99 is not None and floor is not None and p99 <= 2 * floor and app["errors_total"] == 0,
-                    "binding": key == "1proc"})
-        out.append({"target": f"CPU per roll, {key} (reported): daphne, PostgreSQL, Redis",
-                    "floor": f"relay {relay.get('server_cpu_ms_per_roll')} / {relay.get('postgres_cpu_ms_per_roll')} / "
-                             f"{relay.get('redis_cpu_ms_per_roll')} ms",
-                    "measured": f"{app.get('server_cpu_ms_per_roll')} / {app.get('postgres_cpu_ms_per_roll')} / "
-                                f"{app.get('redis_cpu_ms_per_roll')} ms ({r['ratio']['daphne_cpu_per_roll']}x the "
-                                f"relay's daphne); sheet fetches after events: {app['follow_up_sheet_fetches']} "
-                                f"({app['event_frames_with_sheets']} event frames carried their sheets)",
-                    "met": None})
-        s = res["storm"]["talekeeper"]
-        sr = res["storm"]["relay"]
-        n = s["sockets"]
-        out.append({"target": f"{n}-socket reconnect storm, {key}: every socket ready within 3 s",
-                    "floor": f"3 s (relay: all ready in {sr['all_ready_s']} s)",
-                    "measured": f"{s['all_ready_s']} s (p50 {s['ready_ms']['p50']} ms), {s['errors_total']} errors",
-                    "met": s["all_ready_s"] is not None and s["all_ready_s"] <= 3})
-        out.append({"target": f"{n}-socket reconnect storm, {key}: every socket caught up within 5 s",
-                    "floor": f"5 s (relay: no log, caught up = ready, {sr['all_ready_s']} s)",
-                    "measured": (f"{s['all_caught_up_s']} s" if s["all_caught_up_s"] is not None else
-                                 f"never: {s['caught_up_ms']['n']} of {s['sockets']} caught up within "
-                                 f"{int(LoadConfig().connect_timeout)} s, {s['errors'].get('stale_sheet_after_failed_fetch', 0)} "
-                                 "left with a stale sheet after a refused fetch") +
-                                f" ({s['backlog_events_per_socket']} backlog events and "
-                                f"{round(s['follow_up_sheet_fetches'] / max(1, s['sockets']), 1)} sheet fetches per socket)",
-                    "met": s["all_caught_up_s"] is not None and s["all_caught_up_s"] <= 5})
-        out.append({"target": f"RSS per daphne process at {n} sockets, {key}: at most 200 MB",
-                    "floor": f"200 MB (relay: {sr['max_rss_mb']} MB)",
-                    "measured": f"{s['max_rss_mb']} MB (peak {s['max_peak_rss_mb']} MB)",
-                    "met": s["max_rss_mb"] is not None and s["max_rss_mb"] <= 200})
-        w = res["writers"]
-        out.append({"target": f"{w['talekeeper']['writers']} concurrent HTTP writers, {key} (reported; the issue "
-                              "sets no number)",
-                    "floor": f"PostgreSQL floor p50/p99 {w['postgres_floor']['latency_ms']['p50']}/"
-                             f"{w['postgres_floor']['latency_ms']['p99']} ms; relay HTTP "
-                             f"{w['relay_http']['latency_ms']['p50']}/{w['relay_http']['latency_ms']['p99']} ms",
-                    "measured": f"p50/p99 {w['talekeeper']['latency_ms']['p50']}/{w['talekeeper']['latency_ms']['p99']} ms "
-                                f"({w['ratio_p50_over_floor']}x / {w['ratio_p99_over_floor']}x the floor), "
-                                f"{w['talekeeper']['errors_total']} errors",
-                    "met": None})
+        if "rules" in res:
+            r = res["rules"]
+            app, relay = r["talekeeper"], r["relay"]
+            p99, floor = app["latency_ms"]["p99"], relay["latency_ms"]["p99"]
+            c = r["config"]
+            out.append({"target": f"{c['tables']}x{c['clients']} at {c['rate']:g} rolls/s with rule actions, {key}: "
+                                  "p99 <= 2x the relay's, 0 lost",
+                        "floor": f"2 x relay p99 {floor} ms = {round(2 * floor, 1) if floor else None} ms",
+                        "measured": f"p99 {p99} ms ({r['ratio']['p99']}x), p50 {app['latency_ms']['p50']} ms "
+                                    f"({r['ratio']['p50']}x), {app['errors_total']} errors {app['errors'] or ''}",
+                        "met": p99 is not None and floor is not None and p99 <= 2 * floor and app["errors_total"] == 0,
+                        "binding": key == "1proc"})
+            out.append({"target": f"CPU per roll, {key} (reported): daphne, PostgreSQL, Redis",
+                        "floor": f"relay {relay.get('server_cpu_ms_per_roll')} / {relay.get('postgres_cpu_ms_per_roll')} / "
+                                 f"{relay.get('redis_cpu_ms_per_roll')} ms",
+                        "measured": f"{app.get('server_cpu_ms_per_roll')} / {app.get('postgres_cpu_ms_per_roll')} / "
+                                    f"{app.get('redis_cpu_ms_per_roll')} ms ({r['ratio']['daphne_cpu_per_roll']}x the "
+                                    f"relay's daphne); sheet fetches after events: {app['follow_up_sheet_fetches']} "
+                                    f"({app['event_frames_with_sheets']} event frames carried their sheets)",
+                        "met": None})
+        if "storm" in res:
+            s = res["storm"]["talekeeper"]
+            sr = res["storm"]["relay"]
+            n = s["sockets"]
+            out.append({"target": f"{n}-socket reconnect storm, {key}: every socket ready within 3 s",
+                        "floor": f"3 s (relay: all ready in {sr['all_ready_s']} s)",
+                        "measured": f"{s['all_ready_s']} s (p50 {s['ready_ms']['p50']} ms), {s['errors_total']} errors",
+                        "met": s["all_ready_s"] is not None and s["all_ready_s"] <= 3})
+            out.append({"target": f"{n}-socket reconnect storm, {key}: every socket caught up within 5 s",
+                        "floor": f"5 s (relay: no log, caught up = ready, {sr['all_ready_s']} s)",
+                        "measured": (f"{s['all_caught_up_s']} s" if s["all_caught_up_s"] is not None else
+                                     f"never: {s['caught_up_ms']['n']} of {s['sockets']} caught up within "
+                                     f"{int(LoadConfig().connect_timeout)} s, {s['errors'].get('stale_sheet_after_failed_fetch', 0)} "
+                                     "left with a stale sheet after a refused fetch") +
+                                    f" ({s['backlog_events_per_socket']} backlog events and "
+                                    f"{round(s['follow_up_sheet_fetches'] / max(1, s['sockets']), 1)} sheet fetches per socket)",
+                        "met": s["all_caught_up_s"] is not None and s["all_caught_up_s"] <= 5})
+            out.append({"target": f"RSS per daphne process at {n} sockets, {key}: at most 200 MB",
+                        "floor": f"200 MB (relay: {sr['max_rss_mb']} MB)",
+                        "measured": f"{s['max_rss_mb']} MB (peak {s['max_peak_rss_mb']} MB)",
+                        "met": s["max_rss_mb"] is not None and s["max_rss_mb"] <= 200})
+        if "writers" in res:
+            w = res["writers"]
+            out.append({"target": f"{w['talekeeper']['writers']} concurrent HTTP writers, {key} (reported; the issue "
+                                  "sets no number)",
+                        "floor": f"PostgreSQL floor p50/p99 {w['postgres_floor']['latency_ms']['p50']}/"
+                                 f"{w['postgres_floor']['latency_ms']['p99']} ms; relay HTTP "
+                                 f"{w['relay_http']['latency_ms']['p50']}/{w['relay_http']['latency_ms']['p99']} ms",
+                        "measured": f"p50/p99 {w['talekeeper']['latency_ms']['p50']}/{w['talekeeper']['latency_ms']['p99']} ms "
+                                    f"({w['ratio_p50_over_floor']}x / {w['ratio_p99_over_floor']}x the floor), "
+                                    f"{w['talekeeper']['errors_total']} errors",
+                        "met": None})
     return out

@@ -72,7 +72,7 @@ class Conn:
     event_bytes: int = 0
     events: int = 0
     refresh: dict = field(default_factory=dict)  # character id -> pending sheet fetch task (debounced)
-    fetch_failed: bool = False  # a sheet fetch was refused: the page shows a stale sheet (table.js does not retry)
+    fetch_failed: bool = False  # a sheet fetch failed for good (refused, or retries used up): the page shows a stale sheet
 
 
 @dataclass
@@ -93,6 +93,7 @@ class State:
         self.follow_ups: list[float] = []  # durations of the sheet fetches the browser would make
         self.follow_up_tasks: set = set()
         self.follow_up_enabled = False
+        self.sheet_retries: Counter = Counter()  # sheet fetches tried again after a refusal, by what refused them
 
     def refusals(self) -> int:
         """Commands answered with an error (or never sent): they will get no ack."""
@@ -201,26 +202,50 @@ def _action(conn: Conn, rng: random.Random, notation: str) -> dict:
     return {"type": "roll", "notation": notation}
 
 
+SHEET_RETRIES = 6  # as static/talekeeper/table.js (SHEET_RETRIES)
+
+
+def sheet_retry_pause(attempt: int, retry_after: str | None, rng=random) -> float:
+    """How long table.js waits before trying a refused sheet fetch again (``retryRefresh``): Retry-After
+    (seconds, at most 5) or 1 s, times the attempt, spread by a factor of 0.5 to 1.5."""
+    try:
+        base = min(float(retry_after or 1) or 1, 5)
+    except ValueError:
+        base = 1
+    return base * (attempt + 1) * (0.5 + rng.random())
+
+
 def _schedule_sheet_fetch(conn: Conn, st: State, character: int) -> None:
-    """What table.js does for an event without pushed sheets: ``GET .../characters/<id>``, 30 ms debounced."""
+    """What table.js does for an event without pushed sheets: ``GET .../characters/<id>``, 30 ms debounced;
+    a fetch refused with 503 or 429, or one that found no server, is tried again after a jittered pause
+    (:func:`sheet_retry_pause`), at most ``SHEET_RETRIES`` times; a newer event of the character replaces
+    a fetch still waiting or retrying."""
     old = conn.refresh.get(character)
     if old is not None and not old.done():
         old.cancel()
 
     async def fetch():
         await asyncio.sleep(0.03)
-        t0 = perf()
-        try:
-            status, raw = await _http("GET", f"{conn.spec.sheet_url}{character}", conn.spec.token, b"", 30.0)
-        except Exception as e:  # noqa: BLE001
-            conn.fetch_failed = True
-            st.error("sheet_fetch_failed", repr(e))
-            return
-        if status != 200:
-            conn.fetch_failed = True
-            st.error(f"sheet_http_{status}", raw.decode("utf-8", "replace"))
-            return
-        st.follow_ups.append(perf() - t0)
+        for attempt in range(SHEET_RETRIES + 1):
+            t0 = perf()
+            retry_after = None
+            try:
+                status, raw, headers = await _http_with_headers("GET", f"{conn.spec.sheet_url}{character}",
+                                                                conn.spec.token, b"", 30.0)
+            except Exception as e:  # noqa: BLE001
+                status, raw = None, repr(e).encode()
+            else:
+                if status == 200:
+                    st.follow_ups.append(perf() - t0)
+                    return
+                retry_after = headers.get("retry-after")
+            kind = "sheet_fetch_failed" if status is None else f"sheet_http_{status}"
+            if status not in (None, 503, 429) or attempt == SHEET_RETRIES:
+                conn.fetch_failed = True
+                st.error(kind, raw.decode("utf-8", "replace"))
+                return
+            st.sheet_retries[kind] += 1  # not an error: the page tries again, and so do we
+            await asyncio.sleep(sheet_retry_pause(attempt, retry_after))
 
     task = asyncio.create_task(fetch())
     conn.refresh[character] = task
@@ -300,7 +325,14 @@ async def _http_post(url: str, token: str | None, body: bytes, timeout: float) -
 
 
 async def _http(method: str, url: str, token: str | None, body: bytes, timeout: float) -> tuple[int, bytes]:
-    """One request over a fresh loopback connection (Connection: close); a minimal HTTP/1.1 client."""
+    status, body, _ = await _http_with_headers(method, url, token, body, timeout)
+    return status, body
+
+
+async def _http_with_headers(method: str, url: str, token: str | None, body: bytes,
+                             timeout: float) -> tuple[int, bytes, dict[str, str]]:
+    """One request over a fresh loopback connection (Connection: close); a minimal HTTP/1.1 client.
+    Returns the status, the body and the headers (names in lower case)."""
     u = urlparse(url)
     reader, writer = await asyncio.wait_for(asyncio.open_connection(u.hostname, u.port), timeout)
     try:
@@ -319,7 +351,12 @@ async def _http(method: str, url: str, token: str | None, body: bytes, timeout: 
     finally:
         writer.close()
     status = int(data.split(b" ", 2)[1])
-    return status, data.split(b"\r\n\r\n", 1)[1] if b"\r\n\r\n" in data else b""
+    top, _, rest = data.partition(b"\r\n\r\n")
+    headers = {}
+    for line in top.split(b"\r\n")[1:]:
+        name, _, value = line.decode("latin1").partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return status, rest, headers
 
 
 async def _post_command(conn: Conn, st: State, cid: str, cfg: LoadConfig, action: dict) -> None:
@@ -488,7 +525,7 @@ def _raw(st: State, conns, by_table, cfg: LoadConfig, match: str, connect_wall: 
         "sending_wall_s": sending_wall, "drain_wall_s": drain_wall,
         "event_bytes": sum(c.event_bytes for c in conns), "events": sum(c.events for c in conns),
         "errors": errors, "error_examples": st.error_examples, "cpu": cpu,
-        "sheets_pushed": st.sheets_pushed, "follow_ups": list(st.follow_ups),
+        "sheets_pushed": st.sheets_pushed, "follow_ups": list(st.follow_ups), "sheet_retries": st.sheet_retries,
     }
 
 
@@ -529,6 +566,7 @@ def summarize(rounds: list[dict]) -> dict:
         "event_frames_with_sheets": sum(r.get("sheets_pushed", 0) for r in rounds),
         "follow_up_sheet_fetches": sum(len(r.get("follow_ups", ())) for r in rounds),
         "follow_up_ms": summary_ms([x for r in rounds for x in r.get("follow_ups", ())]),
+        "sheet_fetch_retries": dict(sum((Counter(r.get("sheet_retries", {})) for r in rounds), Counter())),
         "error_examples": [e for r in rounds for e in r["error_examples"]][:10],
     }
     if cpu.get("machine_total_jiffies"):
@@ -648,6 +686,7 @@ async def _storm(specs, cfg, match, pids, between) -> dict:
         "ready_ms": summary_ms(ready), "caught_up_ms": summary_ms(list(caught.values())),
         "backlog_events_per_socket": round(backlog / len(conns), 1) if conns else 0,
         "follow_up_sheet_fetches": len(st.follow_ups), "follow_up_ms": summary_ms(st.follow_ups),
+        "sheet_fetch_retries": dict(st.sheet_retries),
         "rss_mb_before": rss_before, "rss_mb_open": rss_open, "rss_mb_after_storm": rss_storm,
         "max_rss_mb": max((v["rss_mb"] or 0 for v in [*rss_open.values(), *rss_storm.values()]), default=None),
         "max_peak_rss_mb": max((v["peak_rss_mb"] or 0 for v in rss_storm.values()), default=None),
