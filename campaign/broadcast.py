@@ -35,11 +35,12 @@ def broadcast_on_commit(campaign_id: int, events) -> None:
     from .log import serialize_event
 
     data = [serialize_event(e) for e in events]
-    transaction.on_commit(lambda: send(campaign_id, data, _sheets(campaign_id, data)))
+    transaction.on_commit(lambda: send(campaign_id, data, changed_sheets(campaign_id, data)))
 
 
-def _sheets(campaign_id: int, data: list[dict]) -> dict[str, dict] | None:
-    """The changed sheets, once per sheet class (campaign/sheets.py), read after commit.
+def changed_sheets(campaign_id: int, data: list[dict]) -> dict[str, dict] | None:
+    """The sheets ``data`` (serialized events) changed, once per sheet class (campaign/sheets.py), read now:
+    after commit for a doorbell, after the page for a socket's backlog (sessions/consumers.py).
 
     A failed read only costs the browsers a fetch each (no sheets: they ask)."""
     from .sheets import characters_changed, pushed_sheets

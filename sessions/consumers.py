@@ -15,13 +15,15 @@ Protocol (docs/protocol.md has it whole):
   member's (sessions/heads.py).
 
 The database is the log and the channel layer only a doorbell: a message whose
-first seq is beyond the next expected one, or a heartbeat that finds a newer
-seq, makes the consumer read what it missed from the database.
+first seq is beyond the next expected one (and stays so for ``GAP_WAIT``: doorbells
+of one table may ring out of order), or a heartbeat that finds a newer seq, makes
+the consumer read what it missed from the database, with the sheets it changed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import logging
 import random
@@ -33,7 +35,7 @@ from django.conf import settings
 
 from campaign.actions import ActionError, access_campaign
 from campaign.auth import InvalidToken, socket_user
-from campaign.broadcast import group_name, user_group
+from campaign.broadcast import changed_sheets, group_name, user_group
 from campaign.log import events_after
 from campaign.outages import DATABASE_OUTAGE, READ_UNAVAILABLE_MESSAGE, UNKNOWN_MESSAGE, UnknownOutcome
 from campaign.pipeline import MAX_SEQ, command_of, outage_error, parse_whole_number, read_json, submit
@@ -55,16 +57,22 @@ CLOSE_TOO_MANY = 4429
 CLOSE_UNAVAILABLE = 1013  # "try again later": the page reconnects with its backoff (not a 44xx refusal)
 
 
+# How long a doorbell that came early waits for the one before it before the log is read (seconds).
+GAP_WAIT = 0.3
+
+
 class TableConsumer(AsyncWebsocketConsumer):
     campaign_id: int | None = None
     last_sent = 0
     heartbeat_task: asyncio.Task | None = None
+    gap_task: asyncio.Task | None = None
 
     async def connect(self):
         # Accept first: daphne drops a handshake not accepted within 5 s, and a
         # reconnect storm must not turn slow reads into retries (issue #12).
         await self.accept()
         self.send_lock = asyncio.Lock()
+        self.early: dict[int, dict] = {}  # first seq -> a doorbell that rang before the one it follows
         self.bucket = SocketBucket()
         query = parse_qs(self.scope.get("query_string", b"").decode("latin1"))
         try:
@@ -151,8 +159,9 @@ class TableConsumer(AsyncWebsocketConsumer):
         await self.close(code=CLOSE_REVOKED)
 
     async def disconnect(self, close_code):
-        if self.heartbeat_task:
-            self.heartbeat_task.cancel()
+        for task in (self.heartbeat_task, self.gap_task):
+            if task:
+                task.cancel()
         if self.campaign_id is not None:
             try:
                 await self.channel_layer.group_discard(user_group(self.membership.user_id), self.channel_name)
@@ -176,50 +185,96 @@ class TableConsumer(AsyncWebsocketConsumer):
     async def catch_up(self, since: int | None = None) -> dict:
         """Send every stored event after the last one sent, in order; return the head read with them.
 
+        Each page's last event carries the sheets the page changed, as this member
+        may see them (read after the page), so the browser fetches none.
         Reads of the same page by sockets of this process share one database
         call if it started after ``since`` (this socket had joined its group by then)."""
         async with self.send_lock:
-            while True:
-                since = tick() if since is None else since
-                page, revealed, head = await shared(("backlog", self.campaign_id, self.last_sent), since,
-                                                    _backlog, self.campaign_id, self.last_sent)
-                since = None
-                for data in page:
-                    await self._send_event(data, revealed)
-                if len(page) < settings.EVENTS_PAGE_MAX:
-                    return head
+            return await self._read_log(since)
 
-    async def _send_event(self, data: dict, revealed=frozenset(), sheets: list | None = None):
+    async def _read_log(self, since: int | None = None) -> dict:
+        # Caller holds send_lock.
+        while True:
+            since = tick() if since is None else since
+            page, revealed, head, sheets, read = await shared(("backlog", self.campaign_id, self.last_sent), since,
+                                                              _backlog, self.campaign_id, self.last_sent)
+            since = None
+            mine = self._sheets_for(page, sheets, revealed)
+            for data in page:
+                await self._send_event(data, revealed, (mine if data is page[-1] else []) if mine is not None
+                                       else None, read)
+            if len(page) < settings.EVENTS_PAGE_MAX:
+                await self._ring_early()  # doorbells kept for later are due now, or stale
+                return head
+
+    async def _send_event(self, data: dict, revealed=frozenset(), sheets: list | None = None, read: int | None = None):
         # Caller holds send_lock. Anything at or below the last seq sent is a
         # duplicate (a doorbell for an event the backlog already carried).
         if data["seq"] != self.last_sent + 1:
             return
-        await self.send(text_data=event_frame(data, self.viewer, revealed, sheets))
+        await self.send(text_data=event_frame(data, self.viewer, revealed, sheets, read))
         self.last_sent = data["seq"]
 
     async def table_events(self, message):
-        """A doorbell from the channel layer, carrying freshly committed events (and the sheets they changed)."""
-        events = message["events"]
-        if not events or events[-1]["seq"] <= self.last_sent:
-            return
-        if events[0]["seq"] > self.last_sent + 1:
-            await self.catch_up()  # we missed something: the database has it (and the browser fetches sheets)
-            return
-        sheets = self._sheets_for(events, message.get("sheets"))
-        async with self.send_lock:
-            for data in events:
-                if data["seq"] == self.last_sent + 1:
-                    last = data is events[-1]
-                    await self._send_event(data, sheets=(sheets if last else []) if sheets is not None else None)
+        """A doorbell from the channel layer, carrying freshly committed events (and the sheets they changed).
 
-    def _sheets_for(self, events: list[dict], sheets: dict | None) -> list[tuple[int, str, dict]] | None:
-        """``[(character, sheet class, sheet)]`` this viewer gets with ``events``; ``None`` if the doorbell had none.
+        Doorbells of one table may ring out of order: commits of one table on several
+        threads or processes each ring after their own commit. One that is early (its
+        first seq is beyond the next this socket needs) is kept; the missing one usually
+        rings soon after, and then both are sent, in order, with their sheets. Only if
+        the gap is still open after ``GAP_WAIT`` seconds (that doorbell was lost: a full
+        channel, Redis away) is the log read (``_fill_gap``)."""
+        events = message["events"]
+        async with self.send_lock:
+            if not events or events[-1]["seq"] <= self.last_sent:
+                return
+            if events[0]["seq"] > self.last_sent + 1:
+                self.early[events[0]["seq"]] = message
+                if self.gap_task is None or self.gap_task.done():
+                    self.gap_task = asyncio.create_task(self._fill_gap())
+                return
+            await self._ring(message)
+            await self._ring_early()
+
+    async def _ring(self, message: dict) -> None:
+        # Caller holds send_lock.
+        events = message["events"]
+        sheets = self._sheets_for(events, message.get("sheets"))
+        for data in events:
+            if data["seq"] == self.last_sent + 1:
+                last = data is events[-1]
+                await self._send_event(data, sheets=(sheets if last else []) if sheets is not None else None)
+
+    async def _ring_early(self) -> None:
+        """Send the kept doorbells that are next now; forget those the log already carried. Caller holds send_lock."""
+        while self.early:
+            first = min(self.early)
+            if first > self.last_sent + 1:
+                return
+            message = self.early.pop(first)
+            if message["events"][-1]["seq"] > self.last_sent:
+                await self._ring(message)
+
+    async def _fill_gap(self) -> None:
+        """A doorbell came early: give the missing one ``GAP_WAIT`` seconds, then read the log."""
+        try:
+            while self.early:
+                await asyncio.sleep(GAP_WAIT)
+                async with self.send_lock:
+                    if self.early:
+                        await self._read_log()
+        except Exception as e:  # the next heartbeat reads the log (and sends what was kept)
+            log.warning("catching up after a missed doorbell failed: %r", e)
+
+    def _sheets_for(self, events: list[dict], sheets: dict | None,
+                    revealed=frozenset()) -> list[tuple[int, str, dict]] | None:
+        """``[(character, sheet class, sheet)]`` this viewer gets with ``events``; ``None`` if none were read.
 
         Only characters of events this viewer may see in full: a sheet sent
         with a sealed event would say whose it was."""
         if sheets is None:
             return None
-        changed = changed_by([e for e in events if may_see(e, self.viewer)])
+        changed = changed_by([e for e in events if may_see(e, self.viewer, revealed)])
         wanted = sorted(int(c) for c in sheets if changed is None or int(c) in changed)
         picked = [(c, sheet_class(sheets[str(c)], self.viewer)) for c in wanted]
         return [(c, kind, sheets[str(c)][kind]) for c, kind in picked if kind is not None]
@@ -350,10 +405,16 @@ def _open(scope, slug) -> tuple:
     return access_campaign(user, slug)
 
 
-def _backlog(campaign_id: int, after: int) -> tuple[list[dict], set[int], dict]:
-    """A page of the events after ``after`` and the head after it (one trip to a database thread)."""
+_reads = itertools.count(1)
+
+
+def _backlog(campaign_id: int, after: int) -> tuple[list[dict], set[int], dict, dict | None, int]:
+    """A page of the events after ``after``, the head after it, the sheets the page changed (per sheet
+    class, read after the page: campaign.broadcast.changed_sheets) and a number naming this read
+    (one trip to a database thread)."""
     page, revealed = events_after(campaign_id, after, settings.EVENTS_PAGE_MAX)
-    return page, revealed, log_head(campaign_id)
+    head = log_head(campaign_id)
+    return page, revealed, head, changed_sheets(campaign_id, page) if page else {}, next(_reads)
 
 
 def _command_and_head(membership, body: dict):
@@ -374,15 +435,18 @@ FRAMES_KEPT = 4096
 _frames: OrderedDict = OrderedDict()
 
 
-def event_frame(data: dict, viewer: Viewer, revealed=frozenset(), sheets: list | None = None) -> str:
+def event_frame(data: dict, viewer: Viewer, revealed=frozenset(), sheets: list | None = None,
+                read: int | None = None) -> str:
     """The ``event`` frame ``viewer`` gets for ``data``, with the sheets the event changed for them.
 
-    ``sheets`` is ``None`` when they are not known (the backlog): the frame
-    then has no ``sheets`` and the browser fetches what it needs."""
+    ``sheets`` is ``None`` when they are not known (reading them failed): the
+    frame then has no ``sheets`` and the browser fetches what it needs. ``read``
+    names the backlog read the sheets came from (``None``: the event's doorbell)."""
     whole = may_see(data, viewer, revealed)
     key = (data["hash"], data["seq"], whole, data.get("voided", False),
-           # One doorbell's sheets are fixed per class, and the event's hash names the doorbell.
-           None if sheets is None else tuple((c, kind) for c, kind, _ in sheets))
+           # One doorbell's sheets are fixed per class, and the event's hash names the doorbell; a
+           # backlog read's sheets are its own (the same event may end another read, with newer sheets).
+           None if sheets is None else tuple((c, kind) for c, kind, _ in sheets), read if sheets else None)
     text = _frames.get(key)
     if text is None:
         frame = {"type": "event", "event": for_viewer(data, viewer, revealed)}

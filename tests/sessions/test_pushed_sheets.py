@@ -108,19 +108,63 @@ async def test_a_scene_ending_pushes_every_sheet(transactional_table):
         await comm.disconnect()
 
 
-async def test_the_backlog_carries_no_sheets_so_the_browser_fetches(transactional_table):
-    table = transactional_table
-    await tote_hero(table)
-    comm = await connect(table, table.alice)
-    await until_ready(comm)
-    await comm.disconnect()
-    comm = await connect(table, table.alice, after=0)
+async def backlog_frames(table, name: str, after: int) -> list[dict]:
+    """The event frames a reconnecting socket of ``name`` reads before ``ready``."""
+    comm = await connect(table, getattr(table, name), after=after)
     frames = []
     while not frames or frames[-1]["type"] != "ready":
         frames.append(await comm.receive_json_from(timeout=5))
-    events = [f for f in frames if f["type"] == "event"]
-    assert any(f["event"]["character"] for f in events) and not any("sheets" in f for f in events)
     await comm.disconnect()
+    return [f for f in frames if f["type"] == "event"]
+
+
+@database_sync_to_async
+def head_seq(table) -> int:
+    return type(table.campaign).objects.get(pk=table.campaign.pk).last_seq
+
+
+@pytest.mark.parametrize("roller, visibility", sorted(SEES))
+async def test_a_reconnecting_socket_gets_the_backlogs_sheets_as_fetched_for_every_role_and_visibility(
+        transactional_table, roller, visibility):
+    """Events committed while a member was away come with the sheets they changed (on the backlog's
+    last event), so a reconnecting browser fetches nothing; sealed for them, no sheet comes."""
+    table = transactional_table
+    hero = await tote_hero(table)
+    away = await head_seq(table)
+    before = {name: await fetched(table, getattr(table, name), hero) for name in VIEWERS}
+    await run(table, getattr(table, roller), {"type": "skill_test", "character": hero, "skill": "Strike",
+                                              "target": 14, "visibility": visibility}, [5, 2, 5])
+    for name in VIEWERS:
+        events = await backlog_frames(table, name, away)
+        assert [f["event"]["seq"] for f in events] == [away + 1]
+        now = await fetched(table, getattr(table, name), hero)
+        if name in SEES[(roller, visibility)]:
+            assert events[-1]["sheets"] == [now], name
+            assert now != before[name]  # the test changed the sheet, so this compares something
+        else:
+            assert events[-1]["sheets"] == [] and now == before[name], name
+    if visibility != "public":
+        # Revealed while they were away: the sealed roll and its reveal come with the sheet that has the roll.
+        await run(table, table.gm, {"type": "reveal", "seq": away + 1})
+        for name in VIEWERS:
+            events = await backlog_frames(table, name, away)
+            assert [f["event"]["seq"] for f in events] == [away + 1, away + 2]
+            assert events[0]["sheets"] == [] and events[-1]["sheets"] == [
+                await fetched(table, getattr(table, name), hero)], name
+
+
+async def test_a_backlog_with_a_scene_ending_carries_every_sheet_once(transactional_table):
+    table = transactional_table
+    hero = await tote_hero(table)
+    other = (await database_sync_to_async(table.create_character)(table.bob, "Other", get_system("tote").example_sheet)).id
+    away = await head_seq(table)
+    await run(table, table.alice, {"type": "skill_test", "character": hero, "skill": "Strike", "target": 14,
+                                   "visibility": "public"}, [5, 2, 5])
+    await run(table, table.gm, {"type": "end_scene"})
+    for name in VIEWERS:
+        events = await backlog_frames(table, name, away)
+        assert [f["sheets"] for f in events[:-1]] == [[]] * (len(events) - 1)
+        assert events[-1]["sheets"] == [await fetched(table, getattr(table, name), c) for c in sorted((hero, other))]
 
 
 @pytest.mark.parametrize("shown", ["name", "full"])

@@ -12,6 +12,7 @@ from django.db import transaction
 
 from campaign.asgi import application
 from campaign.models import ApiToken
+from rules import get_system
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -373,3 +374,57 @@ async def test_a_malformed_head_is_refused_and_not_relayed(transactional_table, 
     await handled(gm)
     assert announced == []
     await gm.disconnect()
+
+
+async def test_doorbells_that_ring_out_of_order_are_sent_in_order_without_reading_the_log(
+        transactional_table, monkeypatch):
+    """Two commits of one table on two threads (or processes) may ring in the opposite order. The
+    socket keeps the early doorbell until the one before it rings, then sends both in order, each
+    with its sheets: no read of the log, so no frame without sheets and no sheet fetch in the page."""
+    from campaign import broadcast
+    from sessions import consumers
+
+    table = transactional_table
+    monkeypatch.setattr(consumers, "GAP_WAIT", 3600)  # only the late doorbell can fill the gap in time
+    hero = await database_sync_to_async(lambda: table.create_character(table.alice, "Hero", get_system("tote").example_sheet).id)()
+    comm = await connect(table, table.bob)
+    _, ready = await until_ready(comm)
+    reads = []
+    backlog = consumers._backlog
+    monkeypatch.setattr(consumers, "_backlog", lambda *a: (reads.append(a), backlog(*a))[1])
+    held, send = [], broadcast.send
+    monkeypatch.setattr(broadcast, "send", lambda *a: held.append(a))
+    for notation in ("1d6", "1d8"):
+        await database_sync_to_async(table.command)(table.alice, {"type": "roll", "notation": notation,
+                                                                  "character": hero})
+    monkeypatch.setattr(broadcast, "send", send)
+    assert [data[-1]["seq"] for _, data, _ in held] == [ready["seq"] + 1, ready["seq"] + 2]
+    for args in reversed(held):  # the second commit rings first
+        await database_sync_to_async(broadcast.send)(*args)
+    frames = [await receive(comm), await receive(comm)]
+    assert [f["event"]["seq"] for f in frames] == [ready["seq"] + 1, ready["seq"] + 2]
+    assert all(f["sheets"] and f["sheets"][0]["character"] == hero for f in frames)
+    assert reads == []
+    await comm.disconnect()
+
+
+async def test_a_doorbell_that_never_comes_is_read_from_the_log_with_the_sheets(transactional_table, monkeypatch):
+    """The doorbell before an early one is lost: after GAP_WAIT the socket reads the log, and the
+    page it sends carries the sheets (so the browser fetches nothing)."""
+    from campaign import broadcast
+    from sessions import consumers
+
+    table = transactional_table
+    monkeypatch.setattr(consumers, "GAP_WAIT", 0)
+    hero = await database_sync_to_async(lambda: table.create_character(table.alice, "Hero", get_system("tote").example_sheet).id)()
+    comm = await connect(table, table.bob)
+    _, ready = await until_ready(comm)
+    real_send = broadcast.send
+    monkeypatch.setattr(broadcast, "send", lambda *a, **k: None)  # this doorbell is lost
+    await database_sync_to_async(table.command)(table.alice, {"type": "roll", "notation": "1d6", "character": hero})
+    monkeypatch.setattr(broadcast, "send", real_send)
+    await database_sync_to_async(table.command)(table.alice, {"type": "roll", "notation": "1d8", "character": hero})
+    frames = [await receive(comm), await receive(comm)]
+    assert [f["event"]["seq"] for f in frames] == [ready["seq"] + 1, ready["seq"] + 2]
+    assert frames[0]["sheets"] == [] and [s["character"] for s in frames[1]["sheets"]] == [hero]
+    await comm.disconnect()
