@@ -59,6 +59,14 @@ def tote_hero(table):
     return hero.id
 
 
+async def sheets_before_a_test(table, hero: int, roller: str, visibility: str) -> dict:
+    """Every viewer's sheet of ``hero``, fetched; then ``roller`` makes a test for it that changes it."""
+    before = {name: await fetched(table, getattr(table, name), hero) for name in VIEWERS}
+    await run(table, getattr(table, roller), {"type": "skill_test", "character": hero, "skill": "Strike",
+                                              "target": 14, "visibility": visibility}, [5, 2, 5])
+    return before
+
+
 async def open_sockets(table) -> dict:
     sockets = {}
     for name in VIEWERS:
@@ -73,9 +81,7 @@ async def test_the_pushed_sheet_is_the_fetched_sheet_for_every_role_and_visibili
     table = transactional_table
     hero = await tote_hero(table)
     sockets = await open_sockets(table)
-    before = {name: await fetched(table, getattr(table, name), hero) for name in VIEWERS}
-    await run(table, getattr(table, roller), {"type": "skill_test", "character": hero, "skill": "Strike",
-                                              "target": 14, "visibility": visibility}, [5, 2, 5])
+    before = await sheets_before_a_test(table, hero, roller, visibility)
     for name, comm in sockets.items():
         frame = await next_event_frame(comm)
         now = await fetched(table, getattr(table, name), hero)
@@ -131,9 +137,7 @@ async def test_a_reconnecting_socket_gets_the_backlogs_sheets_as_fetched_for_eve
     table = transactional_table
     hero = await tote_hero(table)
     away = await head_seq(table)
-    before = {name: await fetched(table, getattr(table, name), hero) for name in VIEWERS}
-    await run(table, getattr(table, roller), {"type": "skill_test", "character": hero, "skill": "Strike",
-                                              "target": 14, "visibility": visibility}, [5, 2, 5])
+    before = await sheets_before_a_test(table, hero, roller, visibility)
     for name in VIEWERS:
         events = await backlog_frames(table, name, away)
         assert [f["event"]["seq"] for f in events] == [away + 1]
