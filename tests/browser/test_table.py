@@ -187,13 +187,46 @@ def test_a_dropped_socket_reconnects_and_catches_up_without_duplicates(table_of,
     assert len(bob.page.locator("#log > li").all()) == start + 8
 
 
-def test_a_sheet_fetch_the_server_could_not_answer_is_tried_again(table_of, seats, server):
-    """After a reconnect the backlog carries no sheets, so the page fetches them; under a
-    reconnect storm the server may answer 503 (its pool is drained). The page tries again after
-    a short jittered pause instead of keeping a stale sheet (bench/README.md, the storm)."""
+def award_while_offline(server, table, seat, hero) -> int:
+    """``seat`` goes offline, the GM awards ``hero`` points meanwhile, ``seat`` comes back: the award is
+    in the backlog its page reads on reconnecting. Returns the award's seq."""
+    gm_token = ApiToken.objects.create(user=table.gm).key
+    seat.context.set_offline(True)
+    seat.page.evaluate("window.talekeeperTable.drop()")
+    expect(seat.page.locator("#conn")).to_have_attribute("data-state", "offline")
+    api_command(server, gm_token, {"type": "award_points", "character": hero.id, "points": 2,
+                                   "reason": "a good night"}, "award-offline")
+    seq = head_seq(table)
+    seat.context.set_offline(False)
+    seat.wait_live()
+    expect(seat.event(seq)).to_be_attached()
+    seat.page.wait_for_function("([id, seq]) => window.talekeeperTable.sheetSeq(id) >= seq", arg=[hero.id, seq])
+    return seq
+
+
+def test_the_backlog_after_a_reconnect_brings_its_sheets_so_the_page_fetches_none(table_of, seats, server):
+    """A reconnect storm must not turn into a sheet fetch per page and character (issue #12): the
+    backlog's last event carries the sheets the backlog changed, and the page shows them."""
     table = table_of("tale")
     hero = table.create_character(table.alice, "Autopet", get_system("tale").example_sheet)
-    gm_token = ApiToken.objects.create(user=table.gm).key
+    bob = seats("bob")
+    fetches: list[str] = []
+
+    def sheet_route(route):
+        fetches.append(route.request.url)
+        route.continue_()
+
+    bob.page.route(re.compile(r"/api/campaigns/[^/]+/characters/\d+$"), sheet_route)
+    award_while_offline(server, table, bob, hero)
+    assert fetches == []
+
+
+def test_a_sheet_fetch_the_server_could_not_answer_is_tried_again(table_of, seats, server):
+    """An event that comes without its sheets (the server could not read them) makes the page fetch
+    them; the server may answer 503 (its pool drained by a storm or an outage). The page tries again
+    after a short jittered pause instead of keeping a stale sheet."""
+    table = table_of("tale")
+    hero = table.create_character(table.alice, "Autopet", get_system("tale").example_sheet)
     bob = seats("bob")
     refused: list[str] = []
 
@@ -205,17 +238,22 @@ def test_a_sheet_fetch_the_server_could_not_answer_is_tried_again(table_of, seat
         else:
             route.continue_()
 
+    def without_sheets(ws):  # the server could not read the sheets: its event frames carry none
+        server_side = ws.connect_to_server()
+
+        def from_server(message):
+            frame = json.loads(message)
+            if frame.get("type") == "event":
+                frame.pop("sheets", None)
+                message = json.dumps(frame)
+            ws.send(message)
+
+        ws.on_message(server_side.send)
+        server_side.on_message(from_server)
+
     bob.page.route(re.compile(r"/api/campaigns/[^/]+/characters/\d+$"), sheet_route)
-    bob.context.set_offline(True)
-    bob.page.evaluate("window.talekeeperTable.drop()")
-    expect(bob.page.locator("#conn")).to_have_attribute("data-state", "offline")
-    api_command(server, gm_token, {"type": "award_points", "character": hero.id, "points": 2,
-                                   "reason": "a good night"}, "award-offline")
-    seq = head_seq(table)
-    bob.context.set_offline(False)
-    bob.wait_live()
-    expect(bob.event(seq)).to_be_attached()
-    bob.page.wait_for_function("([id, seq]) => window.talekeeperTable.sheetSeq(id) >= seq", arg=[hero.id, seq])
+    bob.page.route_web_socket(re.compile(r"/ws/campaigns/"), without_sheets)
+    award_while_offline(server, table, bob, hero)
     assert len(refused) == 1
 
 
