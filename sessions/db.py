@@ -79,10 +79,16 @@ async def shared(key: tuple, since: int, fn: Callable[..., Any], *args) -> Any:
 
     A read in flight is shared only if it started after ``since`` (a :func:`tick`
     taken when the caller had joined the table's group): one started before
-    could miss an event committed before the caller could hear its doorbell."""
+    could miss an event committed before the caller could hear its doorbell.
+    A caller who can't use the read in flight waits for it to end and shares the
+    next one with everyone else in the same position: under a reconnect storm a
+    table's sockets make two or three reads of their backlog, not one each."""
     loop = asyncio.get_running_loop()
     key = (loop, *key)
     pending = _in_flight.get(key)
+    if pending is not None and pending[0] <= since:
+        await asyncio.wait([pending[1]])  # its answer (or error) is not ours: only its end
+        pending = _in_flight.get(key)
     if pending is not None and pending[0] > since:
         return await asyncio.shield(pending[1])
     future = asyncio.ensure_future(db(fn)(*args))
