@@ -18,9 +18,12 @@ class's sheet is exactly what :func:`sheet` returns for a member of it.
 
 from __future__ import annotations
 
+from django.db.models import Q
+from django.db.models.fields.json import KeyTransform
+
 from .log import marks_after
 from .models import ROLE_GM, ROLE_PLAYER, SHOWN_FULL, VISIBILITY_PUBLIC, VISIBILITY_SECRET, Character, Event
-from .projections import CAMPAIGN_WIDE, concerning, sides_of, visible_fold
+from .projections import CAMPAIGN_WIDE, SIDES, sides_of, visible_fold
 from .visibility import Viewer
 
 GM = "gm"
@@ -61,34 +64,54 @@ def characters_changed(campaign_id: int, events: list[dict]) -> set[int]:
 
 
 def pushed_sheets(campaign_id: int, character_ids: set[int]) -> dict[int, dict[str, dict]]:
-    """``{character id: {sheet class: sheet}}`` for the characters' sheets now (a query per character, and
-    visible_fold's own, when nothing is hidden)."""
+    """``{character id: {sheet class: sheet}}`` for the characters' sheets now.
+
+    Two queries when nothing they are folded from is hidden (the characters with their
+    projections; the hidden events concerning any of them), a third for the reveals when
+    something is, and a replay only for a class that may not see a hidden roll."""
     if not character_ids:
         return {}
     characters = list(Character.objects.select_related("owner", "projection", "campaign")
                       .filter(campaign_id=campaign_id, pk__in=character_ids))
-    # The hidden events each sheet is folded from (its own and those it is a side of), as visible_fold reads them.
-    hidden: dict[int, list[dict]] = {}
-    for character in characters:
-        rows = list(Event.objects.filter(concerning(character.id)).exclude(visibility=VISIBILITY_PUBLIC)
-                    .values("seq", "visibility", "actor_id"))
-        if rows:
-            hidden[character.id] = rows
+    hidden = _hidden_events(campaign_id, {character.id for character in characters})
     revealed: set[int] = set()
     if hidden:
         _, revealed = marks_after(campaign_id, min(r["seq"] for rows in hidden.values() for r in rows) - 1)
     out = {}
     for character in characters:
+        # The GM sees every hidden roll, so theirs is the projection (what visible_fold gives them).
         if character.npc and character.shown != SHOWN_FULL:  # only the GM reads it (access_character_for_reading)
-            out[character.id] = {GM: sheet(character, Viewer(user_id=0, role=ROLE_GM))}
+            out[character.id] = {GM: projected_sheet(character)}
             continue
         unrevealed = [r for r in hidden.get(character.id, []) if r["seq"] not in revealed]
-        if not unrevealed:
-            out[character.id] = {ALL: sheet(character, Viewer(user_id=0, role=ROLE_PLAYER))}
+        if not unrevealed:  # nothing is kept from anyone: everyone's sheet is the projection
+            out[character.id] = {ALL: projected_sheet(character)}
             continue
-        classes = {GM: sheet(character, Viewer(user_id=0, role=ROLE_GM)),
-                   ALL: sheet(character, Viewer(user_id=0, role=ROLE_PLAYER))}
+        classes = {GM: projected_sheet(character), ALL: sheet(character, Viewer(user_id=0, role=ROLE_PLAYER))}
         for actor in {r["actor_id"] for r in unrevealed if r["visibility"] == VISIBILITY_SECRET and r["actor_id"]}:
             classes[str(actor)] = sheet(character, Viewer(user_id=actor, role=ROLE_PLAYER))
         out[character.id] = classes
     return out
+
+
+def projected_sheet(character: Character) -> dict:
+    """:func:`sheet` for a viewer from whom nothing the character is folded from is hidden: its projection."""
+    return {"character": character.id, "name": character.name, "owner": character.owner.username,
+            "seq": character.projection.last_seq, "state": character.projection.state}
+
+
+def _hidden_events(campaign_id: int, ids: set[int]) -> dict[int, list[dict]]:
+    """``{character id: [{seq, visibility, actor_id}]}``: the hidden events each character's state is folded
+    from (its own and those it is a side of, as :func:`campaign.projections.concerning`), in one query."""
+    if not ids:
+        return {}
+    rows = (Event.objects.filter(campaign_id=campaign_id)
+            .filter(Q(character_id__in=ids) | Q(**{f"payload__{SIDES}__has_any_keys": [str(c) for c in ids]}))
+            .exclude(visibility=VISIBILITY_PUBLIC)
+            .values("seq", "visibility", "actor_id", "character_id", sides=KeyTransform(SIDES, "payload")))
+    hidden: dict[int, list[dict]] = {}
+    for row in rows:
+        entry = {"seq": row["seq"], "visibility": row["visibility"], "actor_id": row["actor_id"]}
+        for c in {row["character_id"], *sides_of({SIDES: row["sides"]})} & ids:
+            hidden.setdefault(c, []).append(entry)
+    return hidden

@@ -192,3 +192,25 @@ async def test_an_npcs_sheet_reaches_only_who_may_fetch_it(transactional_table, 
         else:  # the GM keeps it: a fetch is refused, and nothing is pushed
             assert frame["sheets"] == [], name
         await comm.disconnect()
+
+
+def test_sheets_with_nothing_hidden_cost_two_queries_however_many_characters(transactional_table):
+    """Every command's doorbell and every backlog read pushes sheets: when nothing is hidden, the
+    characters with their projections and one look for hidden events, whatever their number."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from campaign.models import Character
+    from campaign.sheets import pushed_sheets, sheet
+    from campaign.visibility import Viewer
+
+    table = transactional_table
+    ids = [table.create_character(user, name, get_system("tote").example_sheet).id
+           for user, name in ((table.alice, "Hero"), (table.bob, "Other"), (table.alice, "Third"))]
+    for c in ids:
+        table.command(table.alice if c != ids[1] else table.bob, {"type": "roll", "notation": "1d6", "character": c})
+    with CaptureQueriesContext(connection) as queries:
+        pushed = pushed_sheets(table.campaign.id, set(ids))
+    assert len(queries) == 2, [q["sql"] for q in queries]
+    player = Viewer(user_id=table.bob.id, role="player")
+    assert pushed == {c: {"all": sheet(Character.objects.get(pk=c), player)} for c in ids}
