@@ -1,7 +1,8 @@
 """Events every system folds the same way: the campaign's settings, the GM's
-adjustments of a sheet, and the health track house rule.
+adjustments of a sheet, the health track house rule, and points awarded.
 
-Each system's ``evolve`` includes :data:`HANDLERS`; the decisions that make
+Each system's ``evolve`` includes :data:`HANDLERS` (and maps its own
+``points_awarded``, declared in its own words, to :func:`earn_points`); the decisions that make
 these events are in ``campaign/`` (settings, adjustments: they are the
 platform's, not a rule text's) and in :mod:`rules.health` (the track).
 """
@@ -97,6 +98,13 @@ def _adjust(state: dict, p: Mapping) -> None:
 
 def _harm(state: dict, p: Mapping) -> None:
     state["harm"] = p["harm_after"]
+
+
+def earn_points(state: dict, p: Mapping) -> None:
+    """``points_awarded`` in every system: the points (XP, advancement points...) join those earned.
+
+    Each system declares the event in its own words; what it does to the state is the same."""
+    state["points"]["earned"] += p["points"]
 
 
 HANDLERS = {

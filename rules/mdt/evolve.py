@@ -16,11 +16,6 @@ from ..declare import EventBook, EventSpec
 from .. import common
 
 
-def _award_points(state: dict, p: dict) -> dict:
-    state["points"]["earned"] += p["points"]
-    return state
-
-
 def _buy_advance(state: dict, p: dict) -> dict:
     state["points"]["spent"] += p["cost"]
     table = "attributes" if p["kind"] == "attribute" else "specializations"
@@ -77,7 +72,7 @@ def _scene_ended(state: dict, p: dict) -> dict:
 
 
 _APPLY: dict[str, Callable[[dict, dict], dict]] = {
-    "points_awarded": _award_points,
+    "points_awarded": common.earn_points,
     "advance_bought": _buy_advance,
     "contest_started": _start_contest,
     "contest_round_rolled": _contest_round,

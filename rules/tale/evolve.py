@@ -74,10 +74,6 @@ def _rest(state: dict, p: dict) -> None:
     state["damage"] = dict(p["damage_after"])
 
 
-def _award_points(state: dict, p: dict) -> None:
-    state["points"]["earned"] += p["points"]
-
-
 def _buy_advance(state: dict, p: dict) -> None:
     state["points"]["spent"] += p["cost"]
     sheet = state["sheet"]
@@ -97,7 +93,7 @@ HANDLERS: dict[str, Callable[[dict, dict], None]] = {
     "damage_taken": _take_damage,
     "damage_assigned": _assign_damage,
     "rested": _rest,
-    "points_awarded": _award_points,
+    "points_awarded": common.earn_points,
     "advance_bought": _buy_advance,
 }
 

@@ -95,7 +95,7 @@ HANDLERS = {
     "resolve_granted": _grant_resolve,
     "injury_marked": _injuries,
     "injury_healed": _injuries,
-    "points_awarded": lambda s, p: s["points"].update(earned=s["points"]["earned"] + p["points"]),
+    "points_awarded": common.earn_points,
     "advance_bought": _buy_advance,
     "tale_ended": _end_tale,
     "scene_started": lambda s, p: _lapse_scene(s),

@@ -71,10 +71,6 @@ def _fate_granted(state: dict, p: dict) -> None:
     state["fate"] += p["amount"]
 
 
-def _points_awarded(state: dict, p: dict) -> None:
-    state["points"]["earned"] += p["points"]
-
-
 def _advance_bought(state: dict, p: dict) -> None:
     state["points"]["spent"] += p["cost"]
     if p["advance"] == "attribute":
@@ -97,7 +93,7 @@ _APPLY: dict[str, Callable[[dict, dict], None]] = {
     "fate_spent": _fate_spent,
     "fate_denied": _fate_denied,
     "fate_granted": _fate_granted,
-    "points_awarded": _points_awarded,
+    "points_awarded": common.earn_points,
     "advance_bought": _advance_bought,
     "scene_ended": _scene_over,
     "session_ended": _scene_over,
