@@ -61,6 +61,48 @@ def _short(value: Any) -> str:
     return str(value)
 
 
+def _changes(pairs: Iterable[tuple[Any, Any, Any]]) -> str:
+    """``what from → to, ...`` for a settings change or a sheet adjustment."""
+    return ", ".join(f"{what} {_short(old)} → {_short(new)}" for what, old, new in pairs)
+
+
+def _reason(p: dict) -> str:
+    """`` “reason”`` when the payload gives one in words, else nothing."""
+    return f" “{p['reason']}”" if isinstance(p.get("reason"), str) and p["reason"] else ""
+
+
+def _line(text: str) -> str:
+    """One line of the log is at most 200 characters."""
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
+# The platform's events whose line is a sentence with their payload's values in it.
+LINES = {
+    "campaign_created": "created the campaign “{name}” ({system})",
+    "campaign_renamed": "renamed the campaign “{name}” (was “{from}”)",
+    "member_joined": "{username} joined the table as {role}",
+    "member_removed": "removed {username} from the table",
+    "member_role_changed": "made {username} {role} (was {from})",
+    "session_started": "started session {session}",
+    "session_ended": "ended session {session}",
+    "scene_started": "started scene {scene}",
+    "scene_ended": "ended scene {scene}",
+    "seed_added": "added a dice seed “{seed}”",
+    "npc_shown": "now shows {name} to the players as: {shown} (was {from})",
+    "encounter_started": "started the encounter “{name}”",
+    "combatant_added": "added {name} to the encounter",
+    "turn_advanced": "round {round}: {name}'s turn",
+    "encounter_ended": "ended the encounter “{name}” after {rounds} rounds",
+}
+
+
+class _Absent(dict):
+    """A payload as :data:`LINES` read it: a missing value reads as None, as ``p.get`` would."""
+
+    def __missing__(self, key: str) -> None:
+        return None
+
+
 def describe(data: dict, rules=None) -> str:
     """A one-line, human summary of a serialized event (after the visibility filter).
 
@@ -72,32 +114,19 @@ def describe(data: dict, rules=None) -> str:
             return "a whisper (sealed: not for you)"
         return "a hidden roll (its dice are sealed)"
     kind, p = data["type"], data.get("payload") or {}
+    if kind in LINES:
+        return LINES[kind].format_map(_Absent(p))
     if kind == "message_posted":  # chat (campaign/actions/messages.py)
         to = ", ".join(r.get("username", "?") for r in p.get("to") or [] if isinstance(r, dict))
         who = f"as {p['character_name']} " if p.get("character_name") else ""
-        text = f"{'whispered to ' + to if to else 'said'} {who}({p.get('kind', 'ooc')}): “{p.get('text', '')}”"
-        return text if len(text) <= 200 else text[:199] + "…"
+        return _line(f"{'whispered to ' + to if to else 'said'} {who}({p.get('kind', 'ooc')}): “{p.get('text', '')}”")
     if kind == "roll":
         text = f"rolled {p.get('notation', '?')} = {p.get('total', '?')}"
         return f"{text} ({p['label']})" if p.get("label") else text
-    if kind == "campaign_created":
-        return f"created the campaign “{p.get('name')}” ({p.get('system')})"
-    if kind == "member_joined":
-        return f"{p.get('username')} joined the table as {p.get('role')}"
-    if kind == "member_removed":
-        return f"removed {p.get('username')} from the table"
-    if kind == "member_role_changed":
-        return f"made {p.get('username')} {p.get('role')} (was {p.get('from')})"
-    if kind == "campaign_renamed":
-        return f"renamed the campaign “{p.get('name')}” (was “{p.get('from')}”)"
     if kind == "character_created":
         what = "the NPC" if p.get("npc") else "the character"
         text = f"created {what} {p.get('name')} for {p.get('owner')}"
         return text + " (past the creation limits, by the GM)" if p.get("limits_overridden") else text
-    if kind in ("session_started", "session_ended"):
-        return f"{kind.split('_')[1]} session {p.get('session')}"
-    if kind in ("scene_started", "scene_ended"):
-        return f"{kind.split('_')[1]} scene {p.get('scene')}"
     if kind == "event_voided":
         return f"voided #{p.get('seq')} ({_words(p.get('type', '?'))}): {p.get('reason', '')}"
     if kind == "roll_revealed":
@@ -108,25 +137,13 @@ def describe(data: dict, rules=None) -> str:
         text = f"asked for {_words(wanted.get('type', 'a roll'))}"
         return f"{text}: “{p['note']}”" if p.get("note") else text
     if kind == "campaign_configured":
-        changes = ", ".join(f"{k} {_short(v.get('from'))} → {_short(v.get('to'))}" for k, v in (p.get("changed") or {}).items())
+        changes = _changes((k, v.get("from"), v.get("to")) for k, v in (p.get("changed") or {}).items())
         return f"changed the rules settings: {changes}" + (f" ({p['reason']})" if p.get("reason") else "")
     if kind == "sheet_adjusted":
-        changes = ", ".join(f"{c.get('path')} {_short(c.get('from'))} → {_short(c.get('to'))}" for c in p.get("changes") or [])
+        changes = _changes((c.get("path"), c.get("from"), c.get("to")) for c in p.get("changes") or [])
         return f"adjusted the sheet: {changes} ({p.get('reason', '')})"
-    if kind == "npc_shown":
-        return f"now shows {p.get('name')} to the players as: {p.get('shown')} (was {p.get('from')})"
-    if kind == "encounter_started":
-        return f"started the encounter “{p.get('name')}”"
-    if kind == "combatant_added":
-        return f"added {p.get('name')} to the encounter"
     if kind == "turn_order_set":
         return f"set the turn order ({len(p.get('order') or [])} combatants)"
-    if kind == "turn_advanced":
-        return f"round {p.get('round')}: {p.get('name')}'s turn"
-    if kind == "encounter_ended":
-        return f"ended the encounter “{p.get('name')}” after {p.get('rounds')} rounds"
-    if kind == "seed_added":
-        return f"added a dice seed “{p.get('seed')}”"
     if kind == "bundle":  # one hidden command's several rule events (docs/hidden-information.md)
         return "; ".join(describe({"type": e.get("type", "?"), "version": e.get("version", 1), "payload": e.get("payload")}, rules)
                          for e in p.get("events") or [])[:200]
@@ -134,15 +151,11 @@ def describe(data: dict, rules=None) -> str:
         return f"{_words(p.get('action') or 'an action')} refused, hidden from the player: {p.get('message', '')}"
     declared = rules.events.describe(kind, data.get("version", 1), p) if rules is not None and rules.events else None
     if declared:
-        text = declared + (f" “{p['reason']}”" if isinstance(p.get("reason"), str) and p["reason"] else "")
-        return text if len(text) <= 200 else text[:199] + "…"
+        return _line(declared + _reason(p))
     facts = [f"{_words(key)} {_short(p[key])}" for key in SUMMARY_KEYS if key in p and p[key] not in (None, "", [])]
     if "from" in p and "to" in p:
         facts.append(f"{_short(p['from'])} → {_short(p['to'])}")
-    text = _words(kind) + (": " + ", ".join(facts) if facts else "")
-    if p.get("reason") and isinstance(p["reason"], str):
-        text += f" “{p['reason']}”"
-    return text if len(text) <= 200 else text[:199] + "…"
+    return _line(_words(kind) + (": " + ", ".join(facts) if facts else "") + _reason(p))
 
 
 def dice_text(payload: dict, limit: int | None = None) -> str:
