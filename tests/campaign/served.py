@@ -7,7 +7,10 @@ filter), so a test sees exactly what the member's client would.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
+
+from django.test import Client
 
 from campaign.actions import ActionError, do_command
 from campaign.log import serialize_event
@@ -33,3 +36,21 @@ def send(membership, client_id: str, action: dict, faces=()) -> Answer:
         return Answer(http_status(e), error_json(e))
     events = [for_viewer(serialize_event(e), Viewer.of(membership)) for e in result.events]
     return Answer(200 if result.replayed else 201, {**events[0], "events": events})
+
+
+def command(table, user, action: dict, faces=()) -> Answer:
+    """``send`` as ``user`` of the personas' ``table``, under a new command id."""
+    return send(table.membership(user), uuid.uuid4().hex, action, faces)
+
+
+def client_for(user) -> Client:
+    """A test client signed in as ``user``."""
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def seen(user, seq: int, slug: str = "torn-road") -> dict:
+    """Event ``seq`` as ``user`` receives it from the events API."""
+    page = client_for(user).get(f"/api/campaigns/{slug}/events?after={seq - 1}&limit=1").json()
+    return page["events"][0]

@@ -16,6 +16,7 @@ from campaign.log import Draft, append, lock_campaign
 from campaign.models import Campaign, CharacterProjection, Event
 from campaign.projections import state_as_of
 from rules import ScriptedDice, get_system
+from tests.campaign.served import client_for
 from tests.contract.test_systems import EVENINGS, FACES
 
 MARK = "7d13kh6"  # a notation only the hidden rolls use (not hex, so never inside a hash): a leak if seen
@@ -50,12 +51,6 @@ def play(table, system: str = "tote"):
     table.command(table.gm, {"type": "end_session"})
     table.campaign.refresh_from_db()
     return table
-
-
-def client_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def url(table, page: str = "") -> str:

@@ -9,33 +9,15 @@ from __future__ import annotations
 import json
 
 import pytest
-from django.test import Client
 
 from campaign.models import Event
 from rules import get_system
-from tests.campaign import served
+from tests.campaign.served import client_for, command as send, seen
 
 pytestmark = pytest.mark.django_db
 
 SLUG = "torn-road"
 SECRET = "the duke is the vampire"
-
-
-def client_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-def send(table, user, action, faces=()):
-    import uuid
-
-    return served.send(table.membership(user), uuid.uuid4().hex, action, faces)
-
-
-def seen(user, seq: int) -> dict:
-    page = client_for(user).get(f"/api/campaigns/{SLUG}/events?after={seq - 1}&limit=1").json()
-    return page["events"][0]
 
 
 def everything_received(user) -> str:

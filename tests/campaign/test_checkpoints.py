@@ -19,12 +19,7 @@ from django.test import Client
 from campaign.canonical import jcs
 from campaign.models import Checkpoint
 from tests.campaign import host
-
-
-def client_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
+from tests.campaign.served import client_for
 
 
 def url(table) -> str:

@@ -10,34 +10,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from django.test import Client
 
 from campaign.models import CharacterProjection, Event
 from rules import ScriptedDice, get_system
-from tests.campaign import served
+from tests.campaign.served import client_for, command as send, seen
 
 pytestmark = pytest.mark.django_db
 
 SLUG = "torn-road"
-
-
-def client_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-def send(table, user, action, faces=()):
-    """Post a command as ``user`` with scripted dice; returns the answer the commands API gives."""
-    import uuid
-
-    return served.send(table.membership(user), uuid.uuid4().hex, action, faces)
-
-
-def seen(user, seq: int) -> dict:
-    """Event ``seq`` as ``user`` receives it from the events API."""
-    page = client_for(user).get(f"/api/campaigns/{SLUG}/events?after={seq - 1}&limit=1").json()
-    return page["events"][0]
 
 
 def preview(user, action) -> dict:

@@ -11,14 +11,9 @@ from pathlib import Path
 from django.test import Client
 
 from tests.campaign import host
+from tests.campaign.served import client_for
 
 VERIFIER = Path(__file__).resolve().parents[2] / "tools" / "talekeeper_verify.py"
-
-
-def client_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def download(table, user, tmp_path, name="export.jsonl") -> str:

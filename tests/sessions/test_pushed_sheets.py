@@ -16,18 +16,10 @@ from django.test import Client
 
 from rules import ScriptedDice, get_system
 from tests.sessions.test_table_consumer import connect, until_ready
+# (who rolls, visibility) -> who sees the roll: the same for a sheet it changed
+from tests.sessions.test_visibility import SEES, VIEWERS
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-VIEWERS = ["gm", "alice", "bob", "watcher"]
-# (who rolls, visibility) -> who sees the test (the same table as tests/sessions/test_visibility.py)
-SEES = {
-    ("alice", "public"): {"gm", "alice", "bob", "watcher"},
-    ("alice", "secret"): {"gm", "alice"},
-    ("alice", "gm"): {"gm"},
-    ("gm", "secret"): {"gm"},
-    ("gm", "gm"): {"gm"},
-}
 
 
 @database_sync_to_async

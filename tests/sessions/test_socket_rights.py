@@ -12,12 +12,11 @@ from __future__ import annotations
 import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
-from django.test import Client
 
 from campaign.asgi import application
 from campaign.models import ApiToken, Event
 
-from .test_table_consumer import connect, until_ready
+from .test_table_consumer import connect, connect_signed_in, until_ready
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -93,13 +92,7 @@ async def test_a_command_on_a_socket_whose_close_was_lost_is_refused_and_closes_
 
 
 async def test_logout_closes_the_users_sockets(transactional_table):
-    table = transactional_table
-    client = Client()
-    await database_sync_to_async(client.force_login)(table.alice)
-    cookie = f"sessionid={client.cookies['sessionid'].value}".encode()
-    comm = WebsocketCommunicator(application, "/ws/campaigns/torn-road/table/",
-                                 headers=[(b"origin", b"http://localhost"), (b"host", b"localhost"), (b"cookie", cookie)])
-    assert (await comm.connect())[0]
+    comm, client = await connect_signed_in(transactional_table.alice)
     await until_ready(comm)
     await database_sync_to_async(client.post)("/logout/")
     await closed_with(comm)

@@ -39,6 +39,20 @@ async def connect(table, user, after=0, origin=b"http://127.0.0.1:8000", slug="t
     return comm
 
 
+async def connect_signed_in(user):
+    """A socket opened by a page of a browser signed in as ``user`` (its session cookie);
+    returns the socket and the browser's test client (to log out with, say)."""
+    from django.test import Client
+
+    client = Client()
+    await database_sync_to_async(client.force_login)(user)
+    cookie = f"sessionid={client.cookies['sessionid'].value}".encode()
+    comm = WebsocketCommunicator(application, "/ws/campaigns/torn-road/table/",
+                                 headers=[(b"origin", b"http://localhost"), (b"host", b"localhost"), (b"cookie", cookie)])
+    assert (await comm.connect())[0]
+    return comm, client
+
+
 async def until_ready(comm):
     """Read frames up to ``ready``; return the events before it."""
     events = []
@@ -208,15 +222,7 @@ async def test_foreign_origin_is_refused(transactional_table):
 
 
 async def test_session_cookie_login_works(transactional_table):
-    from django.test import Client
-
-    table = transactional_table
-    client = Client()
-    await database_sync_to_async(client.force_login)(table.gm)
-    cookie = f"sessionid={client.cookies['sessionid'].value}".encode()
-    comm = WebsocketCommunicator(application, "/ws/campaigns/torn-road/table/",
-                                 headers=[(b"origin", b"http://localhost"), (b"host", b"localhost"), (b"cookie", cookie)])
-    assert (await comm.connect())[0]
+    comm, _ = await connect_signed_in(transactional_table.gm)
     _, ready = await until_ready(comm)
     assert ready["you"] == {"username": "gm", "role": "gm"}
     await comm.disconnect()
