@@ -3,6 +3,7 @@
 // successes round by round, and projects that accumulate successes.
 
 import { h, cap, need, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, formatOdds, plural, article } from "../ui.js";
+import { healthTrack, healthStat, healthTools } from "../health.js";
 
 export const name = "mdt";
 
@@ -57,7 +58,7 @@ export function renderSheet(state, ctx) {
     grid,
     h("div", { class: "stats" }, h("span", { class: "label" }, "Specializations"),
       specs.length ? h("ul", { class: "chips" }, specs.map(([n, r]) => h("li", null, `${n} +${r}`))) : h("span", { class: "muted small" }, "none")),
-    healthStat(state),
+    healthStat(track(state)),
     contest,
     projects.length ? h("div", { class: "box" }, h("h3", null, "Projects"),
       projects.map((p) => h("div", { class: "race" },
@@ -143,30 +144,8 @@ export function actions(state, ctx) {
   return list;
 }
 
-// The health track house rule (docs/rules.md; off unless the campaign's settings turn it on).
-function healthTrack(state) {
-  const health = state.sheet.options && state.sheet.options.health;
-  if (!health || !health.enabled) return null;
-  const boxes = Math.max(1, health.base + state.sheet.attributes.stamina);
-  const harm = Math.min(state.harm || 0, boxes);
-  return { boxes, harm };
-}
-
-function healthTools(state) {
-  if (!healthTrack(state)) return [];
-  const fields = [{ name: "amount", label: "Boxes", kind: "number", value: 1 },
-    { name: "reason", label: "Reason", kind: "text", optional: true }];
-  return ["mark_harm", "heal_harm"].map((type) => ({
-    id: type, type, label: type === "mark_harm" ? "Mark harm" : "Heal harm", title: type === "mark_harm" ? "Mark harm" : "Heal harm", fields,
-    build: (v) => ({ type, amount: need(v, "amount", "the boxes"), ...(v.reason ? { reason: v.reason } : {}) }) }));
-}
-
-function healthStat(state) {
-  const track = healthTrack(state);
-  return track ? h("div", { class: "stat" }, h("span", { class: "label" }, "Health (house rule)"),
-    h("span", { class: "value" }, `${track.boxes - track.harm}/${track.boxes}`),
-    track.harm >= track.boxes ? h("span", { class: "warn" }, " taken out") : null) : null;
-}
+// The health track house rule: MdT's has the setting's base + Stamina boxes (rules/mdt/settings.py).
+const track = (state) => healthTrack(state, state.sheet.attributes.stamina);
 
 export function gmTools(state) {
   const attrOptions = ATTRS.map((a) => ({ value: a, label: `${LABEL[a]} (${state.sheet.attributes[a]})` }));
@@ -203,7 +182,7 @@ export function gmTools(state) {
     fields: [{ name: "points", label: "Points", kind: "number", value: 2 },
       { name: "reason", label: "Reason", kind: "text", optional: true }],
     build: (v) => ({ type: "award_points", points: need(v, "points", "the points"), ...(v.reason ? { reason: v.reason } : {}) }) });
-  list.push(...healthTools(state));
+  list.push(...healthTools(track(state)));
   return list;
 }
 

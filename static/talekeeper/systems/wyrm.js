@@ -2,6 +2,7 @@
 // against a DL; exploding 6s where a skill applies; Fate spent with the GM's approval.
 
 import { h, cap, need, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, pips, formatOdds, distributionSummary, plural, article } from "../ui.js";
+import { healthTrack, healthStat, healthTools } from "../health.js";
 
 export const name = "wyrm";
 
@@ -32,7 +33,7 @@ export function renderSheet(state, ctx) {
       h("div", { class: "stat" }, h("span", { class: "label" }, "Fate"), h("span", { class: "value" }, state.fate), pips(state.fate, 0, "Fate")),
       h("div", { class: "stat" }, h("span", { class: "label" }, "Skills"), h("span", null, state.skills.length
         ? state.skills.map((s) => `${s.name} (${cap(s.attribute)})`).join(", ") : "none")),
-      healthStat(state)),
+      healthStat(track(state))),
     pending ? h("p", { class: "warn" }, `Fate request waiting for the GM: ${USES[pending.use] || pending.use}${pending.roll ? ` (roll ${pending.roll})` : ""}.`) : null,
     last ? h("p", { class: "small last" }, `Last roll this scene (#${last.roll}, ${last.kind}): total ${last.total}`,
       last.kind === "check" ? ` vs DL ${last.dl}, ${last.success ? "success" : "failure"}` : "",
@@ -129,30 +130,8 @@ export function actions(state, ctx) {
   return list;
 }
 
-// The health track house rule (docs/rules.md; off unless the campaign's settings turn it on).
-function healthTrack(state) {
-  const health = state.sheet.options && state.sheet.options.health;
-  if (!health || !health.enabled) return null;
-  const boxes = Math.max(1, health.base + state.attributes.warrior);
-  const harm = Math.min(state.harm || 0, boxes);
-  return { boxes, harm };
-}
-
-function healthTools(state) {
-  if (!healthTrack(state)) return [];
-  const fields = [{ name: "amount", label: "Boxes", kind: "number", value: 1 },
-    { name: "reason", label: "Reason", kind: "text", optional: true }];
-  return ["mark_harm", "heal_harm"].map((type) => ({
-    id: type, type, label: type === "mark_harm" ? "Mark harm" : "Heal harm", title: type === "mark_harm" ? "Mark harm" : "Heal harm", fields,
-    build: (v) => ({ type, amount: need(v, "amount", "the boxes"), ...(v.reason ? { reason: v.reason } : {}) }) }));
-}
-
-function healthStat(state) {
-  const track = healthTrack(state);
-  return track ? h("div", { class: "stat" }, h("span", { class: "label" }, "Health (house rule)"),
-    h("span", { class: "value" }, `${track.boxes - track.harm}/${track.boxes}`),
-    track.harm >= track.boxes ? h("span", { class: "warn" }, " taken out") : null) : null;
-}
+// The health track house rule: WYRM's has the setting's base + Warrior boxes (rules/wyrm/settings.py).
+const track = (state) => healthTrack(state, state.attributes.warrior);
 
 export function gmTools(state) {
   const list = [
@@ -175,7 +154,7 @@ export function gmTools(state) {
         return { type: "automatic_success", attribute: skill.attribute, skill: skill.name, ...(v.task ? { task: v.task } : {}) };
       } });
   }
-  list.push(...healthTools(state));
+  list.push(...healthTools(track(state)));
   return list;
 }
 
