@@ -31,6 +31,7 @@ from collections import OrderedDict
 from urllib.parse import parse_qs
 
 from channels.generic.websocket import AsyncWebsocketConsumer
+from channels.consumer import get_handler_name
 from django.conf import settings
 
 from campaign.actions import ActionError, access_campaign
@@ -66,6 +67,16 @@ class TableConsumer(AsyncWebsocketConsumer):
     last_sent = 0
     heartbeat_task: asyncio.Task | None = None
     gap_task: asyncio.Task | None = None
+
+    async def dispatch(self, message):
+        """Channels' dispatch without its ``aclose_old_connections`` before every handler: that is a hop
+        to the one synchronous thread (which HTTP views share) for every doorbell of every socket. This
+        consumer uses the database only through sessions.db, whose calls hand their connections back
+        when they end, so there is nothing to close (issue #12)."""
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
 
     async def connect(self):
         # Accept first: daphne drops a handshake not accepted within 5 s, and a

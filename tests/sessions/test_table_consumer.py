@@ -434,3 +434,25 @@ async def test_a_doorbell_that_never_comes_is_read_from_the_log_with_the_sheets(
     assert [f["event"]["seq"] for f in frames] == [ready["seq"] + 1, ready["seq"] + 2]
     assert frames[0]["sheets"] == [] and [s["character"] for s in frames[1]["sheets"]] == [hero]
     await comm.disconnect()
+
+
+async def test_a_doorbell_costs_no_hop_to_the_synchronous_thread(transactional_table, monkeypatch):
+    """Channels closes stale database connections before every handler, on the one synchronous
+    thread; this consumer keeps no connection (sessions/db.py), so its doorbells skip that hop."""
+    import channels.consumer
+
+    table = transactional_table
+    comm = await connect(table, table.bob)
+    _, ready = await until_ready(comm)
+    hops = []
+
+    async def counted():
+        hops.append(1)
+
+    monkeypatch.setattr(channels.consumer, "aclose_old_connections", counted)
+    for notation in ("1d6", "1d8"):
+        await command(table, table.alice, {"type": "roll", "notation": notation})
+    assert [(await next_event(comm))["seq"] for _ in range(2)] == [ready["seq"] + 1, ready["seq"] + 2]
+    await handled(comm)
+    assert hops == []
+    await comm.disconnect()
