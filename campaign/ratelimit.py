@@ -11,11 +11,23 @@ import logging
 import time
 
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import caches
 
 from .actions import ActionError
 
 log = logging.getLogger(__name__)
+_shared: tuple | None = None  # (the CACHES setting it was made from, the cache)
+
+
+def _store():
+    """The counters' cache: one per process. ``django.core.cache.cache`` is one per thread and
+    asyncio context, and each RedisCache opens its own connection pool, so every socket's token
+    check and every command on a database thread opened a new Redis connection (issue #12).
+    redis-py's pool is thread-safe, as is LocMemCache, so one serves every thread."""
+    global _shared
+    if _shared is None or _shared[0] is not settings.CACHES:
+        _shared = (settings.CACHES, caches.create_connection("default"))
+    return _shared[1]
 
 
 class RateLimited(ActionError):
@@ -27,7 +39,7 @@ def _count_this_minute(kind: str, user_id: int) -> int:
     """One more for ``user_id`` in this minute's window of ``kind``; 0 when the store is down (fail open)."""
     key = f"rate:{kind}:{user_id}:{int(time.time() // 60)}"
     try:
-        return 1 if cache.add(key, 1, timeout=70) else cache.incr(key)
+        return 1 if _store().add(key, 1, timeout=70) else _store().incr(key)
     except Exception as e:  # fail open
         log.warning("rate limit store unavailable: %r", e)
         return 0
@@ -99,7 +111,7 @@ def check_failures(kind: str, **who: str) -> None:
     """Refuse while any of ``who`` (an account, an address) failed too often in this window."""
     limit = settings.LOGIN_FAILURES_PER_5_MINUTES
     try:
-        counts = cache.get_many(_failure_keys(kind, who))
+        counts = _store().get_many(_failure_keys(kind, who))
     except Exception as e:  # fail open, like the command limit
         log.warning("rate limit store unavailable: %r", e)
         return
@@ -110,8 +122,8 @@ def check_failures(kind: str, **who: str) -> None:
 def record_failure(kind: str, **who: str) -> None:
     for key in _failure_keys(kind, who):
         try:
-            if not cache.add(key, 1, timeout=FAILURE_WINDOW + 10):
-                cache.incr(key)
+            if not _store().add(key, 1, timeout=FAILURE_WINDOW + 10):
+                _store().incr(key)
         except Exception as e:
             log.warning("rate limit store unavailable: %r", e)
             return

@@ -31,6 +31,32 @@ def test_per_user_rate_limit_answers_429_with_a_clear_message(table, settings):
     assert post(other, {"id": "b1", "action": {"type": "roll", "notation": "1d6"}}).status_code == 201
 
 
+def test_the_rate_limits_use_one_cache_client_for_every_thread(db, monkeypatch):
+    """Every socket's token check and every command counts in the cache from some database thread;
+    a cache client per thread (Django's own ``cache``) opened a Redis connection each (issue #12)."""
+    import threading
+
+    from django.core.cache import caches
+
+    from campaign import ratelimit
+
+    made = []
+    create = caches.create_connection
+    monkeypatch.setattr(caches, "create_connection", lambda alias: made.append(alias) or create(alias))
+    monkeypatch.setattr(ratelimit, "_shared", None, raising=False)
+
+    def check(n):
+        ratelimit.check_failures("token", address=f"10.0.0.{n}")
+        ratelimit.check_user_rate(n)
+
+    threads = [threading.Thread(target=check, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert made == ["default"]
+
+
 def test_check_deploy_is_clean_with_debug_off():
     env = {**os.environ, "DEBUG": "0", "SECRET_KEY": "k" * 60 + "-deploy-check", "ALLOWED_HOSTS": "table.example.org",
            "DATABASE_URL": "sqlite:////tmp/talekeeper-deploy-check.sqlite3"}
