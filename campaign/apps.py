@@ -12,3 +12,9 @@ class CampaignConfig(AppConfig):
         from .outages import retry_connections_steadily
 
         retry_connections_steadily()  # the pool reconnects within a second of PostgreSQL's return
+        # Import every rule system now, not in the first request that reads a campaign of it:
+        # that request paid 60-230 ms for it (a sheet as of a seq, docs/performance.md round 3).
+        from rules import SYSTEM_MODULES, get_system
+
+        for name in SYSTEM_MODULES:
+            get_system(name)
