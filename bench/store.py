@@ -158,14 +158,18 @@ def bench_rebuild(sizes: list[int], repeat: int, progress=None) -> dict:
             rebuild(campaign)
             times.append(perf() - t)
             cpu.append(time.process_time() - c)
+        t, c = perf(), time.process_time()
         differing = rebuild(campaign, check=True)
+        check_s, check_cpu_s = perf() - t, time.process_time() - c
         out[str(n)] = {"events": log["events"], "log_reused": log["reused"], "log_build_s": log["build_s"],
                        "seconds": [round(x, 3) for x in times], "best_s": round(min(times), 3),
                        # This process's CPU (the fold, JSON decoding): the rest is waiting on PostgreSQL.
                        "cpu_s": [round(x, 3) for x in cpu],
                        "read_floor_s": [round(x, 3) for x in reads],
                        "ratio_rebuild_over_read": ratio(min(times), min(reads)),
-                       "events_per_s": round(log["events"] / min(times)), "check_after": differing or "OK"}
+                       "events_per_s": round(log["events"] / min(times)), "check_after": differing or "OK",
+                       # rebuild --check: the same fold, nothing written
+                       "check_s": round(check_s, 3), "check_cpu_s": round(check_cpu_s, 3)}
     return out
 
 
@@ -280,11 +284,12 @@ def bench_as_of(n: int, count: int, seed: int = 1, progress=None) -> dict:
     before = CharacterSnapshot.objects.filter(character__campaign=campaign).count()
     rng = random.Random(seed)
     seqs = [rng.randint(1, campaign.last_seq) for _ in range(count)]
-    times = []
+    times, cpu = [], []
     for seq in seqs:
-        t = perf()
+        t, c = perf(), time.thread_time()
         state_as_of(character, seq)
         times.append(perf() - t)
+        cpu.append(time.thread_time() - c)  # this thread's CPU: what a busy machine does not inflate
     gm = Client()
     gm.force_login(campaign.memberships.get(role="gm").user)
     as_player = Client()
@@ -302,7 +307,7 @@ def bench_as_of(n: int, count: int, seed: int = 1, progress=None) -> dict:
             api[who].append(perf() - t)
             assert response.status_code == 200, response.content[:300]
     return {"events": campaign.last_seq, "snapshots_before": before, "seqs": seqs,
-            "state_as_of_ms": summary_ms(times),
+            "state_as_of_ms": summary_ms(times), "state_as_of_cpu_ms": summary_ms(cpu),
             **{f"api_{who}_ms": summary_ms(values) for who, values in api.items()}}
 
 
@@ -321,21 +326,23 @@ def targets(result: dict) -> list[dict]:
                     "met": floor["do_command"]["per_s"] >= half})
     big = result.get("rebuild", {}).get("100000")
     if big:
-        out.append({"target": "rebuild of 100k events", "floor": f"3 s (reading its rows alone: {min(big['read_floor_s'])} s)",
-                    "measured": f"{big['best_s']} s ({big['ratio_rebuild_over_read']}x the read, "
-                                f"{min(big['cpu_s'])} s CPU in this process)",
+        out.append({"target": "rebuild of 100k events within 3 s",
+                    "floor": f"reading its rows alone, same run: {min(big['read_floor_s'])} s",
+                    "measured": f"{big['ratio_rebuild_over_read']}x the read floor = {big['best_s']} s "
+                                f"({min(big['cpu_s'])} s CPU in this process; rebuild --check {big['check_s']} s)",
                     "met": big["best_s"] <= 3})
     as_of = result.get("as_of")
     if as_of:
         worst = max(as_of["state_as_of_ms"]["max"], as_of["api_gm_ms"]["max"],
                     as_of["api_player_one_secret_roll_ms"]["max"])
         now = as_of["api_now_gm_floor_ms"]
-        out.append({"target": f"a sheet as of any seq at {as_of['events']} events (max of "
-                              f"{as_of['state_as_of_ms']['n']} random seqs, direct and API)",
-                    "floor": f"50 ms (the sheet now through the API: p50 {now['p50']} ms, max {now['max']} ms)",
-                    "measured": f"{worst} ms (p50 {as_of['state_as_of_ms']['p50']} ms directly, "
-                                f"{as_of['api_gm_ms']['p50']} ms through the API: "
-                                f"{ratio(as_of['api_gm_ms']['p50'], now['p50'])}x the sheet now)",
+        out.append({"target": f"a sheet as of any seq at {as_of['events']} events within 50 ms, worst of "
+                              f"{as_of['state_as_of_ms']['n']} random seqs direct and API",
+                    "floor": f"the same sheet now through the API, same run: p50 {now['p50']} ms, max {now['max']} ms",
+                    "measured": f"API p50 {ratio(as_of['api_gm_ms']['p50'], now['p50'])}x the sheet now "
+                                f"({as_of['api_gm_ms']['p50']} ms); worst {worst} ms; directly p50 "
+                                f"{as_of['state_as_of_ms']['p50']} ms, worst CPU "
+                                f"{as_of.get('state_as_of_cpu_ms', {}).get('max', '?')} ms",
                     "met": worst <= 50})
     odds = result.get("odds")
     if odds:

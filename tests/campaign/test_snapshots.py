@@ -7,6 +7,8 @@ a snapshot before a void, after it, with and without a skip set.
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from campaign import projections
@@ -161,3 +163,40 @@ def test_a_void_recorded_among_other_events_folds_as_if_each_came_alone(table_fo
                           Draft(grant.type, {"amount": 2}, grant.version, hero)], actor=table.gm)
     assert Character.objects.get(pk=hero.pk).projection.state["fate"] == fate - 1 + 2
     assert rebuild(Campaign.objects.get(pk=table.campaign.pk), check=True) == []
+
+
+def test_rebuilt_snapshots_are_each_a_fold_from_seq_one(evening):
+    campaign = Campaign.objects.get(pk=evening.campaign.pk)
+    rebuild(campaign)
+    snapshots = CharacterSnapshot.objects.filter(character__campaign=campaign)
+    assert snapshots.count() >= 4 and not snapshots.exclude(skipped="").exists()
+    for snapshot in snapshots.select_related("character__campaign"):
+        assert snapshot.state == from_seq_one(snapshot.character, snapshot.seq), snapshot.seq
+    for seq in range(1, evening.head + 1):  # and every sheet as of a seq starts from them as before
+        assert state_as_of(evening.hero, seq) == from_seq_one(evening.hero, seq), seq
+
+
+def test_no_index_of_the_log_is_the_campaign_alone(db):
+    """A planner with stale statistics (a campaign that grew since the last ANALYZE) took a lone
+    campaign index to be as cheap as (campaign, seq) and read the whole log to replay one block
+    of it (docs/performance.md, round 3). Every index starting with the campaign says more."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        constraints = connection.introspection.get_constraints(cursor, Event._meta.db_table)
+    indexes = [c["columns"] for c in constraints.values() if (c["index"] or c["unique"]) and not c["primary_key"]]
+    assert ["campaign_id", "seq"] in indexes
+    assert ["campaign_id"] not in indexes
+
+
+def test_every_rule_system_is_imported_when_django_starts():
+    """The first sheet of a process must not pay for importing its rules (60-230 ms measured).
+    A process of its own: in this one, earlier tests may have imported them already."""
+    import subprocess
+    import sys
+
+    script = ("import sys, django; django.setup(); from rules import SYSTEM_MODULES; "
+              "print(sorted(m for m in SYSTEM_MODULES.values() if m not in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                         env={**os.environ, "DJANGO_SETTINGS_MODULE": "campaign.settings"})
+    assert out.stdout.strip() == "[]", out.stderr
