@@ -115,6 +115,13 @@ class Table:
         body = {"id": client_id or uuid.uuid4().hex, "action": action}
         return do_command(self.membership(user), body, dice=dice)
 
+    def tokens(self) -> dict[str, str]:
+        """A new API token for each persona: ``{"gm": key, "alice": key, ...}``."""
+        from campaign.models import ApiToken
+
+        return {name: ApiToken.objects.create(user=getattr(self, name)).key
+                for name in ("gm", "alice", "bob", "watcher", "outsider")}
+
     def create_character(self, user, name, sheet=None):
         from campaign.models import Character
 

@@ -48,13 +48,15 @@ def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 120.0) -> 
     raise RuntimeError(f"server on port {port} did not start within {timeout}s")
 
 
-@contextlib.contextmanager
-def daphne(port: int | None = None, redis_url: str | None = None, **env):
-    """Run ``daphne campaign.asgi:application`` on 127.0.0.1; yield its base URL."""
-    port = port or free_port()
+DAPHNE = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p"]  # + the port, the application
+
+
+def server_environment(database_url: str | None = None, redis_url: str | None = None, **env) -> dict[str, str]:
+    """The environment of a test server: this run's database (or ``database_url``), plain http
+    on loopback, warnings only, and the channel layer of ``redis_url`` (none: in memory)."""
     environment = {
         **os.environ,
-        "DATABASE_URL": test_database_url(),
+        "DATABASE_URL": database_url or test_database_url(),
         "DEBUG": "0",
         "SECRET_KEY": "test-secret-key-for-servers",
         "SECURE_COOKIES": "0",  # plain http on loopback
@@ -62,15 +64,22 @@ def daphne(port: int | None = None, redis_url: str | None = None, **env):
         "SECURE_HSTS_SECONDS": "0",
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         "LOG_LEVEL": "WARNING",
+        "PYTHONUNBUFFERED": "1",  # its log is read while it runs
         **env,
     }
     environment.pop("REDIS_URL", None)
     if redis_url:
         environment["REDIS_URL"] = redis_url
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "campaign.asgi:application"],
-        cwd=ROOT, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )
+    return environment
+
+
+@contextlib.contextmanager
+def daphne(port: int | None = None, redis_url: str | None = None, **env):
+    """Run ``daphne campaign.asgi:application`` on 127.0.0.1; yield its base URL."""
+    port = port or free_port()
+    proc = subprocess.Popen([*DAPHNE, str(port), "campaign.asgi:application"], cwd=ROOT,
+                            env=server_environment(redis_url=redis_url, **env),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         wait_for_port(port, proc)
         yield f"127.0.0.1:{port}"

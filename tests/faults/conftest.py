@@ -76,6 +76,8 @@ def own_daphnes(tmp_path, own_db, own_redis):
 
     def make(n: int = 1, database_url: str | None = None, **env) -> list[Daphne]:
         # Heartbeats every second and a short wait for a pooled connection: outages show quickly.
+        # The wait stays longer than the pool's reconnect interval (1 s, campaign/outages.py): the
+        # first request after PostgreSQL is back waits for that reconnect, and must get it.
         env = {"TABLE_HEARTBEAT_SECONDS": "1", "DB_POOL_TIMEOUT": "2", **env}
         for _ in range(n):
             made.append(Daphne(tmp_path, own_redis.url, database_url=database_url or own_db.url, **env))

@@ -11,19 +11,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 from tests.conftest import missing_service
-from tests.servers import ROOT, free_port, test_database_url, wait_for_port
+from tests.servers import DAPHNE, ROOT, free_port, server_environment, wait_for_port
 
 SLUG = "torn-road"
 
@@ -126,29 +124,14 @@ class Daphne:
 
     def start(self) -> None:
         assert self.proc is None or self.proc.poll() is not None, "already running"
-        environment = {
-            **os.environ,
-            "DATABASE_URL": self.database_url or test_database_url(),
-            "DEBUG": "0",
-            "SECRET_KEY": "test-secret-key-for-servers",
-            "SECURE_COOKIES": "0",  # plain http on loopback
-            "SECURE_SSL_REDIRECT": "0",
-            "SECURE_HSTS_SECONDS": "0",
-            "ALLOWED_HOSTS": "127.0.0.1,localhost",
-            "LOG_LEVEL": "WARNING",
-            "PYTHONUNBUFFERED": "1",
-            **self.env,
-        }
-        environment.pop("REDIS_URL", None)
-        if self.redis_url:
-            environment["REDIS_URL"] = self.redis_url
         self.starts += 1
         log = self.workdir / f"daphne-{self.port}-{self.starts}.log"
         self.logs.append(log)
         out = open(log, "wb")  # a file, not a pipe nobody reads: a full pipe would block the server
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port), "campaign.asgi:application"],
-            cwd=ROOT, env=environment, stdout=out, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent,
+            [*DAPHNE, str(self.port), "campaign.asgi:application"], cwd=ROOT,
+            env=server_environment(self.database_url, self.redis_url, **self.env),
+            stdout=out, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent,
         )
         out.close()
         wait_for_port(self.port, self.proc)
@@ -235,6 +218,13 @@ class TableClient:
         self.present: list[str] | None = None  # usernames in the last presence frame
         self.connected = False
         self._task: asyncio.Task | None = None
+        self._waiters: list[asyncio.Future] = []  # wait_until's, woken by any change here
+
+    def _changed(self) -> None:
+        for waiter in self._waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+        self._waiters.clear()
 
     @property
     def last(self) -> int:
@@ -263,6 +253,7 @@ class TableClient:
                     open_timeout=5, close_timeout=1, ping_interval=None,
                 ) as ws:
                     self.opened += 1
+                    self._changed()
                     reason = await self._read(ws)
                     if reason:
                         self.closes.append(reason)
@@ -276,6 +267,7 @@ class TableClient:
                 self.connect_failures.append(f"{type(e).__name__}: {e}"[:200])
             finally:
                 self.connected = False
+                self._changed()
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, self.max_backoff)
 
@@ -312,17 +304,31 @@ class TableClient:
                 elif kind == "presence":
                     self.present = sorted(m["username"] for m in frame["members"])
                 # pong, ack...: not about the log
+                self._changed()
         except websockets.ConnectionClosed:
             pass
         return None
 
 
-async def wait_until(predicate, timeout: float, what: str, poll: float = 0.05) -> None:
-    deadline = time.monotonic() + timeout
+async def wait_until(predicate, timeout: float, what: str, *, clients=(), poll: float | None = None) -> None:
+    """Wait until ``predicate()`` holds; fail after ``timeout`` seconds (a guard against a hang,
+    never a measure of speed, so generous).
+
+    ``predicate`` is checked again whenever one of ``clients`` hears a frame, connects or
+    drops: nearly everything these tests wait for is something a socket hears. What no socket
+    hears (a line in a server's log, a thread's answers) is checked every ``poll`` seconds."""
+    assert clients or poll, "name the clients that will hear it, or poll for what none hears"
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
     while not predicate():
-        if time.monotonic() > deadline:
+        left = deadline - loop.time()
+        if left <= 0:
             raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        await asyncio.sleep(poll)
+        news = loop.create_future()
+        for client in clients:
+            client._waiters.append(news)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(news, min(left, poll) if poll else left)
 
 
 def describe(client: TableClient) -> str:

@@ -13,16 +13,12 @@ django.setup()
 from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 
-from campaign.models import ApiToken  # noqa: E402
 from tests.conftest import Table  # noqa: E402
 
 
 def main() -> None:
     call_command("migrate", verbosity=0, interactive=False)
-    table = Table()
-    keys = {name: ApiToken.objects.create(user=getattr(table, name)).key
-            for name in ("gm", "alice", "bob", "watcher", "outsider")}
-    print(json.dumps(keys))
+    print(json.dumps(Table().tokens()))
 
 
 if __name__ == "__main__":

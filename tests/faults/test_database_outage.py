@@ -36,7 +36,7 @@ def get(base: str, path: str, headers: dict) -> tuple[int, str, str]:
 
 def test_a_database_outage_answers_503_quickly_and_the_next_request_after_it_succeeds(
         pg_cluster, own_db, own_daphnes):
-    (server,) = own_daphnes(1, DB_POOL_TIMEOUT="1")  # each refused request waits this long for a connection
+    (server,) = own_daphnes(1)  # each refused request waits DB_POOL_TIMEOUT (2 s here) for a connection
     alice = own_db.tokens["alice"]
     bearer = {"Authorization": f"Bearer {alice}"}
     head = get_head(server.base, alice)

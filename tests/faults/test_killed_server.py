@@ -36,7 +36,8 @@ def test_a_killed_servers_players_leave_the_group_and_presence_and_come_back_on_
     a, b = own_daphnes(2, CHANNEL_GROUP_EXPIRY=str(EXPIRY))
     key = own_db.tokens
     settings.TABLE_HEARTBEAT_SECONDS = 1  # as the servers run: presence.ttl() is theirs
-    bound = max(presence.ttl(), EXPIRY) + 15  # the lapse, then a heartbeat's check and a broadcast
+    assert presence.ttl() > EXPIRY + 1  # a lapsed presence entry means a stale group membership
+    bound = presence.ttl() + 15  # the lapse, then a heartbeat's check
     (campaign_id,) = own_db.sql("SELECT id FROM campaign_campaign WHERE slug = 'torn-road'")[0]
     layer = redis.Redis(port=own_redis.port)
     group = f"asgi:group:{group_name(campaign_id)}"
@@ -53,36 +54,40 @@ def test_a_killed_servers_players_leave_the_group_and_presence_and_come_back_on_
     async def scenario():
         on_a = [TableClient("alice@a", key["alice"], a.base), TableClient("watcher@a", key["watcher"], a.base)]
         bob = TableClient("bob@b", key["bob"], b.base)
-        for c in (*on_a, bob):
+        everyone = (*on_a, bob)
+        for c in everyone:
             c.start()
         try:
-            await wait_until(lambda: bob.present == ["alice", "bob", "watcher"] and in_group() == 3, 10,
-                             f"everyone at the table (bob sees {bob.present}, {in_group()} in the group)")
+            # A socket is ready once it joined the table's group.
+            await wait_until(lambda: all(c.readies for c in everyone) and bob.present == ["alice", "bob", "watcher"],
+                             10, f"everyone at the table (bob sees {bob.present})", clients=everyone)
+            assert in_group() == 3
+            a.kill()  # the process dies without a word: no goodbye, no group_discard
             for c in on_a:
-                await c.stop()  # the clients go quiet; the process dies without a word
-            a.kill()
+                await c.stop()  # their pages are gone too (no reconnecting elsewhere)
 
-            head = 0
-            deadline = asyncio.get_running_loop().time() + bound
-            while not (in_group() == 1 and bob.present == ["bob"]):
-                assert asyncio.get_running_loop().time() < deadline, (
-                    f"the killed server's players linger: {in_group()} in the group, bob sees {bob.present}")
-                head = await roll_through_b()
-                await asyncio.sleep(0.5)  # pacing the rolls (a poll, not a synchronisation)
-            # bob's socket outlived several expiries: its heartbeat kept it in, and it heard every roll.
+            # The dead process's presence entries lapse, and b's heartbeat check tells bob. By then
+            # their group memberships (EXPIRY, shorter than the presence lapse) are stale too: the
+            # next broadcast drops them.
+            await wait_until(lambda: bob.present == ["bob"], bound, "the killed server's players to leave "
+                             f"bob's list (he sees {bob.present})", clients=[bob])
             head = await roll_through_b()
-            await wait_until(lambda: bob.last == head, 5, "bob to hear the last roll: " + describe(bob))
+            # The roll's broadcast (sent in the background) drops the stale members; bob's socket
+            # outlived several expiries: its heartbeat kept it in, and it hears the roll.
+            await wait_until(lambda: in_group() == 1, 5, "the killed server's players to leave the group", poll=0.05)
+            await wait_until(lambda: bob.last == head, 5, "bob to hear the roll: " + describe(bob), clients=[bob])
 
             # Alice's page reconnects, to the surviving process: she is back, in the group and the list.
             again = TableClient("alice@b", key["alice"], b.base)
             again.start()
             try:
-                await wait_until(lambda: bob.present == ["alice", "bob"] == again.present and in_group() == 2, 10,
-                                 f"alice back (bob sees {bob.present}, alice {again.present}, {in_group()} in the group)")
+                await wait_until(lambda: again.readies and bob.present == ["alice", "bob"] == again.present, 10,
+                                 f"alice back (bob sees {bob.present}, alice {again.present})", clients=[bob, again])
+                assert in_group() == 2
             finally:
                 await again.stop()
         finally:
-            for c in (*on_a, bob):
+            for c in everyone:
                 await c.stop()
         return bob
 

@@ -17,7 +17,7 @@ import pytest
 from channels_redis.core import RedisChannelLayer
 
 from campaign.broadcast import group_name
-from campaign.models import ApiToken, Command, Event
+from campaign.models import Command, Event
 
 from .helpers import Daphne, RedisServer, TableClient, assert_exactly_the_log, describe, post_command, wait_until
 
@@ -46,11 +46,6 @@ def two_servers(tmp_path, private_redis):
             server.close()
 
 
-def tokens(table):
-    return {name: ApiToken.objects.create(user=getattr(table, name)).key
-            for name in ("gm", "alice", "bob", "watcher")}
-
-
 def everyone(clients) -> str:
     return "; ".join(map(describe, clients))
 
@@ -77,7 +72,7 @@ async def doorbell_rings(redis_url: str, campaign_id: int, post, servers) -> Non
 def test_commands_are_stored_and_every_socket_converges_across_a_redis_outage(
         transactional_table, private_redis, two_servers):
     table = transactional_table
-    key = tokens(table)
+    key = table.tokens()
     a, b = two_servers
     ids = (f"outage-{n}" for n in itertools.count())
     results = []
@@ -95,10 +90,10 @@ def test_commands_are_stored_and_every_socket_converges_across_a_redis_outage(
         for c in clients:
             c.start()
         try:
-            await wait_until(lambda: all(c.readies for c in clients), 10, "every socket ready")
+            await wait_until(lambda: all(c.readies for c in clients), 10, "every socket ready", clients=clients)
             for server in (a, b, a):
                 head = await post(server)
-            await wait_until(lambda: all(c.last == head for c in clients), 5, "live events with Redis up")
+            await wait_until(lambda: all(c.last == head for c in clients), 5, "live events with Redis up", clients=clients)
 
             private_redis.stop()
             for server in (a, b, a, b, a):
@@ -109,7 +104,7 @@ def test_commands_are_stored_and_every_socket_converges_across_a_redis_outage(
             for server in (b, a):
                 head = await post(server)
             await wait_until(lambda: all(c.last == head for c in clients), 15,
-                             "every socket caught up after Redis came back: " + everyone(clients))
+                             "every socket caught up after Redis came back: " + everyone(clients), clients=clients)
         finally:
             for c in clients:
                 await c.stop()
@@ -130,7 +125,7 @@ def test_commands_are_stored_and_every_socket_converges_across_a_redis_outage(
 def test_sockets_stay_open_and_in_sync_while_redis_is_down(transactional_table, private_redis, two_servers):
     """The doorbell is down, not the table: the heartbeat reads new events from the database."""
     table = transactional_table
-    key = tokens(table)
+    key = table.tokens()
     a, b = two_servers
 
     async def scenario():
@@ -138,22 +133,23 @@ def test_sockets_stay_open_and_in_sync_while_redis_is_down(transactional_table, 
         for c in clients:
             c.start()
         try:
-            await wait_until(lambda: all(c.readies for c in clients), 10, "every socket ready")
+            await wait_until(lambda: all(c.readies for c in clients), 10, "every socket ready", clients=clients)
             private_redis.stop()
             for n, server in enumerate((a, b)):
                 status, body = await asyncio.to_thread(post_command, server.base, key["alice"], f"down-{n}")
                 assert status == 201, body
                 await wait_until(lambda: all(c.last == body["seq"] for c in clients), 5,
-                                 f"every socket to hear of roll {n} made during the outage: " + everyone(clients))
+                                 f"every socket to hear of roll {n} made during the outage: " + everyone(clients),
+                                 clients=clients)
             late = TableClient("watcher@b", key["watcher"], b.base)
             late.start()
             clients.append(late)
             await wait_until(lambda: late.readies and late.last == body["seq"], 5,
-                             "a socket opened during the outage to get the backlog: " + describe(late))
+                             "a socket opened during the outage to get the backlog: " + describe(late), clients=[late])
             # Two more heartbeats on every socket with Redis still down (each checks the log).
             seen = [c.heartbeats for c in clients]
             await wait_until(lambda: all(c.heartbeats >= n + 2 for c, n in zip(clients, seen)), 10,
-                             "two more heartbeats with Redis down: " + everyone(clients))
+                             "two more heartbeats with Redis down: " + everyone(clients), clients=clients)
         finally:
             for c in clients:
                 await c.stop()
@@ -169,14 +165,14 @@ def test_sockets_stay_open_and_in_sync_while_redis_is_down(transactional_table, 
 def test_a_frozen_redis_neither_hangs_connects_nor_silences_sockets(transactional_table, private_redis, two_servers):
     """SIGSTOP: Redis accepts nothing and answers nothing, like a host gone off the network."""
     table = transactional_table
-    key = tokens(table)
+    key = table.tokens()
     a, b = two_servers
 
     async def scenario():
         clients = [TableClient("gm@a", key["gm"], a.base)]
         clients[0].start()
         try:
-            await wait_until(lambda: clients[0].readies, 10, "the socket ready")
+            await wait_until(lambda: clients[0].readies, 10, "the socket ready", clients=clients)
             private_redis.freeze()
             for n in range(2):
                 # post_command's own timeout fails the test if the command path hangs on the
@@ -184,12 +180,14 @@ def test_a_frozen_redis_neither_hangs_connects_nor_silences_sockets(transactiona
                 status, body = await asyncio.to_thread(post_command, b.base, key["alice"], f"frozen-{n}")
                 assert status == 201, body
                 await wait_until(lambda: clients[0].last == body["seq"], 6,
-                                 f"the socket to hear of roll {n} made while Redis is frozen: " + everyone(clients))
+                                 f"the socket to hear of roll {n} made while Redis is frozen: " + everyone(clients),
+                                 clients=clients)
             late = TableClient("bob@a", key["bob"], a.base)
             late.start()
             clients.append(late)
             await wait_until(lambda: late.readies and late.last == body["seq"], 6,
-                             "a socket opened while Redis is frozen to get ready and the backlog: " + describe(late))
+                             "a socket opened while Redis is frozen to get ready and the backlog: " + describe(late),
+                             clients=[late])
         finally:
             private_redis.thaw()
             for c in clients:

@@ -34,7 +34,7 @@ def assert_exactly_the_stored_log(clients, own_db) -> None:
 
 def test_after_a_database_outage_and_a_redis_restart_every_socket_hears_the_next_roll(
         pg_cluster, own_db, own_redis, own_daphnes):
-    (server,) = own_daphnes(1, DB_POOL_TIMEOUT="1")  # one process is enough: each socket has its own heartbeat
+    (server,) = own_daphnes(1)  # one process is enough: each socket has its own heartbeat
     key = own_db.tokens
 
     async def roll(server, client_id):
@@ -47,14 +47,14 @@ def test_after_a_database_outage_and_a_redis_restart_every_socket_hears_the_next
         for c in clients:
             c.start()
         try:
-            await wait_until(lambda: all(c.readies for c in clients), 10, "every socket ready")
+            await wait_until(lambda: all(c.readies for c in clients), 10, "every socket ready", clients=clients)
             head = await roll(server, "before-outage")
-            await wait_until(lambda: all(c.last == head for c in clients), 5, "the first roll everywhere")
+            await wait_until(lambda: all(c.last == head for c in clients), 5, "the first roll everywhere", clients=clients)
 
             pg_cluster.stop()
             # The heartbeats meet the outage (and say so, instead of dying silently).
             await wait_until(lambda: "heartbeat failed" in server.log_text(), 15,
-                             "the heartbeats to log the database outage")
+                             "the heartbeats to log the database outage", poll=0.1)
             own_redis.stop()
             own_redis.start()  # same port, empty: every group membership is gone
             pg_cluster.start()
@@ -62,7 +62,8 @@ def test_after_a_database_outage_and_a_redis_restart_every_socket_hears_the_next
             for n in range(2):
                 head = await roll(server, f"after-outage-{n}")
                 await wait_until(lambda: all(c.last == head for c in clients), 15,
-                                 f"roll {n} after the outage to reach every socket: " + everyone(clients))
+                                 f"roll {n} after the outage to reach every socket: " + everyone(clients),
+                                 clients=clients)
         finally:
             for c in clients:
                 await c.stop()
