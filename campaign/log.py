@@ -164,8 +164,17 @@ def _cursor():
     if db.vendor != "postgresql":
         return db.cursor()
     db.ensure_connection()
+    if db.connection.prepare_threshold is None:
+        # Django opens connections with preparing switched off (for poolers), and psycopg
+        # then ignores ``prepare=True`` too: every command's lock and write were parsed
+        # and planned again (issue #12, round 3). Django's own cursors never prepare, so
+        # only the statements that ask for it (these) are prepared.
+        db.connection.prepare_threshold = ONLY_WHEN_ASKED
     raw = _preparing_cursor()(db.connection)
     return db.make_debug_cursor(raw) if db.queries_logged else db.make_cursor(raw)
+
+
+ONLY_WHEN_ASKED = 2**31 - 1  # a psycopg prepare threshold no statement reaches by being run often
 
 
 @functools.cache
@@ -175,6 +184,12 @@ def _preparing_cursor():
     class PreparingCursor(psycopg.Cursor):
         def execute(self, query, params=None, *, prepare=None, binary=None):
             return super().execute(query, params, prepare=True, binary=binary)
+
+        def _send_query_prepared(self, name, pgq, *, binary=None):
+            # psycopg notes the query it sent only when it did not prepare it; Django's debug
+            # cursor (CaptureQueriesContext, DEBUG's connection.queries) reads it from there.
+            self._query = pgq
+            return super()._send_query_prepared(name, pgq, binary=binary)
 
     return PreparingCursor
 

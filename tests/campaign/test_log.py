@@ -164,6 +164,21 @@ class TestRoundTrips:
         hero.projection.refresh_from_db()
         assert hero.projection.state["rolls"] == 1
 
+    def test_the_lock_and_the_write_are_prepared_once_per_connection(self, table):
+        # Django opens connections with preparing off, and psycopg then ignored prepare=True:
+        # PostgreSQL parsed and planned both statements for every command (issue #12, round 3).
+        membership = table.membership(table.alice)
+        for n in range(2):
+            do_command(membership, {"id": f"p{n}", "action": {"type": "roll", "notation": "2d6"}},
+                       dice=ScriptedDice([2, 3]))
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT statement FROM pg_prepared_statements WHERE NOT from_sql")
+            prepared = [row[0] for row in cursor.fetchall()]
+        assert any("FOR UPDATE" in sql and '"campaign_command"' in sql for sql in prepared)
+        assert any(sql.startswith("WITH cmd AS (INSERT") for sql in prepared)
+        # Only the record path's own statements are prepared: Django's queries stay as they were.
+        assert all("FOR UPDATE" in sql or sql.startswith("WITH ") for sql in prepared), prepared
+
     def test_a_repeat_reads_the_original_instead_of_rolling(self, table, django_assert_num_queries):
         membership = table.membership(table.alice)
         body = {"id": "again", "action": {"type": "roll", "notation": "2d6"}}
