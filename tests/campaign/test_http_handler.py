@@ -1,12 +1,11 @@
 """HTTP under daphne (campaign/asgi.py): the middleware and the view on one trip to the request's
-thread, and one cache client per process (issue #12, round 3: what an HTTP command cost daphne).
+thread (issue #12, round 3: what an HTTP command cost daphne).
 
-These go through the real ASGI application, as daphne calls it; Django's test clients build
+These go through the ASGI handler daphne runs, as daphne calls it; Django's test clients build
 handlers of their own."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
@@ -18,8 +17,11 @@ from campaign.models import ApiToken, Event
 
 
 async def request(method: str, path: str, body: bytes = b"", headers=()) -> tuple[int, dict, bytes]:
-    from campaign.asgi import application
+    from campaign.asgi import OneHopASGIHandler
 
+    # A handler of its own: the middleware read the settings as this test has them (the
+    # application's were made when some module imported it).
+    application = OneHopASGIHandler()
     scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method, "path": path,
              "raw_path": path.encode(), "query_string": b"", "root_path": "", "scheme": "http",
              "headers": [(b"host", b"testserver"), (b"content-type", b"application/json"),
@@ -93,22 +95,3 @@ async def test_a_session_write_without_csrf_is_still_refused_under_asgi(transact
     assert status == 403 and json.loads(content)["error"]["code"] == "csrf"
     assert not await sync_to_async(lambda: Event.objects.filter(campaign=table.campaign, type="roll").exists())()
     await sync_to_async(connections.close_all)()
-
-
-async def test_every_request_context_shares_the_one_cache_client():
-    # Django keeps a cache per context under ASGI: a new Redis client and connection per request.
-    from campaign.softcache import shared_cache
-
-    async def in_a_request():
-        return await sync_to_async(shared_cache, thread_sensitive=False)()
-
-    clients = await asyncio.gather(*(asyncio.create_task(in_a_request()) for _ in range(4)))
-    assert all(c is clients[0] for c in clients)
-
-
-def test_a_new_cache_setting_gets_its_own_client(settings):
-    from campaign.softcache import shared_cache
-
-    before = shared_cache()
-    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "other"}}
-    assert shared_cache() is not before
