@@ -38,7 +38,7 @@ from campaign.actions import ActionError, access_campaign
 from campaign.auth import InvalidToken, socket_user
 from campaign.broadcast import changed_sheets, group_name, user_group
 from campaign.log import events_after
-from campaign.outages import DATABASE_OUTAGE, READ_UNAVAILABLE_MESSAGE, UNKNOWN_MESSAGE, UnknownOutcome
+from campaign.outages import DATABASE_OUTAGE, READ_UNAVAILABLE_MESSAGE
 from campaign.pipeline import MAX_SEQ, command_of, outage_error, parse_whole_number, read_json, submit
 from campaign.ratelimit import RateLimited, SocketBucket
 from campaign.sheets import changed_by, sheet_class
@@ -429,13 +429,10 @@ def _backlog(campaign_id: int, after: int) -> tuple[list[dict], set[int], dict, 
 
 
 def _command_and_head(membership, body: dict):
-    """Run a command through the pipeline (rate limit, then the command), then read the head
-    its ack carries: one trip to a database thread."""
+    """Run a command through the pipeline (rate limit, then the command) and give the head its
+    ack carries, the log's head right after it (read under its lock): one trip to a database thread."""
     result = submit(membership, body)
-    try:
-        return result, log_head(membership.campaign_id)
-    except DATABASE_OUTAGE as e:  # stored, but unconfirmed: the client's resend gets the stored ack
-        raise UnknownOutcome(UNKNOWN_MESSAGE) from e
+    return result, result.head
 
 
 # --- one frame per visibility class -----------------------------------------------

@@ -95,6 +95,13 @@ def check_command(body) -> tuple[str, dict]:
 class CommandResult:
     events: list[Event]
     replayed: bool  # True when a repeated id returned the original events
+    # The log's head right after the command, from the row it locked: what a socket's ack
+    # carries, without reading the stream row again after COMMIT.
+    head: dict | None = None
+
+
+def _head(campaign: Campaign) -> dict:
+    return {"seq": campaign.last_seq, "hash": campaign.head_hash}
 
 
 def _body_hash(action: dict) -> str:
@@ -124,7 +131,7 @@ def do_command(membership: Membership, body, dice=None) -> CommandResult:
             if previous_hash != body_hash:
                 raise Conflict(f"Command id '{client_id}' was already used for a different action.")
             return CommandResult(list(Event.objects.filter(command_id=previous_id)
-                                      .select_related("actor", "character").order_by("seq")), True)
+                                      .select_related("actor", "character").order_by("seq")), True, _head(campaign))
         # The dice depend on who acts and the id their client chose, nothing else
         # the server could vary (docs/fair-dice.md). The unique constraint on
         # Command (campaign, actor, client id) means an id rolls at most once.
@@ -143,7 +150,7 @@ def do_command(membership: Membership, body, dice=None) -> CommandResult:
         events = record(campaign, drafts, actor=user, command=command)  # with the head and the projections
         if any(e.type == "session_ended" for e in events):
             checkpoints.sign_head(campaign)  # every session end leaves a receipt of the log so far
-    return CommandResult(events, False)
+    return CommandResult(events, False, _head(campaign))  # record moved the locked row to the new head
 
 
 def _link_request(campaign: Campaign, action: dict, drafts: list[Draft]) -> list[Draft]:

@@ -179,6 +179,20 @@ class TestRoundTrips:
         # Only the record path's own statements are prepared: Django's queries stay as they were.
         assert all("FOR UPDATE" in sql or sql.startswith("WITH ") for sql in prepared), prepared
 
+    def test_a_socket_command_and_its_acks_head_are_the_same_four(self, table, django_assert_num_queries):
+        from sessions.consumers import _command_and_head
+        from sessions.heads import log_head
+
+        membership = table.membership(table.alice)
+        body = {"id": "s1", "action": {"type": "roll", "notation": "2d6"}}
+        with django_assert_num_queries(4):  # the head comes from the locked row, not a read after COMMIT
+            result, head = _command_and_head(membership, body)
+        assert head == log_head(table.campaign.id) and head["seq"] == result.events[-1].seq
+        table.command(table.bob, {"type": "roll", "notation": "1d6"})
+        with django_assert_num_queries(4):  # a repeat: the lock, then the original events
+            again, head = _command_and_head(membership, body)
+        assert again.replayed and head == log_head(table.campaign.id)
+
     def test_a_repeat_reads_the_original_instead_of_rolling(self, table, django_assert_num_queries):
         membership = table.membership(table.alice)
         body = {"id": "again", "action": {"type": "roll", "notation": "2d6"}}
