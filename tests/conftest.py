@@ -61,6 +61,34 @@ def _bound_event_loop_teardown() -> None:
 _bound_event_loop_teardown()
 
 
+def _own_randomness_for_background_threads() -> None:
+    """Hypothesis seeds the process's global ``random`` while it generates an example (a run can
+    be replayed) and warns ("Do not use the `random` module inside strategies") when that state
+    changes under it. No strategy of ours uses it, but two libraries draw from it on threads of
+    their own while a test runs: channels-redis (a random prefix on every message it serializes,
+    on the broadcast thread of campaign/broadcast.py) and psycopg_pool (a jitter on every new
+    connection, on its workers). Seen in the socket fuzzer, whose next example is generated while
+    the last one's broadcast is still being sent. Each library gets a generator of its own, so an
+    example's generation and the server's background work never share one."""
+    import random
+
+    try:
+        import channels_redis.serializers
+    except ImportError:  # pragma: no cover - not installed
+        pass
+    else:
+        channels_redis.serializers.random = random.Random()  # it calls random.getrandbits
+    try:
+        import psycopg_pool.base
+    except ImportError:  # pragma: no cover - not installed
+        pass
+    else:
+        psycopg_pool.base.random = random.Random().random  # it imported random.random itself
+
+
+_own_randomness_for_background_threads()
+
+
 def missing_service(what: str) -> None:
     """Skip on a laptop without the service; fail loudly in CI."""
     if CI:
