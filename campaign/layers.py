@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import time
 
 from channels_redis.core import RedisChannelLayer
 from redis.asyncio.connection import AbstractConnection
@@ -107,6 +108,23 @@ class ResilientRedisChannelLayer(RedisChannelLayer):
     async def group_discard(self, group, channel):
         async with asyncio.timeout(LAYER_TIMEOUT):
             await super().group_discard(group, channel)
+
+    async def group_add_many(self, pairs):
+        """``group_add`` for many ``(group, channel)`` pairs, in one round trip per Redis host (a table's
+        heartbeat re-joins all its sockets at once): the same sorted sets, scores and expiry."""
+        by_connection = {}
+        for group, channel in pairs:
+            assert self.require_valid_group_name(group), "Group name not valid"
+            assert self.require_valid_channel_name(channel), "Channel name not valid"
+            by_connection.setdefault(self.consistent_hash(group), []).append((self._group_key(group), channel))
+        async with asyncio.timeout(LAYER_TIMEOUT):
+            for index, members in by_connection.items():
+                now = time.time()
+                pipe = self.connection(index).pipeline(transaction=False)
+                for key, channel in members:
+                    pipe.zadd(key, {channel: now})
+                    pipe.expire(key, self.group_expiry)
+                await pipe.execute()
 
     async def group_send(self, group, message):
         async with asyncio.timeout(LAYER_TIMEOUT):

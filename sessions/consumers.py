@@ -65,7 +65,6 @@ GAP_WAIT = 0.3
 class TableConsumer(AsyncWebsocketConsumer):
     campaign_id: int | None = None
     last_sent = 0
-    heartbeat_task: asyncio.Task | None = None
     gap_task: asyncio.Task | None = None
 
     async def dispatch(self, message):
@@ -135,7 +134,7 @@ class TableConsumer(AsyncWebsocketConsumer):
             "campaign": {"slug": campaign.slug, "name": campaign.name, "system": campaign.system},
             "you": {"username": membership.user.username, "role": membership.role},
         })
-        self.heartbeat_task = asyncio.create_task(self.heartbeat())
+        beat_with(self)
         announce_presence(self.channel_layer, campaign.id)
 
     async def _join_table_group(self):
@@ -170,10 +169,10 @@ class TableConsumer(AsyncWebsocketConsumer):
         await self.close(code=CLOSE_REVOKED)
 
     async def disconnect(self, close_code):
-        for task in (self.heartbeat_task, self.gap_task):
-            if task:
-                task.cancel()
+        if self.gap_task:
+            self.gap_task.cancel()
         if self.campaign_id is not None:
+            stop_beating(self)
             try:
                 await self.channel_layer.group_discard(user_group(self.membership.user_id), self.channel_name)
             except Exception as e:
@@ -290,46 +289,14 @@ class TableConsumer(AsyncWebsocketConsumer):
         picked = [(c, sheet_class(sheets[str(c)], self.viewer)) for c in wanted]
         return [(c, kind, sheets[str(c)][kind]) for c, kind in picked if kind is not None]
 
-    async def heartbeat(self):
-        """Every few seconds: catch up from the database, tell the client the head, and
-        re-join this socket's groups.
-
-        It survives every error, logging it and trying again on the next beat: a database
-        outage (OperationalError, PoolTimeout) or a Redis restart must never end it, or the
-        socket stays open, looks live and misses every later event (docs/operations.md).
-        Re-joining each beat also puts the socket back into groups a restarted Redis lost,
-        and keeps its membership younger than the layer's group expiry.
-        """
+    async def beat(self, head: dict) -> None:
+        """This socket's part of its table's heartbeat (``_beat``): catch up if the head moved, tell the client."""
         try:
-            while True:
-                # Jittered: sockets that connected together must not all ask at once ever after.
-                await asyncio.sleep(settings.TABLE_HEARTBEAT_SECONDS * random.uniform(0.8, 1.2))
-                try:
-                    head = await shared(("head", self.campaign_id), 0, log_head, self.campaign_id)
-                    if head["seq"] > self.last_sent:
-                        await self.catch_up()
-                    await self._send_json({"type": "heartbeat", "seq": head["seq"], "head": head})
-                except Exception as e:
-                    log.warning("heartbeat failed, trying again in %ss: %r", settings.TABLE_HEARTBEAT_SECONDS, e)
-                # Redis work of the beat, side by side: a frozen Redis costs one timeout per beat, not four.
-                await asyncio.gather(self._still_here(), check_presence(self.channel_layer, self.campaign_id),
-                                     *(self._rejoin(group) for group in (group_name(self.campaign_id),
-                                                                         user_group(self.membership.user_id))))
-        except asyncio.CancelledError:
-            pass
-
-    async def _still_here(self):
-        try:
-            await presence.store().still_here(self.campaign_id, self.channel_name, self.membership.user_id,
-                                              self.membership.user.username, self.membership.role)
-        except Exception as e:  # Redis away: the entry comes back with a later beat
-            log.warning("presence refresh failed: %r", e)
-
-    async def _rejoin(self, group: str):
-        try:
-            await self.channel_layer.group_add(group, self.channel_name)
-        except Exception as e:  # Redis away: the heartbeat keeps us in sync anyway
-            log.warning("group refresh failed: %r", e)
+            if head["seq"] > self.last_sent:
+                await self.catch_up()
+            await self._send_json({"type": "heartbeat", "seq": head["seq"], "head": head})
+        except Exception as e:
+            log.warning("heartbeat failed, trying again in %ss: %r", settings.TABLE_HEARTBEAT_SECONDS, e)
 
     # --- receiving commands ---------------------------------------------------
 
@@ -464,6 +431,81 @@ def event_frame(data: dict, viewer: Viewer, revealed=frozenset(), sheets: list |
         if len(_frames) > FRAMES_KEPT:
             _frames.popitem(last=False)
     return text
+
+
+# --- heartbeats: one per process and campaign ------------------------------------
+# Every few seconds the sockets of a table in this process are caught up and told the
+# head, their presence is refreshed and they re-join their groups: one head read, one
+# presence pipeline and one group pipeline for all of them, not five round trips per
+# socket (issue #12). Tables beat at jittered times, so tables opened together do not
+# ask at once ever after.
+
+_beats: dict[tuple, dict] = {}  # (event loop, campaign) -> {"sockets": set of consumers, "task"}
+
+
+def beat_with(consumer: TableConsumer) -> None:
+    key = (asyncio.get_running_loop(), consumer.campaign_id)
+    state = _beats.get(key)
+    if state is None or state["task"].done():
+        state = _beats[key] = {"sockets": set(), "task": None}
+        state["task"] = asyncio.create_task(_beat(consumer.channel_layer, consumer.campaign_id, state))
+    state["sockets"].add(consumer)
+
+
+def stop_beating(consumer: TableConsumer) -> None:
+    key = (asyncio.get_running_loop(), consumer.campaign_id)
+    state = _beats.get(key)
+    if state is not None:
+        state["sockets"].discard(consumer)
+        if not state["sockets"]:
+            state["task"].cancel()
+            del _beats[key]
+
+
+async def _beat(layer, campaign_id: int, state: dict) -> None:
+    """The table's heartbeat in this process.
+
+    It survives every error, logging it and trying again on the next beat: a database
+    outage (OperationalError, PoolTimeout) or a Redis restart must never end it, or the
+    sockets stay open, look live and miss every later event (docs/operations.md).
+    Re-joining each beat also puts the sockets back into groups a restarted Redis lost,
+    and keeps their memberships younger than the layer's group expiry."""
+    try:
+        while state["sockets"]:
+            await asyncio.sleep(settings.TABLE_HEARTBEAT_SECONDS * random.uniform(0.8, 1.2))
+            sockets = list(state["sockets"])
+            try:
+                head = await shared(("head", campaign_id), 0, log_head, campaign_id)
+            except Exception as e:
+                log.warning("heartbeat failed, trying again in %ss: %r", settings.TABLE_HEARTBEAT_SECONDS, e)
+            else:
+                await asyncio.gather(*(s.beat(head) for s in sockets))
+            # Redis work of the beat, side by side: a frozen Redis costs one timeout per beat, not three.
+            await asyncio.gather(_still_here(campaign_id, sockets), check_presence(layer, campaign_id),
+                                 _rejoin(layer, sockets))
+    except asyncio.CancelledError:
+        pass
+
+
+async def _still_here(campaign_id: int, sockets: list) -> None:
+    try:
+        await presence.store().still_here_many(campaign_id, [
+            (s.channel_name, s.membership.user_id, s.membership.user.username, s.membership.role) for s in sockets])
+    except Exception as e:  # Redis away: the entries come back with a later beat
+        log.warning("presence refresh failed: %r", e)
+
+
+async def _rejoin(layer, sockets: list) -> None:
+    pairs = [(group, s.channel_name) for s in sockets
+             for group in (group_name(s.campaign_id), user_group(s.membership.user_id))]
+    try:
+        if hasattr(layer, "group_add_many"):
+            await layer.group_add_many(pairs)
+        else:  # the in-memory layer: no round trips to save
+            for group, channel in pairs:
+                await layer.group_add(group, channel)
+    except Exception as e:  # Redis away: the heartbeat keeps the sockets in sync anyway
+        log.warning("group refresh failed: %r", e)
 
 
 # --- presence announcements ------------------------------------------------------

@@ -80,6 +80,11 @@ class MemoryPresence:
                                              "role": role, "head": None}
         entry["deadline"] = self.clock() + ttl()
 
+    async def still_here_many(self, campaign_id: int, sockets: list[tuple[str, int, str, str]]) -> None:
+        """:meth:`still_here` for ``[(channel, user id, username, role)]`` of one campaign."""
+        for channel, user_id, username, role in sockets:
+            await self.still_here(campaign_id, channel, user_id, username, role)
+
     async def leave(self, campaign_id: int, channel: str, user_id: int) -> None:
         self.entries.pop(channel, None)
 
@@ -154,16 +159,22 @@ class RedisPresence:
 
     async def still_here(self, campaign_id: int, channel: str, user_id: int, username: str, role: str) -> None:
         """Push the socket's deadline; an entry swept while it lived (a stall, a Redis restart) comes back."""
+        await self.still_here_many(campaign_id, [(channel, user_id, username, role)])
+
+    async def still_here_many(self, campaign_id: int, sockets: list[tuple[str, int, str, str]]) -> None:
+        """:meth:`still_here` for ``[(channel, user id, username, role)]`` of one campaign, in one round trip."""
         deadlines, info = self._keys(campaign_id)
-        user = self._user_key(user_id)
         deadline = self.clock() + ttl()
         keep = int(ttl()) + 1
-        entry = json.dumps({"user_id": user_id, "username": username, "role": role, "head": None})
         async with self._redis().pipeline(transaction=False) as p:
-            p.zadd(deadlines, {channel: deadline})
-            p.zadd(user, {channel: deadline})
-            p.hsetnx(info, channel, entry)  # keeps the head it reported
-            for key in (deadlines, info, user):
+            for channel, user_id, username, role in sockets:
+                user = self._user_key(user_id)
+                entry = json.dumps({"user_id": user_id, "username": username, "role": role, "head": None})
+                p.zadd(deadlines, {channel: deadline})
+                p.zadd(user, {channel: deadline})
+                p.hsetnx(info, channel, entry)  # keeps the head it reported
+                p.expire(user, keep)
+            for key in (deadlines, info):
                 p.expire(key, keep)
             await p.execute()
 

@@ -456,3 +456,34 @@ async def test_a_doorbell_costs_no_hop_to_the_synchronous_thread(transactional_t
     await handled(comm)
     assert hops == []
     await comm.disconnect()
+
+
+async def test_the_sockets_of_a_table_share_one_heartbeat_per_process(transactional_table, settings, monkeypatch):
+    """A table's sockets in one process beat together: one head read, one presence refresh and one
+    group refresh for all of them (sessions/consumers.py ``_beat``), and each hears the heartbeat."""
+    from sessions import consumers, presence
+
+    settings.TABLE_HEARTBEAT_SECONDS = 0.2
+    table = transactional_table
+    sockets = []
+    for user in (table.gm, table.alice, table.bob):
+        sockets.append(await connect(table, user))
+        await until_ready(sockets[-1])
+    store, refreshed, calls = presence.store(), asyncio.Event(), []
+    real = store.still_here_many
+
+    async def spy(campaign_id, entries):
+        calls.append(sorted(channel for channel, *_ in entries))
+        refreshed.set()
+        await real(campaign_id, entries)
+
+    monkeypatch.setattr(store, "still_here_many", spy)
+    await asyncio.wait_for(refreshed.wait(), 10)
+    beats = [state for (_, campaign), state in consumers._beats.items() if campaign == table.campaign.id]
+    assert len(beats) == 1 and len(beats[0]["sockets"]) == 3
+    assert calls[0] == sorted(s.channel_name for s in beats[0]["sockets"])
+    for comm in sockets:
+        while (await comm.receive_json_from(timeout=5))["type"] != "heartbeat":
+            pass
+        await comm.disconnect()
+    assert not [k for k in consumers._beats if k[1] == table.campaign.id]
