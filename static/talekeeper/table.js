@@ -845,7 +845,7 @@ function place(li, prepend, mine = false) {
 }
 
 // sheets: the sheets this event changed, as the server pushed them with it (for this viewer); undefined when
-// the server did not send them (the backlog after a reconnect): then the page fetches what it needs.
+// the server could not read them: then the page fetches what it needs.
 function showEvent(ev, sheets) {
   register(ev, false);
   const li = h("li", { id: `seq-${ev.seq}`, dataset: { seq: ev.seq, type: ev.type }, class: ev.seq > pageHead ? "new" : "" });
