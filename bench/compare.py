@@ -9,7 +9,13 @@ Each row is one target of issue #12 (`targets` in the JSON), with the floor and 
 from __future__ import annotations
 
 import json
+import re
 import sys
+
+
+def key(target: str) -> str:
+    """A target's name without the bound it states (the wording of the bound changed between runs)."""
+    return re.split(r" within| \(max", target)[0]
 
 
 def verdict(met) -> str:
@@ -18,7 +24,7 @@ def verdict(met) -> str:
 
 def main(before_path: str, after_path: str) -> None:
     before, after = (json.load(open(p)) for p in (before_path, after_path))
-    old = {t["target"]: t for t in before["targets"]}
+    old = {key(t["target"]): t for t in before["targets"]}
     for run in (before, after):
         m = run.get("machine", {})
         print(f"- `{run['run_id']}` ({run['started']}): load average {m.get('load_average')} at the start, {m.get('busy_pct_before', '?')}% busy before; `{run['command']}`")
@@ -26,7 +32,7 @@ def main(before_path: str, after_path: str) -> None:
     print("| target | before: measured (floor) | | after: measured (floor) | |")
     print("|---|---|---|---|---|")
     for t in after["targets"]:
-        b = old.get(t["target"], {})
+        b = old.get(key(t["target"]), {})
         print(f"| {t['target']} | {b.get('measured', '-')} ({b.get('floor', '-')}) | {verdict(b.get('met')) if b else '-'} "
               f"| {t['measured']} ({t['floor']}) | {verdict(t['met'])} |")
     met = [t for t in after["targets"] if t["met"] is not None]
