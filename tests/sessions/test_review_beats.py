@@ -1,0 +1,53 @@
+"""Review of the per-table heartbeat (sessions/consumers.py ``_beat``): failing tests for what it gets wrong."""
+
+import asyncio
+
+import pytest
+
+from tests.sessions.test_table_consumer import connect, until_ready
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+async def test_a_socket_that_leaves_during_its_tables_beat_is_not_brought_back(transactional_table, settings,
+                                                                                monkeypatch):
+    """The table's beat takes its list of sockets, then catches each up, then refreshes the presence and
+    the groups of every socket on that list. A socket that left in between (its presence entry and its
+    groups removed by ``disconnect``) is put back: the table shows a member who has gone, and the layer
+    keeps ringing a dead channel until the group expires. The per-socket heartbeat was cancelled first
+    thing in ``disconnect``, so it could not."""
+    from sessions import consumers, presence
+
+    settings.TABLE_HEARTBEAT_SECONDS = 0.2
+    table = transactional_table
+    gm = await connect(table, table.gm)
+    await until_ready(gm)
+    bob = await connect(table, table.bob)
+    await until_ready(bob)
+
+    entered, gate = asyncio.Event(), asyncio.Event()
+    real_beat = consumers.TableConsumer.beat
+
+    async def held_beat(self, head):  # each socket's catch-up takes a while (a read of the log, say)
+        entered.set()
+        await gate.wait()
+        await real_beat(self, head)
+
+    monkeypatch.setattr(consumers.TableConsumer, "beat", held_beat)
+    store = presence.store()
+    refreshed, real_refresh = asyncio.Event(), store.still_here_many
+
+    async def spy(campaign_id, entries):
+        await real_refresh(campaign_id, entries)
+        refreshed.set()
+
+    monkeypatch.setattr(store, "still_here_many", spy)
+
+    await asyncio.wait_for(entered.wait(), 10)  # the beat has its list of sockets, bob's among them
+    await bob.disconnect()  # bob closes his tab: disconnect() has run to its end
+    assert "bob" not in [m["username"] for m in await store.members(table.campaign.id)]
+    gate.set()
+    await asyncio.wait_for(refreshed.wait(), 10)
+    assert "bob" not in [m["username"] for m in await store.members(table.campaign.id)], \
+        "the table's heartbeat brought back the presence of a socket that had left"
+    await gm.disconnect()
