@@ -51,3 +51,47 @@ async def test_a_socket_that_leaves_during_its_tables_beat_is_not_brought_back(t
     assert "bob" not in [m["username"] for m in await store.members(table.campaign.id)], \
         "the table's heartbeat brought back the presence of a socket that had left"
     await gm.disconnect()
+
+
+async def test_one_sockets_stuck_catch_up_does_not_stop_the_tables_heartbeat_for_the_others(
+        transactional_table, settings, monkeypatch):
+    """Each socket's part of the beat (its catch-up, under its send lock, across reads of the log) is
+    awaited together with every other socket's before the table's presence and groups are refreshed and
+    before the next beat. One socket whose catch-up does not end (its lock held by a read that hangs)
+    stops the heartbeat of the whole table in this process: no heartbeat frame for anyone else, no
+    presence refresh (every member looks gone after presence.ttl), no group refresh (the table group
+    expires and with it every doorbell). A per-socket heartbeat kept that failure to its own socket."""
+    from sessions import consumers
+
+    settings.TABLE_HEARTBEAT_SECONDS = 0.05
+    table = transactional_table
+    gm = await connect(table, table.gm)
+    await until_ready(gm)
+    bob = await connect(table, table.bob)
+    await until_ready(bob)
+
+    stuck, real_beat = asyncio.Event(), consumers.TableConsumer.beat
+
+    async def beat(self, head):
+        if self.membership.user_id == table.gm.id:
+            stuck.set()
+            await asyncio.Event().wait()  # the GM's catch-up never ends
+        await real_beat(self, head)
+
+    monkeypatch.setattr(consumers.TableConsumer, "beat", beat)
+    await asyncio.wait_for(stuck.wait(), 10)
+    # Drain what bob had heard so far, then he must still hear his table's heartbeat.
+    while not await bob.receive_nothing(timeout=0.01):
+        await bob.receive_json_from()
+    heard = []
+    try:
+        for _ in range(200):  # a hundred heartbeat periods
+            frame = await bob.receive_json_from(timeout=5)
+            heard.append(frame["type"])
+            if frame["type"] == "heartbeat":
+                break
+    except asyncio.TimeoutError:
+        pass
+    assert "heartbeat" in heard, "bob's heartbeat stopped because the GM's socket's catch-up hung"
+    for comm in (gm, bob):
+        await comm.disconnect()
