@@ -66,6 +66,7 @@ class TableConsumer(AsyncWebsocketConsumer):
     campaign_id: int | None = None
     last_sent = 0
     gap_task: asyncio.Task | None = None
+    beat_task: asyncio.Task | None = None  # this socket's part of the current table beat (``_beat``)
 
     async def dispatch(self, message):
         """Channels' dispatch without its ``aclose_old_connections`` before every handler: that is a hop
@@ -169,8 +170,9 @@ class TableConsumer(AsyncWebsocketConsumer):
         await self.close(code=CLOSE_REVOKED)
 
     async def disconnect(self, close_code):
-        if self.gap_task:
-            self.gap_task.cancel()
+        for task in (self.gap_task, self.beat_task):
+            if task:
+                task.cancel()
         if self.campaign_id is not None:
             stop_beating(self)
             try:
@@ -479,7 +481,15 @@ async def _beat(layer, campaign_id: int, state: dict) -> None:
             except Exception as e:
                 log.warning("heartbeat failed, trying again in %ss: %r", settings.TABLE_HEARTBEAT_SECONDS, e)
             else:
-                await asyncio.gather(*(s.beat(head) for s in sockets))
+                # Each socket's part runs on its own: one whose catch-up hangs (its send lock held by a
+                # read that does not end) must not stop the beat of every other socket of the table.
+                # It only skips its own turns until that part ends.
+                for s in sockets:
+                    if s.beat_task is None or s.beat_task.done():
+                        s.beat_task = asyncio.create_task(s.beat(head))
+            # A socket that left while the head was read stays gone: refreshing it would bring its
+            # presence back and keep its dead channel in the groups until they expire.
+            sockets = [s for s in sockets if s in state["sockets"]]
             # Redis work of the beat, side by side: a frozen Redis costs one timeout per beat, not three.
             await asyncio.gather(_still_here(campaign_id, sockets), check_presence(layer, campaign_id),
                                  _rejoin(layer, sockets))
