@@ -39,7 +39,7 @@ from rules import RuleError
 
 from .log import Draft, marks_after
 from .models import ROLE_SPECTATOR, VISIBILITY_GM, VISIBILITY_PUBLIC, VISIBILITY_SECRET, Character, Event
-from .projections import BUNDLE, concerning, visible_state
+from .projections import BUNDLE, hidden_changes, visible_state
 from .visibility import Viewer, may_see
 
 # The least any member may see: public events and revealed ones. The readers of
@@ -50,14 +50,15 @@ EVERYONE = Viewer(user_id=0, role=ROLE_SPECTATOR)
 # exists whatever the rules said; it changes no state.
 REFUSED = "refused"
 
-# Event types that never change a character's state (evolve passes them through).
-STATELESS = frozenset({"roll"})
-
 
 def hidden_shaped(character: Character, viewers: list[Viewer]) -> list[bool]:
-    """For each viewer: whether an event of ``character`` that may change its state is hidden from them."""
-    rows = list(Event.objects.filter(concerning(character.id)).exclude(visibility=VISIBILITY_PUBLIC)
-                .exclude(type__in=STATELESS).values("seq", "visibility", "actor_id"))
+    """For each viewer: whether an event of ``character`` that may change its state is hidden from them.
+
+    A command's lock already asked whether there is any such event at all (``any_hidden_changes``,
+    campaign.log.lock_stream): when there is none, that answer is every viewer's, with no query."""
+    if getattr(character, "any_hidden_changes", None) is False:
+        return [False] * len(viewers)
+    rows = list(hidden_changes(character).values("seq", "visibility", "actor_id"))
     if not rows:
         return [False] * len(viewers)
     voided, revealed = marks_after(character.campaign_id, min(r["seq"] for r in rows) - 1)

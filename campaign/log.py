@@ -205,8 +205,10 @@ class Stream:
     character: Character | None  # the character asked for, with its projection (None if not in the campaign)
 
 
-_STREAM_SQL: dict[tuple[str, bool], str] = {}
+_STREAM_SQL: dict[tuple[str, bool], tuple[str, list]] = {}
 _READERS = {}
+# Stand-ins the lock's query is compiled with once, replaced by the command's own ids at each run.
+_SOME_CAMPAIGN, _SOME_CHARACTER = -(2**62) + 1, -(2**62) + 2
 
 
 def _readers():
@@ -219,16 +221,26 @@ def _readers():
     return _READERS
 
 
-def _stream_sql(with_character: bool) -> str:
+def _stream_sql(with_character: bool) -> tuple[str, list]:
+    """The lock's query and the parameters of its hidden-changes test (with the stand-ins)."""
     key = (connection.vendor, with_character)
     if key not in _STREAM_SQL:
         r, quote = _readers(), connection.ops.quote_name
         table = {name: quote(reader.model._meta.db_table) for name, reader in r.items()}
         command, seed = quote(Command._meta.db_table), quote(DiceSeed._meta.db_table)
         lock = " FOR UPDATE OF c" if connection.features.has_select_for_update_of else ""
+        hidden, hidden_params = "", []
+        if with_character:
+            # campaign.hidden asks first whether the character has any hidden change at all; the
+            # lock answers it in its own round trip (most characters have none: then no query).
+            some = Character(id=_SOME_CHARACTER, campaign_id=_SOME_CAMPAIGN)
+            hidden, hidden_params = projections.hidden_changes(some).order_by().values("pk").query.sql_with_params()
+            hidden = f", EXISTS ({hidden})"
         _STREAM_SQL[key] = (
             f"SELECT {r['campaign'].sql()}, {r['membership'].sql()}, {r['user'].sql()}, cmd.id, cmd.body_hash, s.seed"
-            + (f", {r['character'].sql()}, {r['projection'].sql()}" if with_character else "")
+            # The head as this statement's snapshot saw it, besides the locked row's own (see lock_stream).
+            + f", (SELECT old.last_seq FROM {table['campaign']} old WHERE old.id = c.id)"
+            + (f", {r['character'].sql()}, {r['projection'].sql()}{hidden}" if with_character else "")
             + f" FROM {table['campaign']} c "
             # The membership as it stands now: a socket opened before a removal, a role change or
             # a deactivation acts with today's rights or not at all.
@@ -238,22 +250,38 @@ def _stream_sql(with_character: bool) -> str:
             f"LEFT JOIN {seed} s ON s.campaign_id = c.id AND s.session = c.current_session "
             + (f"LEFT JOIN ({table['character']} ch LEFT JOIN {table['projection']} p ON p.character_id = ch.id) "
                "ON ch.id = %s AND ch.campaign_id = c.id " if with_character else "")
-            + f"WHERE c.id = %s{lock}")
+            + f"WHERE c.id = %s{lock}", list(hidden_params))
     return _STREAM_SQL[key]
 
 
 def lock_stream(membership: Membership, client_id: str, character_id: int | None = None) -> Stream:
     """Lock the campaign's stream row (as :func:`lock_campaign`) and read, in the same round
     trip, what a command needs under that lock: the membership now, whether ``client_id``
-    was used before, the session's dice seed and the character it names."""
+    was used before, the session's dice seed, the character it names and whether that
+    character has any hidden change (set on it as ``any_hidden_changes``, for campaign.hidden).
+
+    On PostgreSQL a statement that waited for the lock reads the locked row as the command it
+    waited for left it, but every other row as it stood when the statement began (READ
+    COMMITTED): the sheet, the hidden events, an earlier use of the id would be from before that
+    command. Then the head the statement's snapshot saw differs from the locked row's, and the
+    query runs again: with the lock held, it waits for nothing and sees everything committed."""
     assert transaction.get_connection().in_atomic_block, "lock_stream() needs a transaction"
     r = _readers()
     with_character = character_id is not None
+    sql, hidden_params = _stream_sql(with_character)
+    if with_character:
+        ids = {_SOME_CAMPAIGN: membership.campaign_id, _SOME_CHARACTER: character_id,
+               str(_SOME_CHARACTER): str(character_id)}
+        hidden_params = [ids.get(value, value) for value in hidden_params]
+    params = [*hidden_params, membership.pk, membership.user_id, client_id,
+              *([character_id] if with_character else []), membership.campaign_id]
     with _cursor() as cursor:
-        cursor.execute(_stream_sql(with_character),
-                       [membership.pk, membership.user_id, client_id, *([character_id] if with_character else []),
-                        membership.campaign_id])
+        cursor.execute(sql, params)
         row = cursor.fetchone()
+        seen_head = len(r["campaign"]) + len(r["membership"]) + len(r["user"]) + 3
+        if row is not None and row[r["campaign"].attnames.index("last_seq")] != row[seen_head]:
+            cursor.execute(sql, params)  # it waited behind another command: read it all again
+            row = cursor.fetchone()
     if row is None:
         raise Campaign.DoesNotExist(f"campaign {membership.campaign_id}")
     parts, at = {}, 0
@@ -261,7 +289,7 @@ def lock_stream(membership: Membership, client_id: str, character_id: int | None
         parts[name] = row[at:at + len(r[name])]
         at += len(r[name])
     command_id, body_hash, seed = row[at:at + 3]
-    at += 3
+    at += 4  # and the head as the snapshot saw it
     campaign = r["campaign"].build(parts["campaign"])
     current = None
     if parts["membership"][0] is not None:
@@ -274,7 +302,8 @@ def lock_stream(membership: Membership, client_id: str, character_id: int | None
         character.campaign = campaign
         at += len(r["character"])
         if row[at] is not None:
-            character.projection = r["projection"].build(row[at:])
+            character.projection = r["projection"].build(row[at:at + len(r["projection"])])
+        character.any_hidden_changes = bool(row[-1])
     return Stream(campaign, current, (command_id, body_hash) if command_id is not None else None, seed, character)
 
 

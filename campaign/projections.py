@@ -32,7 +32,7 @@ from django.db.models import Q
 from rules import Event as RulesEvent
 from rules.base import copy_json
 
-from .models import Campaign, Character, CharacterProjection, CharacterSnapshot, Event
+from .models import VISIBILITY_PUBLIC, Campaign, Character, CharacterProjection, CharacterSnapshot, Event
 from .softcache import cache_get, cache_set
 
 # Events that concern every character of the campaign, not one.
@@ -100,6 +100,17 @@ def concerning(character_id: int) -> Q:
     """The events a character's state is folded from, besides campaign-wide ones: its own and
     the ones it is a side of."""
     return Q(character_id=character_id) | Q(**{f"payload__{SIDES}__has_key": str(character_id)})
+
+
+# Event types that never change a character's state (evolve passes them through).
+STATELESS = frozenset({"roll"})
+
+
+def hidden_changes(character: Character):
+    """The events that may change ``character``'s state and that not every member sees (not
+    ``public``; revealed or voided ones included): what campaign.hidden asks about first."""
+    return (Event.objects.filter(concerning(character.id), campaign_id=character.campaign_id)
+            .exclude(visibility=VISIBILITY_PUBLIC).exclude(type__in=STATELESS))
 
 
 def fold(campaign: Campaign, events: Iterable[Event], states: dict[int, dict], seqs: dict[int, int],

@@ -157,12 +157,16 @@ class TestRoundTrips:
         hero = table.create_character(table.alice, "Hero", get_system("wyrm").example_sheet)
         membership = table.membership(table.alice)
         action = {"type": "check", "character": hero.id, "attribute": "rogue", "skills": ["Stealth"], "dl": 7}
-        # ... plus whether the character has events hidden from the actor (docs/hidden-information.md);
-        # the projection's update is part of the write
-        with django_assert_num_queries(5):
+        # The lock also reads whether the character has any hidden change (none here: no query
+        # for who may see them, docs/hidden-information.md); the projection's update is part of the write
+        with django_assert_num_queries(4):
             do_command(membership, {"id": "check-1", "action": action}, dice=ScriptedDice([4]))
         hero.projection.refresh_from_db()
         assert hero.projection.state["rolls"] == 1
+        # With a hidden change, who may see it is read as before: the GM's roll shaped the sheet.
+        table.command(table.gm, {**action, "visibility": "gm"}, dice=ScriptedDice([4]))
+        again = do_command(membership, {"id": "check-2", "action": action}, dice=ScriptedDice([4]))
+        assert [e.visibility for e in again.events] == ["gm"]
 
     def test_the_lock_and_the_write_are_prepared_once_per_connection(self, table):
         # Django opens connections with preparing off, and psycopg then ignored prepare=True:
@@ -290,3 +294,89 @@ class TestVerifyLog:
     def test_unknown_campaign(self, db):
         with pytest.raises(CommandError, match="No campaign"):
             call_command("verify_log", "nope")
+
+
+def _command_behind_the_lock(table, first, second):
+    """Run ``first()`` while holding the campaign's lock, after ``second()`` (a command in another
+    thread) has started and is waiting for that lock; returns ``second()``'s result.
+
+    On PostgreSQL the waiting statement's snapshot is older than what ``first()`` commits: only
+    the locked row itself is read again once the lock is granted (READ COMMITTED)."""
+    from django.db import connections
+
+    from campaign.log import lock_campaign
+
+    locked, results, errors = threading.Event(), [], []
+
+    def holder():
+        try:
+            with transaction.atomic():
+                lock_campaign(table.campaign.pk)
+                locked.set()
+                with connection.cursor() as cursor:  # until the other command waits for the lock
+                    for _ in range(200):
+                        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                                       "AND wait_event_type = 'Lock'")
+                        if cursor.fetchone()[0]:
+                            break
+                        threading.Event().wait(0.05)
+                first()
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(repr(e))
+        finally:
+            connections.close_all()
+
+    def waiter():
+        try:
+            locked.wait(10)
+            results.append(second())
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(repr(e))
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=holder), threading.Thread(target=waiter)]
+    [t.start() for t in threads]
+    [t.join(30) for t in threads]
+    assert errors == []
+    return results[0]
+
+
+STRIKE = {"type": "skill_test", "skill": "Strike", "target": 12}
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_command_that_waited_for_the_lock_folds_onto_the_sheet_as_it_was_left(transactional_table,
+                                                                                   require_postgres):
+    """The lock's own query also reads the character's sheet: a command that waited for the lock
+    must not fold onto the sheet as it was before the command it waited for (a lost update)."""
+    from campaign.models import CharacterProjection
+    from campaign.projections import rebuild
+    from rules import get_system
+
+    table = transactional_table
+    hero = table.create_character(table.alice, "Ayasha", get_system("tote").example_sheet)
+    _command_behind_the_lock(
+        table,
+        lambda: table.command(table.gm, {"type": "adjust_sheet", "character": hero.id, "reason": "a wound",
+                                         "changes": {"resolve": 1}}),
+        lambda: table.command(table.alice, {**STRIKE, "character": hero.id}, dice=ScriptedDice([3, 3, 3])))
+    assert CharacterProjection.objects.get(character=hero).state["resolve"] == 1
+    assert rebuild(Campaign.objects.get(pk=table.campaign.pk), check=True) == []
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_command_that_waited_for_the_lock_sees_the_hidden_event_before_it(transactional_table, require_postgres):
+    """A GM's hidden event stored while a player's command waited for the lock shapes that
+    command's decision: it must not be stored for everyone (docs/hidden-information.md)."""
+    from rules import get_system
+
+    table = transactional_table
+    hero = table.create_character(table.alice, "Ayasha", get_system("tote").example_sheet)
+    result = _command_behind_the_lock(
+        table,
+        lambda: table.command(table.gm, {"type": "mark_injury", "character": hero.id, "visibility": "gm"}),
+        lambda: table.command(table.alice, {**STRIKE, "character": hero.id}, dice=ScriptedDice([3, 3, 3])))
+    assert [e.visibility for e in result.events] == ["gm"]
