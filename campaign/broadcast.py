@@ -90,7 +90,11 @@ def _group_send(group: str, message: dict) -> None:
     if layer is None:
         return
     if isinstance(layer, InMemoryChannelLayer):
-        async_to_sync(layer.group_send)(group, message)
+        # It reaches only this process's sockets: with none in the group there is no one to ring
+        # for, and async_to_sync from a thread without a loop starts a thread and a loop per call
+        # (most of a management command's or a test's append, issue #12).
+        if group in layer.groups:
+            async_to_sync(layer.group_send)(group, message)
     else:
         _Sender.get().submit(group, message)
 

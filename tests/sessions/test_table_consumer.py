@@ -487,3 +487,22 @@ async def test_the_sockets_of_a_table_share_one_heartbeat_per_process(transactio
             pass
         await comm.disconnect()
     assert not [k for k in consumers._beats if k[1] == table.campaign.id]
+
+
+def test_the_in_memory_doorbell_rings_only_for_sockets_of_this_process(table, settings, monkeypatch):
+    """Without a socket of this process in the group there is no one to ring for: no loop and no
+    thread per command (async_to_sync from a thread without a loop starts both)."""
+    from asgiref.sync import async_to_sync
+    from channels.layers import channel_layers, get_channel_layer
+
+    from campaign import broadcast
+
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    channel_layers.backends.clear()
+    rung = []
+    monkeypatch.setattr(broadcast, "async_to_sync", lambda send: lambda group, message: rung.append(group))
+    table.command(table.alice, {"type": "roll", "notation": "1d6"})
+    assert rung == []
+    async_to_sync(get_channel_layer().group_add)(broadcast.group_name(table.campaign.id), "a-socket")
+    table.command(table.alice, {"type": "roll", "notation": "1d6"})
+    assert rung == [broadcast.group_name(table.campaign.id)]
