@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from datetime import timezone as dt_timezone
 from typing import Any, Iterable, Mapping
@@ -254,6 +255,22 @@ def _stream_sql(with_character: bool) -> tuple[str, list]:
     return _STREAM_SQL[key]
 
 
+def _with_ids(value, campaign_id: int, character_id: int):
+    """A parameter of the hidden-changes test with the command's ids in place of the stand-ins.
+
+    An id may be a parameter of its own or part of one: SQLite's test for a key of ``sides``
+    is a JSON path holding the id (``$."sides"."12"``), PostgreSQL's the key alone (``"12"``)."""
+    ids = {_SOME_CAMPAIGN: campaign_id, _SOME_CHARACTER: character_id}
+    if isinstance(value, str):  # in one pass: an id given may look like the other stand-in
+        return _STAND_INS.sub(lambda m: str(ids[int(m[0])]), value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return ids.get(value, value)
+    return value
+
+
+_STAND_INS = re.compile("|".join(re.escape(str(n)) for n in (_SOME_CAMPAIGN, _SOME_CHARACTER)))
+
+
 def lock_stream(membership: Membership, client_id: str, character_id: int | None = None) -> Stream:
     """Lock the campaign's stream row (as :func:`lock_campaign`) and read, in the same round
     trip, what a command needs under that lock: the membership now, whether ``client_id``
@@ -270,9 +287,7 @@ def lock_stream(membership: Membership, client_id: str, character_id: int | None
     with_character = character_id is not None
     sql, hidden_params = _stream_sql(with_character)
     if with_character:
-        ids = {_SOME_CAMPAIGN: membership.campaign_id, _SOME_CHARACTER: character_id,
-               str(_SOME_CHARACTER): str(character_id)}
-        hidden_params = [ids.get(value, value) for value in hidden_params]
+        hidden_params = [_with_ids(value, membership.campaign_id, character_id) for value in hidden_params]
     params = [*hidden_params, membership.pk, membership.user_id, client_id,
               *([character_id] if with_character else []), membership.campaign_id]
     with _cursor() as cursor:

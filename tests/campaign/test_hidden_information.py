@@ -367,3 +367,20 @@ def test_a_tale_combat_preview_takes_the_opponent_s_pool_from_its_sheet(table_fo
     command = send(table, table.alice, {"type": "start_combat", "character": table.hero.id, "vs_character": rival.id})
     refused = preview(table.alice, {"type": "start_combat", "character": table.hero.id, "vs_character": rival.id})
     assert refused == {"status": command.status, **command.json()} and refused["status"] == 422
+
+
+def test_a_hidden_contest_shapes_the_sheet_of_the_opponent_it_names_on_every_database(table_for):
+    """A hidden event concerns the characters its payload makes sides of, not only its own.
+    The command's lock asks whether its character has any hidden change (campaign.log.lock_stream);
+    on SQLite the sides test is compiled into a JSON path that holds the character's id, which the
+    lock's prepared query must fill in like the others (before: it kept its stand-in id, the lock
+    answered "none" and Bob heard why the rules refused, from a fight only the GM may see)."""
+    table = setup(table_for, "tale")
+    rival = table.create_character(table.bob, "Rival", get_system("tale").example_sheet)
+    fight = table.command(table.gm, {"type": "start_combat", "character": table.hero.id, "vs_character": rival.id,
+                                     "visibility": "gm"}).events[0]
+    assert fight.character_id == table.hero.id and str(rival.id) in fight.payload["sides"]
+    assert CharacterProjection.objects.get(character=rival).state["contest"] is not None
+    res = table.command(table.bob, {"type": "start_contest", "character": rival.id, "vs_pool": 3})
+    assert [(e.type, e.visibility) for e in res.events] == [("refused", "gm")]
+    sealed_for_everyone_but_the_gm(table, res.events[0].seq)

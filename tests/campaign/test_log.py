@@ -269,6 +269,27 @@ def test_concurrent_appends_on_this_database(transactional_table):
     assert Event.objects.filter(campaign=campaign, type="roll").count() == 100
 
 
+def test_the_lock_finds_a_hidden_change_its_character_is_only_a_side_of(table):
+    """``any_hidden_changes`` covers the events naming the character in ``sides`` (a contest's
+    opponent), on every database: SQLite tests that key with a JSON path holding the id, which
+    kept the query's stand-in id (the lock said "none" and the opponent's next decision was public)."""
+    from campaign.hidden import EVERYONE, hidden_shaped
+    from campaign.log import Draft, lock_stream, record
+    from rules import get_system
+
+    hero = table.create_character(table.alice, "Hero", get_system("tote").example_sheet)
+    rival = table.create_character(table.bob, "Rival", get_system("tote").example_sheet)
+    with transaction.atomic():
+        campaign = Campaign.objects.select_for_update().get(pk=table.campaign.pk)
+        record(campaign, [Draft("bundle", {"events": [], "sides": {str(rival.id): True}}, character=hero,
+                                visibility="gm")], actor=table.gm)
+    for character in (hero, rival):
+        with transaction.atomic():
+            stream = lock_stream(table.membership(table.bob), "any", character.id)
+        assert stream.character.any_hidden_changes is True, character.name
+        assert hidden_shaped(stream.character, [EVERYONE]) == [True], character.name
+
+
 class TestVerifyLog:
     def test_ok(self, table, capsys):
         roll(table, table.alice)
