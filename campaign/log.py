@@ -239,8 +239,11 @@ def _stream_sql(with_character: bool) -> tuple[str, list]:
             hidden = f", EXISTS ({hidden})"
         _STREAM_SQL[key] = (
             f"SELECT {r['campaign'].sql()}, {r['membership'].sql()}, {r['user'].sql()}, cmd.id, cmd.body_hash, s.seed"
-            # The head as this statement's snapshot saw it, besides the locked row's own (see lock_stream).
-            + f", (SELECT old.last_seq FROM {table['campaign']} old WHERE old.id = c.id)"
+            # Whether the locked row is a newer version than this statement's snapshot saw (see
+            # lock_stream): on PostgreSQL its xmin, which any update of the row changes, the head or not.
+            + (f", c.xmin::text <> (SELECT old.xmin::text FROM {table['campaign']} old WHERE old.id = c.id)"
+               if connection.vendor == "postgresql" else
+               f", c.last_seq <> (SELECT old.last_seq FROM {table['campaign']} old WHERE old.id = c.id)")
             + (f", {r['character'].sql()}, {r['projection'].sql()}{hidden}" if with_character else "")
             + f" FROM {table['campaign']} c "
             # The membership as it stands now: a socket opened before a removal, a role change or
@@ -280,8 +283,10 @@ def lock_stream(membership: Membership, client_id: str, character_id: int | None
     On PostgreSQL a statement that waited for the lock reads the locked row as the command it
     waited for left it, but every other row as it stood when the statement began (READ
     COMMITTED): the sheet, the hidden events, an earlier use of the id would be from before that
-    command. Then the head the statement's snapshot saw differs from the locked row's, and the
-    query runs again: with the lock held, it waits for nothing and sees everything committed."""
+    command. Then the locked row is a newer version than the one the statement's snapshot saw,
+    and the query runs again: with the lock held, it waits for nothing and sees everything
+    committed. (A holder of the lock that changes what a command reads without appending, such
+    as ``projections.rebuild``, updates the row too, so that a command that waited for it notices.)"""
     assert transaction.get_connection().in_atomic_block, "lock_stream() needs a transaction"
     r = _readers()
     with_character = character_id is not None
@@ -293,9 +298,9 @@ def lock_stream(membership: Membership, client_id: str, character_id: int | None
     with _cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
-        seen_head = len(r["campaign"]) + len(r["membership"]) + len(r["user"]) + 3
-        if row is not None and row[r["campaign"].attnames.index("last_seq")] != row[seen_head]:
-            cursor.execute(sql, params)  # it waited behind another command: read it all again
+        moved = len(r["campaign"]) + len(r["membership"]) + len(r["user"]) + 3
+        if row is not None and row[moved]:
+            cursor.execute(sql, params)  # it waited behind another holder of the lock: read it all again
             row = cursor.fetchone()
     if row is None:
         raise Campaign.DoesNotExist(f"campaign {membership.campaign_id}")
@@ -304,7 +309,7 @@ def lock_stream(membership: Membership, client_id: str, character_id: int | None
         parts[name] = row[at:at + len(r[name])]
         at += len(r[name])
     command_id, body_hash, seed = row[at:at + 3]
-    at += 4  # and the head as the snapshot saw it
+    at += 4  # and whether the locked row had moved
     campaign = r["campaign"].build(parts["campaign"])
     current = None
     if parts["membership"][0] is not None:

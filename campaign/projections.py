@@ -27,7 +27,7 @@ from typing import Iterable, NamedTuple
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
-from django.db.models import Q
+from django.db.models import F, Q
 
 from rules import Event as RulesEvent
 from rules.base import copy_json
@@ -532,6 +532,10 @@ def rebuild(campaign: Campaign, check: bool = False) -> list[str]:
             projection.state, projection.last_seq = state, seqs[character_id]
             projection.save(update_fields=["state", "last_seq"])
     if not check:
+        # A new version of the locked stream row, the head unchanged: a command that waited for
+        # this lock reads the sheets again instead of folding onto the ones it read before
+        # (campaign.log.lock_stream), which would write the old sheet back.
+        Campaign.objects.filter(pk=campaign.pk).update(last_seq=F("last_seq"))
         # A cache of the log: whatever the rules' code was when they were
         # written, they are rewritten from the log as it folds today.
         snapshots.delete()

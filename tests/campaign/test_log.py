@@ -401,3 +401,26 @@ def test_a_command_that_waited_for_the_lock_sees_the_hidden_event_before_it(tran
         lambda: table.command(table.gm, {"type": "mark_injury", "character": hero.id, "visibility": "gm"}),
         lambda: table.command(table.alice, {**STRIKE, "character": hero.id}, dice=ScriptedDice([3, 3, 3])))
     assert [e.visibility for e in result.events] == ["gm"]
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_command_that_waited_for_a_rebuild_folds_onto_the_rebuilt_sheet(transactional_table, require_postgres):
+    """``rebuild_projections`` holds the campaign's lock while it rewrites the sheets, and moves no
+    head: a command that waited for it must still read the sheet it left (before: the lock's
+    query, begun before the rebuild committed, read the old sheet, and the command wrote it back)."""
+    from campaign.models import CharacterProjection
+    from campaign.projections import rebuild
+    from rules import get_system
+
+    table = transactional_table
+    hero = table.create_character(table.alice, "Ayasha", get_system("tote").example_sheet)
+    wrong = CharacterProjection.objects.get(character=hero).state
+    right = wrong["resolve"]
+    CharacterProjection.objects.filter(character=hero).update(state={**wrong, "resolve": right + 5})  # a stale cache
+    _command_behind_the_lock(
+        table,
+        lambda: rebuild(Campaign.objects.select_for_update().get(pk=table.campaign.pk)),
+        lambda: table.command(table.alice, {**STRIKE, "character": hero.id}, dice=ScriptedDice([3, 3, 3])))
+    assert CharacterProjection.objects.get(character=hero).state["resolve"] == right
+    assert rebuild(Campaign.objects.get(pk=table.campaign.pk), check=True) == []
