@@ -36,16 +36,21 @@ run: install
 # Hypothesis budget (tests/conftest.py): `make test` searches as hard as CI does.
 HYPOTHESIS_PROFILE ?= thorough
 
+# Both suites run on this many pytest-xdist workers, each with its own test database and Redis
+# database; a test file runs whole on one worker, the browser tests all on one (tests/workers.py).
+TEST_WORKERS ?= 2
+XDIST = -n $(TEST_WORKERS) --dist loadgroup
+
 # The whole suite on PostgreSQL + Redis (the 20 slowest tests listed at the end), then the database
 # suites again on SQLite (what `make run` uses).
 test: install
-	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) HYPOTHESIS_PROFILE=$(HYPOTHESIS_PROFILE) $(PY) -m pytest -q --durations=20
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) HYPOTHESIS_PROFILE=$(HYPOTHESIS_PROFILE) $(PY) -m pytest -q --durations=20 $(XDIST)
 	$(MAKE) --no-print-directory test-sqlite
 
 # The quick Hypothesis budget: the searches already ran thoroughly on PostgreSQL; this pass checks
 # that the same code works on the other database, not the rules again.
 test-sqlite: install
-	DATABASE_URL= REDIS_URL= HYPOTHESIS_PROFILE=quick $(PY) -m pytest -q -m "not postgres and not redis and not browser" tests/campaign tests/sessions tests/contract
+	DATABASE_URL= REDIS_URL= HYPOTHESIS_PROFILE=quick $(PY) -m pytest -q $(XDIST) -m "not postgres and not redis and not browser" tests/campaign tests/sessions tests/contract
 
 # Rules engines only (their tests, the shared rules contract, the import contracts): no database,
 # no Django, the quick hypothesis budget, no `slow` simulations. Under a minute on a loaded 2-core machine.

@@ -53,9 +53,11 @@ DAPHNE = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p"]  # + the port
 
 def server_environment(database_url: str | None = None, redis_url: str | None = None, **env) -> dict[str, str]:
     """The environment of a test server: this run's database (or ``database_url``), plain http
-    on loopback, warnings only, and the channel layer of ``redis_url`` (none: in memory)."""
+    on loopback, warnings only, and the channel layer of ``redis_url`` (none: in memory); the
+    app's settings with the suite's fast password hasher (tests/server_settings.py)."""
     environment = {
         **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.server_settings",
         "DATABASE_URL": database_url or test_database_url(),
         "DEBUG": "0",
         "SECRET_KEY": "test-secret-key-for-servers",

@@ -52,14 +52,6 @@ PASSWORDS = {"gm": "pw-gm-123456", "alice": "pw-alice-123456", "bob": "pw-bob-12
 expect.set_options(timeout=5000)
 
 
-@functools.lru_cache(maxsize=None)
-def server_password_hash(password: str) -> str:
-    """A hash the server can check: the suite hashes with MD5 for speed, daphne only knows PBKDF2."""
-    from django.contrib.auth.hashers import PBKDF2PasswordHasher
-
-    return PBKDF2PasswordHasher().encode(password, "browsertests1234")
-
-
 @pytest.fixture(scope="module")
 def dice_file(tmp_path_factory) -> Path:
     """The faces the server rolls next (empty: real dice)."""
@@ -152,13 +144,8 @@ def off_the_loop(fn, *args, **kwargs):
 
 
 class BrowserTable(Table):
-    """The suite's personas, with passwords the server can check."""
-
-    def __init__(self, system: str):
-        super().__init__(system)
-        for user in (self.gm, self.alice, self.bob, self.watcher, self.outsider):
-            user.password = server_password_hash(PASSWORDS[user.username])
-            user.save(update_fields=["password"])
+    """The suite's personas (their passwords are ``PASSWORDS``; the server checks them with the
+    suite's hasher, tests/server_settings.py), their commands run off Playwright's loop."""
 
     def create_character(self, user, name, sheet=None):
         return off_the_loop(super().create_character, user, name, sheet)

@@ -362,10 +362,8 @@ def test_the_gm_asks_for_a_roll_and_the_player_rolls_now(table_of, seats):
 
 
 def test_members_and_characters_are_added_from_the_page(table_of, seats, django_user_model):
-    from tests.browser.conftest import server_password_hash
-
     table = table_of("wyrm")
-    carol = django_user_model.objects.create(username="carol", password=server_password_hash("pw-carol-123456"))
+    carol = django_user_model.objects.create_user(username="carol", password="pw-carol-123456")
     gm, alice = seats("gm", "alice")
 
     # Adding a member by username: unknown names are refused with the server's message.
