@@ -680,9 +680,31 @@ function followNodes(ev) {
 // their own (not inside a form): "Roll now" on a request, the GM's "Approve", "Next round".
 const waitsForMe = (nodes) => nodes.some((n) => n instanceof HTMLButtonElement && n.classList.contains("primary"));
 
+// A click is a press and then a release. A follow-up box rebuilt between the two (a sheet arrived,
+// say) takes the pressed button away, the release lands on its replacement, and the click is lost.
+// So a box under a press is rebuilt just after the release and its click instead.
+let pressedFollow = null;
+const heldFollows = new Map(); // box -> its update, waiting for the release
+document.addEventListener("pointerdown", (e) => { pressedFollow = e.target.closest?.(".ev-follow") || null; }, true);
+function releaseFollow() {
+  if (!pressedFollow) return;
+  pressedFollow = null;
+  setTimeout(() => { // after the click the release causes
+    const held = [...heldFollows.values()];
+    heldFollows.clear();
+    for (const update of held) update();
+  });
+}
+document.addEventListener("pointerup", releaseFollow, true);
+document.addEventListener("pointercancel", releaseFollow, true);
+
 function updateFollow(li, ev) {
   const box = li.querySelector(".ev-follow");
   if (!box) return;
+  if (box === pressedFollow) {
+    heldFollows.set(box, () => updateFollow(li, events.get(ev.seq) || ev));
+    return;
+  }
   const nodes = followNodes(ev);
   setWaiting(ev, waitsForMe(nodes));
   // Keep a form someone is filling in rather than rebuilding it under their hands.

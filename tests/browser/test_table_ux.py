@@ -154,3 +154,43 @@ def test_mdt_speaks_english_and_counts_right_in_utc(table_of, seats):
     expect(alice.event(seq)).to_contain_text("1 die vs Dramatic (1)")
     expect(page.locator("#log-live")).to_contain_text("1 die vs Dramatic (1)")
     expect(page.locator("#log-live")).to_contain_text("Helena")
+
+
+def test_a_click_on_a_follow_up_survives_a_sheet_arriving_between_press_and_release(table_of, seats, server,
+                                                                                   script_dice):
+    """A sheet that arrives while a follow-up button is pressed rebuilt its box: the release
+    landed on the new button and the click was lost (seen as a combat round that never rolled
+    on a loaded machine). The box now waits for the release; the click goes through."""
+    from campaign.models import ApiToken
+    from tests.browser.conftest import api_command
+
+    table = table_of("tale")
+    hero = table.create_character(table.alice, "Autopet", dict(get_system("tale").example_sheet))
+    table.command(table.alice, {"type": "start_combat", "character": hero.id, "their_pool": 4})
+    started = head_seq(table)
+    alice = seats("alice")
+    fight = alice.event(started).get_by_role("button", name="Fight")
+    expect(fight).to_be_visible()
+    fight.evaluate("button => { button.dataset.pressed = 'yes'; }")
+    box = fight.bounding_box()
+    alice.page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    alice.page.mouse.down()
+
+    # While the button is held down, the GM's award brings Autopet's new sheet to the page.
+    gm_token = ApiToken.objects.create(user=table.gm).key
+    api_command(server, gm_token, {"type": "award_points", "character": hero.id, "points": 1,
+                                   "reason": "mid-click"}, "mid-click")
+    award = head_seq(table)
+    alice.page.wait_for_function("([id, seq]) => window.talekeeperTable.sheetSeq(id) >= seq", arg=[hero.id, award])
+    # The pressed button is still the same element (before, it had been replaced by now). The new
+    # line may have moved it: the pointer follows it, as a hand would, and lets go there.
+    pressed = alice.event(started).locator("button[data-pressed=yes]")
+    expect(pressed).to_have_count(1)
+    box = pressed.bounding_box()
+    alice.page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+
+    script_dice([3] * 11)  # 4D + 3D hers, 2D + 2D theirs
+    alice.page.mouse.up()
+    expect(alice.event(award + 1)).to_contain_text("combat, round 1")
+    # ... and right after the click, the box shows the new sheet's follow-ups (the held update ran).
+    expect(alice.event(started).locator("button[data-pressed=yes]")).to_have_count(0)

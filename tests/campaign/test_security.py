@@ -102,3 +102,16 @@ def test_a_command_is_counted_in_one_round_trip_to_redis(db, require_redis, sett
     store, client = ratelimit._store()
     assert 0 < client.ttl(store.make_and_validate_key(key)) <= 70
     assert caches.create_connection("default").get(key) == 3
+
+
+def test_the_app_stores_passwords_with_pbkdf2_only_test_servers_use_the_suites_fast_hasher():
+    """Test servers check passwords with MD5 for speed (tests/server_settings.py); the app's own
+    settings must keep Django's PBKDF2, or that speed-up would have leaked into production."""
+    from django.conf import global_settings
+
+    import campaign.settings as app
+    import tests.server_settings as test_servers
+
+    hashers = getattr(app, "PASSWORD_HASHERS", global_settings.PASSWORD_HASHERS)
+    assert hashers[0] == "django.contrib.auth.hashers.PBKDF2PasswordHasher"
+    assert test_servers.PASSWORD_HASHERS == ["django.contrib.auth.hashers.MD5PasswordHasher"]
