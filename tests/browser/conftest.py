@@ -37,8 +37,21 @@ from tests.conftest import Table
 from tests.servers import daphne
 
 CHROMIUM = "/usr/bin/chromium"
+# New headless is the whole browser: for every context (a window nobody sees) it builds browser UI
+# written as WebUI, each piece in a renderer of its own (`--top-chrome-webui` in `ps`). Turning those
+# features off took Chromium's CPU for eight contexts from 13-14 s to 5-5.5 s (docs/chromium-cpu.md);
+# the page itself is untouched. Chromium obeys only the last `--disable-features`, so ours repeats
+# Playwright's own list (tests/browser/test_launch.py fails when a Playwright upgrade changes it).
+PLAYWRIGHTS_DISABLED_FEATURES = (
+    "AvoidUnnecessaryBeforeUnloadCheckSync,DestroyProfileOnBrowserClose,HttpsUpgrades,HttpsFirstBalancedModeAutoEnable,"
+    "LensOverlay,MediaRouter,PaintHolding,ThirdPartyStoragePartitioning,AvoidCorsURLLoaderRestartOnRedirect,"
+    "TcpPortRandomizationWin,OptimizationHints,NetworkTimeServiceQuerying,AimEnabled,PreconnectToSearch,"
+    "msForceBrowserSignIn,msEdgeUpdateLaunchServicesPreferredVersion"
+)
+HIDDEN_BROWSER_UI = ("PreloadTopChromeWebUI,WebUIOmniboxPopup,WebUIOmniboxAimPopup,WebUIReloadButton,InitialWebUI,"
+                     "WebUILocationBar,Translate")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
+        "--disable-sync", "--no-first-run", f"--disable-features={PLAYWRIGHTS_DISABLED_FEATURES},{HIDDEN_BROWSER_UI}"]
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 # Screenshots for docs/ are written only on request (`TALEKEEPER_SCREENSHOTS=1 pytest tests/browser`):
 # a test run never changes tracked files.
