@@ -155,3 +155,38 @@ def test_mdt_speaks_english_and_counts_right_in_utc(table_of, seats):
     expect(page.locator("#log-live")).to_contain_text("1 die vs Dramatic (1)")
     expect(page.locator("#log-live")).to_contain_text("Helena")
 
+
+
+def test_a_follow_up_box_under_a_press_waits_for_the_release(table_of, seats, server, script_dice):
+    """A sheet that arrives while a follow-up button is held down used to rebuild its box: the
+    release landed on the new button and the click was lost (a combat round that never rolled, on
+    a loaded machine). The box now waits for the release, then takes the click and the new sheet.
+
+    The press and release are dispatched to the button itself, so where the new line moves the
+    button on the screen plays no part."""
+    from campaign.models import ApiToken
+    from tests.browser.conftest import api_command
+
+    table = table_of("tale")
+    hero = table.create_character(table.alice, "Autopet", dict(get_system("tale").example_sheet))
+    table.command(table.alice, {"type": "start_combat", "character": hero.id, "their_pool": 4})
+    started = head_seq(table)
+    alice = seats("alice")
+    fight = alice.event(started).get_by_role("button", name="Fight")
+    expect(fight).to_be_visible()
+    fight.evaluate("b => { b.dataset.pressed = 'yes'; b.dispatchEvent(new PointerEvent('pointerdown', {bubbles: true})); }")
+
+    # While the button is held down, the GM's award brings Autopet's new sheet to the page.
+    gm_token = ApiToken.objects.create(user=table.gm).key
+    api_command(server, gm_token, {"type": "award_points", "character": hero.id, "points": 1,
+                                   "reason": "mid-click"}, "mid-click")
+    award = head_seq(table)
+    alice.page.wait_for_function("([id, seq]) => window.talekeeperTable.sheetSeq(id) >= seq", arg=[hero.id, award])
+    pressed = alice.event(started).locator("button[data-pressed=yes]")
+    expect(pressed).to_have_count(1)  # the same element: its box was not rebuilt under the press
+
+    script_dice([3] * 11)  # 4D + 3D hers, 2D + 2D theirs
+    pressed.evaluate("b => { b.dispatchEvent(new PointerEvent('pointerup', {bubbles: true})); b.click(); }")
+    expect(alice.event(award + 1)).to_contain_text("combat, round 1")
+    # ... and right after the click, the box was rebuilt with the new sheet (the held update ran).
+    expect(alice.event(started).locator("button[data-pressed=yes]")).to_have_count(0)
