@@ -46,11 +46,14 @@ def _count(key: str, timeout: int) -> int:
 
     On Redis one pipelined round trip, SET NX then INCR: the cache's ``add`` and ``incr`` took
     three (its ``incr`` asks EXISTS first) and two new clients, on every command (issue #12). The
-    counter is what ``add`` would have stored (the cache keeps whole numbers unpickled)."""
+    counter is what ``add`` would have stored (the cache keeps whole numbers unpickled). In one
+    MULTI/EXEC: between a plain pipeline's SET (the key still there) and its INCR the key could
+    expire, and INCR would make a counter with no expiry, refusing that user for good; Redis (7.0
+    and later) runs a transaction at one instant, so nothing expires between the two."""
     store, redis = _store()
     if redis is not None:
         name = store.make_and_validate_key(key)
-        return redis.pipeline(transaction=False).set(name, 0, ex=timeout, nx=True).incr(name).execute()[1]
+        return redis.pipeline(transaction=True).set(name, 0, ex=timeout, nx=True).incr(name).execute()[1]
     return 1 if store.add(key, 1, timeout=timeout) else store.incr(key)
 
 
