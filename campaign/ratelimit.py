@@ -48,8 +48,10 @@ def _count(key: str, timeout: int) -> int:
     three (its ``incr`` asks EXISTS first) and two new clients, on every command (issue #12). The
     counter is what ``add`` would have stored (the cache keeps whole numbers unpickled). In one
     MULTI/EXEC: between a plain pipeline's SET (the key still there) and its INCR the key could
-    expire, and INCR would make a counter with no expiry, refusing that user for good; Redis (7.0
-    and later) runs a transaction at one instant, so nothing expires between the two."""
+    expire, and INCR would make a counter with no expiry: a key left in Redis for good (its name
+    holds its window, so no one is refused for longer). Redis 7.0 and later runs a transaction at
+    one instant, so nothing expires between the two; an older Redis still counts right but for
+    that rare leak."""
     store, redis = _store()
     if redis is not None:
         name = store.make_and_validate_key(key)

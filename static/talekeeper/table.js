@@ -680,29 +680,35 @@ function followNodes(ev) {
 // their own (not inside a form): "Roll now" on a request, the GM's "Approve", "Next round".
 const waitsForMe = (nodes) => nodes.some((n) => n instanceof HTMLButtonElement && n.classList.contains("primary"));
 
-// A click is a press and then a release. A follow-up box rebuilt between the two (a sheet arrived,
-// say) takes the pressed button away, the release lands on its replacement, and the click is lost.
-// So a box under a press is rebuilt just after the release and its click instead.
-let pressedFollow = null;
-const heldFollows = new Map(); // box -> its update, waiting for the release
-document.addEventListener("pointerdown", (e) => { pressedFollow = e.target.closest?.(".ev-follow") || null; }, true);
-function releaseFollow() {
-  if (!pressedFollow) return;
-  pressedFollow = null;
+// A click is a press and then a release on the same element at the same place. Anything that
+// replaces the pressed button between the two (its follow-up box rebuilt because a sheet arrived) or
+// moves it (the waiting list above the log growing, the log scrolling to a new line) loses the click.
+// So while a follow-up or waiting-list button is held down, those wait, and run just after the
+// release and its click.
+let pressed = null; // the .ev-follow box or the waiting list under the press
+const held = new Map(); // what waits for the release: a key -> its update (the latest one wins)
+document.addEventListener("pointerdown", (e) => {
+  if (e.button !== 0) return; // a right-click's release may never come (the context menu takes it)
+  pressed = e.target.closest?.(".ev-follow, #waiting-list") || null;
+}, true);
+function release() {
+  pressed = null;
+  if (!held.size) return;
   setTimeout(() => { // after the click the release causes
-    const held = [...heldFollows.values()];
-    heldFollows.clear();
-    for (const update of held) update();
+    if (pressed) return; // held down again meanwhile: that release runs them
+    const updates = [...held.values()];
+    held.clear();
+    for (const update of updates) update();
   });
 }
-document.addEventListener("pointerup", releaseFollow, true);
-document.addEventListener("pointercancel", releaseFollow, true);
+document.addEventListener("pointerup", release, true);
+document.addEventListener("pointercancel", release, true);
 
 function updateFollow(li, ev) {
   const box = li.querySelector(".ev-follow");
   if (!box) return;
-  if (box === pressedFollow) {
-    heldFollows.set(box, () => updateFollow(li, events.get(ev.seq) || ev));
+  if (pressed && box === pressed) {
+    held.set(box, () => updateFollow(li, events.get(ev.seq) || ev));
     return;
   }
   const nodes = followNodes(ev);
@@ -769,6 +775,7 @@ function setWaiting(ev, yes) {
 }
 
 function renderWaiting() {
+  if (pressed) { held.set(renderWaiting, renderWaiting); return; } // it sits above the log: it would move the button
   const list = [...waiting].sort((a, b) => a - b).map((seq) => events.get(seq)).filter(Boolean);
   document.title = list.length ? `(${list.length}) ${baseTitle}` : baseTitle;
   waitingEl.hidden = !list.length;
@@ -863,7 +870,10 @@ function place(li, prepend, mine = false) {
   if (prepend) { logEl.prepend(li); return; }
   const nearBottom = logEl.scrollHeight - logEl.scrollTop - logEl.clientHeight < 120;
   logEl.append(li);
-  if (nearBottom || mine) logEl.scrollTop = logEl.scrollHeight; // what you just did is always in the log's view
+  if (!nearBottom && !mine) return;
+  // What you just did is always in the log's view (once a button held down there is let go).
+  const scroll = () => { logEl.scrollTop = logEl.scrollHeight; };
+  if (pressed) held.set(scroll, scroll); else scroll();
 }
 
 // sheets: the sheets this event changed, as the server pushed them with it (for this viewer); undefined when

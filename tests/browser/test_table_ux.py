@@ -157,13 +157,13 @@ def test_mdt_speaks_english_and_counts_right_in_utc(table_of, seats):
 
 
 
-def test_a_follow_up_box_under_a_press_waits_for_the_release(table_of, seats, server, script_dice):
+def test_a_follow_up_box_under_a_press_waits_for_the_release(table_of, seats, server):
     """A sheet that arrives while a follow-up button is held down used to rebuild its box: the
-    release landed on the new button and the click was lost (a combat round that never rolled, on
-    a loaded machine). The box now waits for the release, then takes the click and the new sheet.
+    release landed on the new button and the click was lost. The box now waits for the release,
+    then shows the new sheet's follow-ups.
 
-    The press and release are dispatched to the button itself, so where the new line moves the
-    button on the screen plays no part."""
+    The press and release are dispatched to the button itself, so where the new line moves it on
+    the screen plays no part (that is the next test's)."""
     from campaign.models import ApiToken
     from tests.browser.conftest import api_command
 
@@ -185,8 +185,46 @@ def test_a_follow_up_box_under_a_press_waits_for_the_release(table_of, seats, se
     pressed = alice.event(started).locator("button[data-pressed=yes]")
     expect(pressed).to_have_count(1)  # the same element: its box was not rebuilt under the press
 
-    script_dice([3] * 11)  # 4D + 3D hers, 2D + 2D theirs
-    pressed.evaluate("b => { b.dispatchEvent(new PointerEvent('pointerup', {bubbles: true})); b.click(); }")
-    expect(alice.event(award + 1)).to_contain_text("combat, round 1")
-    # ... and right after the click, the box was rebuilt with the new sheet (the held update ran).
+    # Let go (no click: nothing else arrives): the held rebuild runs, with the new sheet.
+    pressed.evaluate("b => b.dispatchEvent(new PointerEvent('pointerup', {bubbles: true}))")
     expect(alice.event(started).locator("button[data-pressed=yes]")).to_have_count(0)
+    expect(alice.event(started).get_by_role("button", name="Fight")).to_be_visible()
+
+
+def test_a_button_held_down_stays_under_the_pointer_and_takes_its_click(table_of, seats, server, script_dice):
+    """A real mouse, pressed on "Fight" and let go where it was pressed, as a hand does. Meanwhile
+    the GM's award brings a new sheet (the box would be rebuilt) and a roll request for Alice (the
+    waiting list above the log would grow, and push the button down). The click still lands."""
+    from campaign.models import ApiToken
+    from tests.browser.conftest import api_command
+
+    table = table_of("tale")
+    hero = table.create_character(table.alice, "Autopet", dict(get_system("tale").example_sheet))
+    table.command(table.alice, {"type": "start_combat", "character": hero.id, "their_pool": 4})
+    started = head_seq(table)
+    alice = seats("alice")
+    fight = alice.event(started).get_by_role("button", name="Fight")
+    expect(fight).to_be_visible()
+    # The odds shown beside the button arrive after it and may wrap it onto the next row.
+    expect(alice.event(started).locator("output.odds-text")).to_have_attribute("data-state", "ok")
+    box = fight.bounding_box()
+    alice.page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    alice.page.mouse.down()
+
+    gm_token = ApiToken.objects.create(user=table.gm).key
+    api_command(server, gm_token, {"type": "award_points", "character": hero.id, "points": 1,
+                                   "reason": "mid-click"}, "mid-click")
+    api_command(server, gm_token, {"type": "request_roll", "character": hero.id,
+                                   "action": {"type": "roll", "notation": "1d6"}}, "mid-click-request")
+    asked = head_seq(table)
+    alice.page.wait_for_function("([id, seq]) => window.talekeeperTable.sheetSeq(id) >= seq", arg=[hero.id, asked - 1])
+    expect(alice.event(asked)).to_be_attached()
+    # The waiting list is drawn by a zero-delay timer after an event: let any such timer run first.
+    alice.page.evaluate("() => new Promise((resolve) => setTimeout(resolve, 0))")
+
+    script_dice([3] * 11)  # 4D + 3D hers, 2D + 2D theirs
+    alice.page.mouse.up()
+    expect(alice.event(asked + 1)).to_contain_text("combat, round 1")
+    # Let go, the held waiting list shows the request.
+    expect(alice.page.locator("#waiting")).to_contain_text("1d6")
+

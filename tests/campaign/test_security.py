@@ -81,7 +81,7 @@ def test_check_deploy_warns_without_a_secret_key():
 
 @pytest.mark.redis
 def test_a_command_is_counted_in_one_round_trip_to_redis(db, require_redis, settings, monkeypatch):
-    """The per-user counter is one pipelined round trip (the cache's add and incr were three);
+    """The per-user counter is one pipelined round trip in one transaction (the cache's add and incr were three);
     a new window's counter expires with it, and the cache reads the count it stored."""
     import redis
     from django.core.cache import caches
@@ -94,11 +94,13 @@ def test_a_command_is_counted_in_one_round_trip_to_redis(db, require_redis, sett
     one, pipelined = redis.Redis.execute_command, redis.client.Pipeline.execute
     monkeypatch.setattr(redis.Redis, "execute_command",
                         lambda self, *args, **kw: trips.append(args[0]) or one(self, *args, **kw))
+    # A transaction (MULTI/EXEC): a plain pipeline lets the key expire between SET NX and INCR.
     monkeypatch.setattr(redis.client.Pipeline, "execute",
-                        lambda self, *args, **kw: trips.append("pipeline") or pipelined(self, *args, **kw))
+                        lambda self, *args, **kw: trips.append(f"pipeline transaction={self.transaction}")
+                        or pipelined(self, *args, **kw))
     key = f"rate:round-trips:{uuid.uuid4().hex}"  # its own window, whatever the clock does meanwhile
     counts = [ratelimit._count(key, timeout=70) for _ in range(3)]
-    assert counts == [1, 2, 3] and trips == ["pipeline"] * 3
+    assert counts == [1, 2, 3] and trips == ["pipeline transaction=True"] * 3
     store, client = ratelimit._store()
     assert 0 < client.ttl(store.make_and_validate_key(key)) <= 70
     assert caches.create_connection("default").get(key) == 3
