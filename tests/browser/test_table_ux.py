@@ -157,6 +157,18 @@ def test_mdt_speaks_english_and_counts_right_in_utc(table_of, seats):
 
 
 
+def autopet_offered_a_fight(table_of, seats):
+    """Alice's Tale character in a combat, her table showing the combat's "Fight" button."""
+    table = table_of("tale")
+    hero = table.create_character(table.alice, "Autopet", dict(get_system("tale").example_sheet))
+    table.command(table.alice, {"type": "start_combat", "character": hero.id, "their_pool": 4})
+    started = head_seq(table)
+    alice = seats("alice")
+    fight = alice.event(started).get_by_role("button", name="Fight")
+    expect(fight).to_be_visible()
+    return table, hero, started, alice, fight
+
+
 def test_a_follow_up_box_under_a_press_waits_for_the_release(table_of, seats, server):
     """A sheet that arrives while a follow-up button is held down used to rebuild its box: the
     release landed on the new button and the click was lost. The box now waits for the release,
@@ -167,13 +179,7 @@ def test_a_follow_up_box_under_a_press_waits_for_the_release(table_of, seats, se
     from campaign.models import ApiToken
     from tests.browser.conftest import api_command
 
-    table = table_of("tale")
-    hero = table.create_character(table.alice, "Autopet", dict(get_system("tale").example_sheet))
-    table.command(table.alice, {"type": "start_combat", "character": hero.id, "their_pool": 4})
-    started = head_seq(table)
-    alice = seats("alice")
-    fight = alice.event(started).get_by_role("button", name="Fight")
-    expect(fight).to_be_visible()
+    table, hero, started, alice, fight = autopet_offered_a_fight(table_of, seats)
     fight.evaluate("b => { b.dataset.pressed = 'yes'; b.dispatchEvent(new PointerEvent('pointerdown', {bubbles: true})); }")
 
     # While the button is held down, the GM's award brings Autopet's new sheet to the page.
@@ -198,13 +204,7 @@ def test_a_button_held_down_stays_under_the_pointer_and_takes_its_click(table_of
     from campaign.models import ApiToken
     from tests.browser.conftest import api_command
 
-    table = table_of("tale")
-    hero = table.create_character(table.alice, "Autopet", dict(get_system("tale").example_sheet))
-    table.command(table.alice, {"type": "start_combat", "character": hero.id, "their_pool": 4})
-    started = head_seq(table)
-    alice = seats("alice")
-    fight = alice.event(started).get_by_role("button", name="Fight")
-    expect(fight).to_be_visible()
+    table, hero, started, alice, fight = autopet_offered_a_fight(table_of, seats)
     # The odds shown beside the button arrive after it and may wrap it onto the next row.
     expect(alice.event(started).locator("output.odds-text")).to_have_attribute("data-state", "ok")
     box = fight.bounding_box()
