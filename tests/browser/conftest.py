@@ -25,6 +25,7 @@ import functools
 import itertools
 import json
 import os
+import re
 import urllib.request
 from pathlib import Path
 
@@ -181,6 +182,9 @@ class Seat:
         self.username = username
         self.context = browser.new_context(viewport=viewport or DESKTOP, reduced_motion="reduce")
         self.page = self.context.new_page()
+        self.offline = False  # go_offline() .. go_online()
+        self._sockets_routed = False
+        self._socket_handler = lambda ws: ws.connect_to_server()
         self.frames: list[str] = []  # every WebSocket frame the page received, as text
         self.errors: list[str] = []
         self.page.on("websocket", lambda ws: ws.on("framereceived", self._frame))
@@ -204,6 +208,35 @@ class Seat:
         page.get_by_role("button", name="Log in").click()
         self.wait_live()
         return self
+
+    def route_sockets(self, handler=None):
+        """Every new socket of the page goes through ``handler(ws)`` (a Playwright WebSocketRoute;
+        by default straight to the server), except while offline (:meth:`go_offline`): refused."""
+        if handler is not None:
+            self._socket_handler = handler
+        if not self._sockets_routed:
+            def route(ws):
+                if self.offline:
+                    ws.close()
+                else:
+                    self._socket_handler(ws)
+
+            self.page.route_web_socket(re.compile(r"/ws/campaigns/"), route)
+            self._sockets_routed = True
+
+    def go_offline(self):
+        """The network goes away, and the page's socket with it. Chromium's offline mode fails
+        requests but does not always stop WebSockets (a loaded run once had the page back at once,
+        never showing "offline"), so until :meth:`go_online` every new socket of the page is refused."""
+        self.route_sockets()
+        self.offline = True
+        self.context.set_offline(True)
+        self.page.evaluate("window.talekeeperTable.drop()")
+
+    def go_online(self):
+        """The network is back: the page hears "online" and reconnects at once."""
+        self.offline = False
+        self.context.set_offline(False)
 
     def wait_live(self):
         expect(self.page.locator("#conn")).to_have_attribute("data-state", "online", timeout=10000)

@@ -157,8 +157,7 @@ def test_a_dropped_socket_reconnects_and_catches_up_without_duplicates(table_of,
     start = head_seq(table)
 
     # Bob's network goes away and his socket with it; three rolls happen meanwhile.
-    bob.context.set_offline(True)
-    bob.page.evaluate("window.talekeeperTable.drop()")
+    bob.go_offline()
     expect(bob.page.locator("#conn")).to_have_attribute("data-state", "offline")
     expect(bob.page.get_by_role("button", name="Reconnect now")).to_be_visible()
     for i in range(3):
@@ -167,7 +166,7 @@ def test_a_dropped_socket_reconnects_and_catches_up_without_duplicates(table_of,
     expect(bob.event(start + 1)).not_to_be_attached()
 
     # Back online: the page reconnects by itself and shows each missed event once.
-    bob.context.set_offline(False)
+    bob.go_online()
     bob.wait_live()
     expect(bob.event(start + 3)).to_be_attached()
     assert bob.seqs() == list(range(1, start + 4))
@@ -191,13 +190,12 @@ def award_while_offline(server, table, seat, hero) -> int:
     """``seat`` goes offline, the GM awards ``hero`` points meanwhile, ``seat`` comes back: the award is
     in the backlog its page reads on reconnecting. Returns the award's seq."""
     gm_token = ApiToken.objects.create(user=table.gm).key
-    seat.context.set_offline(True)
-    seat.page.evaluate("window.talekeeperTable.drop()")
+    seat.go_offline()
     expect(seat.page.locator("#conn")).to_have_attribute("data-state", "offline")
     api_command(server, gm_token, {"type": "award_points", "character": hero.id, "points": 2,
                                    "reason": "a good night"}, "award-offline")
     seq = head_seq(table)
-    seat.context.set_offline(False)
+    seat.go_online()
     seat.wait_live()
     expect(seat.event(seq)).to_be_attached()
     seat.page.wait_for_function("([id, seq]) => window.talekeeperTable.sheetSeq(id) >= seq", arg=[hero.id, seq])
@@ -252,7 +250,7 @@ def test_a_sheet_fetch_the_server_could_not_answer_is_tried_again(table_of, seat
         server_side.on_message(from_server)
 
     bob.page.route(re.compile(r"/api/campaigns/[^/]+/characters/\d+$"), sheet_route)
-    bob.page.route_web_socket(re.compile(r"/ws/campaigns/"), without_sheets)
+    bob.route_sockets(without_sheets)
     award_while_offline(server, table, bob, hero)
     assert len(refused) == 1
 

@@ -90,20 +90,8 @@ def test_offline_the_status_counts_down_stays_in_view_and_rolling_waits(table_of
     action = page.locator('#sheet-wrap button[data-action="skill:Strike"]')
     expect(roll_button).to_be_enabled()
 
-    # Chromium's offline mode does not stop WebSockets: without the route the page would be back
-    # within half a second, before any countdown. The route refuses every new socket until the
-    # network is "back".
-    unreachable = [True]
-
-    def socket_route(ws):
-        if unreachable[0]:
-            ws.close()
-        else:
-            ws.connect_to_server()
-
-    page.route_web_socket(re.compile(r"/ws/campaigns/"), socket_route)
-    alice.context.set_offline(True)
-    page.evaluate("window.talekeeperTable.drop()")
+    # Offline, every new socket refused (Seat.go_offline): the page counts down to each retry.
+    alice.go_offline()
     expect(page.locator("#conn")).to_have_attribute("data-state", "offline")
     expect(roll_button).to_be_disabled()
     expect(action).to_be_disabled()
@@ -121,8 +109,7 @@ def test_offline_the_status_counts_down_stays_in_view_and_rolling_waits(table_of
         box = element.bounding_box()
         assert box and 0 <= box["y"] and box["y"] + box["height"] <= PHONE["height"]
 
-    unreachable[0] = False
-    alice.context.set_offline(False)  # the page hears "online" and reconnects at once
+    alice.go_online()
     alice.wait_live()
     expect(roll_button).to_be_enabled()
     expect(action).to_be_enabled()
