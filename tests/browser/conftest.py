@@ -210,8 +210,9 @@ class Seat:
         return self
 
     def route_sockets(self, handler=None):
-        """Every new socket of the page goes through ``handler(ws)`` (a Playwright WebSocketRoute;
-        by default straight to the server), except while offline (:meth:`go_offline`): refused."""
+        """The page's one socket route, which tests put their own handlers behind: every new socket
+        goes through ``handler(ws)`` (a Playwright WebSocketRoute; by default straight to the
+        server), except while offline (:meth:`go_offline`), when it is refused."""
         if handler is not None:
             self._socket_handler = handler
         if not self._sockets_routed:

@@ -201,7 +201,7 @@ def test_the_table_catches_a_forged_reveal(table_of, seats):
 
         server.on_message(from_server)
 
-    alice.page.route_web_socket("**/ws/campaigns/**", forge)
+    alice.route_sockets(forge)
     alice.page.reload()
     alice.wait_live()
     expect(alice.page.locator("#chain-alarm")).to_be_hidden()

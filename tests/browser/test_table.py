@@ -284,7 +284,7 @@ def test_a_roll_whose_outcome_is_in_doubt_is_resent_with_its_id_and_stored_once(
         ws.on_message(from_page)
         server.on_message(from_server)
 
-    alice.page.route_web_socket(re.compile(r"/ws/campaigns/"), route)
+    alice.route_sockets(route)
     alice.page.evaluate("window.talekeeperTable.drop()")  # the next socket goes through the route
     alice.wait_live()
     start = head_seq(table)
