@@ -33,21 +33,26 @@ def broadcast_on_commit(campaign_id: int, events) -> None:
     if not events:
         return
     from .log import serialize_event
+    from .sheets import sheets_in_hand
 
     data = [serialize_event(e) for e in events]
-    transaction.on_commit(lambda: send(campaign_id, data, changed_sheets(campaign_id, data)))
+    in_hand = sheets_in_hand(events)  # as the command leaves them, before anything else can change them
+    transaction.on_commit(lambda: send(campaign_id, data, changed_sheets(campaign_id, data, in_hand)))
 
 
-def changed_sheets(campaign_id: int, data: list[dict]) -> dict[str, dict] | None:
-    """The sheets ``data`` (serialized events) changed, once per sheet class (campaign/sheets.py), read now:
-    after commit for a doorbell, after the page for a socket's backlog (sessions/consumers.py).
+def changed_sheets(campaign_id: int, data: list[dict], in_hand: dict[int, dict] | None = None) -> dict[str, dict] | None:
+    """The sheets ``data`` (serialized events) changed, once per sheet class (campaign/sheets.py): those a
+    command holds (``in_hand``: campaign.sheets.sheets_in_hand), the others read now: after commit for a
+    doorbell, after the page for a socket's backlog (sessions/consumers.py).
 
     A failed read only costs the browsers a fetch each (no sheets: they ask)."""
     from .sheets import characters_changed, pushed_sheets
 
     try:
-        return {str(cid): classes for cid, classes in
-                pushed_sheets(campaign_id, characters_changed(campaign_id, data)).items()}
+        changed = characters_changed(campaign_id, data)
+        sheets = {cid: in_hand[cid] for cid in changed if in_hand and cid in in_hand}
+        sheets.update(pushed_sheets(campaign_id, changed - sheets.keys()))
+        return {str(cid): classes for cid, classes in sheets.items()}
     except Exception:
         log.exception("reading the sheets changed by seq %s failed", data[-1]["seq"])
         return None

@@ -244,7 +244,8 @@ def _stream_sql(with_character: bool) -> tuple[str, list]:
             + (f", c.xmin::text <> (SELECT old.xmin::text FROM {table['campaign']} old WHERE old.id = c.id)"
                if connection.vendor == "postgresql" else
                f", c.last_seq <> (SELECT old.last_seq FROM {table['campaign']} old WHERE old.id = c.id)")
-            + (f", {r['character'].sql()}, {r['projection'].sql()}{hidden}" if with_character else "")
+            + (f", {r['character'].sql()}, {r['projection'].sql()}, owner.{quote('username')}{hidden}"
+               if with_character else "")
             + f" FROM {table['campaign']} c "
             # The membership as it stands now: a socket opened before a removal, a role change or
             # a deactivation acts with today's rights or not at all.
@@ -253,7 +254,8 @@ def _stream_sql(with_character: bool) -> tuple[str, list]:
             f"LEFT JOIN {command} cmd ON cmd.campaign_id = c.id AND cmd.actor_id = %s AND cmd.client_id = %s "
             f"LEFT JOIN {seed} s ON s.campaign_id = c.id AND s.session = c.current_session "
             + (f"LEFT JOIN ({table['character']} ch LEFT JOIN {table['projection']} p ON p.character_id = ch.id) "
-               "ON ch.id = %s AND ch.campaign_id = c.id " if with_character else "")
+               f"ON ch.id = %s AND ch.campaign_id = c.id LEFT JOIN {table['user']} owner ON owner.id = ch.owner_id "
+               if with_character else "")
             + f"WHERE c.id = %s{lock}", list(hidden_params))
     return _STREAM_SQL[key]
 
@@ -278,7 +280,8 @@ def lock_stream(membership: Membership, client_id: str, character_id: int | None
     """Lock the campaign's stream row (as :func:`lock_campaign`) and read, in the same round
     trip, what a command needs under that lock: the membership now, whether ``client_id``
     was used before, the session's dice seed, the character it names and whether that
-    character has any hidden change (set on it as ``any_hidden_changes``, for campaign.hidden).
+    character has any hidden change (set on it as ``any_hidden_changes``, for campaign.hidden and
+    campaign.sheets), and its owner's name (``owner_name``, for campaign.sheets).
 
     On PostgreSQL a statement that waited for the lock reads the locked row as the command it
     waited for left it, but every other row as it stood when the statement began (READ
@@ -323,6 +326,7 @@ def lock_stream(membership: Membership, client_id: str, character_id: int | None
         at += len(r["character"])
         if row[at] is not None:
             character.projection = r["projection"].build(row[at:at + len(r["projection"])])
+        character.owner_name = row[-2]
         character.any_hidden_changes = bool(row[-1])
     return Stream(campaign, current, (command_id, body_hash) if command_id is not None else None, seed, character)
 

@@ -2,8 +2,11 @@
 
 A browser used to fetch the sheet of every character an event concerned, once
 per event and per browser (issue #12). Now the broadcast of an event carries
-the changed sheets, computed once per *sheet class* after commit, and each
-socket picks its class (sessions/consumers.py):
+the changed sheets, once per *sheet class*, and each socket picks its class
+(sessions/consumers.py). The sheets of a public action of a player's character
+with nothing hidden are the ones its command holds (:func:`sheets_in_hand`, no
+query: most commands); the others are read after the commit (:func:`pushed_sheets`).
+The classes:
 
 * ``gm``: the GM sees every hidden roll, so the sheet is the projection;
 * ``"<user id>"``: a member who made secret rolls of this character that are
@@ -23,13 +26,16 @@ from django.db.models.fields.json import KeyTransform
 
 from .log import marks_after
 from .models import ROLE_GM, ROLE_PLAYER, SHOWN_FULL, VISIBILITY_PUBLIC, VISIBILITY_SECRET, Character, Event
-from .projections import CAMPAIGN_WIDE, SIDES, sides_of, visible_fold
+from .projections import CAMPAIGN_WIDE, SIDES, VOID, _plain, sides_of, visible_fold
 from .visibility import Viewer
 
 GM = "gm"
 ALL = "all"
 # Events after which every character's sheet may change (scene-scoped things lapse, settings change).
 EVERY_SHEET = CAMPAIGN_WIDE  # the fold applies these to every character (campaign/projections.py)
+# Events after which a sheet is not what the command holds: a void replays its character after
+# the write; a new character has no projection yet; showing an NPC changes its row.
+IDENTITY_EVENTS = frozenset({VOID, "character_created", "npc_shown"})
 
 
 def sheet(character: Character, viewer: Viewer) -> dict:
@@ -91,6 +97,36 @@ def pushed_sheets(campaign_id: int, character_ids: set[int]) -> dict[int, dict[s
         for actor in {r["actor_id"] for r in unrevealed if r["visibility"] == VISIBILITY_SECRET and r["actor_id"]}:
             classes[str(actor)] = sheet(character, Viewer(user_id=actor, role=ROLE_PLAYER))
         out[character.id] = classes
+    return out
+
+
+def sheets_in_hand(events: list[Event]) -> dict[int, dict[str, dict]]:
+    """The sheets a command's ``events`` (stored, not yet committed) changed that need no read:
+    :func:`pushed_sheets`' answer for them, from what the command holds.
+
+    The common case, a public action of a player's character: the command read the character,
+    its projection and whether any event that changed its state is hidden, under the campaign's
+    lock (campaign.log.lock_stream), and folded its events into that projection. With no hidden
+    change before and only public events now, every member's sheet is that projection
+    (:func:`sheet`): a hidden plain roll changes no state, and the command's own public event is
+    the last one the sheet is folded from, so its seq is everyone's too. Anything else (an NPC, a
+    hidden event now, a contest's sides, a void, a campaign-wide event, a new character) is left
+    to :func:`pushed_sheets`, which reads it after the commit."""
+    if any(e.type in EVERY_SHEET or e.type in IDENTITY_EVENTS or sides_of(e.payload) for e in events):
+        return {}
+    out = {}
+    for e in events:
+        character = e.character if e.character_id and Event.character.is_cached(e) else None
+        if character is None or character.id in out:
+            continue
+        if (character.npc or getattr(character, "any_hidden_changes", True) is not False
+                or not Character.projection.is_cached(character) or character.projection is None
+                or any(other.character_id == character.id and other.visibility != VISIBILITY_PUBLIC
+                       for other in events)):
+            return {}  # one read after the commit for all of them, as before
+        projection = character.projection
+        out[character.id] = {ALL: {"character": character.id, "name": character.name, "owner": character.owner_name,
+                                   "seq": projection.last_seq, "state": _plain(projection.state)}}
     return out
 
 

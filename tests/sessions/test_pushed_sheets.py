@@ -206,3 +206,69 @@ def test_sheets_with_nothing_hidden_cost_two_queries_however_many_characters(tra
     assert len(queries) == 2, [q["sql"] for q in queries]
     player = Viewer(user_id=table.bob.id, role="player")
     assert pushed == {c: {"all": sheet(Character.objects.get(pk=c), player)} for c in ids}
+
+
+@pytest.fixture
+def reads(monkeypatch):
+    """The characters whose sheets a doorbell read after its commit (campaign.sheets.pushed_sheets)."""
+    import campaign.sheets
+
+    calls: list[set[int]] = []
+    read = campaign.sheets.pushed_sheets
+
+    def spy(campaign_id, character_ids):
+        calls.append(set(character_ids))
+        return read(campaign_id, character_ids)
+
+    monkeypatch.setattr(campaign.sheets, "pushed_sheets", spy)
+    return calls
+
+
+# What the table did to the hero before a public skill test, and whether that test's sheet is then
+# the one its command holds (no read after the commit): a hidden plain roll changes no state (it
+# only moves the sheet's seq, and the public test after it moves it again, for everyone).
+BEFORE = {
+    "nothing": (None, True),
+    "a secret plain roll": ({"type": "roll", "notation": "1d6", "visibility": "secret"}, True),
+    "a secret test": ({"type": "skill_test", "skill": "Strike", "target": 14, "visibility": "secret"}, False),
+    "a GM-only test": ({"type": "skill_test", "skill": "Strike", "target": 14, "visibility": "gm"}, False),
+}
+
+
+@pytest.mark.parametrize("before", sorted(BEFORE))
+async def test_a_public_action_pushes_the_sheet_its_command_holds_only_when_nothing_that_changed_it_is_hidden(
+        transactional_table, reads, before):
+    table = transactional_table
+    hero = await tote_hero(table)
+    action, in_hand = BEFORE[before]
+    if action is not None:
+        await run(table, table.alice, {**action, "character": hero}, [5, 2, 5])
+    sockets = await open_sockets(table)
+    reads.clear()
+    await run(table, table.alice, {"type": "skill_test", "character": hero, "skill": "Strike", "target": 14,
+                                   "visibility": "public"}, [6, 1, 4])
+    for name, comm in sockets.items():
+        frame = await next_event_frame(comm)
+        # After a hidden change, the next one is sealed from whoever may not see that (campaign.hidden).
+        whole = "hidden" not in frame["event"]["payload"]
+        assert whole or not in_hand
+        assert frame["sheets"] == ([await fetched(table, getattr(table, name), hero)] if whole else []), name
+        await comm.disconnect()
+    assert reads == [set() if in_hand else {hero}]
+
+
+async def test_a_hidden_action_and_a_public_one_in_the_same_command_are_read_after_the_commit(transactional_table,
+                                                                                             reads):
+    """A command's own hidden event keeps its sheet from the others: never pushed from what it holds."""
+    table = transactional_table
+    hero = await tote_hero(table)
+    sockets = await open_sockets(table)
+    reads.clear()
+    await run(table, table.alice, {"type": "skill_test", "character": hero, "skill": "Strike", "target": 14,
+                                   "visibility": "secret"}, [6, 1, 4])
+    for name, comm in sockets.items():
+        if name in SEES[("alice", "secret")]:
+            frame = await next_event_frame(comm)
+            assert frame["sheets"] == [await fetched(table, getattr(table, name), hero)], name
+        await comm.disconnect()
+    assert reads == [{hero}]
