@@ -34,7 +34,7 @@ from .log import events_after, serialize_event
 from .pipeline import MAX_SEQ, access_request, error_response, parse_whole_number, read_json, request_body, submit
 from .projections import visible_state
 from .ratelimit import check_user_rate
-from .sheets import sheet
+from .sheets import owner_name, sheet, sheet_body
 from .visibility import Viewer, for_viewer
 
 log = logging.getLogger(__name__)
@@ -105,8 +105,7 @@ def character_state(request, slug, character_id):
     if not as_of:  # the same body the table socket pushes with events (campaign/sheets.py)
         return JsonResponse(sheet(character, viewer))
     state, seq = visible_state(character, viewer, upto=as_of), min(as_of, campaign.last_seq)
-    return JsonResponse({"character": character.id, "name": character.name, "owner": character.owner.username,
-                         "seq": seq, "state": state})
+    return JsonResponse(sheet_body(character, owner_name(character), seq, state))
 
 
 @csrf_exempt

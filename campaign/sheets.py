@@ -21,6 +21,8 @@ class's sheet is exactly what :func:`sheet` returns for a member of it.
 
 from __future__ import annotations
 
+import logging
+
 from django.db.models import Q
 from django.db.models.fields.json import KeyTransform
 
@@ -29,6 +31,7 @@ from .models import ROLE_GM, ROLE_PLAYER, SHOWN_FULL, VISIBILITY_PUBLIC, VISIBIL
 from .projections import CAMPAIGN_WIDE, SIDES, VOID, _plain, sides_of, visible_fold
 from .visibility import Viewer
 
+log = logging.getLogger(__name__)
 GM = "gm"
 ALL = "all"
 # Events after which every character's sheet may change (scene-scoped things lapse, settings change).
@@ -41,8 +44,16 @@ IDENTITY_EVENTS = frozenset({VOID, "character_created", "npc_shown"})
 def sheet(character: Character, viewer: Viewer) -> dict:
     """The sheet ``viewer`` may see now: the body of ``GET /api/campaigns/<slug>/characters/<id>``."""
     state, seq = visible_fold(character, viewer)
-    return {"character": character.id, "name": character.name, "owner": character.owner.username,
-            "seq": seq, "state": state}
+    return sheet_body(character, owner_name(character), seq, state)
+
+
+def sheet_body(character: Character, owner: str | None, seq: int, state: dict | None) -> dict:
+    return {"character": character.id, "name": character.name, "owner": owner, "seq": seq, "state": state}
+
+
+def owner_name(character: Character) -> str | None:
+    # An imported log may name no owner (campaign/exports.py): its sheet has none either.
+    return character.owner.username if character.owner_id is not None else None
 
 
 def sheet_class(sheets: dict, viewer: Viewer) -> str | None:
@@ -112,6 +123,16 @@ def sheets_in_hand(events: list[Event]) -> dict[int, dict[str, dict]]:
     the last one the sheet is folded from, so its seq is everyone's too. Anything else (an NPC, a
     hidden event now, a contest's sides, a void, a campaign-wide event, a new character) is left
     to :func:`pushed_sheets`, which reads it after the commit."""
+    try:
+        return _in_hand(events)
+    except Exception:  # never fail a command over a sheet: read after the commit instead
+        log.exception("pushing the sheets of seq %s from the command failed", events[-1].seq if events else None)
+        return {}
+
+
+def _in_hand(events: list[Event]) -> dict[int, dict[str, dict]]:
+    # These are the cases in which campaign.projections.project does not fold into the projection
+    # the lock read (campaign-wide events, voids, new characters), or the row itself changes.
     if any(e.type in EVERY_SHEET or e.type in IDENTITY_EVENTS or sides_of(e.payload) for e in events):
         return {}
     out = {}
@@ -125,15 +146,14 @@ def sheets_in_hand(events: list[Event]) -> dict[int, dict[str, dict]]:
                        for other in events)):
             return {}  # one read after the commit for all of them, as before
         projection = character.projection
-        out[character.id] = {ALL: {"character": character.id, "name": character.name, "owner": character.owner_name,
-                                   "seq": projection.last_seq, "state": _plain(projection.state)}}
+        # owner_name and any_hidden_changes are set together, by campaign.log.lock_stream.
+        out[character.id] = {ALL: sheet_body(character, character.owner_name, projection.last_seq, _plain(projection.state))}
     return out
 
 
 def projected_sheet(character: Character) -> dict:
     """:func:`sheet` for a viewer from whom nothing the character is folded from is hidden: its projection."""
-    return {"character": character.id, "name": character.name, "owner": character.owner.username,
-            "seq": character.projection.last_seq, "state": character.projection.state}
+    return sheet_body(character, owner_name(character), character.projection.last_seq, character.projection.state)
 
 
 def _hidden_events(campaign_id: int, ids: set[int]) -> dict[int, list[dict]]:

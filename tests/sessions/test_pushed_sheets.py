@@ -272,3 +272,33 @@ async def test_a_hidden_action_and_a_public_one_in_the_same_command_are_read_aft
             assert frame["sheets"] == [await fetched(table, getattr(table, name), hero)], name
         await comm.disconnect()
     assert reads == [{hero}]
+
+
+async def test_an_ownerless_characters_pushed_sheet_is_the_fetched_one(transactional_table, reads):
+    """An imported log may name no owner for a character (campaign/exports.py): its sheet, pushed
+    from the command or fetched, says so (the fetch used to fail, and so did the push's read)."""
+    from campaign.models import Character
+
+    table = transactional_table
+    hero = await tote_hero(table)
+    await database_sync_to_async(lambda: Character.objects.filter(pk=hero).update(owner=None))()
+    sockets = await open_sockets(table)
+    reads.clear()
+    await run(table, table.gm, {"type": "roll", "character": hero, "notation": "1d6"}, [3])
+    for name, comm in sockets.items():
+        frame = await next_event_frame(comm)
+        fetched_sheet = await fetched(table, getattr(table, name), hero)
+        assert frame["sheets"] == [fetched_sheet] and fetched_sheet["owner"] is None, name
+        await comm.disconnect()
+    assert reads == [set()]
+    as_of = await database_sync_to_async(lambda: _as_of(table, hero))()
+    assert as_of["owner"] is None and as_of["character"] == hero
+
+
+def _as_of(table, character_id: int) -> dict:
+    client = Client()
+    client.force_login(table.alice)
+    response = client.get(f"/api/campaigns/torn-road/characters/{character_id}?as_of=1")
+    assert response.status_code == 200, response.content
+    assert client.get("/campaigns/torn-road/").status_code == 200  # the table page lists it too
+    return response.json()
