@@ -171,6 +171,7 @@ def _cursor():
         # and planned again (issue #12, round 3). Django's own cursors never prepare, so
         # only the statements that ask for it (these) are prepared.
         db.connection.prepare_threshold = ONLY_WHEN_ASKED
+        # Each is planned once per connection, too (plan_cache_mode, campaign/settings.py).
     raw = _preparing_cursor()(db.connection)
     return db.make_debug_cursor(raw) if db.queries_logged else db.make_cursor(raw)
 
@@ -235,7 +236,8 @@ def _stream_sql(with_character: bool) -> tuple[str, list]:
             # campaign.hidden asks first whether the character has any hidden change at all; the
             # lock answers it in its own round trip (most characters have none: then no query).
             some = Character(id=_SOME_CHARACTER, campaign_id=_SOME_CAMPAIGN)
-            hidden, hidden_params = projections.hidden_changes(some).order_by().values("pk").query.sql_with_params()
+            hidden, hidden_params = _inline_constants(
+                *projections.hidden_changes(some).order_by().values("pk").query.sql_with_params())
             hidden = f", EXISTS ({hidden})"
         _STREAM_SQL[key] = (
             f"SELECT {r['campaign'].sql()}, {r['membership'].sql()}, {r['user'].sql()}, cmd.id, cmd.body_hash, s.seed"
@@ -258,6 +260,28 @@ def _stream_sql(with_character: bool) -> tuple[str, list]:
                if with_character else "")
             + f"WHERE c.id = %s{lock}", list(hidden_params))
     return _STREAM_SQL[key]
+
+
+# Words of our own the lock's query compares with, written into its text: PostgreSQL plans the
+# prepared lock once per connection (see _cursor), and only a constant "not public" lets that plan
+# use the hidden events' partial index (campaign_event_hidden_by_camp).
+_CONSTANTS = frozenset({VISIBILITY_PUBLIC, *projections.STATELESS})
+
+
+def _inline_constants(sql: str, params) -> tuple[str, list]:
+    """``sql`` with the parameters that are one of :data:`_CONSTANTS` written in as literals."""
+    parts = sql.split("%s")
+    assert len(parts) == len(params) + 1 and "%%" not in sql, sql
+    text, kept = [parts[0]], []
+    for value, part in zip(params, parts[1:]):
+        if isinstance(value, str) and value in _CONSTANTS:
+            assert value.isascii() and value.isalnum(), value  # nothing to quote
+            text.append(f"'{value}'")
+        else:
+            text.append("%s")
+            kept.append(value)
+        text.append(part)
+    return "".join(text), kept
 
 
 def _with_ids(value, campaign_id: int, character_id: int):

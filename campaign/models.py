@@ -207,9 +207,12 @@ class Event(models.Model):
             models.Index(fields=["campaign", "session", "seq"], name="campaign_event_audit_session"),
             models.Index(fields=["campaign", "scene", "seq"], name="campaign_event_audit_scene"),
             models.Index(fields=["campaign", "actor", "seq"], name="campaign_event_audit_actor"),
-            # Hidden rolls of a character: what a sheet must not give away (projections.visible_state).
-            models.Index(fields=["character", "seq"], condition=~models.Q(visibility="public"),
-                         name="campaign_event_hidden"),
+            # Hidden events of a campaign: what a sheet must not give away (projections.visible_fold,
+            # campaign.sheets) and what a command's lock asks about (campaign.log.lock_stream). By
+            # campaign first: a character's hidden events include those naming it among a contest's
+            # sides, which no index finds, so they are looked for among its campaign's hidden events.
+            models.Index(fields=["campaign", "character", "seq"], condition=~models.Q(visibility="public"),
+                         name="campaign_event_hidden_by_camp"),
         ]
 
     def __str__(self) -> str:

@@ -366,7 +366,7 @@ def visible_fold(character: Character, viewer, upto: int | None = None) -> tuple
     from .log import marks_after
     from .visibility import may_see
 
-    hidden = Event.objects.filter(concerning(character.id)).exclude(visibility="public")
+    hidden = Event.objects.filter(concerning(character.id), campaign_id=character.campaign_id).exclude(visibility="public")
     if upto is not None:
         hidden = hidden.filter(seq__lte=upto)
     hidden = list(hidden.values("seq", "visibility", "actor_id"))

@@ -8,6 +8,7 @@ must keep playing when Redis hiccups, and the log is safe either way.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 
 from django.conf import settings
@@ -18,6 +19,7 @@ from .actions import ActionError
 
 log = logging.getLogger(__name__)
 _shared: tuple | None = None  # (the CACHES setting it was made from, the cache, its Redis client or None)
+_making = threading.Lock()
 
 
 def _store() -> tuple:
@@ -27,13 +29,17 @@ def _store() -> tuple:
     opened a new Redis connection (issue #12). redis-py's pool is thread-safe, as is LocMemCache,
     so one serves every thread."""
     global _shared
-    if _shared is None or _shared[0] is not settings.CACHES:
-        store = caches.create_connection("default")
-        # The cache's own client (its pool, its database), made once: Django makes a new
-        # redis.Redis for every call (0.2 ms of CPU each) and has no public name for it.
-        client = store._cache.get_client(write=True) if isinstance(store, RedisCache) else None
-        _shared = (settings.CACHES, store, client)
-    return _shared[1:]
+    shared = _shared
+    if shared is None or shared[0] is not settings.CACHES:
+        with _making:  # database threads start together: one of them makes it
+            shared = _shared
+            if shared is None or shared[0] is not settings.CACHES:
+                store = caches.create_connection("default")
+                # The cache's own client (its pool, its database), made once: Django makes a new
+                # redis.Redis for every call (0.2 ms of CPU each) and has no public name for it.
+                client = store._cache.get_client(write=True) if isinstance(store, RedisCache) else None
+                shared = _shared = (settings.CACHES, store, client)
+    return shared[1:]
 
 
 class RateLimited(ActionError):

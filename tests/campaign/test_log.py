@@ -13,7 +13,7 @@ from campaign import triggers
 from campaign.actions import ActionError, Conflict, do_command
 from campaign.log import verify_chain
 from campaign.models import Campaign, Event, ImmutableError
-from rules import ScriptedDice
+from rules import ScriptedDice, get_system
 from rules.base import DiceExhausted
 
 
@@ -151,8 +151,6 @@ class TestRoundTrips:
         assert "dice_scheme" in result.events[0].payload  # derived from the session's seed, so verifiable
 
     def test_a_rules_action_reads_its_character_with_the_lock(self, table_for, django_assert_num_queries):
-        from rules import get_system
-
         table = table_for("wyrm")
         hero = table.create_character(table.alice, "Hero", get_system("wyrm").example_sheet)
         membership = table.membership(table.alice)
@@ -182,6 +180,27 @@ class TestRoundTrips:
         assert any(sql.startswith("WITH cmd AS (INSERT") for sql in prepared)
         # Only the record path's own statements are prepared: Django's queries stay as they were.
         assert all("FOR UPDATE" in sql or sql.startswith("WITH ") for sql in prepared), prepared
+
+    def test_the_lock_is_planned_once_per_connection_and_looks_for_hidden_events_by_campaign(self, table):
+        # PostgreSQL planned the lock again for every command (custom plans: 1-2 ms of its CPU each),
+        # and a plan made once must not read every event of the campaign (or every hidden event of
+        # every campaign) to learn whether the character has a hidden change.
+        hero = table.create_character(table.alice, "Hero", get_system("tote").example_sheet)
+        membership = table.membership(table.alice)
+        for n in range(8):  # past the five custom plans PostgreSQL tries first
+            do_command(membership, {"id": f"g{n}", "action": {"type": "roll", "notation": "2d6",
+                                                              "character": hero.id}}, dice=ScriptedDice([2, 3]))
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT name, statement, generic_plans, custom_plans FROM pg_prepared_statements "
+                           "WHERE NOT from_sql AND statement LIKE '%%FOR UPDATE%%'")
+            rows = cursor.fetchall()
+            assert rows and all(custom == 0 and generic > 0 for _, _, generic, custom in rows), rows
+            name = next(name for name, sql, _, _ in rows if "EXISTS" in sql)
+            # The plan of record, with any ids: EXPLAIN EXECUTE of the prepared statement uses its generic plan.
+            params = ", ".join(["NULL"] * sum(sql.count("$") for n, sql, _, _ in rows if n == name))
+            cursor.execute(f"EXPLAIN EXECUTE {name}({params})")
+            plan = "\n".join(row[0] for row in cursor.fetchall())
+        assert "campaign_event_hidden_by_camp" in plan and "Index Cond: (campaign_id = $" in plan, plan
 
     def test_a_socket_command_and_its_acks_head_are_the_same_four(self, table, django_assert_num_queries):
         from sessions.consumers import _command_and_head
