@@ -302,3 +302,30 @@ def _as_of(table, character_id: int) -> dict:
     assert response.status_code == 200, response.content
     assert client.get("/campaigns/torn-road/").status_code == 200  # the table page lists it too
     return response.json()
+
+
+async def test_an_npc_shown_in_full_then_by_name_pushes_its_sheet_only_to_the_gm(transactional_table, reads):
+    """It was created in full (its creation is public), but the GM keeps its sheet now: its later rolls
+    come with its sheet for the GM only, read after the commit."""
+    table = transactional_table
+
+    @database_sync_to_async
+    def npc_named_after_being_shown():
+        bandit = table.command(table.gm, {"type": "create_character", "npc": True, "name": "Bandit", "shown": "full",
+                                          "quick": {"template": "veteran"}}).events[0].character_id
+        table.command(table.gm, {"type": "show_npc", "character": bandit, "shown": "name"})
+        return bandit
+
+    bandit = await npc_named_after_being_shown()
+    sockets = await open_sockets(table)
+    reads.clear()
+    await run(table, table.gm, {"type": "skill_test", "character": bandit, "skill": "Strike", "target": 8,
+                                "visibility": "public"}, [5, 2, 5] * 4)
+    for name, comm in sockets.items():
+        frame = await next_event_frame(comm)
+        if name == "gm":
+            assert frame["sheets"] == [await fetched(table, table.gm, bandit)]
+        else:
+            assert frame["sheets"] == [], name
+        await comm.disconnect()
+    assert reads == [{bandit}]  # an NPC's sheet is always read after the commit
