@@ -124,7 +124,7 @@ class TableConsumer(AsyncWebsocketConsumer):
         self.last_sent = after
         # Join the groups before reading the backlog, or an event committed
         # in between would be in neither.
-        await asyncio.gather(self._join_user_group(), self._join_table_group())
+        await _join_groups(self.channel_layer, [self])  # the table's doorbells and the user's table.revoke
         # Round trip 2 of 2: the backlog and the head (shared with sockets of
         # this table asking for the same thing at once: a reconnect storm).
         head = await self.catch_up(since=tick())
@@ -138,12 +138,6 @@ class TableConsumer(AsyncWebsocketConsumer):
         beat_with(self)
         announce_presence(self.channel_layer, campaign.id)
 
-    async def _join_table_group(self):
-        try:
-            await self.channel_layer.group_add(group_name(self.campaign_id), self.channel_name)
-        except Exception as e:  # the layer is down: heartbeats keep this socket in sync
-            log.warning("group_add failed, relying on heartbeats: %r", e)
-
     async def table_presence(self, message):
         _last_presence[self.campaign_id] = message["members"]
         await self._send_json({"type": "presence", "members": message["members"]})
@@ -153,13 +147,6 @@ class TableConsumer(AsyncWebsocketConsumer):
         await self.close(code=close_code)
 
     # --- rights that end while the socket is open ---------------------------------
-
-    async def _join_user_group(self):
-        """Listen for ``table.revoke`` (campaign.broadcast.close_sockets_on_commit)."""
-        try:
-            await self.channel_layer.group_add(user_group(self.membership.user_id), self.channel_name)
-        except Exception as e:  # every command re-checks the membership anyway
-            log.warning("user group_add failed: %r", e)
 
     async def table_revoke(self, message):
         if message.get("campaign") in (None, self.campaign_id):
@@ -492,7 +479,7 @@ async def _beat(layer, campaign_id: int, state: dict) -> None:
             sockets = [s for s in sockets if s in state["sockets"]]
             # Redis work of the beat, side by side: a frozen Redis costs one timeout per beat, not three.
             await asyncio.gather(_still_here(campaign_id, sockets), check_presence(layer, campaign_id),
-                                 _rejoin(layer, sockets))
+                                 _join_groups(layer, sockets))
     except asyncio.CancelledError:
         pass
 
@@ -505,7 +492,9 @@ async def _still_here(campaign_id: int, sockets: list) -> None:
         log.warning("presence refresh failed: %r", e)
 
 
-async def _rejoin(layer, sockets: list) -> None:
+async def _join_groups(layer, sockets: list) -> None:
+    """Each socket into its table's group and its user's (campaign.broadcast.close_sockets_on_commit), in one
+    round trip: when it sits down and on every heartbeat (the memberships expire unless refreshed)."""
     pairs = [(group, s.channel_name) for s in sockets
              for group in (group_name(s.campaign_id), user_group(s.membership.user_id))]
     try:
@@ -514,8 +503,9 @@ async def _rejoin(layer, sockets: list) -> None:
         else:  # the in-memory layer: no round trips to save
             for group, channel in pairs:
                 await layer.group_add(group, channel)
-    except Exception as e:  # Redis away: the heartbeat keeps the sockets in sync anyway
-        log.warning("group refresh failed: %r", e)
+    except Exception as e:  # Redis away: the heartbeat keeps the sockets in sync (and joins them again); every
+        # command re-checks the membership a revoke would end
+        log.warning("joining the groups failed, relying on heartbeats: %r", e)
 
 
 # --- presence announcements ------------------------------------------------------

@@ -68,3 +68,26 @@ async def test_a_read_cancelled_at_any_step_ends_and_leaves_the_message(layer, c
         assert read.cancelled(), f"a read cancelled after {n} loop steps received {read.result()}"
         async with asyncio.timeout(10):  # bounded: the message is already there
             assert (await layer.receive(channel))["n"] == n
+
+
+async def test_a_socket_joins_its_tables_group_and_its_users_in_one_round_trip(layer, monkeypatch):
+    """Sitting down (and every heartbeat) joins both groups: a reconnect storm makes hundreds."""
+    from types import SimpleNamespace
+
+    from redis.asyncio.client import Pipeline, Redis
+
+    from campaign.broadcast import group_name, user_group
+    from sessions.consumers import _join_groups
+
+    socket = SimpleNamespace(channel_name=await layer.new_channel(), campaign_id=7,
+                             membership=SimpleNamespace(user_id=3))
+    sent = []
+    for cls, name in ((Redis, "execute_command"), (Pipeline, "execute")):
+        real = getattr(cls, name)
+        monkeypatch.setattr(cls, name, lambda self, *a, __real=real, **k: sent.append(a[:1]) or __real(self, *a, **k))
+    await _join_groups(layer, [socket])
+    assert len(sent) == 1, sent
+    monkeypatch.undo()
+    connection = layer.connection(0)
+    for group in (group_name(7), user_group(3)):
+        assert await connection.zrange(layer._group_key(group), 0, -1) == [socket.channel_name.encode()], group
