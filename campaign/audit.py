@@ -33,7 +33,7 @@ from rules import Event as RulesEvent
 
 from .log import serialize_event, timestamp
 from .models import VISIBILITY_WORDS, Campaign, Character, Event
-from .projections import CAMPAIGN_WIDE, VOID, fold, state_as_of, voided_seqs
+from .projections import CAMPAIGN_WIDE, VOID, fold, plain_json, state_as_of, voided_seqs
 from .softcache import cache_get, cache_set
 
 PAGE_SIZE = 50
@@ -386,12 +386,7 @@ def _path_key(path: str):
 
 def states_as_of(character: Character, seqs: Iterable[int]) -> dict[int, dict | None]:
     """``projections.state_as_of`` for several seqs (each starts from a snapshot near it)."""
-    return {s: _plain(state_as_of(character, s)) for s in sorted(set(seqs))}
-
-
-def _plain(state: dict | None) -> dict | None:
-    """A state exactly as JSON gives it back (tuples become lists), copied."""
-    return json.loads(json.dumps(state))
+    return {s: plain_json(state_as_of(character, s)) for s in sorted(set(seqs))}
 
 
 def sheet_rows(state: dict | None) -> list[tuple[str, str]]:

@@ -40,7 +40,8 @@ def broadcast_on_commit(campaign_id: int, events) -> None:
     transaction.on_commit(lambda: send(campaign_id, data, changed_sheets(campaign_id, data, in_hand)))
 
 
-def changed_sheets(campaign_id: int, data: list[dict], in_hand: dict[int, dict] | None = None) -> dict[str, dict] | None:
+def changed_sheets(campaign_id: int, data: list[dict],
+                   in_hand: dict[int, dict] | None = None) -> dict[str, dict] | None:
     """The sheets ``data`` (serialized events) changed, once per sheet class (campaign/sheets.py): those a
     command holds (``in_hand``: campaign.sheets.sheets_in_hand), the others read now: after commit for a
     doorbell, after the page for a socket's backlog (sessions/consumers.py).

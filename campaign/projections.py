@@ -151,7 +151,7 @@ def _fold_one(rules, event, states: dict[int, dict], seqs: dict[int, int], voide
                 seqs[side] = event.seq
 
 
-def _plain(state: dict) -> dict:
+def plain_json(state: dict | None) -> dict | None:
     """The state exactly as a JSON column gives it back (tuples become lists), copied."""
     return json.loads(json.dumps(state))
 
@@ -334,7 +334,7 @@ def fold_with_snapshots(campaign: Campaign, rows: Iterable[Row], states: dict[in
                 continue
             if not _unusable(voids_by_character.get(cid, []), row.seq):
                 captured.append(CharacterSnapshot(character_id=cid, seq=row.seq, skipped=keys.at(row.seq),
-                                                  state=_plain(states[cid])))
+                                                  state=plain_json(states[cid])))
                 block[cid] = now
     return captured
 
@@ -366,7 +366,8 @@ def visible_fold(character: Character, viewer, upto: int | None = None) -> tuple
     from .log import marks_after
     from .visibility import may_see
 
-    hidden = Event.objects.filter(concerning(character.id), campaign_id=character.campaign_id).exclude(visibility="public")
+    hidden = (Event.objects.filter(concerning(character.id), campaign_id=character.campaign_id)
+              .exclude(visibility="public"))
     if upto is not None:
         hidden = hidden.filter(seq__lte=upto)
     hidden = list(hidden.values("seq", "visibility", "actor_id"))
@@ -490,7 +491,7 @@ def apply(campaign: Campaign, events: list[Event]) -> None:
     for character_id in {e.character_id for e in voids_ if e.character_id}:
         states, seqs = replay(campaign, upto=upto, character_id=character_id)
         CharacterProjection.objects.filter(character_id=character_id).update(
-            state=_plain(states[character_id]), last_seq=seqs[character_id])
+            state=plain_json(states[character_id]), last_seq=seqs[character_id])
 
 
 def rebuild(campaign: Campaign, check: bool = False) -> list[str]:
@@ -505,7 +506,7 @@ def rebuild(campaign: Campaign, check: bool = False) -> list[str]:
     seqs: dict[int, int] = {}
     captured = fold_with_snapshots(campaign, _rows(Event.objects.filter(campaign=campaign, seq__lte=head)),
                                    states, seqs, {target for _, target, _ in all_voids}, by_character, _SkipKeys(()))
-    states = {cid: _plain(state) for cid, state in states.items()}
+    states = {cid: plain_json(state) for cid, state in states.items()}
     stored = {p.character_id: p for p in CharacterProjection.objects.filter(character__campaign=campaign)}
     names = dict(Character.objects.filter(campaign=campaign).values_list("id", "name"))
     snapshots = CharacterSnapshot.objects.filter(character__campaign=campaign)

@@ -28,7 +28,7 @@ from django.db.models.fields.json import KeyTransform
 
 from .log import marks_after
 from .models import ROLE_GM, ROLE_PLAYER, SHOWN_FULL, VISIBILITY_PUBLIC, VISIBILITY_SECRET, Character, Event
-from .projections import CAMPAIGN_WIDE, SIDES, VOID, _plain, sides_of, visible_fold
+from .projections import CAMPAIGN_WIDE, SIDES, VOID, plain_json, sides_of, visible_fold
 from .visibility import Viewer
 
 log = logging.getLogger(__name__)
@@ -147,7 +147,8 @@ def _in_hand(events: list[Event]) -> dict[int, dict[str, dict]]:
             return {}  # one read after the commit for all of them, as before
         projection = character.projection
         # owner_name and any_hidden_changes are set together, by campaign.log.lock_stream.
-        out[character.id] = {ALL: sheet_body(character, character.owner_name, projection.last_seq, _plain(projection.state))}
+        out[character.id] = {ALL: sheet_body(character, character.owner_name, projection.last_seq,
+                                             plain_json(projection.state))}
     return out
 
 

@@ -50,7 +50,8 @@ def a_command(table, rng: random.Random, characters: dict[int, str], npcs: list[
     if kind < 0.86:
         return "gm", {"type": rng.choice(["end_scene", "start_scene"])}
     if kind < 0.9:
-        return "gm", {"type": "show_npc", "character": rng.choice(npcs), "shown": rng.choice(["hidden", "name", "full"])}
+        return "gm", {"type": "show_npc", "character": rng.choice(npcs),
+                      "shown": rng.choice(["hidden", "name", "full"])}
     return who, {"type": "invoke_aspect", "character": character, "visibility": visibility}
 
 
@@ -67,8 +68,8 @@ def test_every_pushed_sheet_is_the_fetched_one_over_a_mix_of_commands(transactio
     table = transactional_table
     rang, in_hand = [], []
     send, hold = campaign.broadcast.send, campaign.sheets.sheets_in_hand
-    monkeypatch.setattr(campaign.broadcast, "send",
-                        lambda campaign_id, data, sheets=None: rang.append((data, sheets)) or send(campaign_id, data, sheets))
+    monkeypatch.setattr(campaign.broadcast, "send", lambda campaign_id, data, sheets=None:
+                        rang.append((data, sheets)) or send(campaign_id, data, sheets))
     monkeypatch.setattr(campaign.sheets, "sheets_in_hand", lambda events: in_hand.append(hold(events)) or in_hand[-1])
 
     example = get_system("tote").example_sheet
