@@ -9,13 +9,22 @@ From synchronous code ``async_to_sync(group_send)`` per call has leaked
 Redis connections (a new event loop and pool each time), so with Redis the
 broadcasts go through one long-lived loop per process. The in-memory layer
 only reaches consumers of this process, so it is called on their loop.
+
+A table's sockets in the committing process hear its doorbell straight from
+memory (``sit_down_here``): on their own event loop, with no trip through
+Redis, no serialization and no broadcast thread. The channel layer carries
+it to every other socket of the group only (issue #12: on one process that
+was four Redis round trips and a thread hop between a commit and its table).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import logging
 import threading
+from typing import Any, Awaitable, Callable
 
 from asgiref.sync import async_to_sync
 from channels.layers import InMemoryChannelLayer, get_channel_layer
@@ -81,17 +90,21 @@ def _revoke(user_id: int, campaign_id: int | None) -> None:
 
 
 def send(campaign_id: int, data: list[dict], sheets: dict[str, dict] | None = None) -> None:
-    """Ring the doorbell: the events, and the sheets they changed (``None``: not known, browsers fetch)."""
+    """Ring the doorbell: the events, and the sheets they changed (``None``: not known, browsers fetch).
+
+    This process's sockets of the table hear it from memory; the channel layer rings for the others."""
     message = {"type": "table.events", "events": data}
     if sheets is not None:
         message["sheets"] = sheets
     try:
-        _group_send(group_name(campaign_id), message)
+        here = _ring_here(campaign_id, message)
+        _group_send(group_name(campaign_id), message, exclude=here)
     except Exception:  # never fail a stored command because a doorbell failed
         log.exception("broadcast of seq %s failed", data[-1]["seq"])
 
 
-def _group_send(group: str, message: dict) -> None:
+def _group_send(group: str, message: dict, exclude: frozenset[str] = frozenset()) -> None:
+    """``group_send`` from synchronous code, to every channel of ``group`` but those in ``exclude``."""
     layer = get_channel_layer()
     if layer is None:
         return
@@ -99,10 +112,84 @@ def _group_send(group: str, message: dict) -> None:
         # It reaches only this process's sockets: with none in the group there is no one to ring
         # for, and async_to_sync from a thread without a loop starts a thread and a loop per call
         # (most of a management command's or a test's append, issue #12).
-        if group in layer.groups:
-            async_to_sync(layer.group_send)(group, message)
+        channels = [c for c in layer.groups.get(group, ()) if c not in exclude]
+        if channels:
+            async_to_sync(_send_each)(layer, channels, message)
     else:
-        _Sender.get().submit(group, message)
+        _Sender.get().submit(group, message, exclude)
+
+
+async def _send_each(layer, channels: list[str], message: dict) -> None:
+    from channels.exceptions import ChannelFull
+
+    for channel in channels:
+        try:
+            await layer.send(channel, message)
+        except ChannelFull:  # as group_send: a full channel misses this doorbell and catches up from the log
+            pass
+
+
+# --- this process's own sockets --------------------------------------------------
+# campaign -> channel name -> (its event loop, its doorbell handler, the context it sat down in). A socket sits down here before
+# it joins its table's group, and stands up when it leaves: a doorbell that finds it here rings it
+# from memory and leaves it out of the channel layer's send, one that does not finds it in the group.
+
+Handler = Callable[[dict], Awaitable[Any]]
+_here: dict[int, dict[str, tuple[asyncio.AbstractEventLoop, Handler, contextvars.Context]]] = {}
+_here_lock = threading.Lock()  # doorbells ring from database threads, sockets sit down on their loop
+_ringing: set[asyncio.Task] = set()  # the doorbells being heard here (a pending task needs a reference)
+
+
+def sit_down_here(campaign_id: int, channel: str, handler: Handler) -> None:
+    """``handler`` (on the running loop) hears ``campaign_id``'s doorbells rung in this process.
+    Call before joining the table's group: the channel layer leaves this channel out from now on."""
+    # The handler runs in the socket's own context, not the ringing thread's: asgiref reads its
+    # context to tell whether a call is already on the database thread (and refuses one that is).
+    here = (asyncio.get_running_loop(), handler, contextvars.copy_context())
+    with _here_lock:
+        _here.setdefault(campaign_id, {})[channel] = here
+
+
+def stand_up_here(campaign_id: int, channel: str) -> None:
+    with _here_lock:
+        table = _here.get(campaign_id)
+        if table is not None:
+            table.pop(channel, None)
+            if not table:
+                del _here[campaign_id]
+
+
+def _ring_here(campaign_id: int, message: dict) -> frozenset[str]:
+    """Ring this process's sockets of the table, each on its loop; return their channels.
+
+    They share ``message`` with each other, as the sockets of one process share a message the
+    channel layer delivered: a handler reads it and never changes it."""
+    with _here_lock:
+        sockets = list(_here.get(campaign_id, {}).items())
+    by_loop: dict[asyncio.AbstractEventLoop, list] = {}
+    for _, (loop, handler, context) in sockets:
+        by_loop.setdefault(loop, []).append((handler, context))
+    for loop, handlers in by_loop.items():
+        try:
+            loop.call_soon_threadsafe(_hear, handlers, message, context=contextvars.Context())
+        except RuntimeError:  # that loop has closed (a test's): its sockets are gone
+            pass
+    return frozenset(channel for channel, _ in sockets)
+
+
+def _hear(handlers: list[tuple[Handler, contextvars.Context]], message: dict) -> None:
+    for handler, context in handlers:
+        # A copy each time: two doorbells heard at once must not share what either sets.
+        task = asyncio.get_running_loop().create_task(_heard(handler, message), context=context.copy())
+        _ringing.add(task)
+        task.add_done_callback(_ringing.discard)
+
+
+async def _heard(handler: Handler, message: dict) -> None:
+    try:
+        await handler(message)
+    except Exception as e:  # a socket closing as it rang: it reads the log when (if) it comes back
+        log.warning("a doorbell rung in this process failed: %r", e)
 
 
 class _Sender:
@@ -127,12 +214,19 @@ class _Sender:
                 cls._instance = cls()
             return cls._instance
 
-    def submit(self, group: str, message: dict) -> None:
-        future = asyncio.run_coroutine_threadsafe(self._send(group, message), self.loop)
+    def submit(self, group: str, message: dict, exclude: frozenset[str] = frozenset()) -> None:
+        future = asyncio.run_coroutine_threadsafe(self._send(group, message, exclude), self.loop)
         future.add_done_callback(_log_failure)
 
-    async def _send(self, group: str, message: dict) -> None:
-        await asyncio.wait_for(self.layer.group_send(group, message), timeout=5)
+    async def _send(self, group: str, message: dict, exclude: frozenset[str]) -> None:
+        from .layers import ResilientRedisChannelLayer
+
+        send = self.layer.group_send
+        if exclude and isinstance(self.layer, ResilientRedisChannelLayer):
+            send = functools.partial(send, exclude=exclude)
+        # (Another layer rings every channel of the group: those here hear the doorbell twice, and
+        # drop the second as a duplicate.)
+        await asyncio.wait_for(send(group, message), timeout=5)
 
 
 

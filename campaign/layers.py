@@ -16,6 +16,7 @@ latency:
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import logging
 import time
@@ -126,6 +127,25 @@ class ResilientRedisChannelLayer(RedisChannelLayer):
                     pipe.expire(key, self.group_expiry)
                 await pipe.execute()
 
-    async def group_send(self, group, message):
-        async with asyncio.timeout(LAYER_TIMEOUT):
-            await super().group_send(group, message)
+    async def group_send(self, group, message, exclude: frozenset[str] = frozenset()):
+        """channels-redis's ``group_send``, to every channel of the group but those in ``exclude`` (the
+        sockets of this process, which heard the doorbell from memory: campaign.broadcast)."""
+        token = _EXCLUDED.set(exclude)
+        try:
+            async with asyncio.timeout(LAYER_TIMEOUT):
+                await super().group_send(group, message)
+        finally:
+            _EXCLUDED.reset(token)
+
+    def _map_channel_keys_to_connection(self, channel_names, message):
+        # Where channels-redis turns the group's members into the messages it sends: the one
+        # place the channels left out can be taken away (a whole process's, and then no message).
+        excluded = _EXCLUDED.get()
+        if excluded:
+            channel_names = [c for c in channel_names if c not in excluded]
+        return super()._map_channel_keys_to_connection(channel_names, message)
+
+
+# The channels the current group_send leaves out (a context variable: group_send and the method it
+# calls run in the same task, and concurrent sends each have their own).
+_EXCLUDED: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("excluded", default=frozenset())

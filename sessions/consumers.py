@@ -36,7 +36,7 @@ from django.conf import settings
 
 from campaign.actions import ActionError, access_campaign
 from campaign.auth import InvalidToken, socket_user
-from campaign.broadcast import changed_sheets, group_name, user_group
+from campaign.broadcast import changed_sheets, group_name, sit_down_here, stand_up_here, user_group
 from campaign.log import events_after
 from campaign.outages import DATABASE_OUTAGE, READ_UNAVAILABLE_MESSAGE
 from campaign.pipeline import MAX_SEQ, command_of, outage_error, parse_whole_number, read_json, submit
@@ -123,7 +123,9 @@ class TableConsumer(AsyncWebsocketConsumer):
         self.viewer = Viewer.of(membership)
         self.last_sent = after
         # Join the groups before reading the backlog, or an event committed
-        # in between would be in neither.
+        # in between would be in neither. Doorbells rung in this process come from
+        # memory, and the channel layer leaves this socket out of them from here on.
+        sit_down_here(campaign.id, self.channel_name, self.table_events)
         await _join_groups(self.channel_layer, [self])  # the table's doorbells and the user's table.revoke
         # Round trip 2 of 2: the backlog and the head (shared with sockets of
         # this table asking for the same thing at once: a reconnect storm).
@@ -161,6 +163,7 @@ class TableConsumer(AsyncWebsocketConsumer):
             if task:
                 task.cancel()
         if self.campaign_id is not None:
+            stand_up_here(self.campaign_id, self.channel_name)
             stop_beating(self)
             try:
                 await self.channel_layer.group_discard(user_group(self.membership.user_id), self.channel_name)

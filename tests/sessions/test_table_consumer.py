@@ -237,8 +237,8 @@ async def test_broadcast_waits_for_commit(transactional_table, monkeypatch):
     appended, looked = asyncio.Event(), threading.Event()
     rung = []  # every doorbell, as it is sent (a spy: no waiting to see that none arrives)
     send = broadcast._group_send
-    monkeypatch.setattr(broadcast, "_group_send", lambda group, message: (rung.append(message["type"]),
-                                                                           send(group, message)))
+    monkeypatch.setattr(broadcast, "_group_send", lambda group, message, **kw: (rung.append(message["type"]),
+                                                                                 send(group, message, **kw)))
 
     def append_and_wait(loop):
         with transaction.atomic():
@@ -500,9 +500,9 @@ def test_the_in_memory_doorbell_rings_only_for_sockets_of_this_process(table, se
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
     channel_layers.backends.clear()
     rung = []
-    monkeypatch.setattr(broadcast, "async_to_sync", lambda send: lambda group, message: rung.append(group))
+    monkeypatch.setattr(broadcast, "async_to_sync", lambda send: lambda layer, channels, message: rung.append(channels))
     table.command(table.alice, {"type": "roll", "notation": "1d6"})
     assert rung == []
     async_to_sync(get_channel_layer().group_add)(broadcast.group_name(table.campaign.id), "a-socket")
     table.command(table.alice, {"type": "roll", "notation": "1d6"})
-    assert rung == [broadcast.group_name(table.campaign.id)]
+    assert rung == [["a-socket"]]

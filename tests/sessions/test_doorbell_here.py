@@ -1,0 +1,94 @@
+"""A doorbell rung in the process that committed reaches that process's sockets from memory
+(campaign.broadcast.sit_down_here) and every other process's through the channel layer, which
+leaves this process's sockets out (campaign.layers: ``group_send(..., exclude=...)``)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tests.sessions.test_table_consumer import command, connect, next_event, until_ready
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def sends_of_the_doorbell(monkeypatch) -> list[list[str]]:
+    """The channels each Redis send of a ``table.events`` message names (a spy under the exclusion)."""
+    from channels_redis.core import RedisChannelLayer
+
+    sent, real = [], RedisChannelLayer._map_channel_keys_to_connection
+
+    def spy(self, channel_names, message):
+        if message.get("type") == "table.events":
+            sent.append(sorted(channel_names))
+        return real(self, channel_names, message)
+
+    monkeypatch.setattr(RedisChannelLayer, "_map_channel_keys_to_connection", spy)
+    return sent
+
+
+@pytest.mark.redis
+async def test_the_doorbell_reaches_this_process_from_memory_and_another_through_redis(
+        transactional_table, require_redis, monkeypatch):
+    from channels.layers import channel_layers
+
+    from campaign.broadcast import group_name
+
+    table = transactional_table
+    comm = await connect(table, table.bob)
+    _, ready = await until_ready(comm)
+    other = channel_layers.make_backend("default")  # another server process's layer, on the same Redis
+    elsewhere = await other.new_channel()
+    await other.group_add(group_name(table.campaign.id), elsewhere)
+    sent = sends_of_the_doorbell(monkeypatch)
+    stored = await command(table, table.alice, {"type": "roll", "notation": "1d6"})
+    here = await next_event(comm)
+    there = await other.receive(elsewhere)
+    assert here["seq"] == stored.events[0].seq == ready["seq"] + 1
+    assert [e["seq"] for e in there["events"]] == [here["seq"]]
+    assert sent == [[elsewhere]]  # bob's socket is not in Redis's send: it heard the doorbell from memory
+    await comm.disconnect()
+    await other.flush()
+
+
+@pytest.mark.redis
+async def test_a_socket_that_left_is_rung_through_redis_again(transactional_table, require_redis, monkeypatch):
+    """Standing up takes a socket out of the process's list: a doorbell after that leaves nobody out."""
+    from channels.layers import get_channel_layer
+
+    from campaign import broadcast
+
+    table = transactional_table
+    comm = await connect(table, table.bob)
+    await until_ready(comm)
+    channel = next(iter(broadcast._here[table.campaign.id]))
+    await comm.disconnect()
+    assert table.campaign.id not in broadcast._here
+    layer = get_channel_layer()
+    await layer.group_add(broadcast.group_name(table.campaign.id), channel)  # as if its discard had failed
+    stored = await command(table, table.alice, {"type": "roll", "notation": "1d6"})
+    async with asyncio.timeout(10):
+        message = await layer.receive(channel)  # through Redis: nobody here is listening for it any more
+    assert [e["seq"] for e in message["events"]] == [stored.events[0].seq]
+
+
+async def test_the_in_memory_layer_leaves_out_the_sockets_that_heard_it_here(transactional_table, settings,
+                                                                             monkeypatch):
+    """One process, no Redis (``make run``): its sockets hear each doorbell once, from memory."""
+    from channels.layers import channel_layers, get_channel_layer
+
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    channel_layers.backends.clear()
+    layer = get_channel_layer()
+    sent = []
+    send = layer.send
+    monkeypatch.setattr(layer, "send", lambda channel, message: (
+        message["type"] == "table.events" and sent.append(channel), send(channel, message))[1])
+    table = transactional_table
+    comm = await connect(table, table.bob)
+    _, ready = await until_ready(comm)
+    await command(table, table.alice, {"type": "roll", "notation": "1d6"})
+    assert (await next_event(comm))["seq"] == ready["seq"] + 1
+    assert sent == []
+    await comm.disconnect()
