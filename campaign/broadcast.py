@@ -83,8 +83,11 @@ def close_sockets_on_commit(user_id: int, campaign_id: int | None = None) -> Non
 
 
 def _revoke(user_id: int, campaign_id: int | None) -> None:
+    # From memory here too, so that this process's sockets hear a revoke and the doorbells
+    # committed after it in the order they committed (a GM made a player, then a GM-only roll).
     try:
-        _group_send(user_group(user_id), {"type": "table.revoke", "campaign": campaign_id})
+        group, message = user_group(user_id), {"type": "table.revoke", "campaign": campaign_id}
+        _group_send(group, message, exclude=_ring_here(group, message))
     except Exception as e:  # the socket's next command is refused anyway (it re-checks)
         log.warning("closing the sockets of user %s failed: %r", user_id, e)
 
@@ -97,8 +100,8 @@ def send(campaign_id: int, data: list[dict], sheets: dict[str, dict] | None = No
     if sheets is not None:
         message["sheets"] = sheets
     try:
-        here = _ring_here(campaign_id, message)
-        _group_send(group_name(campaign_id), message, exclude=here)
+        group = group_name(campaign_id)
+        _group_send(group, message, exclude=_ring_here(group, message))
     except Exception:  # never fail a stored command because a doorbell failed
         log.exception("broadcast of seq %s failed", data[-1]["seq"])
 
@@ -112,7 +115,7 @@ def _group_send(group: str, message: dict, exclude: frozenset[str] = frozenset()
         # It reaches only this process's sockets: with none in the group there is no one to ring
         # for, and async_to_sync from a thread without a loop starts a thread and a loop per call
         # (most of a management command's or a test's append, issue #12).
-        channels = [c for c in layer.groups.get(group, ()) if c not in exclude]
+        channels = [c for c in list(layer.groups.get(group, ())) if c not in exclude]  # one step: the loop may change it
         if channels:
             async_to_sync(_send_each)(layer, channels, message)
     else:
@@ -130,42 +133,46 @@ async def _send_each(layer, channels: list[str], message: dict) -> None:
 
 
 # --- this process's own sockets --------------------------------------------------
-# campaign -> channel name -> (its event loop, its doorbell handler, the context it sat down in). A socket sits down here before
-# it joins its table's group, and stands up when it leaves: a doorbell that finds it here rings it
-# from memory and leaves it out of the channel layer's send, one that does not finds it in the group.
+# group -> channel name -> (its event loop, its handler, the context it sat down in). A socket sits
+# down here before it joins its groups (its table's and its user's), and stands up when it leaves: a
+# message that finds it here reaches it from memory and leaves it out of the channel layer's send,
+# one that does not finds it in the group.
 
-Handler = Callable[[dict], Awaitable[Any]]
-_here: dict[int, dict[str, tuple[asyncio.AbstractEventLoop, Handler, contextvars.Context]]] = {}
+Handler = Callable[[dict], Awaitable[Any]]  # the consumer's dispatch: a message to its handler by type
+_here: dict[str, dict[str, tuple[asyncio.AbstractEventLoop, Handler, contextvars.Context]]] = {}
 _here_lock = threading.Lock()  # doorbells ring from database threads, sockets sit down on their loop
 _ringing: set[asyncio.Task] = set()  # the doorbells being heard here (a pending task needs a reference)
 
 
-def sit_down_here(campaign_id: int, channel: str, handler: Handler) -> None:
-    """``handler`` (on the running loop) hears ``campaign_id``'s doorbells rung in this process.
-    Call before joining the table's group: the channel layer leaves this channel out from now on."""
+def sit_down_here(groups: list[str], channel: str, handler: Handler) -> None:
+    """``handler`` (on the running loop) hears the messages sent to ``groups`` in this process.
+    Call before joining the groups: the channel layer leaves this channel out from now on."""
     # The handler runs in the socket's own context, not the ringing thread's: asgiref reads its
     # context to tell whether a call is already on the database thread (and refuses one that is).
     here = (asyncio.get_running_loop(), handler, contextvars.copy_context())
     with _here_lock:
-        _here.setdefault(campaign_id, {})[channel] = here
+        for group in groups:
+            _here.setdefault(group, {})[channel] = here
 
 
-def stand_up_here(campaign_id: int, channel: str) -> None:
+def stand_up_here(groups: list[str], channel: str) -> None:
     with _here_lock:
-        table = _here.get(campaign_id)
-        if table is not None:
-            table.pop(channel, None)
-            if not table:
-                del _here[campaign_id]
+        for group in groups:
+            sockets = _here.get(group)
+            if sockets is not None:
+                sockets.pop(channel, None)
+                if not sockets:
+                    del _here[group]
 
 
-def _ring_here(campaign_id: int, message: dict) -> frozenset[str]:
-    """Ring this process's sockets of the table, each on its loop; return their channels.
+def _ring_here(group: str, message: dict) -> frozenset[str]:
+    """Hand ``message`` to this process's sockets in ``group``, each on its loop; return their channels.
 
-    They share ``message`` with each other, as the sockets of one process share a message the
-    channel layer delivered: a handler reads it and never changes it."""
+    Handed over in the order they were sent (one FIFO per loop), and shared with each other, as the
+    sockets of one process share a message the channel layer delivered: a handler reads it and
+    never changes it."""
     with _here_lock:
-        sockets = list(_here.get(campaign_id, {}).items())
+        sockets = list(_here.get(group, {}).items())
     by_loop: dict[asyncio.AbstractEventLoop, list] = {}
     for _, (loop, handler, context) in sockets:
         by_loop.setdefault(loop, []).append((handler, context))

@@ -65,6 +65,8 @@ GAP_WAIT = 0.3
 class TableConsumer(AsyncWebsocketConsumer):
     campaign_id: int | None = None
     last_sent = 0
+    here: list[str] = []  # the groups this socket hears from memory (campaign.broadcast.sit_down_here)
+    closing = False  # revoked or gone: nothing more is sent
     gap_task: asyncio.Task | None = None
     beat_task: asyncio.Task | None = None  # this socket's part of the current table beat (``_beat``)
 
@@ -77,6 +79,22 @@ class TableConsumer(AsyncWebsocketConsumer):
         if handler is None:
             raise ValueError(f"No handler for message type {message['type']}")
         await handler(message)
+
+    async def __call__(self, scope, receive, send):
+        # However the socket ends (disconnect() is not called when daphne cancels an application
+        # that outlived its client, or when connect raised), it leaves this process's list.
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._stand_up()
+
+    def _stand_up(self) -> None:
+        self.closing = True
+        if self.here:
+            stand_up_here(self.here, self.channel_name)
+            self.here = []
+        if self.campaign_id is not None:
+            stop_beating(self)
 
     async def connect(self):
         # Accept first: daphne drops a handshake not accepted within 5 s, and a
@@ -125,18 +143,21 @@ class TableConsumer(AsyncWebsocketConsumer):
         # Join the groups before reading the backlog, or an event committed
         # in between would be in neither. Doorbells rung in this process come from
         # memory, and the channel layer leaves this socket out of them from here on.
-        sit_down_here(campaign.id, self.channel_name, self.table_events)
+        self.here = [group_name(campaign.id), user_group(membership.user_id)]
+        sit_down_here(self.here, self.channel_name, self.dispatch)
         await _join_groups(self.channel_layer, [self])  # the table's doorbells and the user's table.revoke
         # Round trip 2 of 2: the backlog and the head (shared with sockets of
         # this table asking for the same thing at once: a reconnect storm).
-        head = await self.catch_up(since=tick())
-        await self._send_json({
-            "type": "ready",
-            "seq": self.last_sent,
-            "head": head,
-            "campaign": {"slug": campaign.slug, "name": campaign.name, "system": campaign.system},
-            "you": {"username": membership.user.username, "role": membership.role},
-        })
+        # ``ready`` under the same lock: no doorbell's event goes out between the backlog and it.
+        async with self.send_lock:
+            head = await self._read_log(since=tick())
+            await self._send_json({
+                "type": "ready",
+                "seq": self.last_sent,
+                "head": head,
+                "campaign": {"slug": campaign.slug, "name": campaign.name, "system": campaign.system},
+                "you": {"username": membership.user.username, "role": membership.role},
+            })
         beat_with(self)
         announce_presence(self.channel_layer, campaign.id)
 
@@ -155,6 +176,7 @@ class TableConsumer(AsyncWebsocketConsumer):
             await self._revoked()
 
     async def _revoked(self):
+        self.closing = True  # before anything else: no event after this one, whatever rings next
         await self._error(None, "revoked", "Your access to this table changed: reload the page.")
         await self.close(code=CLOSE_REVOKED)
 
@@ -162,9 +184,8 @@ class TableConsumer(AsyncWebsocketConsumer):
         for task in (self.gap_task, self.beat_task):
             if task:
                 task.cancel()
+        self._stand_up()
         if self.campaign_id is not None:
-            stand_up_here(self.campaign_id, self.channel_name)
-            stop_beating(self)
             try:
                 await self.channel_layer.group_discard(user_group(self.membership.user_id), self.channel_name)
             except Exception as e:
@@ -212,7 +233,7 @@ class TableConsumer(AsyncWebsocketConsumer):
     async def _send_event(self, data: dict, revealed=frozenset(), sheets: list | None = None, read: int | None = None):
         # Caller holds send_lock. Anything at or below the last seq sent is a
         # duplicate (a doorbell for an event the backlog already carried).
-        if data["seq"] != self.last_sent + 1:
+        if data["seq"] != self.last_sent + 1 or self.closing:
             return
         await self.send(text_data=event_frame(data, self.viewer, revealed, sheets, read))
         self.last_sent = data["seq"]
@@ -227,6 +248,8 @@ class TableConsumer(AsyncWebsocketConsumer):
         the gap is still open after ``GAP_WAIT`` seconds (that doorbell was lost: a full
         channel, Redis away) is the log read (``_fill_gap``)."""
         events = message["events"]
+        if self.closing:  # a doorbell that rang here as the socket left
+            return
         async with self.send_lock:
             if not events or events[-1]["seq"] <= self.last_sent:
                 return

@@ -28,6 +28,14 @@ def sends_of_the_doorbell(monkeypatch) -> list[list[str]]:
     return sent
 
 
+async def doorbell(layer, channel) -> dict:
+    """The next ``table.events`` message on ``channel`` (presence announcements come and go)."""
+    async with asyncio.timeout(10):
+        while (message := await layer.receive(channel))["type"] != "table.events":
+            pass
+    return message
+
+
 @pytest.mark.redis
 async def test_the_doorbell_reaches_this_process_from_memory_and_another_through_redis(
         transactional_table, require_redis, monkeypatch):
@@ -44,7 +52,7 @@ async def test_the_doorbell_reaches_this_process_from_memory_and_another_through
     sent = sends_of_the_doorbell(monkeypatch)
     stored = await command(table, table.alice, {"type": "roll", "notation": "1d6"})
     here = await next_event(comm)
-    there = await other.receive(elsewhere)
+    there = await doorbell(other, elsewhere)
     assert here["seq"] == stored.events[0].seq == ready["seq"] + 1
     assert [e["seq"] for e in there["events"]] == [here["seq"]]
     assert sent == [[elsewhere]]  # bob's socket is not in Redis's send: it heard the doorbell from memory
@@ -62,14 +70,13 @@ async def test_a_socket_that_left_is_rung_through_redis_again(transactional_tabl
     table = transactional_table
     comm = await connect(table, table.bob)
     await until_ready(comm)
-    channel = next(iter(broadcast._here[table.campaign.id]))
+    channel = next(iter(broadcast._here[broadcast.group_name(table.campaign.id)]))
     await comm.disconnect()
-    assert table.campaign.id not in broadcast._here
+    assert all(channel not in sockets for sockets in broadcast._here.values())
     layer = get_channel_layer()
     await layer.group_add(broadcast.group_name(table.campaign.id), channel)  # as if its discard had failed
     stored = await command(table, table.alice, {"type": "roll", "notation": "1d6"})
-    async with asyncio.timeout(10):
-        message = await layer.receive(channel)  # through Redis: nobody here is listening for it any more
+    message = await doorbell(layer, channel)  # through Redis: nobody here is listening for it any more
     assert [e["seq"] for e in message["events"]] == [stored.events[0].seq]
 
 
@@ -92,3 +99,33 @@ async def test_the_in_memory_layer_leaves_out_the_sockets_that_heard_it_here(tra
     assert (await next_event(comm))["seq"] == ready["seq"] + 1
     assert sent == []
     await comm.disconnect()
+
+
+async def test_a_socket_whose_application_is_cancelled_leaves_the_list(transactional_table):
+    """daphne cancels an application that outlives its client, and disconnect() never runs."""
+    from campaign import broadcast
+
+    table = transactional_table
+    comm = await connect(table, table.bob)
+    await until_ready(comm)
+    channel = next(iter(broadcast._here[broadcast.group_name(table.campaign.id)]))
+    comm.future.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await comm.future
+    assert all(channel not in sockets for sockets in broadcast._here.values())
+
+
+async def test_a_revoke_reaches_the_socket_before_the_events_committed_after_it(transactional_table):
+    """A GM made a player, then a GM-only roll: the socket, opened as a GM, closes without it."""
+    table = transactional_table
+    await command(table, table.gm, {"type": "change_role", "username": "bob", "role": "gm"})
+    comm = await connect(table, table.bob)
+    await until_ready(comm)
+    await command(table, table.gm, {"type": "change_role", "username": "bob", "role": "player"})
+    await command(table, table.gm, {"type": "roll", "notation": "1d6", "visibility": "gm"})
+    while True:
+        frame = await comm.receive_output(timeout=5)
+        if frame["type"] == "websocket.close":
+            assert frame["code"] == 4403
+            break
+        assert '"type": "event"' not in frame.get("text", ""), frame  # nothing after the revoke
