@@ -30,6 +30,8 @@ from asgiref.sync import async_to_sync
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.db import transaction
 
+from .layers import ResilientRedisChannelLayer
+
 log = logging.getLogger(__name__)
 
 
@@ -144,7 +146,7 @@ _here_lock = threading.Lock()  # doorbells ring from database threads, sockets s
 _ringing: set[asyncio.Task] = set()  # the doorbells being heard here (a pending task needs a reference)
 
 
-def sit_down_here(groups: list[str], channel: str, handler: Handler) -> None:
+def sit_down_here(groups: tuple[str, ...], channel: str, handler: Handler) -> None:
     """``handler`` (on the running loop) hears the messages sent to ``groups`` in this process.
     Call before joining the groups: the channel layer leaves this channel out from now on."""
     # The handler runs in the socket's own context, not the ringing thread's: asgiref reads its
@@ -155,7 +157,7 @@ def sit_down_here(groups: list[str], channel: str, handler: Handler) -> None:
             _here.setdefault(group, {})[channel] = here
 
 
-def stand_up_here(groups: list[str], channel: str) -> None:
+def stand_up_here(groups: tuple[str, ...], channel: str) -> None:
     with _here_lock:
         for group in groups:
             sockets = _here.get(group)
@@ -226,8 +228,6 @@ class _Sender:
         future.add_done_callback(_log_failure)
 
     async def _send(self, group: str, message: dict, exclude: frozenset[str]) -> None:
-        from .layers import ResilientRedisChannelLayer
-
         send = self.layer.group_send
         if exclude and isinstance(self.layer, ResilientRedisChannelLayer):
             send = functools.partial(send, exclude=exclude)

@@ -65,7 +65,7 @@ GAP_WAIT = 0.3
 class TableConsumer(AsyncWebsocketConsumer):
     campaign_id: int | None = None
     last_sent = 0
-    here: list[str] = []  # the groups this socket hears from memory (campaign.broadcast.sit_down_here)
+    here: tuple[str, ...] = ()  # the groups this socket hears from memory (campaign.broadcast.sit_down_here)
     closing = False  # revoked or gone: nothing more is sent
     gap_task: asyncio.Task | None = None
     beat_task: asyncio.Task | None = None  # this socket's part of the current table beat (``_beat``)
@@ -92,7 +92,7 @@ class TableConsumer(AsyncWebsocketConsumer):
         self.closing = True
         if self.here:
             stand_up_here(self.here, self.channel_name)
-            self.here = []
+            self.here = ()
         if self.campaign_id is not None:
             stop_beating(self)
 
@@ -143,7 +143,7 @@ class TableConsumer(AsyncWebsocketConsumer):
         # Join the groups before reading the backlog, or an event committed
         # in between would be in neither. Doorbells rung in this process come from
         # memory, and the channel layer leaves this socket out of them from here on.
-        self.here = [group_name(campaign.id), user_group(membership.user_id)]
+        self.here = (group_name(campaign.id), user_group(membership.user_id))
         sit_down_here(self.here, self.channel_name, self.dispatch)
         await _join_groups(self.channel_layer, [self])  # the table's doorbells and the user's table.revoke
         # Round trip 2 of 2: the backlog and the head (shared with sockets of
