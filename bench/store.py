@@ -193,6 +193,24 @@ def _time_get(client: Client, url: str, count: int) -> dict:
             "bytes": len(response.content), "queries": queries}
 
 
+def round_trips(run) -> int:
+    """The times ``run()`` waited for PostgreSQL on this thread's connection: ReadyForQuery messages
+    in libpq's trace (one per Sync or simple query; statements sent together in a pipeline wait
+    once). tests/campaign/test_log.py holds the command path to its count with it."""
+    import tempfile
+
+    connection.ensure_connection()
+    pgconn = connection.connection.pgconn
+    with tempfile.TemporaryFile("w+") as trace:
+        pgconn.trace(trace.fileno())
+        try:
+            run()
+        finally:
+            pgconn.untrace()
+        trace.seek(0)
+        return sum("\tReadyForQuery\t" in line for line in trace)
+
+
 def bench_append_floor(n: int, prefix: str, rounds: int = 10) -> dict:
     """Appends through ``do_command`` on one campaign against the floor: a bare loop
     that locks the stream row and inserts the event, one transaction each.
@@ -201,11 +219,9 @@ def bench_append_floor(n: int, prefix: str, rounds: int = 10) -> dict:
     alternating rounds of ``n / rounds`` (a burst of load from elsewhere lands
     on both sides). The bare loop's rows are real events (re-chained copies of
     the ``do_command`` ones); its hashing is done before the clock starts. Also
-    counted: the statements (round trips) of one command and of one bare
+    counted: the round trips (waits for PostgreSQL) of one command and of one bare
     append, and this process's CPU time per append on each side.
     """
-    from django.test.utils import CaptureQueriesContext
-
     (table,) = data.make_tables(f"{prefix}-floor", 1, 2, system="wyrm")
     campaign = Campaign.objects.get(slug=table["slug"])
     gm = data.membership(campaign, campaign.memberships.get(role="gm").user)
@@ -213,9 +229,7 @@ def bench_append_floor(n: int, prefix: str, rounds: int = 10) -> dict:
     bare = Campaign.objects.get(slug=bare_table["slug"])
     per_round = max(1, n // rounds)
     roll = {"type": "roll", "notation": "2d6"}
-    with CaptureQueriesContext(connection) as ctx:
-        do_command(gm, {"id": "floor-count", "action": roll})
-    round_trips = len(ctx.captured_queries)
+    trips = round_trips(lambda: do_command(gm, {"id": "floor-count", "action": roll}))
     sql = ("INSERT INTO campaign_event (campaign_id, seq, type, version, payload, actor_id, character_id, session, "
            "scene, visibility, command_id, created_at, prev_hash, hash, format) "
            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)")
@@ -256,8 +270,8 @@ def bench_append_floor(n: int, prefix: str, rounds: int = 10) -> dict:
     out = {side: {"n": len(times[side]), "per_s": round(len(times[side]) / walls[side], 1),
                   "ms": summary_ms(times[side]), "cpu_ms_per_append": round(cpu[side] / len(times[side]) * 1000, 3)}
            for side in times}
-    out["do_command"]["round_trips"] = round_trips  # BEGIN and COMMIT included
-    out["bare"]["round_trips"] = 4
+    out["do_command"]["round_trips"] = trips  # BEGIN and COMMIT included, each where it travels
+    out["bare"]["round_trips"] = 4  # psycopg's BEGIN, the lock, the insert, COMMIT
     out["rounds"] = rounds
     out["ratio_do_command_over_bare"] = ratio(out["do_command"]["per_s"], out["bare"]["per_s"])
     return out

@@ -104,9 +104,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # within seconds instead of hanging on the operating system's connect timeout
     # (docs/operations.md). Checked on every new connection, pooled or not.
     DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = env_int("DB_CONNECT_TIMEOUT", 3)
-    # Every connection is checked (one empty round trip) before it is used, pooled or
-    # persistent: connections broken by a PostgreSQL restart are replaced, never handed
-    # out (Django passes psycopg_pool's check_connection to the pool).
+    # Every connection is checked before it is used, pooled or persistent: connections broken
+    # by a PostgreSQL restart are replaced, never handed out. A pooled one is checked without a
+    # round trip (campaign/postgresql/base.py: Django's backend, that check its only change).
+    DATABASES["default"]["ENGINE"] = "campaign.postgresql"
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
     # The statements campaign/log.py prepares (every command's lock and write, the connection's
     # only prepared statements) are planned once per connection: PostgreSQL planned the lock
@@ -115,7 +116,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # A startup option, not a SET: a SET in a transaction that rolls back is undone.
     DATABASES["default"]["OPTIONS"]["options"] = " ".join(
         filter(None, [DATABASES["default"]["OPTIONS"].get("options"), "-c plan_cache_mode=force_generic_plan"]))
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_int("DB_POOL_MAX", 20) > 0:
+if DATABASES["default"]["ENGINE"] == "campaign.postgresql" and env_int("DB_POOL_MAX", 20) > 0:
     # A pool per process: without it every database call under ASGI opens a
     # new connection (measured: a quarter of the database thread's time, see
     # docs/performance.md). Django refuses a pool with persistent connections.

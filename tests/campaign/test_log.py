@@ -232,6 +232,24 @@ class TestRoundTrips:
 
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
+def test_a_command_waits_for_postgresql_twice_begin_with_the_lock_and_commit_with_the_write(
+        transactional_table, require_postgres):
+    """Outside a test's transaction the command's own transaction is real: psycopg would send
+    BEGIN and COMMIT each in a round trip of its own (campaign.log._beginning and _write)."""
+    from bench.store import round_trips  # libpq's trace: the bench counts the same way
+
+    table = transactional_table
+    membership = table.membership(table.alice)
+    body = {"id": "two-trips", "action": {"type": "roll", "notation": "2d6"}}
+    assert round_trips(lambda: do_command(membership, body, dice=ScriptedDice([2, 3]))) == 2
+    assert Event.objects.filter(command__client_id="two-trips").count() == 1  # and it was committed
+    # A repeat writes nothing: the lock, the original events, and a COMMIT of its own.
+    assert round_trips(lambda: do_command(membership, body)) == 3
+    assert verify_chain(Campaign.objects.get(pk=table.campaign.pk)).ok
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
 def test_concurrent_appends_are_gap_free_duplicate_free_and_chained(transactional_table, require_postgres):
     """8 threads x 100 commands against the real PostgreSQL server."""
     table = transactional_table
