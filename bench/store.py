@@ -270,7 +270,7 @@ def bench_append_floor(n: int, prefix: str, rounds: int = 10) -> dict:
     out = {side: {"n": len(times[side]), "per_s": round(len(times[side]) / walls[side], 1),
                   "ms": summary_ms(times[side]), "cpu_ms_per_append": round(cpu[side] / len(times[side]) * 1000, 3)}
            for side in times}
-    out["do_command"]["round_trips"] = trips  # BEGIN and COMMIT included, each where it travels
+    out["do_command"]["round_trips"] = trips  # BEGIN and COMMIT included
     out["bare"]["round_trips"] = 4  # psycopg's BEGIN, the lock, the insert, COMMIT
     out["rounds"] = rounds
     out["ratio_do_command_over_bare"] = ratio(out["do_command"]["per_s"], out["bare"]["per_s"])

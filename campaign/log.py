@@ -12,7 +12,6 @@ Only ``campaign.actions.do_*`` functions and ``import_log`` call it.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import json
@@ -27,7 +26,6 @@ from django.utils import timezone
 from . import projections
 from .broadcast import broadcast_on_commit
 from .canonical import jcs
-from .outages import DATABASE_OUTAGE, UNKNOWN_MESSAGE, UnknownOutcome
 from .models import (GENESIS_HASH, VISIBILITY_PUBLIC, Campaign, Character, CharacterProjection, Command, DiceSeed,
                      Event, Membership)
 
@@ -198,44 +196,6 @@ def _preparing_cursor():
     return PreparingCursor
 
 
-@contextlib.contextmanager
-def _beginning():
-    """The transaction's BEGIN and the statement run inside this block, in one round trip.
-
-    psycopg begins a transaction by itself before its first statement, and waits for the
-    answer to BEGIN before sending it (in a pipeline too): a round trip of its own for every
-    command, which on a busy process costs the database thread another turn at the GIL
-    (issue #12). With autocommit on, psycopg leaves BEGIN to us, so both go in one pipeline.
-    Autocommit stays on at psycopg's level until Django's ``atomic`` ends (it sets it on then
-    anyway); psycopg commits and rolls back by the server's transaction status, so COMMIT and
-    ROLLBACK work as before. Anything else (SQLite, a transaction already begun: a savepoint, a
-    test's transaction, an earlier statement) runs as it is."""
-    db = transaction.get_connection()
-    raw = db.connection if db.vendor == "postgresql" else None
-    if raw is None or raw.info.transaction_status != _IDLE():
-        yield
-        return
-    raw.autocommit = True  # Django's atomic() set it off: psycopg would begin (and wait) itself
-    # The round trip is made when the pipeline ends, outside Django's cursor: its errors are
-    # made Django's here (an outage must be an OperationalError to be answered as one).
-    with db.wrap_database_errors, raw.pipeline():
-        raw.execute("BEGIN")
-        yield
-
-
-def _began_here(raw) -> bool:
-    """Whether the transaction open on ``raw`` is the outermost ``atomic()``'s, begun by :func:`_beginning`
-    (which leaves psycopg's autocommit on: ``atomic()`` itself turns it off)."""
-    return raw.autocommit and len(connection.atomic_blocks) == 1
-
-
-@functools.cache
-def _IDLE():
-    from psycopg.pq import TransactionStatus
-
-    return TransactionStatus.IDLE
-
-
 @dataclass
 class Stream:
     """What a command reads under its campaign's lock, in the lock's own round trip."""
@@ -363,8 +323,7 @@ def lock_stream(membership: Membership, client_id: str, character_id: int | None
     params = [*hidden_params, membership.pk, membership.user_id, client_id,
               *([character_id] if with_character else []), membership.campaign_id]
     with _cursor() as cursor:
-        with _beginning():
-            cursor.execute(sql, params)
+        cursor.execute(sql, params)
         row = cursor.fetchone()
         moved = len(r["campaign"]) + len(r["membership"]) + len(r["user"]) + 3
         if row is not None and row[moved]:
@@ -402,7 +361,7 @@ class ChainBroken(ValueError):
 
 
 def record(campaign: Campaign, entries: Iterable[Draft | Event], *, actor=None, command: Command | None = None,
-           broadcast: bool = True, last: bool = False) -> list[Event]:
+           broadcast: bool = True) -> list[Event]:
     """The one way into a log: append ``entries``, fold them into the projections, and
     ring the table's doorbell once the transaction commits. Returns the stored events.
 
@@ -416,21 +375,15 @@ def record(campaign: Campaign, entries: Iterable[Draft | Event], *, actor=None, 
     void is folded on its own, after the events are stored (it replays its
     character from the log as it stood at the void), so any run of entries folds
     exactly as if each had been recorded by itself.
-    ``broadcast=False`` is for a campaign no table can have open yet (an import).
-
-    ``last``: the caller's transaction writes nothing after this and commits when it ends (a
-    command). Then, where :func:`_beginning` began it, the COMMIT goes with the write, in its
-    round trip: the campaign's lock is held one round trip less (see :func:`_write`)."""
+    ``broadcast=False`` is for a campaign no table can have open yet (an import)."""
     events = _chain(campaign, entries, actor, command)
     projected = projections.project(campaign, events)  # None when a void is among them
-    if broadcast:
-        # Before the write: nothing that could fail comes after a COMMIT sent with it. (Had the
-        # write failed, the transaction rolls back and its doorbell with it.)
-        broadcast_on_commit(campaign.id, events)
-    _write(campaign, events, command, projected, commit=last and projected is not None)
+    _write(campaign, events, command, projected)
     if projected is None:
         for run in _runs_around_voids(events):
             projections.apply(campaign, run)
+    if broadcast:
+        broadcast_on_commit(campaign.id, events)
     return events
 
 
@@ -533,21 +486,12 @@ STREAM_COLUMNS = ("last_seq", "head_hash", "session_count", "current_session", "
 ROWS_PER_STATEMENT = 500  # SQLite binds at most 32 766 values per statement
 
 
-def _write(campaign: Campaign, events: list[Event], command: Command | None, projected,
-           commit: bool = False) -> None:
+def _write(campaign: Campaign, events: list[Event], command: Command | None, projected) -> None:
     """Store a command's row, its events, the stream head and the projection rows.
 
     On PostgreSQL one statement (a data-modifying ``WITH``: each part runs
     once whatever the final ``SELECT`` reads, and all of it commits or none,
     with the transaction); SQLite, in process, runs the same parts in turn.
-
-    ``commit`` (:func:`record`'s ``last``): on PostgreSQL, in a transaction :func:`_beginning`
-    began, the COMMIT is sent in the same pipeline, one round trip for both. If the write fails,
-    PostgreSQL skips the COMMIT (a pipeline stops at an error) and the transaction rolls back as
-    before; if the connection dies on the way, the COMMIT may have been made: that is
-    :class:`campaign.outages.UnknownOutcome`, as a connection lost at a COMMIT of its own.
-    ``atomic()`` then ends with nothing left to commit (psycopg sends no COMMIT when the
-    server has no transaction open) and runs its on-commit hooks as usual.
     """
     if not events:
         return
@@ -585,19 +529,9 @@ def _write(campaign: Campaign, events: list[Event], command: Command | None, pro
     command_id = None
     with _cursor() as cursor:
         if pg:
-            sql = ("WITH " + ", ".join(f"{name} AS ({sql})" for name, sql, _ in parts)
-                   + f" SELECT {'(SELECT id FROM cmd)' if command is not None else 'NULL'}, id, seq FROM ev0")
-            params = [value for _, _, params in parts for value in params]
-            raw = connection.connection
-            if commit and _began_here(raw):
-                try:
-                    with connection.wrap_database_errors, raw.pipeline():  # as in _beginning
-                        cursor.execute(sql, params)
-                        raw.execute("COMMIT")
-                except DATABASE_OUTAGE as e:
-                    raise UnknownOutcome(UNKNOWN_MESSAGE) from e
-            else:
-                cursor.execute(sql, params)
+            cursor.execute("WITH " + ", ".join(f"{name} AS ({sql})" for name, sql, _ in parts)
+                           + f" SELECT {'(SELECT id FROM cmd)' if command is not None else 'NULL'}, id, seq FROM ev0",
+                           [value for _, _, params in parts for value in params])
             rows = cursor.fetchall()
             command_id = rows[0][0] if rows else None
             ids = {seq: pk for _, pk, seq in rows}

@@ -147,10 +147,8 @@ def do_command(membership: Membership, body, dice=None) -> CommandResult:
         # (campaign, actor, client id) is what makes an id act once.
         command = Command(campaign=campaign, actor=user, client_id=client_id, body_hash=body_hash,
                           created_at=timezone.now())
-        ends_session = any(d.type == "session_ended" for d in drafts)
-        # With the head and the projections; with the COMMIT too, unless a receipt follows.
-        events = record(campaign, drafts, actor=user, command=command, last=not ends_session)
-        if ends_session:
+        events = record(campaign, drafts, actor=user, command=command)  # with the head and the projections
+        if any(e.type == "session_ended" for e in events):
             checkpoints.sign_head(campaign)  # every session end leaves a receipt of the log so far
     return CommandResult(events, False, _head(campaign))  # record moved the locked row to the new head
 

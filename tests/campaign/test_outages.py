@@ -75,9 +75,7 @@ def test_the_socket_mapping_names_each_outage_and_nothing_else():
 @pytest.mark.django_db(transaction=True)
 def test_a_failed_commit_is_an_unknown_outcome_and_a_failure_before_it_is_not(transactional_table):
     table = transactional_table
-    # A COMMIT of its own (on PostgreSQL a command's COMMIT goes with its write: the next test).
-    with mock.patch("campaign.log._began_here", return_value=False), \
-            mock.patch.object(connection, "commit", side_effect=OperationalError("connection lost at COMMIT")):
+    with mock.patch.object(connection, "commit", side_effect=OperationalError("connection lost at COMMIT")):
         with pytest.raises(outages.UnknownOutcome):
             table.command(table.alice, {"type": "roll", "notation": "2d6"}, client_id="at-commit")
     with mock.patch("campaign.actions.commands.lock_stream", side_effect=OperationalError("connection refused")):
@@ -87,63 +85,6 @@ def test_a_failed_commit_is_an_unknown_outcome_and_a_failure_before_it_is_not(tr
     # has the real case, where PostgreSQL committed and only the answer was lost.)
     assert not Command.objects.filter(client_id__in=["at-commit", "before-commit"]).exists()
     assert not Event.objects.filter(command__client_id__in=["at-commit", "before-commit"]).exists()
-
-
-@pytest.mark.postgres
-@pytest.mark.django_db(transaction=True)
-def test_a_connection_lost_on_the_write_that_carries_the_commit_is_an_unknown_outcome(
-        transactional_table, require_postgres):
-    """campaign.log._write sends the COMMIT in its write's pipeline: losing the connection there
-    leaves the outcome unknown. Here PostgreSQL committed and only the answer was lost, as in
-    tests/faults/test_doubled_roll.py: the same id sent again is answered with the stored roll."""
-    import contextlib
-
-    import psycopg
-    from psycopg.pq import TransactionStatus
-
-    real = psycopg.Connection.pipeline
-
-    @contextlib.contextmanager
-    def answer_lost(self):
-        with real(self) as pipeline:
-            yield pipeline
-        if self.info.transaction_status == TransactionStatus.IDLE:  # the COMMIT went with it
-            raise psycopg.OperationalError("server closed the connection unexpectedly")
-
-    table = transactional_table
-    roll = {"type": "roll", "notation": "2d6"}
-    with mock.patch.object(psycopg.Connection, "pipeline", answer_lost):
-        with pytest.raises(outages.UnknownOutcome):
-            table.command(table.alice, roll, client_id="lost-answer")
-    stored = list(Event.objects.filter(command__client_id="lost-answer").values_list("seq", flat=True))
-    assert len(stored) == 1
-    again = table.command(table.alice, roll, client_id="lost-answer")
-    assert again.replayed and [e.seq for e in again.events] == stored
-
-
-@pytest.mark.postgres
-@pytest.mark.django_db(transaction=True)
-def test_a_connection_lost_on_the_lock_that_carries_the_begin_stored_nothing(transactional_table, require_postgres):
-    """campaign.log._beginning sends BEGIN with the lock, outside Django's cursor: an outage there
-    is still Django's OperationalError (``database_unavailable``: nothing was stored), not a 500."""
-    import contextlib
-
-    import psycopg
-
-    real = psycopg.Connection.pipeline
-
-    @contextlib.contextmanager
-    def lost(self):
-        with real(self) as pipeline:
-            yield pipeline
-        raise psycopg.OperationalError("server closed the connection unexpectedly")
-
-    table = transactional_table
-    with mock.patch.object(psycopg.Connection, "pipeline", lost):
-        with pytest.raises(OperationalError) as raised:
-            table.command(table.alice, {"type": "roll", "notation": "2d6"}, client_id="lost-lock")
-    assert outage_error(raised.value).code == "database_unavailable"
-    assert not Command.objects.filter(client_id="lost-lock").exists()
 
 
 @pytest.mark.django_db(transaction=True)

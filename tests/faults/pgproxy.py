@@ -6,11 +6,9 @@ instead of passing the answer on: the transaction is stored, and the server that
 sees its connection die at COMMIT. That is the doubled-roll fault of issue #12, made
 exact (no timing, no luck).
 
-psycopg sends a ``COMMIT`` of its own as a simple-protocol Query message (``Q``, its length
-(11) and the text with a NUL); a command's COMMIT goes in the pipeline of its write
-(campaign.log._write) as an extended-protocol Parse of the unnamed statement (``P``, its
-length (14), an empty name, the text, no parameter types). Either is "a COMMIT" here.
-Connections must not use SSL (``sslmode=disable``) for the proxy to read them.
+psycopg sends ``COMMIT`` as a simple-protocol Query message: ``Q``, its length (11) and
+the text with a NUL. Connections must not use SSL (``sslmode=disable``) for the proxy to
+read them.
 """
 
 from __future__ import annotations
@@ -19,7 +17,7 @@ import contextlib
 import socket
 import threading
 
-COMMITS = (b"Q\x00\x00\x00\x0bCOMMIT\x00", b"P\x00\x00\x00\x0e\x00COMMIT\x00\x00\x00")
+COMMIT = b"Q\x00\x00\x00\x0bCOMMIT\x00"
 
 
 class _Link:
@@ -76,7 +74,7 @@ class CommitProxy:
     def _to_server(self, link: _Link) -> None:
         try:
             while data := link.client.recv(65536):
-                if self.armed.is_set() and any(commit in data for commit in COMMITS):
+                if COMMIT in data and self.armed.is_set():
                     self.armed.clear()
                     link.doomed = True
                 link.server.sendall(data)
