@@ -18,12 +18,14 @@ BOUND_MS = 10_000  # how long the server may take to drop a terminated connectio
 
 
 def terminate(pid: int) -> None:
-    """Drop one backend, as a PostgreSQL restart drops them all, and wait until its socket says so."""
+    """Drop one backend, as a PostgreSQL restart drops them all (:func:`wait_readable` waits until its
+    client's socket says so: the server's notice or the end of the stream)."""
     with psycopg.connect(**connection.get_connection_params(), autocommit=True) as admin:
         assert admin.execute("SELECT pg_terminate_backend(%s)", [pid]).fetchone() == (True,)
 
 
 def wait_readable(conn) -> None:
+    """Until PostgreSQL's word of the drop reaches ``conn``: an event, bounded by ``BOUND_MS``, not a sleep."""
     poller = select.poll()
     poller.register(conn.fileno(), select.POLLIN | select.POLLHUP)
     assert poller.poll(BOUND_MS), "the server never dropped the connection"
