@@ -30,6 +30,7 @@ from django.db import connection
 from django.db.models import QuerySet
 
 from rules import Event as RulesEvent
+from rules.declare import fill_description
 
 from .log import serialize_event, timestamp
 from .models import VISIBILITY_WORDS, Campaign, Character, Event
@@ -76,7 +77,9 @@ def _line(text: str) -> str:
     return text if len(text) <= 200 else text[:199] + "…"
 
 
-# The platform's events whose line is a sentence with their payload's values in it.
+# The platform's events whose line is a sentence with their payload's values in it. Said once:
+# the table's page reads the same sentences (sessions/views.py passes them as ``lines``; table.js
+# fills them with the same rule: ``{key}`` is the payload's value, "?" when it has none).
 LINES = {
     "campaign_created": "created the campaign “{name}” ({system})",
     "campaign_renamed": "renamed the campaign “{name}” (was “{from}”)",
@@ -92,15 +95,8 @@ LINES = {
     "encounter_started": "started the encounter “{name}”",
     "combatant_added": "added {name} to the encounter",
     "turn_advanced": "round {round}: {name}'s turn",
-    "encounter_ended": "ended the encounter “{name}” after {rounds} rounds",
+    "encounter_ended": "ended the encounter “{name}” in round {rounds}",
 }
-
-
-class _Absent(dict):
-    """A payload as :data:`LINES` read it: a missing value reads as None, as ``p.get`` would."""
-
-    def __missing__(self, key: str) -> None:
-        return None
 
 
 def describe(data: dict, rules=None) -> str:
@@ -115,7 +111,7 @@ def describe(data: dict, rules=None) -> str:
         return "a hidden roll (its dice are sealed)"
     kind, p = data["type"], data.get("payload") or {}
     if kind in LINES:
-        return LINES[kind].format_map(_Absent(p))
+        return _line(fill_description(LINES[kind], p))
     if kind == "message_posted":  # chat (campaign/actions/messages.py)
         to = ", ".join(r.get("username", "?") for r in p.get("to") or [] if isinstance(r, dict))
         who = f"as {p['character_name']} " if p.get("character_name") else ""

@@ -499,9 +499,11 @@ class EventSpec:
 
 
 def fill_description(template: str, payload: Mapping) -> str:
+    # As table.js's fillTemplate: a string as it is (a name with an apostrophe keeps it, no quotes),
+    # anything else as shown() says it, a missing value as "?".
     def value(match: re.Match) -> str:
         got = payload.get(match.group(1))
-        return "?" if got is None else shown(got).strip("'") if isinstance(got, str) else str(got)
+        return "?" if got is None else got if isinstance(got, str) else shown(got)
 
     return re.sub(r"\{(\w+)\}", value, template)
 

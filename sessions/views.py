@@ -17,6 +17,7 @@ from django.shortcuts import render
 from campaign.actions import UNVOIDABLE, ActionError, access_campaign
 from campaign.actions.encounters import current_encounter
 from campaign.actions.npcs import characters_for, sheet_hidden_from
+from campaign.audit import LINES
 from campaign.models import VISIBILITY_WORDS, Character
 from campaign.openapi import declared
 from campaign.projections import visible_fold
@@ -73,6 +74,8 @@ def table(request, slug):
         # Said once in campaign/models.py and campaign/actions/log_entries.py; the page reads them here.
         "visibilities": [{"value": value, **words} for value, words in VISIBILITY_WORDS.items()],
         "unvoidable": sorted(UNVOIDABLE),
+        # The platform's event sentences, said once for the audit page and the table.
+        "lines": LINES,
     }
     return render(request, "table.html", {
         "campaign": campaign,

@@ -435,8 +435,14 @@ function rollDice(p) {
   return groups;
 }
 
+// The platform's one-line events read as the audit page says them (campaign/audit.py LINES,
+// passed as data.lines); these few are set apart as the frame of the evening.
+const LINES = data.lines || {};
+const FRAME = new Set(["session_started", "session_ended", "scene_started", "scene_ended", "encounter_started", "turn_advanced", "encounter_ended"]);
+
 function describeCore(ev) {
   const p = ev.payload || {};
+  if (Object.hasOwn(LINES, ev.type)) return { text: fillTemplate(LINES[ev.type], p), ...(FRAME.has(ev.type) ? { tone: "frame" } : {}) };
   switch (ev.type) {
     case "roll":
       return {
@@ -444,16 +450,7 @@ function describeCore(ev) {
         dice: rollDice(p),
         outcome: { label: `= ${p.total}${p.counts_successes ? (p.total === 1 ? " success" : " successes") : ""}`, tone: "total" },
       };
-    case "campaign_created": return { text: `created the campaign “${p.name}” (${p.system})` };
-    case "member_joined": return { text: `${p.username} joined the table as ${p.role}` };
-    case "member_removed": return { text: `removed ${p.username} from the table` };
-    case "member_role_changed": return { text: `made ${p.username} ${p.role} (was ${p.from})` };
-    case "campaign_renamed": return { text: `renamed the campaign “${p.name}” (was “${p.from}”)` };
     case "character_created": return { text: `created the character ${p.name} for ${p.owner}` };
-    case "session_started": return { text: `started session ${p.session}`, tone: "frame" };
-    case "session_ended": return { text: `ended session ${p.session}`, tone: "frame" };
-    case "scene_started": return { text: `started scene ${p.scene}`, tone: "frame" };
-    case "scene_ended": return { text: `ended scene ${p.scene}`, tone: "frame" };
     case "event_voided":
       return { text: [`voided `, h("a", { href: `#seq-${p.seq}` }, `#${p.seq}`), ` (${words(nowName(p.type))})`], detail: p.reason ? `Reason: ${p.reason}` : "" };
     case "roll_revealed": {
@@ -463,11 +460,7 @@ function describeCore(ev) {
     }
     case "roll_requested":
       return { text: `GM asks for ${actionLabel(p.action, ev.character)}`, detail: p.note ? `“${p.note}”` : "" };
-    case "encounter_started": return { text: `started the encounter “${p.name}”`, tone: "frame" };
-    case "combatant_added": return { text: `added ${p.name} to the encounter` };
     case "turn_order_set": return { text: `set the turn order: ${(p.order || []).map((id) => chars.get(id)?.name || `#${id}`).join(", ")}` };
-    case "turn_advanced": return { text: `round ${p.round}: ${p.name}'s turn`, tone: "frame" };
-    case "encounter_ended": return { text: `ended the encounter “${p.name}” after ${p.rounds} round${p.rounds === 1 ? "" : "s"}`, tone: "frame" };
     case "message_posted": // chat: in character it is said, out of character it is (ooc)
       return { text: p.kind === "ic" ? h("q", { class: "said" }, p.text) : [h("span", { class: "ooc-tag" }, "ooc "), p.text], tone: "chat" };
     case "bundle": { // one hidden command's rule events, stored as one (docs/hidden-information.md)

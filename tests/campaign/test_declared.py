@@ -85,6 +85,35 @@ def test_the_table_page_embeds_the_same_declarations(table_for):
 
 
 @pytest.mark.django_db
+def test_the_platform_event_sentences_are_said_once_for_the_audit_and_the_table(table_for):
+    """The audit page's sentences (``campaign/audit.py`` LINES) reach the table page as
+    ``lines``, and table.js's describeCore has no sentence of its own for any of them."""
+    from pathlib import Path
+
+    from campaign.audit import LINES
+
+    table = table_for("wyrm")
+    client = Client()
+    client.force_login(table.alice)
+    page = client.get("/campaigns/torn-road/", secure=True).content.decode()
+    data = json.loads(re.search(r'<script id="table-data" type="application/json">(.*?)</script>', page, re.S).group(1))
+    assert data["lines"] == LINES
+    script = (Path(__file__).resolve().parents[2] / "static/talekeeper/table.js").read_text()
+    core = script[script.index("function describeCore("):script.index("\nfunction describe(")]
+    assert "fillTemplate(LINES[ev.type], p)" in core
+    assert [kind for kind in LINES if f'case "{kind}"' in core] == []
+
+
+def test_a_platform_sentence_fills_as_the_table_fills_it():
+    """A name keeps its apostrophe (no quotes around it), a missing value reads "?"."""
+    from campaign.audit import describe
+
+    assert describe({"type": "turn_advanced", "payload": {"round": 2, "name": "O'Brien"}}) == "round 2: O'Brien's turn"
+    assert describe({"type": "encounter_ended", "payload": {"name": "Ambush"}}) == "ended the encounter “Ambush” in round ?"
+    assert describe({"type": "member_joined", "payload": {"username": "bob", "role": "player"}}) == "bob joined the table as player"
+
+
+@pytest.mark.django_db
 @pytest.mark.parametrize("name", SYSTEMS)
 def test_a_declared_range_is_the_range_the_server_refuses_outside(name, table_for):
     """For each declared whole-number field with a range, one past each end is a 400
