@@ -499,8 +499,9 @@ class EventSpec:
 
 
 def fill_description(template: str, payload: Mapping) -> str:
-    # As table.js's fillTemplate: a string as it is (a name with an apostrophe keeps it, no quotes),
-    # anything else as shown() says it, a missing value as "?".
+    # A string as it is, as table.js's fillTemplate shows it (a name with an apostrophe keeps it, no
+    # quotes), a missing value as "?" (so does fillTemplate); anything else as shown() says it (there
+    # fillTemplate differs, for lists, objects and huge numbers: no template names such a value).
     def value(match: re.Match) -> str:
         got = payload.get(match.group(1))
         return "?" if got is None else got if isinstance(got, str) else shown(got)
