@@ -23,6 +23,7 @@ Django must be set up (``common.setup_django``) before this is imported.
 
 from __future__ import annotations
 
+import gc
 import statistics
 import time
 import uuid
@@ -298,6 +299,11 @@ def bench_as_of(n: int, count: int, seed: int = 1, progress=None) -> dict:
     before = CharacterSnapshot.objects.filter(character__campaign=campaign).count()
     rng = random.Random(seed)
     seqs = [rng.randint(1, campaign.last_seq) for _ in range(count)]
+    # As a server process is (campaign/asgi.py): what this process holds so far (the other
+    # benchmarks' rows and results) frozen, so the collector's full passes do not walk it. Unfrozen,
+    # one such pass inside one replay made it 88 ms of CPU (run bd4f382, docs/performance.md).
+    gc.collect()
+    gc.freeze()
     times, cpu = [], []
     for seq in seqs:
         t, c = perf(), time.thread_time()
@@ -320,6 +326,7 @@ def bench_as_of(n: int, count: int, seed: int = 1, progress=None) -> dict:
             response = client.get(url)
             api[who].append(perf() - t)
             assert response.status_code == 200, response.content[:300]
+    gc.unfreeze()
     return {"events": campaign.last_seq, "snapshots_before": before, "seqs": seqs,
             "state_as_of_ms": summary_ms(times), "state_as_of_cpu_ms": summary_ms(cpu),
             **{f"api_{who}_ms": summary_ms(values) for who, values in api.items()}}
