@@ -128,6 +128,8 @@ if DATABASES["default"]["ENGINE"] == "campaign.postgresql" and env_int("DB_POOL_
         # PostgreSQL down, every request waits this long, so it is short.
         "timeout": env_int("DB_POOL_TIMEOUT", 3),
     }
+# Threads for the sockets' database work in each process (sessions/db.py; at most DB_POOL_MAX - 2).
+DB_SOCKET_THREADS = env_int("DB_SOCKET_THREADS", 18)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # IMMEDIATE takes the write lock when a transaction begins, so concurrent
     # appends queue on the busy timeout instead of failing with "database is
