@@ -15,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from urllib.parse import urlparse, urlunparse
@@ -220,6 +221,45 @@ def own_redis(log_dir: Path):
 
 
 # --- statistics -----------------------------------------------------------------
+
+@contextlib.contextmanager
+def commit_watch(database_url: str, every_s: float = 0.02):
+    """A bare durable commit (a one-row INSERT, autocommit, fsync'd like a command's) every
+    ``every_s`` while the block runs; yields the list their durations go to.
+
+    The disk's own tail in the same window: a machine whose WAL flush stalls for 100-800 ms now
+    and then (this one: docs/performance.md, the eleventh session) stalls every command's ack with
+    it, which the relay, with no database, never pays. The commits go to a database of their own
+    in the same cluster (the same WAL, the same disk), so the CPU counted for the bench database's
+    backends (``load._service_cpu``) leaves them out."""
+    import psycopg
+
+    parsed = urlparse(database_url)
+    watch_url = urlunparse(parsed._replace(path=parsed.path.rstrip("/") + "_commit_watch"))
+    ensure_database(watch_url)
+    stop, times = threading.Event(), []
+
+    def watch():
+        with psycopg.connect(watch_url, autocommit=True, connect_timeout=10) as conn:
+            conn.execute("CREATE TABLE IF NOT EXISTS bench_commit_watch (id bigserial PRIMARY KEY)")
+            while not stop.wait(every_s):
+                t = time.perf_counter()
+                conn.execute("INSERT INTO bench_commit_watch DEFAULT VALUES")
+                times.append(time.perf_counter() - t)
+
+    thread = threading.Thread(target=watch, name="commit-watch", daemon=True)
+    thread.start()
+    try:
+        yield times
+    finally:
+        stop.set()
+        thread.join(timeout=15)
+
+
+def commits_summary(times: list[float], slow_ms: float = 50.0) -> dict:
+    """:func:`summary_ms` of a commit watch, and how many took longer than ``slow_ms``."""
+    return {**summary_ms(times), f"over_{slow_ms:g}ms": sum(1 for t in times if t * 1000 > slow_ms)}
+
 
 def percentile(sorted_values: list[float], q: float) -> float | None:
     """Nearest-rank percentile of an already sorted list (q in 0..100)."""

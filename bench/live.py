@@ -160,21 +160,27 @@ def run_live(a, env: dict, run_id: str, log_dir, log) -> dict:
         # 1. 20 x 8 with rule actions and the browser's follow-ups
         if "rules" in a.live_scenarios:
             name = f"rules-{a.live_tables}x{a.live_clients}"
-            app_rounds, relay_rounds = [], []
+            app_rounds, relay_rounds, app_commits, relay_commits = [], [], [], []
             for rnd in range(a.rounds):
                 cfg = LoadConfig(rate_per_table=a.live_rate, duration=a.duration, warmup=a.warmup, via="ws",
                                  follow_ups=True, run_id=f"{run_id}-{key}-rules-r{rnd}", **base)
                 with common.daphnes("campaign.asgi:application", procs, app_env, log_dir, f"app-{key}-{name}-r{rnd}") \
                         as (ports, ps):
                     specs = _specs(rule_tables, ports)
-                    with profiled(a, ps, f"{run_id}-{key}-{name}-r{rnd}"):
+                    with profiled(a, ps, f"{run_id}-{key}-{name}-r{rnd}"), \
+                            common.commit_watch(a.database_url) as commits:
                         app_rounds.append(asyncio.run(drive(specs, cfg, "seq", [p.pid for p in ps])))
+                    app_commits += commits
                 with common.daphnes("bench.relay:application", procs, relay_env, log_dir, f"relay-{key}-{name}-r{rnd}") \
                         as (ports, ps):
                     relay_cfg = LoadConfig(**{**cfg.__dict__, "follow_ups": False})
-                    relay_rounds.append(asyncio.run(drive(_relay_specs(ports, specs, cfg.run_id), relay_cfg, "id",
-                                                          [p.pid for p in ps])))
+                    with common.commit_watch(a.database_url) as commits:  # the same load on PostgreSQL, for symmetry
+                        relay_rounds.append(asyncio.run(drive(_relay_specs(ports, specs, cfg.run_id), relay_cfg, "id",
+                                                              [p.pid for p in ps])))
+                    relay_commits += commits
             app, relay = summarize(app_rounds), summarize(relay_rounds)
+            app["bare_commits_ms"], relay["bare_commits_ms"] = (common.commits_summary(app_commits),
+                                                                common.commits_summary(relay_commits))
             res["rules"] = {"config": {"tables": a.live_tables, "clients": a.live_clients, "rate": a.live_rate,
                                        "rounds": a.rounds, "duration": a.duration, "warmup": a.warmup,
                                        "actions": data.RULE_ACTIONS},
@@ -186,7 +192,9 @@ def run_live(a, env: dict, run_id: str, log_dir, log) -> dict:
                 f"relay {relay['latency_ms']['p50']}/{relay['latency_ms']['p99']} ms, errors {app['errors_total']} "
                 f"{app['errors'] or ''}, sheet fetches {app['follow_up_sheet_fetches']}, frames with sheets "
                 f"{app['event_frames_with_sheets']}; CPU ms/roll daphne {app.get('server_cpu_ms_per_roll')} "
-                f"pg {app.get('postgres_cpu_ms_per_roll')} redis {app.get('redis_cpu_ms_per_roll')}")
+                f"pg {app.get('postgres_cpu_ms_per_roll')} redis {app.get('redis_cpu_ms_per_roll')}; bare commits "
+                f"beside it p99/max {app['bare_commits_ms']['p99']}/{app['bare_commits_ms']['max']} ms "
+                f"({app['bare_commits_ms']['over_50ms']} over 50 ms)")
 
         # 2. the reconnect storm
         if "storm" in a.live_scenarios:
@@ -236,6 +244,14 @@ def run_live(a, env: dict, run_id: str, log_dir, log) -> dict:
     return out
 
 
+def _disk(app: dict) -> str:
+    """The bare commits measured beside Talekeeper's rounds (common.commit_watch), when there were."""
+    c = app.get("bare_commits_ms")
+    if not c or not c.get("n"):
+        return ""
+    return f"; bare commits beside it p99 {c['p99']} ms, max {c['max']} ms, {c['over_50ms']} of {c['n']} over 50 ms"
+
+
 def targets(live: dict) -> list[dict]:
     """Each live-path target of issue #12 against its floor, from this run's numbers (PASS/MISS)."""
     out = []
@@ -252,7 +268,8 @@ def targets(live: dict) -> list[dict]:
                                   "p99 <= 2x the relay's, 0 lost",
                         "floor": f"2 x relay p99 {floor} ms = {round(2 * floor, 1) if floor else None} ms",
                         "measured": f"p99 {p99} ms ({r['ratio']['p99']}x), p50 {app['latency_ms']['p50']} ms "
-                                    f"({r['ratio']['p50']}x), {app['errors_total']} errors {app['errors'] or ''}",
+                                    f"({r['ratio']['p50']}x), {app['errors_total']} errors {app['errors'] or ''}"
+                                    + _disk(app),
                         "met": p99 is not None and floor is not None and p99 <= 2 * floor and app["errors_total"] == 0,
                         "binding": key == "1proc"})
             out.append({"target": f"CPU per roll, {key} (reported): daphne, PostgreSQL, Redis",

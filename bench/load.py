@@ -491,15 +491,17 @@ async def _run(specs: list[ClientSpec], cfg: LoadConfig, match: str, pids: list[
 
 def _raw(st: State, conns, by_table, cfg: LoadConfig, match: str, connect_wall: float, sending_wall: float,
          drain_wall: float, cpu: dict) -> dict:
-    latencies, ack_latencies = [], []
+    latencies, ack_latencies, slow = [], [], []
     missing = acked = 0
     measured = [(cid, s) for cid, s in st.sent.items() if s.measured]
+    first = min((s.t0 for _, s in measured), default=0.0)
     for cid, sent in measured:
         ack = st.acks.get(cid)
         if ack is None:
             continue
         acked += 1
         ack_latencies.append(ack[0] - sent.t0)
+        slow.append((ack[0] - sent.t0, sent.t0 - first, sent.table))
         key = cid if match == "id" else ack[1]
         for c in by_table[sent.table]:
             if c.ws is None:
@@ -521,6 +523,10 @@ def _raw(st: State, conns, by_table, cfg: LoadConfig, match: str, connect_wall: 
         "sockets_ready": len(connected), "offered": cfg.rate_per_table * len(by_table),
         "window_s": max(1e-9, cfg.duration - cfg.warmup), "sent": len(st.sent), "measured": len(measured),
         "acked": acked, "latencies": latencies, "ack_latencies": ack_latencies,
+        # When a tail comes, whether it is one moment or spread out, one table or all of them:
+        # the slowest acks, each with its latency, when it was sent (s into the measured window), its table.
+        "slowest_acks": [{"ms": round(ms * 1000, 1), "sent_s": round(at, 2), "table": table}
+                         for ms, at, table in sorted(slow, reverse=True)[:12]],
         "connect_s": [c.connect_s for c in connected], "connect_wall_s": connect_wall,
         "sending_wall_s": sending_wall, "drain_wall_s": drain_wall,
         "event_bytes": sum(c.event_bytes for c in conns), "events": sum(c.events for c in conns),
@@ -568,6 +574,7 @@ def summarize(rounds: list[dict]) -> dict:
         "follow_up_ms": summary_ms([x for r in rounds for x in r.get("follow_ups", ())]),
         "sheet_fetch_retries": dict(sum((Counter(r.get("sheet_retries", {})) for r in rounds), Counter())),
         "error_examples": [e for r in rounds for e in r["error_examples"]][:10],
+        "slowest_acks_by_round": [r.get("slowest_acks", []) for r in rounds],
     }
     if cpu.get("machine_total_jiffies"):
         # Every process on this shared machine, as a share of all cores: 100 means every core was busy.
