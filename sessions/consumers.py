@@ -45,7 +45,7 @@ from campaign.sheets import changed_by, sheet_class
 from campaign.visibility import Viewer, for_viewer, may_see
 
 from . import presence
-from .db import db, in_turn, shared, tick
+from .db import db, shared, tick
 from .heads import log_head, reported_head
 
 log = logging.getLogger(__name__)
@@ -345,7 +345,7 @@ class TableConsumer(AsyncWebsocketConsumer):
             await self._error(client_id, "bad_frame", "Unknown frame type: send {\"type\": \"command\", ...}.")
             return
         try:
-            result, head = await in_turn(self.campaign_id, db(_command_and_head), self.membership, command_of(frame))
+            result, head = await db(_command_and_head)(self.membership, command_of(frame))
         except ActionError as e:
             await self._error(client_id, e.code, e.message)
             if e.code == "not_member":

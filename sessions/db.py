@@ -35,8 +35,7 @@ _executor: ThreadPoolExecutor | None = None
 def workers() -> int:
     """Threads for socket database work: ``DB_SOCKET_THREADS``, and never more than the pool's size
     minus a few for HTTP views and broadcasts. (Two, four and eighteen measured alike in the 20 x 8
-    load on one process: docs/performance.md, the eleventh session.) A campaign's commands take one
-    thread at a time (:func:`in_turn`), so a campaign waiting for its lock holds one of them, not all."""
+    load on one process: docs/performance.md, the eleventh session.)"""
     pool = settings.DATABASES["default"].get("OPTIONS", {}).get("pool")
     size = pool.get("max_size", 4) if isinstance(pool, dict) else 4
     return max(1, min(settings.DB_SOCKET_THREADS, size - 2))
@@ -66,31 +65,6 @@ def _returning_connections(fn, *args, **kwargs):
         return fn(*args, **kwargs)
     finally:
         close_old_connections()
-
-
-_turns: dict[int, tuple[asyncio.Lock, int]] = {}  # campaign id -> (its lock, commands holding or awaiting it)
-
-
-async def in_turn(campaign_id: int, fn: Callable[..., Awaitable[Any]], *args) -> Any:
-    """``await fn(*args)`` (a command of the campaign, on a database thread: ``db(...)``) once this
-    process's earlier commands of the same campaign are done.
-
-    They would wait for the campaign's stream lock anyway (campaign/log.py), one after another;
-    here they wait on the event loop instead of each on a thread of their own, so a campaign whose
-    lock is held for long (a rebuild, a stalled holder in another process) keeps one thread of this
-    process, and every other table's commands and reads still run. Commands of one campaign start
-    in the order they arrived (the lock is fair)."""
-    lock, users = _turns.get(campaign_id) or (asyncio.Lock(), 0)
-    _turns[campaign_id] = (lock, users + 1)
-    try:
-        async with lock:
-            return await fn(*args)
-    finally:
-        lock, users = _turns[campaign_id]
-        if users == 1:
-            del _turns[campaign_id]
-        else:
-            _turns[campaign_id] = (lock, users - 1)
 
 
 _in_flight: dict[tuple, tuple[int, asyncio.Future]] = {}
