@@ -23,6 +23,7 @@ Django must be set up (``common.setup_django``) before this is imported.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import statistics
 import time
@@ -278,6 +279,20 @@ def bench_append_floor(n: int, prefix: str, rounds: int = 10) -> dict:
     return out
 
 
+@contextlib.contextmanager
+def _heap_frozen():
+    """As a server process is (campaign/asgi.py): what this process holds so far (the other
+    benchmarks' rows and results) frozen, so the collector's full passes do not walk it. Unfrozen,
+    one such pass inside one replay of :func:`bench_as_of` made it 88 ms of CPU (run bd4f382,
+    docs/performance.md)."""
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 def bench_as_of(n: int, count: int, seed: int = 1, progress=None) -> dict:
     """A character's sheet as of random seqs of the ``n``-event log.
 
@@ -299,34 +314,29 @@ def bench_as_of(n: int, count: int, seed: int = 1, progress=None) -> dict:
     before = CharacterSnapshot.objects.filter(character__campaign=campaign).count()
     rng = random.Random(seed)
     seqs = [rng.randint(1, campaign.last_seq) for _ in range(count)]
-    # As a server process is (campaign/asgi.py): what this process holds so far (the other
-    # benchmarks' rows and results) frozen, so the collector's full passes do not walk it. Unfrozen,
-    # one such pass inside one replay made it 88 ms of CPU (run bd4f382, docs/performance.md).
-    gc.collect()
-    gc.freeze()
-    times, cpu = [], []
-    for seq in seqs:
-        t, c = perf(), time.thread_time()
-        state_as_of(character, seq)
-        times.append(perf() - t)
-        cpu.append(time.thread_time() - c)  # this thread's CPU: what a busy machine does not inflate
-    gm = Client()
-    gm.force_login(campaign.memberships.get(role="gm").user)
-    as_player = Client()
-    as_player.force_login(player)
-    sheet = f"/api/campaigns/{campaign.slug}/characters/{character_id}"
-    for client in (gm, as_player):  # warm up Django (URLs, templates, the connection), not the sheet
-        assert client.get(sheet).status_code == 200
-    api = {"gm": [], "player_one_secret_roll": [], "now_gm_floor": []}
-    for seq in seqs[: max(5, count // 4)]:
-        for who, client, url in (("gm", gm, f"{sheet}?as_of={seq}"),
-                                 ("player_one_secret_roll", as_player, f"{sheet}?as_of={seq}"),
-                                 ("now_gm_floor", gm, sheet)):  # the floor: the same sheet now, from its projection
-            t = perf()
-            response = client.get(url)
-            api[who].append(perf() - t)
-            assert response.status_code == 200, response.content[:300]
-    gc.unfreeze()
+    with _heap_frozen():
+        times, cpu = [], []
+        for seq in seqs:
+            t, c = perf(), time.thread_time()
+            state_as_of(character, seq)
+            times.append(perf() - t)
+            cpu.append(time.thread_time() - c)  # this thread's CPU: what a busy machine does not inflate
+        gm = Client()
+        gm.force_login(campaign.memberships.get(role="gm").user)
+        as_player = Client()
+        as_player.force_login(player)
+        sheet = f"/api/campaigns/{campaign.slug}/characters/{character_id}"
+        for client in (gm, as_player):  # warm up Django (URLs, templates, the connection), not the sheet
+            assert client.get(sheet).status_code == 200
+        api = {"gm": [], "player_one_secret_roll": [], "now_gm_floor": []}
+        for seq in seqs[: max(5, count // 4)]:
+            for who, client, url in (("gm", gm, f"{sheet}?as_of={seq}"),
+                                     ("player_one_secret_roll", as_player, f"{sheet}?as_of={seq}"),
+                                     ("now_gm_floor", gm, sheet)):  # the floor: the same sheet now, from its projection
+                t = perf()
+                response = client.get(url)
+                api[who].append(perf() - t)
+                assert response.status_code == 200, response.content[:300]
     return {"events": campaign.last_seq, "snapshots_before": before, "seqs": seqs,
             "state_as_of_ms": summary_ms(times), "state_as_of_cpu_ms": summary_ms(cpu),
             **{f"api_{who}_ms": summary_ms(values) for who, values in api.items()}}
