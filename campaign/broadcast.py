@@ -20,8 +20,8 @@ was four Redis round trips and a thread hop between a commit and its table).
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextvars
-import functools
 import logging
 import threading
 from typing import Any, Awaitable, Callable
@@ -202,10 +202,21 @@ async def _heard(handler: Handler, message: dict) -> None:
 
 
 class _Sender:
-    """One background event loop per process that owns its own channel layer."""
+    """One background event loop per process that owns its own channel layer and sends the doorbells
+    handed to it, one after another per Redis host, in the order they were handed over.
+
+    In order, so another process hears a table's doorbells as they rang here (one that overtook the
+    doorbell before it would send those sockets to the log for what they seemed to miss). A burst
+    wakes the loop once, and a doorbell costs no future or task of its own: this thread shares the
+    GIL with the sockets and the database threads (issue #12). Per host, so that one host that stopped
+    answering holds up only the groups it holds (each send gives up after ``SEND_TIMEOUT``)."""
 
     _instance: "_Sender | None" = None
     _lock = threading.Lock()
+    SEND_TIMEOUT = 5.0
+    # Doorbells waiting for one host (a Redis that stopped answering): beyond this the oldest are
+    # dropped. Only a doorbell: the tables' heartbeats catch their sockets up from the log.
+    MAX_WAITING = 10_000
 
     def __init__(self):
         from channels.layers import channel_layers
@@ -213,6 +224,9 @@ class _Sender:
 
         self.loop = asyncio.new_event_loop()
         self.layer = channel_layers.make_backend("default") if settings.CHANNEL_LAYERS else None
+        self.waiting: dict[int, collections.deque] = {}  # host -> (group, message, exclude), oldest first
+        self.waiting_lock = threading.Lock()
+        self.draining: set[asyncio.Task] = set()  # a pending task needs a reference
         self.thread = threading.Thread(target=self.loop.run_forever, name="talekeeper-broadcast", daemon=True)
         self.thread.start()
 
@@ -224,20 +238,43 @@ class _Sender:
             return cls._instance
 
     def submit(self, group: str, message: dict, exclude: frozenset[str] = frozenset()) -> None:
-        future = asyncio.run_coroutine_threadsafe(self._send(group, message, exclude), self.loop)
-        future.add_done_callback(_log_failure)
+        host = self.layer.consistent_hash(group) if isinstance(self.layer, ResilientRedisChannelLayer) else 0
+        with self.waiting_lock:
+            queue = self.waiting.get(host)
+            idle = queue is None  # no drain runs for this host: start one
+            if idle:
+                queue = self.waiting[host] = collections.deque()
+            elif len(queue) >= self.MAX_WAITING:
+                queue.popleft()
+                log.warning("more than %s doorbells wait for Redis: dropped the oldest (sockets catch up from "
+                            "the log)", self.MAX_WAITING)
+            queue.append((group, message, exclude))
+        if idle:
+            self.loop.call_soon_threadsafe(self._start_draining, host)
+
+    def _start_draining(self, host: int) -> None:
+        task = self.loop.create_task(self._drain(host))
+        self.draining.add(task)
+        task.add_done_callback(self.draining.discard)
+
+    async def _drain(self, host: int) -> None:
+        while True:
+            with self.waiting_lock:
+                queue = self.waiting[host]
+                if not queue:
+                    del self.waiting[host]  # the next submit starts a new drain
+                    return
+                group, message, exclude = queue.popleft()
+            try:
+                async with asyncio.timeout(self.SEND_TIMEOUT):
+                    await self._send(group, message, exclude)
+            except Exception as e:
+                log.warning("broadcast failed (clients will catch up from the log): %r", e)
 
     async def _send(self, group: str, message: dict, exclude: frozenset[str]) -> None:
-        send = self.layer.group_send
         if exclude and isinstance(self.layer, ResilientRedisChannelLayer):
-            send = functools.partial(send, exclude=exclude)
-        # (Another layer rings every channel of the group: those here hear the doorbell twice, and
-        # drop the second as a duplicate.)
-        await asyncio.wait_for(send(group, message), timeout=5)
-
-
-
-def _log_failure(future) -> None:
-    if future.exception() is not None:
-        log.warning("broadcast failed (clients will catch up from the log): %r", future.exception())
-
+            await self.layer.group_send(group, message, exclude=exclude)
+        else:
+            # (Another layer rings every channel of the group: those here hear the doorbell twice, and
+            # drop the second as a duplicate.)
+            await self.layer.group_send(group, message)

@@ -74,20 +74,77 @@ async def test_a_socket_joins_its_tables_group_and_its_users_in_one_round_trip(l
     """Sitting down (and every heartbeat) joins both groups: a reconnect storm makes hundreds."""
     from types import SimpleNamespace
 
-    from redis.asyncio.client import Pipeline, Redis
-
     from campaign.broadcast import group_name, user_group
     from sessions.consumers import _join_groups
 
     socket = SimpleNamespace(channel_name=await layer.new_channel(), campaign_id=7,
                              membership=SimpleNamespace(user_id=3))
-    sent = []
-    for cls, name in ((Redis, "execute_command"), (Pipeline, "execute")):
-        real = getattr(cls, name)
-        monkeypatch.setattr(cls, name, lambda self, *a, __real=real, **k: sent.append(a[:1]) or __real(self, *a, **k))
+    sent = round_trips(monkeypatch)
     await _join_groups(layer, [socket])
     assert len(sent) == 1, sent
     monkeypatch.undo()
     connection = layer.connection(0)
     for group in (group_name(7), user_group(3)):
         assert await connection.zrange(layer._group_key(group), 0, -1) == [socket.channel_name.encode()], group
+
+
+def round_trips(monkeypatch) -> list:
+    """Every Redis round trip from now on: a command, or a pipeline of them."""
+    from redis.asyncio.client import Pipeline, Redis
+
+    sent = []
+    for cls, name in ((Redis, "execute_command"), (Pipeline, "execute")):
+        real = getattr(cls, name)
+        monkeypatch.setattr(cls, name, lambda self, *a, __real=real, **k: sent.append(a[:1]) or __real(self, *a, **k))
+    return sent
+
+
+async def test_a_doorbell_is_two_round_trips_and_is_read_as_channels_redis_wrote_it(layer, monkeypatch):
+    """channels-redis sends a group message in four round trips; ours in two, one when everyone in the
+    group heard it from memory, with the same cleanup, expiry and capacity, read by its receive."""
+    from campaign.broadcast import group_name
+
+    group, key = group_name(41), layer._group_key(group_name(41))
+    other = ResilientRedisChannelLayer(**settings.CHANNEL_LAYERS["default"]["CONFIG"])  # another process's
+    here, there = await layer.new_channel(), await other.new_channel()
+    for channel in (here, there):
+        await layer.group_add(group, channel)
+    connection = layer.connection(0)
+    await connection.zadd(key, {"specific.gone!x": 1})  # a member whose process died a day ago
+    there_key = other.prefix + other.non_local_name(there)
+    await connection.zadd(there_key, {b"a stale message": 1})  # older than the layer's expiry
+    await layer.group_send(group, {"type": "table.events", "n": 0}, exclude=frozenset({here}))  # loads the script
+
+    sent = round_trips(monkeypatch)
+    await layer.group_send(group, {"type": "table.events", "n": 1}, exclude=frozenset({here}))
+    assert len(sent) == 2, sent
+    sent.clear()
+    await layer.group_send(group, {"type": "table.events", "n": 2}, exclude=frozenset({here, there}))
+    assert len(sent) == 1, sent  # no one left to ring
+    monkeypatch.undo()
+
+    assert await connection.zscore(key, "specific.gone!x") is None  # the group's expired member went
+    assert await connection.zcard(there_key) == 2  # the stale message went, both doorbells came
+    assert await connection.ttl(there_key) > 0
+    async with asyncio.timeout(10):  # bounded: both are there already
+        assert [(await other.receive(there))["n"] for _ in range(2)] == [0, 1]
+    assert await connection.zcard(layer.prefix + layer.non_local_name(here)) == 0  # heard from memory
+    await other.flush()
+
+
+async def test_a_doorbell_to_a_full_channel_is_left_out(require_redis):
+    """At capacity a channel misses the doorbell (and catches up from the log), as in channels-redis."""
+    from campaign.broadcast import group_name
+
+    config = {**settings.CHANNEL_LAYERS["default"]["CONFIG"], "capacity": 1}
+    layer = ResilientRedisChannelLayer(**config)
+    try:
+        channel = await layer.new_channel()
+        await layer.group_add(group_name(42), channel)
+        for n in range(3):
+            await layer.group_send(group_name(42), {"type": "table.events", "n": n})
+        assert await layer.connection(0).zcard(layer.prefix + layer.non_local_name(channel)) == 1
+        async with asyncio.timeout(10):
+            assert (await layer.receive(channel))["n"] == 0
+    finally:
+        await layer.flush()

@@ -1,0 +1,84 @@
+"""The doorbell's sender (campaign.broadcast._Sender): what a commit hands it goes out in the order
+it was handed over, one failed send stops nothing after it, and a Redis that stopped answering
+leaves a bounded backlog behind."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from campaign import broadcast
+
+
+class Layer:
+    """A channel layer that notes each group send (and fails the ones asked to)."""
+
+    def __init__(self, fail: set[int] = frozenset(), until: int = 1, held: bool = False):
+        self.sent, self.fail, self.until, self.done = [], fail, until, threading.Event()
+        self.started = threading.Event()  # the first send began
+        self.held = held  # a Redis that stopped answering: the first send waits for let_go()
+        self.released = None
+
+    def let_go(self, loop) -> None:
+        loop.call_soon_threadsafe(self.released.set)
+
+    async def group_send(self, group, message):
+        import asyncio
+
+        if self.held and self.released is None:
+            self.released = asyncio.Event()
+            self.started.set()
+            await self.released.wait()
+        for _ in range(3 if message["n"] == 0 else 0):  # the first takes a few more steps on the wire
+            await asyncio.sleep(0)
+        self.sent.append((group, message["n"]))
+        if len(self.sent) == self.until:
+            self.done.set()
+        if message["n"] in self.fail:
+            raise ConnectionError("Redis went away")
+
+
+@pytest.fixture
+def sender(monkeypatch):
+    made = []
+
+    def make(layer: Layer) -> broadcast._Sender:
+        monkeypatch.setattr(broadcast._Sender, "__init__", lambda self: None)
+        s = broadcast._Sender()
+        s.loop = broadcast.asyncio.new_event_loop()
+        s.layer, s.waiting, s.waiting_lock, s.draining = layer, {}, threading.Lock(), set()
+        s.thread = threading.Thread(target=s.loop.run_forever, daemon=True)
+        s.thread.start()
+        made.append(s)
+        return s
+
+    yield make
+    for s in made:
+        s.loop.call_soon_threadsafe(s.loop.stop)
+        s.thread.join(10)
+        s.loop.close()
+
+
+def test_doorbells_go_out_in_the_order_they_rang_and_a_failure_stops_nothing(sender, caplog):
+    layer = Layer(fail={1}, until=6)
+    s = sender(layer)
+    for n in range(6):
+        s.submit(f"campaign-{n % 2}", {"type": "table.events", "n": n})
+    assert layer.done.wait(10)
+    assert layer.sent == [(f"campaign-{n % 2}", n) for n in range(6)]
+    assert "broadcast failed" in caplog.text
+
+
+def test_a_backlog_for_a_stalled_redis_keeps_the_newest_doorbells(sender, monkeypatch, caplog):
+    monkeypatch.setattr(broadcast._Sender, "MAX_WAITING", 3)
+    layer = Layer(until=4, held=True)
+    s = sender(layer)
+    s.submit("campaign-1", {"type": "table.events", "n": 0})
+    assert layer.started.wait(10)  # the first is being sent, and hangs
+    for n in range(1, 8):  # seven wait, for three places
+        s.submit("campaign-1", {"type": "table.events", "n": n})
+    layer.let_go(s.loop)
+    assert layer.done.wait(10)
+    assert [n for _, n in layer.sent] == [0, 5, 6, 7]
+    assert "dropped the oldest" in caplog.text
