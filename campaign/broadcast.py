@@ -24,6 +24,7 @@ import collections
 import contextvars
 import logging
 import threading
+import time
 from typing import Any, Awaitable, Callable
 
 from asgiref.sync import async_to_sync
@@ -203,20 +204,28 @@ async def _heard(handler: Handler, message: dict) -> None:
 
 class _Sender:
     """One background event loop per process that owns its own channel layer and sends the doorbells
-    handed to it, one after another per Redis host, in the order they were handed over.
+    handed to it, one after another, in the order they were handed over (one queue per Redis host of
+    the groups).
 
-    In order, so another process hears a table's doorbells as they rang here (one that overtook the
-    doorbell before it would send those sockets to the log for what they seemed to miss). A burst
-    wakes the loop once, and a doorbell costs no future or task of its own: this thread shares the
-    GIL with the sockets and the database threads (issue #12). Per host, so that one host that stopped
-    answering holds up only the groups it holds (each send gives up after ``SEND_TIMEOUT``)."""
+    In order, so another process hears a table's doorbells in the order they were handed over here
+    (one that overtook the doorbell before it would send those sockets to the log for what they
+    seemed to miss; two database threads committing at once may still hand theirs over the other way
+    round, which the sockets' seq check covers). A burst wakes the loop once, and a doorbell costs no
+    future or task of its own: this thread shares the GIL with the sockets and the database threads
+    (issue #12). One after another caps a process at about a thousand doorbells a second (a send is
+    two round trips to Redis); the bench's busiest load rings 40.
+
+    While Redis does not answer, each send gives up after ``LAYER_TIMEOUT`` (campaign/layers.py) and
+    the queue fills: a doorbell that waited longer than ``STALE_AFTER`` is dropped unsent (by then the
+    heartbeats bring the sockets up to date from the log), so that once Redis answers again the new
+    doorbells go out at once, not behind the outage's, and at most ``MAX_WAITING`` wait."""
 
     _instance: "_Sender | None" = None
     _lock = threading.Lock()
-    SEND_TIMEOUT = 5.0
-    # Doorbells waiting for one host (a Redis that stopped answering): beyond this the oldest are
-    # dropped. Only a doorbell: the tables' heartbeats catch their sockets up from the log.
-    MAX_WAITING = 10_000
+    SEND_TIMEOUT = 5.0  # for a layer that sets no timeout of its own
+    STALE_AFTER = 3.0
+    MAX_WAITING = 1_000
+    clock = staticmethod(time.monotonic)  # how long a doorbell waited (a test stops it)
 
     def __init__(self):
         from channels.layers import channel_layers
@@ -224,7 +233,10 @@ class _Sender:
 
         self.loop = asyncio.new_event_loop()
         self.layer = channel_layers.make_backend("default") if settings.CHANNEL_LAYERS else None
-        self.waiting: dict[int, collections.deque] = {}  # host -> (group, message, exclude), oldest first
+        # host -> (handed over at, group, message, exclude), oldest first; a host is here exactly
+        # while a drain for it is scheduled or running.
+        self.waiting: dict[int, collections.deque] = {}
+        self.dropped: dict[int, int] = {}  # host -> doorbells the full queue pushed out
         self.waiting_lock = threading.Lock()
         self.draining: set[asyncio.Task] = set()  # a pending task needs a reference
         self.thread = threading.Thread(target=self.loop.run_forever, name="talekeeper-broadcast", daemon=True)
@@ -241,16 +253,20 @@ class _Sender:
         host = self.layer.consistent_hash(group) if isinstance(self.layer, ResilientRedisChannelLayer) else 0
         with self.waiting_lock:
             queue = self.waiting.get(host)
-            idle = queue is None  # no drain runs for this host: start one
+            idle = queue is None  # no drain for this host: start one
             if idle:
                 queue = self.waiting[host] = collections.deque()
             elif len(queue) >= self.MAX_WAITING:
                 queue.popleft()
-                log.warning("more than %s doorbells wait for Redis: dropped the oldest (sockets catch up from "
-                            "the log)", self.MAX_WAITING)
-            queue.append((group, message, exclude))
+                self.dropped[host] = self.dropped.get(host, 0) + 1
+            queue.append((self.clock(), group, message, exclude))
         if idle:
-            self.loop.call_soon_threadsafe(self._start_draining, host)
+            try:
+                self.loop.call_soon_threadsafe(self._start_draining, host)
+            except RuntimeError as e:  # the loop has closed (the process is ending): no drain will come
+                with self.waiting_lock:
+                    self.waiting.pop(host, None)
+                log.warning("broadcast failed (clients will catch up from the log): %r", e)
 
     def _start_draining(self, host: int) -> None:
         task = self.loop.create_task(self._drain(host))
@@ -258,18 +274,34 @@ class _Sender:
         task.add_done_callback(self.draining.discard)
 
     async def _drain(self, host: int) -> None:
-        while True:
-            with self.waiting_lock:
-                queue = self.waiting[host]
-                if not queue:
-                    del self.waiting[host]  # the next submit starts a new drain
-                    return
-                group, message, exclude = queue.popleft()
-            try:
-                async with asyncio.timeout(self.SEND_TIMEOUT):
-                    await self._send(group, message, exclude)
-            except Exception as e:
-                log.warning("broadcast failed (clients will catch up from the log): %r", e)
+        stale, emptied = 0, False
+        try:
+            while True:
+                with self.waiting_lock:
+                    queue = self.waiting[host]
+                    if not queue:
+                        del self.waiting[host]  # the next submit starts a new drain
+                        emptied = True
+                        dropped = self.dropped.pop(host, 0)
+                    else:
+                        rung, group, message, exclude = queue.popleft()
+                if emptied:
+                    break
+                if self.clock() - rung > self.STALE_AFTER:
+                    stale += 1
+                    continue
+                try:
+                    async with asyncio.timeout(self.SEND_TIMEOUT):
+                        await self._send(group, message, exclude)
+                except Exception as e:
+                    log.warning("broadcast failed (clients will catch up from the log): %r", e)
+        finally:
+            if not emptied:  # cancelled (the loop is ending): let the next submit start afresh
+                with self.waiting_lock:
+                    self.waiting.pop(host, None)
+        if stale or dropped:
+            log.warning("%s doorbells waited too long for Redis and were not sent (the sockets catch up from "
+                        "the log)", stale + dropped)
 
     async def _send(self, group: str, message: dict, exclude: frozenset[str]) -> None:
         if exclude and isinstance(self.layer, ResilientRedisChannelLayer):

@@ -148,7 +148,7 @@ class ResilientRedisChannelLayer(RedisChannelLayer):
             by_connection, messages, capacities = self._map_channel_keys_to_connection(channels, message)
             for index, keys in by_connection.items():
                 now = time.time()
-                args = [*(messages[k] for k in keys), *(capacities[k] for k in keys), now, self.expiry,
+                args = [*(messages[k] for k in keys), *(capacities[k] for k in keys), now, int(self.expiry),
                         int(now) - int(self.expiry)]
                 connection = self.connection(index)
                 try:

@@ -1,6 +1,6 @@
 """The doorbell's sender (campaign.broadcast._Sender): what a commit hands it goes out in the order
 it was handed over, one failed send stops nothing after it, and a Redis that stopped answering
-leaves a bounded backlog behind."""
+leaves a bounded backlog behind, which the doorbells rung after it do not wait for."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def sender(monkeypatch):
         monkeypatch.setattr(broadcast._Sender, "__init__", lambda self: None)
         s = broadcast._Sender()
         s.loop = broadcast.asyncio.new_event_loop()
-        s.layer, s.waiting, s.waiting_lock, s.draining = layer, {}, threading.Lock(), set()
+        s.layer, s.waiting, s.dropped, s.waiting_lock, s.draining = layer, {}, {}, threading.Lock(), set()
         s.thread = threading.Thread(target=s.loop.run_forever, daemon=True)
         s.thread.start()
         made.append(s)
@@ -55,9 +55,18 @@ def sender(monkeypatch):
 
     yield make
     for s in made:
-        s.loop.call_soon_threadsafe(s.loop.stop)
-        s.thread.join(10)
-        s.loop.close()
+        if not s.loop.is_closed():
+            s.loop.call_soon_threadsafe(s.loop.stop)
+            s.thread.join(10)
+            s.loop.close()
+
+
+def settled(s: broadcast._Sender) -> None:
+    """Wait until the sender's loop has run everything handed to it so far (its current step included)."""
+    async def nothing():
+        pass
+
+    broadcast.asyncio.run_coroutine_threadsafe(nothing(), s.loop).result(10)
 
 
 def test_doorbells_go_out_in_the_order_they_rang_and_a_failure_stops_nothing(sender, caplog):
@@ -80,5 +89,36 @@ def test_a_backlog_for_a_stalled_redis_keeps_the_newest_doorbells(sender, monkey
         s.submit("campaign-1", {"type": "table.events", "n": n})
     layer.let_go(s.loop)
     assert layer.done.wait(10)
+    settled(s)
     assert [n for _, n in layer.sent] == [0, 5, 6, 7]
-    assert "dropped the oldest" in caplog.text
+    assert "4 doorbells waited too long" in caplog.text
+    assert s.waiting == {}
+
+
+def test_after_an_outage_the_new_doorbells_do_not_wait_behind_the_old(sender, caplog):
+    clock = [100.0]
+    layer = Layer(until=2, held=True)
+    s = sender(layer)
+    s.clock = lambda: clock[0]
+    s.submit("campaign-1", {"type": "table.events", "n": 0})
+    assert layer.started.wait(10)  # Redis stops answering during the first send
+    for n in range(1, 4):
+        s.submit("campaign-1", {"type": "table.events", "n": n})
+    clock[0] += s.STALE_AFTER + 1  # the outage lasts
+    s.submit("campaign-2", {"type": "table.events", "n": 4})  # rung just as Redis answers again
+    layer.let_go(s.loop)
+    assert layer.done.wait(10)
+    settled(s)
+    assert [n for _, n in layer.sent] == [0, 4]
+    assert "3 doorbells waited too long" in caplog.text
+
+
+def test_a_sender_whose_loop_has_closed_keeps_nothing_waiting(sender, caplog):
+    s = sender(Layer())
+    s.loop.call_soon_threadsafe(s.loop.stop)
+    s.thread.join(10)
+    s.loop.close()
+    for n in range(2):  # each is refused at once; none is left behind for a drain that can't come
+        s.submit("campaign-1", {"type": "table.events", "n": n})
+        assert s.waiting == {}
+    assert caplog.text.count("broadcast failed") == 2
