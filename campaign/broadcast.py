@@ -227,12 +227,16 @@ class _Sender:
     MAX_WAITING = 1_000
     clock = staticmethod(time.monotonic)  # how long a doorbell waited (a test stops it)
 
-    def __init__(self):
+    def __init__(self, layer=None):
+        """``layer``: the channel layer to send through (a test's); by default one of its own, made
+        from the settings, which lives on this sender's loop."""
         from channels.layers import channel_layers
         from django.conf import settings
 
         self.loop = asyncio.new_event_loop()
-        self.layer = channel_layers.make_backend("default") if settings.CHANNEL_LAYERS else None
+        if layer is None and settings.CHANNEL_LAYERS:
+            layer = channel_layers.make_backend("default")
+        self.layer = layer
         # host -> (handed over at, group, message, exclude), oldest first; a host is here exactly
         # while a drain for it is scheduled or running.
         self.waiting: dict[int, collections.deque] = {}
@@ -304,7 +308,7 @@ class _Sender:
                         "the log)", stale + dropped)
 
     async def _send(self, group: str, message: dict, exclude: frozenset[str]) -> None:
-        if exclude and isinstance(self.layer, ResilientRedisChannelLayer):
+        if isinstance(self.layer, ResilientRedisChannelLayer):
             await self.layer.group_send(group, message, exclude=exclude)
         else:
             # (Another layer rings every channel of the group: those here hear the doorbell twice, and

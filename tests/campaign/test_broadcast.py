@@ -40,18 +40,12 @@ class Layer:
 
 
 @pytest.fixture
-def sender(monkeypatch):
+def sender():
     made = []
 
     def make(layer: Layer) -> broadcast._Sender:
-        monkeypatch.setattr(broadcast._Sender, "__init__", lambda self: None)
-        s = broadcast._Sender()
-        s.loop = broadcast.asyncio.new_event_loop()
-        s.layer, s.waiting, s.dropped, s.waiting_lock, s.draining = layer, {}, {}, threading.Lock(), set()
-        s.thread = threading.Thread(target=s.loop.run_forever, daemon=True)
-        s.thread.start()
-        made.append(s)
-        return s
+        made.append(broadcast._Sender(layer))
+        return made[-1]
 
     yield make
     for s in made:
