@@ -95,7 +95,8 @@ LINES = {
     "encounter_started": "started the encounter “{name}”",
     "combatant_added": "added {name} to the encounter",
     "turn_advanced": "round {round}: {name}'s turn",
-    "encounter_ended": "ended the encounter “{name}” in round {rounds}",
+    # {rounds} is the round the encounter had reached: 0 when it ended before its first turn.
+    "encounter_ended": "ended the encounter “{name}” after {rounds} round(s)",
 }
 
 

@@ -8,7 +8,10 @@
   vary afterwards (seq, other events, other members' seeds or commands) moves
   it, so "grinding" a member's next die with filler events does nothing.
 * A hidden command's nonce is derived the same way (no server draw), so the
-  server has no free choice over a sealed roll either.
+  server has no free choice over a sealed roll either; except for an event sealed
+  from its own actor (a blind roll, a decision on a character hidden from her),
+  whose nonce is drawn (``nonce_drawn``): she knows her command id, so a derived
+  one would let her test each possible body against the digest once the seed is out.
 * The command's first event records ``command_id``, ``action``,
   ``dice_log`` and ``dice_scheme``: with the revealed seed anyone recomputes
   the dice and replays the rules (:func:`replay_command`).
@@ -36,8 +39,8 @@ SCHEME = "talekeeper-hmac-sha256-v2"
 MAX_PLAYER_SEED = 64
 # What the server adds to a command's first event beside what the rules decided;
 # a replay of the rules compares the rest of the payload.
-RECORD_KEYS = frozenset({"command_id", "action", "dice_log", "dice_scheme", "nonce", "verifiable", "answers",
-                         "sides"})  # sides: how the other characters of a contest read it (campaign/actions/contests.py)
+RECORD_KEYS = frozenset({"command_id", "action", "dice_log", "dice_scheme", "nonce", "nonce_drawn", "verifiable",
+                         "answers", "sides"})  # sides: how the other characters of a contest read it (campaign/actions/contests.py)
 
 
 def new_seed(campaign: Campaign, session: int) -> DiceSeed:
@@ -132,7 +135,14 @@ class CommandDice:
     @property
     def nonce(self) -> str:
         """The nonce that makes a hidden command's body digest hiding."""
-        return self.session_dice.nonce if self.session_dice else secrets.token_hex(16)
+        return self.session_dice.nonce if self.session_dice else drawn_nonce()
+
+
+def drawn_nonce() -> str:
+    """A nonce from the operating system: outside a session, and for an event sealed from its own
+    actor (docs/fair-dice.md, section 4). It feeds no die and the digest binds the body whatever it
+    is, so that the server chooses it gains the server nothing."""
+    return secrets.token_hex(16)
 
 
 def dice_for(campaign: Campaign, actor_id: int, command_id: str, seed: str | None = None) -> CommandDice:
@@ -283,7 +293,7 @@ def replay_command(campaign: Campaign, first: Event, seed: str) -> tuple[int, st
         want = dice.roll(sides)
         if want != face:
             return first.seq, f"die {index + 1} (d{sides}) shows {face}, the seed gives {want}"
-    if first.visibility != VISIBILITY_PUBLIC and payload.get("nonce") != dice.nonce:
+    if first.visibility != VISIBILITY_PUBLIC and payload.get("nonce_drawn") is not True and payload.get("nonce") != dice.nonce:
         return first.seq, "the hidden roll's nonce is not the one the seed gives"
     scripted = ScriptedDice([face for _, face in log])
     try:

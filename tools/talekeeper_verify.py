@@ -341,7 +341,7 @@ class Verifier:
                 if want != face:
                     self.bad(seq, f"die {index + 1} (d{sides}) shows {face}, the seed gives {want}")
                     break
-            if scheme != SCHEME_V1 and hidden and \
+            if scheme != SCHEME_V1 and hidden and payload.get("nonce_drawn") is not True and \
                     payload.get("nonce") != nonce_v2(seed, self.campaign_id, session, event["actor_id"],
                                                      payload.get("command_id")):
                 self.bad(seq, "the hidden roll's nonce is not the one the seed gives")

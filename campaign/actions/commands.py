@@ -30,7 +30,7 @@ from ..models import (
     Membership,
 )
 from ..outages import command_transaction
-from ..visibility import Viewer
+from ..visibility import Viewer, may_see
 from .access import access_character, access_membership_now, require_gm
 from . import contests
 from .adjustments import decide_adjust_sheet
@@ -142,7 +142,7 @@ def do_command(membership: Membership, body, dice=None) -> CommandResult:
             raise Refused("That action changes nothing, so nothing was stored.")
         drafts = hidden.one_event(drafts)
         drafts = _link_request(campaign, action, drafts)
-        drafts = _record_dice_and_seal(drafts, client_id, action, recorder.log, source)
+        drafts = _record_dice_and_seal(drafts, client_id, action, recorder.log, source, Viewer.of(membership))
         # Stored with its events, by the same statement: the unique constraint on
         # (campaign, actor, client id) is what makes an id act once.
         command = Command(campaign=campaign, actor=user, client_id=client_id, body_hash=body_hash,
@@ -178,20 +178,26 @@ def _link_request(campaign: Campaign, action: dict, drafts: list[Draft]) -> list
 
 
 def _record_dice_and_seal(drafts: list[Draft], client_id: str, action: dict, dice_log: list[list[int]],
-                          source: fairdice.CommandDice) -> list[Draft]:
+                          source: fairdice.CommandDice, actor: Viewer) -> list[Draft]:
     """Record every die drawn, the command id and the action on the command's first
     event (so anyone can recompute and replay it), and give hidden events their
     nonce: a hidden event's commitment is its body digest, and the nonce in the
-    body is what makes that digest impossible to guess from the few outcomes."""
+    body is what makes that digest impossible to guess from the few outcomes.
+
+    The nonce is derived from the seed, the actor and the command id, unless the actor
+    may not see the event (a blind roll, a decision on a character hidden-shaped for her):
+    she knows her own command id, so once the session ends and the seed is out she could
+    derive that nonce and test each possible body against the digest. Then it is drawn."""
     if dice_log:
         payload = fairdice.record(dict(drafts[0].payload), client_id, action, dice_log,
                                   verifiable=source.session_dice is not None)
         drafts = [replace(drafts[0], payload=payload), *drafts[1:]]
     if all(d.visibility == VISIBILITY_PUBLIC for d in drafts):
         return drafts
-    nonce = source.nonce
-    return [replace(d, payload={**d.payload, "nonce": nonce}) if d.visibility != VISIBILITY_PUBLIC else d
-            for d in drafts]
+    sealed_from_actor = any(not may_see({"seq": 0, "visibility": d.visibility, "actor_id": actor.user_id,
+                                         "payload": d.payload}, actor) for d in drafts)
+    seal = {"nonce": fairdice.drawn_nonce(), "nonce_drawn": True} if sealed_from_actor else {"nonce": source.nonce}
+    return [replace(d, payload={**d.payload, **seal}) if d.visibility != VISIBILITY_PUBLIC else d for d in drafts]
 
 
 def _decide(campaign: Campaign, membership: Membership, action: dict, dice, character: Character | None = None

@@ -100,7 +100,8 @@ async function checkSessionDice(start, end, events, report) {
         break;
       }
     }
-    if (ev.visibility !== "public" && p.nonce !== await deriveNonce(seed, data.campaignId, n, ev.actor_id, p.command_id)) {
+    // A nonce_drawn one (an event sealed from its own actor) is drawn, not derived: docs/fair-dice.md, section 4.
+    if (ev.visibility !== "public" && p.nonce_drawn !== true && p.nonce !== await deriveNonce(seed, data.campaignId, n, ev.actor_id, p.command_id)) {
       report.problem(ev.seq, `#${ev.seq}: the hidden roll's nonce is not the one the seed gives.`);
     }
   }

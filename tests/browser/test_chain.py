@@ -219,6 +219,9 @@ def test_the_verification_page_passes_a_finished_session_and_names_a_tampered_se
     hidden = table.command(table.gm, {"type": "roll", "notation": "2d20", "visibility": "gm"}).events[0].seq
     rolled = table.command(table.bob, {"type": "roll", "notation": "4d8"}).events[0].seq
     table.command(table.gm, {"type": "reveal", "seq": hidden})
+    # Alice's blind roll, revealed: its nonce is drawn, not derived (docs/fair-dice.md, section 4).
+    blind = table.command(table.alice, {"type": "roll", "notation": "1d6", "visibility": "gm"}).events[0].seq
+    table.command(table.gm, {"type": "reveal", "seq": blind})
     table.command(table.alice, {"type": "roll", "notation": "1d4", "visibility": "secret"})  # stays sealed from bob
     table.command(table.gm, {"type": "end_session"})
     bob = seats("bob")
@@ -227,8 +230,8 @@ def test_the_verification_page_passes_a_finished_session_and_names_a_tampered_se
     summary = page.locator("#verify-summary")
     expect(summary).to_have_attribute("data-state", "ok", timeout=10000)
     expect(page.locator("#verify-checks")).to_contain_text("Dice:")
-    expect(page.locator("#verify-checks")).to_contain_text("session 1: 9 dice, 1 rolls sealed from you")
-    expect(page.locator("#verify-checks")).to_contain_text("1 reveals checked")
+    expect(page.locator("#verify-checks")).to_contain_text("session 1: 10 dice, 1 rolls sealed from you")
+    expect(page.locator("#verify-checks")).to_contain_text("2 reveals checked")
 
     # A server that changes one of Bob's dice and rehashes the whole chain after it: the chain
     # hashes up, but the die no longer comes from the seed (and the head Bob verified at the table,

@@ -148,3 +148,19 @@ def test_a_whisper_in_the_api_answer_and_csv_for_the_sender(table):
     assert res.status_code == 201 and res.json()["payload"]["text"] == SECRET
     csv = b"".join(client_for(table.alice).get(f"/api/campaigns/{SLUG}/export.csv").streaming_content).decode()
     assert f"whispered to bob (ooc): “{SECRET}”" in csv
+
+
+@pytest.mark.parametrize("name", ["Evil\u202eeman", "a\t=1+1", "Two\nlines", "Left\u2066isolate", "bell\x07"])
+def test_a_name_with_control_or_text_direction_characters_is_refused_and_stores_nothing(table, name):
+    """A reviewer's find (the thirteenth session): chat refused these, names took them, so a
+    character could be named to read as another on the table, the audit and the exports."""
+    before = table.campaign.events.count()
+    res = send(table, table.alice, {"type": "create_character", "name": name, "sheet": get_system("tote").example_sheet})
+    assert res.status == 400 and "control characters" in res.json()["error"]["message"], res.json()
+    assert table.campaign.events.count() == before
+
+
+@pytest.mark.parametrize("name", ["Ayasha", "Zoë", "مهر\u200cنوش", "👩\u200d🚀 Astra"])
+def test_a_name_in_any_script_with_its_joiners_is_taken(table, name):
+    res = send(table, table.alice, {"type": "create_character", "name": name, "sheet": get_system("tote").example_sheet})
+    assert res.status == 201 and res.json()["payload"]["name"] == name, res.json()

@@ -109,7 +109,10 @@ def test_a_platform_sentence_fills_as_the_table_fills_it():
     from campaign.audit import describe
 
     assert describe({"type": "turn_advanced", "payload": {"round": 2, "name": "O'Brien"}}) == "round 2: O'Brien's turn"
-    assert describe({"type": "encounter_ended", "payload": {"name": "Ambush"}}) == "ended the encounter “Ambush” in round ?"
+    assert describe({"type": "encounter_ended", "payload": {"name": "Ambush"}}) == "ended the encounter “Ambush” after ? round(s)"
+    # Ended before its first turn: no "round 0" (the eleventh session's note).
+    assert describe({"type": "encounter_ended", "payload": {"name": "Ambush", "rounds": 0}}) == (
+        "ended the encounter “Ambush” after 0 round(s)")
     assert describe({"type": "member_joined", "payload": {"username": "bob", "role": "player"}}) == "bob joined the table as player"
 
 

@@ -176,16 +176,35 @@ def test_verify_dice_command_ok(table, capsys):
 
 def test_a_hidden_rolls_nonce_is_derived_and_its_reveal_checks_against_the_body_digest(table):
     table.command(table.gm, {"type": "start_session"})
-    hidden = table.command(table.alice, {"type": "roll", "notation": "2d6", "visibility": "gm"},
+    hidden = table.command(table.gm, {"type": "roll", "notation": "2d6", "visibility": "gm"},
                            client_id="hidden-1").events[0]
-    assert hidden.payload["nonce"] == fairdice.derive_nonce(seed_of(table), table.campaign.id, 1, table.alice.pk,
+    assert hidden.payload["nonce"] == fairdice.derive_nonce(seed_of(table), table.campaign.id, 1, table.gm.pk,
                                                             "hidden-1")
+    assert "nonce_drawn" not in hidden.payload
     reveal = table.command(table.gm, {"type": "reveal", "seq": hidden.seq}).events[0]
     body = reveal.payload["body"]
     assert set(reveal.payload) == {"seq", "body"} and body["payload"] == hidden.payload
     assert hashlib.sha256(jcs(body)).hexdigest() == hidden_digest(hidden)
     table.command(table.gm, {"type": "end_session"})
     assert verify_session(table.campaign, 1).ok
+
+
+def test_a_blind_rolls_nonce_is_drawn_so_its_roller_cannot_derive_it(table):
+    """Alice's roll only the GM sees: she knows her command id, so a nonce derived from it would be
+    hers too once the seed is out. Drawn instead, and said so; the session still verifies."""
+    table.command(table.gm, {"type": "start_session"})
+    blind = table.command(table.alice, {"type": "roll", "notation": "2d6", "visibility": "gm"},
+                          client_id="blind-1").events[0]
+    assert blind.payload["nonce_drawn"] is True
+    assert blind.payload["nonce"] != fairdice.derive_nonce(seed_of(table), table.campaign.id, 1, table.alice.pk,
+                                                           "blind-1")
+    secret = table.command(table.alice, {"type": "roll", "notation": "2d6", "visibility": "secret"},
+                           client_id="secret-1").events[0]  # she sees her secret roll: derived, as before
+    assert secret.payload["nonce"] == fairdice.derive_nonce(seed_of(table), table.campaign.id, 1, table.alice.pk,
+                                                            "secret-1")
+    table.command(table.gm, {"type": "end_session"})
+    report = verify_session(table.campaign, 1)
+    assert report.ok, report.problems
 
 
 def hidden_digest(event) -> str:

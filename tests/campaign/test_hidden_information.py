@@ -77,6 +77,36 @@ def test_tote_spend_resolve_that_succeeds_on_a_hidden_test_is_hidden_too(table_f
     sealed_for_everyone_but_the_gm(table, stored.seq)
 
 
+def test_a_player_cannot_open_her_own_sealed_command_once_the_seed_is_out(table_for):
+    """A reviewer's attack (the thirteenth session): the sealed refusal's nonce came from the seed,
+    her user id and her command id, all hers once the session ended and published the seed, so she
+    tried each message the rules can give against the digest and read the hidden test's total
+    ("makes 11, still short of T14"). Her sealed command's nonce is drawn now."""
+    import hashlib
+
+    from campaign.canonical import jcs
+    from campaign.fairdice import derive_nonce
+    from tests.campaign.served import send as send_as
+
+    table = tote_table(table_for)
+    send(table, table.gm, {"type": "skill_test", "character": table.hero.id, "skill": "Strike", "target": 14,
+                           "visibility": "gm"}, [5, 2, 5])
+    res = send_as(table.membership(table.alice), "alices-own-id", {"type": "spend_resolve", "character": table.hero.id,
+                                                                   "totem": "Bear"})
+    digest = res.json()["body_digest"]
+    table.command(table.gm, {"type": "end_scene"})
+    ended = table.command(table.gm, {"type": "end_session"}).events[0]
+    stored = Event.objects.get(campaign=table.campaign, seq=res.json()["seq"])
+    body = {"type": stored.type, "version": stored.version, "character": table.hero.id}
+    assert hashlib.sha256(jcs({**body, "payload": stored.payload})).hexdigest() == digest  # the true body
+    # Her best guess: the true message (one of the few the rules can give), the nonce from the seed.
+    derived = derive_nonce(ended.payload["dice_seed"], table.campaign.id, 1, table.alice.pk, "alices-own-id")
+    guess = {key: value for key, value in stored.payload.items() if key != "nonce_drawn"}
+    for payload in ({**guess, "nonce": derived}, {**guess, "nonce": derived, "nonce_drawn": True}):
+        assert hashlib.sha256(jcs({**body, "payload": payload})).hexdigest() != digest
+    assert stored.payload["nonce_drawn"] is True
+
+
 def test_tote_hidden_aspect_penalty_and_injuries_stay_out_of_previews_and_public_tests(table_for):
     table = tote_table(table_for)
     test = {"type": "skill_test", "character": table.hero.id, "skill": "Strike", "target": 8}

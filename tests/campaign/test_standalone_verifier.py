@@ -50,6 +50,8 @@ def an_evening(table):
     table.command(table.alice, {"type": "roll", "notation": "3d6+1"})
     table.secret = table.command(table.alice, {"type": "roll", "notation": "2d10", "visibility": "secret"}).events[0]
     table.gm_roll = table.command(table.gm, {"type": "roll", "notation": "1d20", "visibility": "gm"}).events[0]
+    # Alice's blind roll: its nonce is drawn (docs/fair-dice.md, section 4), which the GM's check accepts.
+    table.blind = table.command(table.alice, {"type": "roll", "notation": "1d12", "visibility": "gm"}).events[0]
     table.revealed = table.command(table.gm, {"type": "roll", "notation": "2d8", "visibility": "gm"}).events[0]
     table.command(table.gm, {"type": "reveal", "seq": table.revealed.seq})
     table.public = table.command(table.bob, {"type": "roll", "notation": "4d6"}).events[0]
@@ -61,7 +63,7 @@ def test_a_players_export_of_a_finished_session_verifies(table, tmp_path):
     receipt = keep_receipt(table, table.bob, tmp_path)
     export = download(table, table.bob, tmp_path)
     sealed = [json.loads(line) for line in open(export) if '"sealed"' in line]
-    assert {e["seq"] for e in sealed} == {table.secret.seq, table.gm_roll.seq}  # bob sees neither...
+    assert {e["seq"] for e in sealed} == {table.secret.seq, table.gm_roll.seq, table.blind.seq}  # bob sees none...
     result = run(export, "--receipt", receipt, "--key-file", key_file(tmp_path))
     assert result.returncode == 0, result.stdout + result.stderr
     table.campaign.refresh_from_db()
