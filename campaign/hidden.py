@@ -20,7 +20,10 @@ This module decides, before the rules do, who may see a decision's result
 * Hidden-shaped only for others (the GM acting, or a player on top of her own
   secret rolls): the actor sees everything the decision read, so she gets the
   result (and any refusal) as usual, but the event is stored ``secret``
-  (a player) or ``gm`` (the GM): it inherits the hidden visibility.
+  (a player) or, the GM acting, ``shared`` with the members who may see every
+  hidden change it read (``gm`` when there is none): it inherits the hidden
+  visibility. (Stored ``gm``, the GM's answer to Bob's Fate request on top of
+  Bob's secret roll hid Bob's own character from Bob from then on.)
 * Hidden-shaped for the actor: the decision is stored ``gm`` whatever the rules
   said, as exactly one event (a refusal becomes a ``refused`` event the GM
   reads), so the actor learns nothing but "it went to the GM". The only error
@@ -38,9 +41,10 @@ from rules import Event as RulesEvent
 from rules import RuleError
 
 from .log import Draft, marks_after
-from .models import ROLE_SPECTATOR, VISIBILITY_GM, VISIBILITY_PUBLIC, VISIBILITY_SECRET, Character, Event
+from .models import (ROLE_PLAYER, ROLE_SPECTATOR, VISIBILITY_GM, VISIBILITY_PUBLIC, VISIBILITY_SECRET,
+                     VISIBILITY_SHARED, Character, Event, Membership)
 from .projections import BUNDLE, hidden_changes, visible_state
-from .visibility import Viewer, may_see
+from .visibility import HIDDEN_ROW, Viewer, may_see, shared_with
 
 # The least any member may see: public events and revealed ones. The readers of
 # a public event, whoever joins the table later.
@@ -51,19 +55,54 @@ EVERYONE = Viewer(user_id=0, role=ROLE_SPECTATOR)
 REFUSED = "refused"
 
 
-def hidden_shaped(character: Character, viewers: list[Viewer]) -> list[bool]:
+def hidden_shaped(character: Character, viewers: list[Viewer], read: tuple[list[dict], set[int]] | None = None
+                  ) -> list[bool]:
     """For each viewer: whether an event of ``character`` that may change its state is hidden from them.
 
     A command's lock already asked whether there is any such event at all (``any_hidden_changes``,
-    campaign.log.lock_stream): when there is none, that answer is every viewer's, with no query."""
-    if getattr(character, "any_hidden_changes", None) is False:
-        return [False] * len(viewers)
-    rows = list(hidden_changes(character).values("seq", "visibility", "actor_id"))
-    if not rows:
-        return [False] * len(viewers)
-    voided, revealed = marks_after(character.campaign_id, min(r["seq"] for r in rows) - 1)
-    live = [r for r in rows if r["seq"] not in voided]
+    campaign.log.lock_stream): when there is none, that answer is every viewer's, with no query.
+    ``read``: :func:`live_hidden_changes` of the character, when the caller has it already."""
+    live, revealed = read or live_hidden_changes(character)
     return [any(not may_see(r, viewer, revealed) for r in live) for viewer in viewers]
+
+
+def live_hidden_changes(character: Character) -> tuple[list[dict], set[int]]:
+    """``(rows, revealed)``: the character's hidden changes not voided, as rows the visibility filter
+    reads (seq, visibility, actor, whom a ``shared`` one names), and the seqs revealed since."""
+    if getattr(character, "any_hidden_changes", None) is False:
+        return [], set()
+    rows = list(hidden_changes(character).values("seq", "visibility", "actor_id", **HIDDEN_ROW))
+    if not rows:
+        return [], set()
+    voided, revealed = marks_after(character.campaign_id, min(r["seq"] for r in rows) - 1)
+    return [r for r in rows if r["seq"] not in voided], revealed
+
+
+def sharers(character: Character, actor: Viewer, live: list[dict], revealed: set[int]) -> list[dict]:
+    """The members (the actor and the GM left out) who may see every hidden change in ``live``, as
+    ``[{"user_id", "username"}]``: who a GM's decision that read them may be shared with. Only who
+    acted and how it was shown counts, never dice (the two-worlds test)."""
+    unseen = [r for r in live if r["seq"] not in revealed]
+    candidates = {r["actor_id"] for r in unseen} | {u for r in unseen for u in shared_ids(r)}
+    ids = [u for u in candidates - {actor.user_id, None}
+           if all(may_see(r, Viewer(user_id=u, role=ROLE_PLAYER), revealed) for r in unseen)]
+    if not ids:
+        return []
+    return [{"user_id": user_id, "username": username} for user_id, username in
+            Membership.objects.filter(campaign_id=character.campaign_id, user_id__in=ids)
+            .order_by("user__username").values_list("user_id", "user__username")]
+
+
+def kept_from_the_table(character: Character, gm: Viewer, live: list[dict], revealed: set[int]
+                        ) -> tuple[str, list[dict]]:
+    """How a GM's decision that read hidden changes of ``character`` the table may not see is stored:
+    ``shared`` with the members who may see all of them (:func:`sharers`), else ``gm``."""
+    shared = sharers(character, gm, live, revealed)
+    return (VISIBILITY_SHARED, shared) if shared else (VISIBILITY_GM, [])
+
+
+def shared_ids(row: dict) -> set[int]:
+    return shared_with(row) if row.get("visibility") == VISIBILITY_SHARED else set()
 
 
 class ReplayDice:
@@ -86,18 +125,23 @@ class ReplayDice:
 
 
 def decide(rules, character: Character, actor: Viewer, action: dict, visibility: str, dice,
-           input_errors: frozenset[str]) -> tuple[list[RulesEvent], str]:
-    """The rules' decision for ``actor`` and the visibility it is stored with.
+           input_errors: frozenset[str]) -> tuple[list[RulesEvent], str, list[dict]]:
+    """The rules' decision for ``actor``, the visibility it is stored with and, for ``shared``,
+    the members it is shared with (``[{"user_id", "username"}]``, else empty).
 
     Raises :class:`RuleError` only when the actor may see why."""
     readers = EVERYONE if visibility == VISIBILITY_PUBLIC else actor
-    hidden_from_readers, hidden_from_actor = hidden_shaped(character, [readers, actor])
+    live, revealed = read = live_hidden_changes(character)
+    hidden_from_readers, hidden_from_actor = hidden_shaped(character, [readers, actor], read)
     full = character.projection.state
     if not hidden_from_readers:
-        return list(rules.decide(full, action, dice)), visibility
+        return list(rules.decide(full, action, dice)), visibility, []
     if not hidden_from_actor:
-        return list(rules.decide(full, action, dice)), VISIBILITY_GM if actor.is_gm else VISIBILITY_SECRET
-    return _decide_unseen(rules, character, actor, action, dice, input_errors), VISIBILITY_GM
+        decided = list(rules.decide(full, action, dice))
+        if not actor.is_gm:
+            return decided, VISIBILITY_SECRET, []
+        return decided, *kept_from_the_table(character, actor, live, revealed)
+    return _decide_unseen(rules, character, actor, action, dice, input_errors), VISIBILITY_GM, []
 
 
 def _decide_unseen(rules, character: Character, actor: Viewer, action: dict, dice,
@@ -128,8 +172,12 @@ def one_event(drafts: list[Draft]) -> list[Draft]:
     if len(drafts) < 2 or all(d.visibility == VISIBILITY_PUBLIC for d in drafts):
         return drafts
     first = drafts[0]  # the rules' events of one command share its character and visibility
-    events = [{"type": d.type, "version": d.version, "payload": dict(d.payload)} for d in drafts]
+    # Whom a ``shared`` decision names is the bundle's to say (the visibility filter reads it there).
+    events = [{"type": d.type, "version": d.version,
+               "payload": {k: v for k, v in d.payload.items() if k != "shared_with"}} for d in drafts]
     payload = {"events": events}
+    if "shared_with" in first.payload:
+        payload["shared_with"] = first.payload["shared_with"]
     # The other characters its events concern (a contest's sides), findable without opening them.
     sides = {side: True for e in events for side in (e["payload"].get("sides") or {})}
     if sides:

@@ -29,6 +29,10 @@ VISIBILITY_SECRET = "secret"
 # A whisper's own: the sender, the members its payload names ("to") and the GM. Never chosen
 # in an action's "visibility"; a message with "to" gets it (campaign/actions/messages.py).
 VISIBILITY_WHISPER = "whisper"
+# A GM's decision that read hidden changes some members may see: the GM and the members its
+# payload names ("shared_with"), exactly those who may see everything it was decided on
+# (campaign/hidden.py). Never chosen in an action's "visibility".
+VISIBILITY_SHARED = "shared"
 # Each visibility's words, said once: what it means (the title of an event's badge and the
 # model's choice), its badge on an event in the log and the audit (none when public), and how a
 # member picks it when acting (None: never picked). The table reads them from table_data.
@@ -39,6 +43,8 @@ VISIBILITY_WORDS = {
                         "choose": "Only me and the GM"},
     VISIBILITY_WHISPER: {"means": "Only the sender, the members whispered to and the GM", "badge": "whisper",
                          "choose": None},
+    VISIBILITY_SHARED: {"means": "Only the GM and the members who saw what it was decided on", "badge": "shared",
+                        "choose": None},
 }
 VISIBILITY_CHOICES = [(value, words["means"]) for value, words in VISIBILITY_WORDS.items()]
 # What an action may ask for in its "visibility" field.

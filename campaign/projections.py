@@ -370,7 +370,9 @@ def visible_fold(character: Character, viewer, upto: int | None = None) -> tuple
               .exclude(visibility="public"))
     if upto is not None:
         hidden = hidden.filter(seq__lte=upto)
-    hidden = list(hidden.values("seq", "visibility", "actor_id"))
+    from .visibility import HIDDEN_ROW
+
+    hidden = list(hidden.values("seq", "visibility", "actor_id", **HIDDEN_ROW))
     unseen = set()
     if hidden:
         _, revealed = marks_after(character.campaign_id, min(h["seq"] for h in hidden) - 1)

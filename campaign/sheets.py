@@ -10,11 +10,12 @@ The classes:
 
 * ``gm``: the GM sees every hidden roll, so the sheet is the projection;
 * ``"<user id>"``: a member who made secret rolls of this character that are
-  still hidden from the others sees the sheet with those rolls;
+  still hidden from the others, or whom a GM's ``shared`` event about it names
+  (campaign/hidden.py), sees the sheet with those;
 * ``all``: everyone else (players and spectators), without any unrevealed
   hidden roll; absent for an NPC whose sheet the GM keeps to themselves.
 
-Only the GM and a secret roll's actor may see more than ``all``
+Only the GM, a secret roll's actor and a shared event's members may see more than ``all``
 (campaign.visibility.may_see), so these classes cover every member, and each
 class's sheet is exactly what :func:`sheet` returns for a member of it.
 """
@@ -26,10 +27,11 @@ import logging
 from django.db.models import Q
 from django.db.models.fields.json import KeyTransform
 
+from .hidden import shared_ids
 from .log import marks_after
 from .models import ROLE_GM, ROLE_PLAYER, SHOWN_FULL, VISIBILITY_PUBLIC, VISIBILITY_SECRET, Character, Event
 from .projections import CAMPAIGN_WIDE, SIDES, VOID, plain_json, sides_of, visible_fold
-from .visibility import Viewer
+from .visibility import HIDDEN_ROW, Viewer
 
 log = logging.getLogger(__name__)
 GM = "gm"
@@ -105,8 +107,9 @@ def pushed_sheets(campaign_id: int, character_ids: set[int]) -> dict[int, dict[s
             out[character.id] = {ALL: projected_sheet(character)}
             continue
         classes = {GM: projected_sheet(character), ALL: sheet(character, Viewer(user_id=0, role=ROLE_PLAYER))}
-        for actor in {r["actor_id"] for r in unrevealed if r["visibility"] == VISIBILITY_SECRET and r["actor_id"]}:
-            classes[str(actor)] = sheet(character, Viewer(user_id=actor, role=ROLE_PLAYER))
+        seeing_more = {r["actor_id"] for r in unrevealed if r["visibility"] == VISIBILITY_SECRET and r["actor_id"]}
+        for member in seeing_more | {u for r in unrevealed for u in shared_ids(r)}:
+            classes[str(member)] = sheet(character, Viewer(user_id=member, role=ROLE_PLAYER))
         out[character.id] = classes
     return out
 
@@ -165,10 +168,11 @@ def _hidden_events(campaign_id: int, ids: set[int]) -> dict[int, list[dict]]:
     rows = (Event.objects.filter(campaign_id=campaign_id)
             .filter(Q(character_id__in=ids) | Q(**{f"payload__{SIDES}__has_any_keys": [str(c) for c in ids]}))
             .exclude(visibility=VISIBILITY_PUBLIC)
-            .values("seq", "visibility", "actor_id", "character_id", sides=KeyTransform(SIDES, "payload")))
+            .values("seq", "visibility", "actor_id", "character_id", sides=KeyTransform(SIDES, "payload"), **HIDDEN_ROW))
     hidden: dict[int, list[dict]] = {}
     for row in rows:
-        entry = {"seq": row["seq"], "visibility": row["visibility"], "actor_id": row["actor_id"]}
+        entry = {"seq": row["seq"], "visibility": row["visibility"], "actor_id": row["actor_id"],
+                 "shared_with": row["shared_with"]}
         for c in {row["character_id"], *sides_of({SIDES: row["sides"]})} & ids:
             hidden.setdefault(c, []).append(entry)
     return hidden

@@ -27,7 +27,7 @@ from html import escape
 from typing import Iterable
 
 from .models import Campaign, Event
-from .visibility import Viewer, for_viewer, may_see
+from .visibility import HIDDEN_ROW, Viewer, for_viewer, may_see
 
 # Below this many expected rolls per face the chi-square approximation is poor:
 # the test is still computed, but not used to call the dice unusual.
@@ -261,7 +261,7 @@ def _sealed_count(envelope, viewer: Viewer, revealed: set[int], filtered: bool) 
     if filtered:
         return 0
     # A whisper's placeholder says it is one (a message: no dice), so it is never counted.
-    rows = envelope.exclude(visibility__in=("public", "whisper")).values("seq", "visibility", "actor_id")
+    rows = envelope.exclude(visibility__in=("public", "whisper")).values("seq", "visibility", "actor_id", **HIDDEN_ROW)
     return sum(1 for row in rows if not may_see(row, viewer, revealed))
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .models import ROLE_GM, VISIBILITY_GM, VISIBILITY_PUBLIC, VISIBILITY_SECRET, VISIBILITY_WHISPER
+from django.db.models.fields.json import KeyTransform
+
+from .models import ROLE_GM, VISIBILITY_GM, VISIBILITY_PUBLIC, VISIBILITY_SECRET, VISIBILITY_SHARED, VISIBILITY_WHISPER
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,8 @@ def may_see(data: dict, viewer: Viewer, revealed: frozenset[int] | set[int] = fr
         return False
     if visibility == VISIBILITY_WHISPER:
         return data.get("actor_id") == viewer.user_id or viewer.user_id in whispered_to(data)
+    if visibility == VISIBILITY_SHARED:
+        return data.get("actor_id") == viewer.user_id or viewer.user_id in shared_with(data)
     return False  # an unknown visibility is hidden, never shown by mistake
 
 
@@ -46,6 +50,19 @@ def whispered_to(data: dict) -> set[int]:
     payload = data.get("payload")
     to = payload.get("to") if isinstance(payload, dict) else None
     return {r.get("user_id") for r in to if isinstance(r, dict)} if isinstance(to, list) else set()
+
+
+# What a row read without its payload needs beside seq, visibility and actor_id for may_see: whom a
+# ``shared`` event names (``.values("seq", "visibility", "actor_id", **HIDDEN_ROW)``).
+HIDDEN_ROW = {"shared_with": KeyTransform("shared_with", "payload")}
+
+
+def shared_with(data: dict) -> set[int]:
+    """The user ids a ``shared`` event names (campaign/hidden.py), from its payload or, for a row read
+    without it, from its own ``shared_with`` (``values(shared_with=KeyTransform("shared_with", "payload"))``)."""
+    named = data["shared_with"] if "shared_with" in data else (
+        data["payload"].get("shared_with") if isinstance(data.get("payload"), dict) else None)
+    return {r.get("user_id") for r in named if isinstance(r, dict)} if isinstance(named, list) else set()
 
 
 # What of a hidden event's envelope a member may see: enough to check its link

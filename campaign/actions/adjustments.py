@@ -17,7 +17,8 @@ from rules.common import ADJUSTED, adjusted, plan_adjustment
 
 from .. import hidden
 from ..log import Draft
-from ..models import VISIBILITY_GM, VISIBILITY_PUBLIC, Campaign, Membership
+from ..models import VISIBILITY_PUBLIC, VISIBILITY_SHARED, Campaign, Membership
+from ..visibility import Viewer
 from .access import access_character
 from .checks import check_reason
 from .errors import ActionError, Refused
@@ -42,9 +43,13 @@ def decide_adjust_sheet(campaign: Campaign, membership: Membership, action: dict
         if e.code == "unchanged":
             raise Refused(e.message, e.code)
         raise ActionError(f"That adjustment does not fit the sheet: {e.message}", "invalid")
-    # The old values are read from the whole state: if events hidden from the table shaped it,
-    # the adjustment is the GM's to see too (docs/hidden-information.md).
-    (hidden_from_table,) = hidden.hidden_shaped(character, [hidden.EVERYONE])
-    visibility = VISIBILITY_GM if hidden_from_table else VISIBILITY_PUBLIC
-    return Draft(ADJUSTED, {"changes": changes, "reason": reason}, 1, character,
-                 stored_visibility(character, visibility))
+    # The old values are read from the whole state: if events hidden from the table shaped it, the
+    # adjustment is shared with those who may see them, or the GM's alone (docs/hidden-information.md).
+    live, revealed = hidden.live_hidden_changes(character)
+    visibility, shared = VISIBILITY_PUBLIC, []
+    if hidden.hidden_shaped(character, [hidden.EVERYONE], (live, revealed))[0]:
+        visibility, shared = hidden.kept_from_the_table(character, Viewer.of(membership), live, revealed)
+    visibility = stored_visibility(character, visibility)  # an NPC's: the GM's alone
+    payload = {"changes": changes, "reason": reason}
+    return Draft(ADJUSTED, {**payload, "shared_with": shared} if visibility == VISIBILITY_SHARED else payload, 1,
+                 character, visibility)

@@ -23,6 +23,7 @@ from ..models import (
     ROLE_SPECTATOR,
     CHOSEN_VISIBILITIES,
     VISIBILITY_PUBLIC,
+    VISIBILITY_SHARED,
     Campaign,
     Character,
     Command,
@@ -252,15 +253,19 @@ def _decide(campaign: Campaign, membership: Membership, action: dict, dice, char
     opponent = contests.opponent_of(campaign, membership, character, action)
     try:
         # Who may see the decision depends on what hidden events it reads (campaign/hidden.py).
-        decided, visibility = hidden.decide(rules, character, Viewer.of(membership), action, visibility, dice,
-                                            INPUT_ERRORS)
+        decided, visibility, shared = hidden.decide(rules, character, Viewer.of(membership), action, visibility,
+                                                    dice, INPUT_ERRORS)
     except RuleError as e:
         raise rule_refusal(e)
     if opponent is not None:
+        if visibility == VISIBILITY_SHARED:  # its sharers may see this character's hidden changes, not the opponent's
+            visibility, shared = VISIBILITY_GM, []
         decided = contests.with_sides(campaign, character, opponent, decided)
         visibility = contests.stricter(visibility, contests.visibility_with(opponent, membership, visibility))
-    return [Draft(e.type, e.payload, e.version, character, stored_visibility(character, visibility, opponent))
-            for e in decided]
+    visibility = stored_visibility(character, visibility, opponent)
+    if visibility != VISIBILITY_SHARED:
+        return [Draft(e.type, e.payload, e.version, character, visibility) for e in decided]
+    return [Draft(e.type, {**e.payload, "shared_with": shared}, e.version, character, visibility) for e in decided]
 
 
 GM_TABLE_ACTIONS = {

@@ -408,6 +408,10 @@ function visibilityBadge(ev) {
       to.length ? `whisper to ${to.join(", ")}` : "whisper");
   }
   const words = VISIBILITIES.get(ev.visibility) || { means: ev.visibility, badge: ev.visibility };
+  if (ev.visibility === "shared" && !ev.hidden) {
+    const names = (ev.payload?.shared_with || []).map((r) => r.username);
+    return h("span", { class: "badge vis", title: words.means }, names.length ? `shared with ${names.join(", ")}` : words.badge);
+  }
   return h("span", { class: "badge vis", title: words.means }, words.badge);
 }
 

@@ -107,6 +107,55 @@ def test_a_player_cannot_open_her_own_sealed_command_once_the_seed_is_out(table_
     assert stored.payload["nonce_drawn"] is True
 
 
+def test_the_gms_answer_on_top_of_a_players_secret_roll_is_shared_with_her_so_she_keeps_her_character(table_for):
+    """A play-test's find (the thirteenth session): the GM's grant on a character with Alice's secret
+    roll was stored ``gm``, so the character was hidden-shaped for Alice, and her own next public test
+    came back sealed to her. Now it is shared with her (she saw everything it read); the table still
+    sees it sealed, and her character stays hers."""
+    table = tote_table(table_for)
+    secret = send(table, table.alice, {"type": "skill_test", "character": table.hero.id, "skill": "Strike",
+                                       "target": 9, "visibility": "secret"}, [5, 2, 5])
+    assert secret.status == 201
+    grant = send(table, table.gm, {"type": "grant_resolve", "character": table.hero.id, "amount": 2})
+    stored = Event.objects.get(campaign=table.campaign, seq=grant.json()["seq"])
+    assert stored.visibility == "shared"
+    assert stored.payload["shared_with"] == [{"user_id": table.alice.pk, "username": "alice"}]
+    assert seen(table.alice, stored.seq)["payload"]["amount"] == 2  # Alice reads it...
+    for user in (table.bob, table.watcher):  # ...the others get a sealed stub
+        assert seen(user, stored.seq)["hidden"] is True, user.username
+    mine = send(table, table.alice, {"type": "skill_test", "character": table.hero.id, "skill": "Strike",
+                                     "target": 9}, [6, 6, 6])
+    assert mine.status == 201 and mine.json().get("hidden") is None, mine.json()  # before: sealed from Alice
+    # Her sheet shows the Resolve granted, as the GM's does; Bob's leaves out both hidden events.
+    sheets = {user.username: client_for(user).get(f"/api/campaigns/{SLUG}/characters/{table.hero.id}").json()
+              for user in (table.gm, table.alice, table.bob)}
+    assert sheets["alice"]["state"]["resolve"] == sheets["gm"]["state"]["resolve"] == 5
+    assert sheets["bob"]["state"]["resolve"] == 3
+
+
+def test_the_gms_sheet_adjustment_on_top_of_a_players_secret_roll_is_shared_with_her(table_for):
+    table = tote_table(table_for)
+    send(table, table.alice, {"type": "skill_test", "character": table.hero.id, "skill": "Strike", "target": 9,
+                              "visibility": "secret"}, [5, 2, 5])
+    res = send(table, table.gm, {"type": "adjust_sheet", "character": table.hero.id, "changes": {"resolve": 4},
+                                 "reason": "a gift"})
+    stored = Event.objects.get(campaign=table.campaign, seq=res.json()["seq"])
+    assert (stored.visibility, stored.payload["shared_with"]) == ("shared", [{"user_id": table.alice.pk,
+                                                                              "username": "alice"}])
+    assert seen(table.alice, stored.seq)["payload"]["reason"] == "a gift"
+    assert seen(table.bob, stored.seq)["hidden"] is True
+
+
+def test_the_gms_answer_on_top_of_their_own_hidden_roll_stays_the_gms(table_for):
+    table = tote_table(table_for)
+    send(table, table.gm, {"type": "skill_test", "character": table.hero.id, "skill": "Strike", "target": 9,
+                           "visibility": "gm"}, [5, 2, 5])
+    grant = send(table, table.gm, {"type": "grant_resolve", "character": table.hero.id, "amount": 1})
+    stored = Event.objects.get(campaign=table.campaign, seq=grant.json()["seq"])
+    assert (stored.visibility, "shared_with" in stored.payload) == ("gm", False)
+    sealed_for_everyone_but_the_gm(table, stored.seq)
+
+
 def test_tote_hidden_aspect_penalty_and_injuries_stay_out_of_previews_and_public_tests(table_for):
     table = tote_table(table_for)
     test = {"type": "skill_test", "character": table.hero.id, "skill": "Strike", "target": 8}
@@ -243,9 +292,12 @@ def test_wyrm_gm_approval_of_fate_on_a_hidden_check_is_hidden(table_for):
     assert Event.objects.get(campaign=table.campaign, seq=asked.json()["seq"]).visibility == "secret"
     res = send(table, table.gm, {"type": "approve_fate", "character": table.hero.id})
     stored = Event.objects.get(campaign=table.campaign, seq=res.json()["seq"])
-    # Before: a public fate_spent carrying the hidden original_total.
-    assert "original_total" in stored.payload and stored.visibility == "gm"
-    sealed_for_everyone_but_the_gm(table, stored.seq)
+    # Before: a public fate_spent carrying the hidden original_total. Then ``gm``, which hid the answer
+    # from Alice, whose roll and request it answers; now shared with her (she saw all it read).
+    assert "original_total" in stored.payload and stored.visibility == "shared"
+    assert seen(table.alice, stored.seq)["payload"]["original_total"] == stored.payload["original_total"]
+    for user in (table.bob, table.watcher):
+        assert seen(user, stored.seq)["hidden"] is True, user.username
 
 
 def test_a_sheet_does_not_say_which_character_a_sealed_event_concerned(table_for):
