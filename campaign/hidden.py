@@ -41,10 +41,10 @@ from rules import Event as RulesEvent
 from rules import RuleError
 
 from .log import Draft, marks_after
-from .models import (ROLE_PLAYER, ROLE_SPECTATOR, VISIBILITY_GM, VISIBILITY_PUBLIC, VISIBILITY_SECRET,
+from .models import (ROLE_GM, ROLE_PLAYER, ROLE_SPECTATOR, VISIBILITY_GM, VISIBILITY_PUBLIC, VISIBILITY_SECRET,
                      VISIBILITY_SHARED, Character, Event, Membership)
 from .projections import BUNDLE, hidden_changes, visible_state
-from .visibility import HIDDEN_ROW, Viewer, may_see, shared_with
+from .visibility import HIDDEN_ROW, Viewer, may_see, shared_with, whispered_to
 
 # The least any member may see: public events and revealed ones. The readers of
 # a public event, whoever joins the table later.
@@ -185,9 +185,26 @@ def one_event(drafts: list[Draft]) -> list[Draft]:
     return [Draft(BUNDLE, payload, 1, first.character, first.visibility)]
 
 
+def revealed(event: Event) -> bool:
+    return Event.objects.filter(campaign_id=event.campaign_id, type="roll_revealed", payload__seq=event.seq).exists()
+
+
 def shown_type(event: Event) -> str:
-    """The type of ``event`` as a public mark on it (a void) may name it: ``sealed`` while it is hidden."""
-    if event.visibility == VISIBILITY_PUBLIC or Event.objects.filter(
-            campaign_id=event.campaign_id, type="roll_revealed", payload__seq=event.seq).exists():
-        return event.type
-    return "sealed"
+    """The type of ``event`` as a mark on it (a void) may name it: ``sealed`` while it is hidden."""
+    return event.type if event.visibility == VISIBILITY_PUBLIC or revealed(event) else "sealed"
+
+
+def readers_of(event: Event) -> tuple[str, list[dict]]:
+    """The visibility (and, for ``shared``, whom it names) of a GM's mark on ``event`` (a void) that
+    exactly ``event``'s readers may see: public once ``event`` is, else the GM and the members who
+    may see it. (Public, a void of a sealed roll named its character to the table, and came with
+    that character's sheet: a reviewer, the thirteenth session.)"""
+    if event.visibility == VISIBILITY_PUBLIC or revealed(event):
+        return VISIBILITY_PUBLIC, []
+    data = {"seq": event.seq, "visibility": event.visibility, "actor_id": event.actor_id, "payload": event.payload}
+    members = {event.actor_id} | shared_with(data) | whispered_to(data)
+    ids = [u for u in members - {None} if may_see(data, Viewer(user_id=u, role=ROLE_PLAYER))]
+    shared = [{"user_id": user_id, "username": username} for user_id, username in
+              Membership.objects.filter(campaign_id=event.campaign_id, user_id__in=ids).exclude(role=ROLE_GM)
+              .order_by("user__username").values_list("user_id", "user__username")]
+    return (VISIBILITY_SHARED, shared) if shared else (VISIBILITY_GM, [])

@@ -265,7 +265,7 @@ def _stream_sql(with_character: bool) -> tuple[str, list]:
 # Words of our own the lock's query compares with, written into its text: PostgreSQL plans the
 # prepared lock once per connection (see _cursor), and only a constant "not public" lets that plan
 # use the hidden events' partial index (campaign_event_hidden_by_camp).
-_CONSTANTS = frozenset({VISIBILITY_PUBLIC, *projections.STATELESS})
+_CONSTANTS = frozenset({VISIBILITY_PUBLIC, *projections.NO_HIDDEN_CHANGE})
 
 
 def _inline_constants(sql: str, params) -> tuple[str, list]:
@@ -275,7 +275,7 @@ def _inline_constants(sql: str, params) -> tuple[str, list]:
     text, kept = [parts[0]], []
     for value, part in zip(params, parts[1:]):
         if isinstance(value, str) and value in _CONSTANTS:
-            assert value.isascii() and value.isalnum(), value  # nothing to quote
+            assert value.isascii() and value.replace("_", "").isalnum(), value  # nothing to quote
             text.append(f"'{value}'")
         else:
             text.append("%s")

@@ -104,13 +104,16 @@ def concerning(character_id: int) -> Q:
 
 # Event types that never change a character's state (evolve passes them through).
 STATELESS = frozenset({"roll"})
+# What no member's view of a character turns on: a plain roll, and a void (it only takes back its
+# target, whose own visibility says who saw it; a void is read by exactly its target's readers).
+NO_HIDDEN_CHANGE = STATELESS | {VOID}
 
 
 def hidden_changes(character: Character):
     """The events that may change ``character``'s state and that not every member sees (not
     ``public``; revealed or voided ones included): what campaign.hidden asks about first."""
     return (Event.objects.filter(concerning(character.id), campaign_id=character.campaign_id)
-            .exclude(visibility=VISIBILITY_PUBLIC).exclude(type__in=STATELESS))
+            .exclude(visibility=VISIBILITY_PUBLIC).exclude(type__in=NO_HIDDEN_CHANGE))
 
 
 def fold(campaign: Campaign, events: Iterable[Event], states: dict[int, dict], seqs: dict[int, int],

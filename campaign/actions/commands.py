@@ -18,7 +18,7 @@ from ..canonical import jcs
 from .. import dice as dice_module
 from .. import fairdice
 from .. import hidden
-from ..log import Draft, canonical_json, lock_stream, record
+from ..log import Draft, canonical_json, lock_stream, marks_after, record
 from ..models import (
     ROLE_SPECTATOR,
     CHOSEN_VISIBILITIES,
@@ -31,7 +31,7 @@ from ..models import (
     Membership,
 )
 from ..outages import command_transaction
-from ..visibility import Viewer, may_see
+from ..visibility import HIDDEN_ROW, Viewer, may_see
 from .access import access_character, access_membership_now, require_gm
 from . import contests
 from .adjustments import decide_adjust_sheet
@@ -142,7 +142,7 @@ def do_command(membership: Membership, body, dice=None) -> CommandResult:
         if not drafts:
             raise Refused("That action changes nothing, so nothing was stored.")
         drafts = hidden.one_event(drafts)
-        drafts = _link_request(campaign, action, drafts)
+        drafts = _link_request(campaign, action, drafts, Viewer.of(membership))
         drafts = _record_dice_and_seal(drafts, client_id, action, recorder.log, source, Viewer.of(membership))
         # Stored with its events, by the same statement: the unique constraint on
         # (campaign, actor, client id) is what makes an id act once.
@@ -154,12 +154,15 @@ def do_command(membership: Membership, body, dice=None) -> CommandResult:
     return CommandResult(events, False, _head(campaign))  # record moved the locked row to the new head
 
 
-def _link_request(campaign: Campaign, action: dict, drafts: list[Draft]) -> list[Draft]:
+def _link_request(campaign: Campaign, action: dict, drafts: list[Draft], actor: Viewer) -> list[Draft]:
     """An action sent in answer to a GM's ``roll_requested`` names it (``"request": seq``);
     the first event records ``"answers": seq`` so the log links the two exactly.
 
     A request is open until an answer that still counts: voiding the answer (a mistaken
-    roll) opens the request again, as the table shows it, and voiding the request closes it."""
+    roll) opens the request again, as the table shows it, and voiding the request closes it.
+    An answer the actor may not see does not close it for her: "already answered in #19" told a
+    player what the sealed #19 was (a reviewer, the thirteenth session), so she answers it as her
+    table shows it, and the GM reads both."""
     seq = action.get("request")
     if seq is None:
         return drafts
@@ -167,12 +170,13 @@ def _link_request(campaign: Campaign, action: dict, drafts: list[Draft]) -> list
     character = drafts[0].character
     if request.type != "roll_requested" or character is None or request.character_id != character.id:
         raise ActionError(f"Event {seq} is not a roll request for this character.")
-    answers = list(Event.objects.filter(campaign=campaign, payload__answers=seq).values_list("seq", flat=True))
-    voided = set(Event.objects.filter(campaign=campaign, type="event_voided", payload__seq__in=[seq, *answers])
-                 .values_list("payload__seq", flat=True))
+    rows = list(Event.objects.filter(campaign=campaign, payload__answers=seq)
+                .values("seq", "visibility", "actor_id", **HIDDEN_ROW))
+    voided, revealed = marks_after(campaign.id, seq)
     if seq in voided:
         raise Refused(f"Request #{seq} was voided: there is nothing to answer.")
-    answered = next((s for s in sorted(answers) if s not in voided), None)
+    answered = next((r["seq"] for r in sorted(rows, key=lambda r: r["seq"])
+                     if r["seq"] not in voided and may_see(r, actor, revealed)), None)
     if answered is not None:
         raise Refused(f"That request was already answered in #{answered}.")
     return [replace(drafts[0], payload={**drafts[0].payload, "answers": seq}), *drafts[1:]]

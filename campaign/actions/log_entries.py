@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import hidden
 from ..log import Draft, event_body, hashed_fields
-from ..models import VISIBILITY_PUBLIC, Campaign, Event, Membership
+from ..models import VISIBILITY_PUBLIC, VISIBILITY_SHARED, Campaign, Event, Membership
 from .access import access_character
 from .checks import check_reason
 from .errors import ActionError, Refused
@@ -40,9 +40,13 @@ def decide_void(campaign: Campaign, membership: Membership, action: dict) -> Dra
                       "end the contest and adjust the sheets instead.")
     if Event.objects.filter(campaign=campaign, type="event_voided", payload__seq=target.seq).exists():
         raise Refused(f"Event {target.seq} is already voided.")
-    # A void of an NPC the players may not see names it: the GM's, as its events are.
-    return Draft("event_voided", {"seq": target.seq, "type": hidden.shown_type(target), "reason": reason}, 1,
-                 target.character, stored_visibility(target.character, VISIBILITY_PUBLIC))
+    # Read by exactly those who may read its target (it names the target's character, and that
+    # character's sheet comes with it); a void of an NPC the players may not see is the GM's.
+    visibility, shared = hidden.readers_of(target)
+    visibility = stored_visibility(target.character, visibility)
+    payload = {"seq": target.seq, "type": hidden.shown_type(target), "reason": reason}
+    return Draft("event_voided", {**payload, "shared_with": shared} if visibility == VISIBILITY_SHARED else payload, 1,
+                 target.character, visibility)
 
 
 def decide_reveal(campaign: Campaign, membership: Membership, action: dict) -> Draft:

@@ -645,7 +645,9 @@ function requestFollow(ev, ctx) {
   // The server's rule (campaign/actions/commands.py _link_request): a request is answered by a later event
   // naming it ("answers") that is not voided; a voided answer opens it again. A hidden answer's
   // payload is sealed, so a hidden roll by the player counts as the answer here.
-  const answer = laterEvents(ev).find((e) => e.payload?.answers === ev.seq || (e.hidden && e.actor === c.owner));
+  // (A sealed event has no character, so it is looked for among all the later ones.)
+  const answer = laterEvents(ev).find((e) => e.payload?.answers === ev.seq)
+    || [...events.values()].find((e) => e.seq > ev.seq && e.hidden && !e.voided && e.actor === c.owner);
   if (answer) return [h("span", { class: "muted small" }, "answered in ", h("a", { href: `#seq-${answer.seq}` }, `#${answer.seq}`))];
   if (c.owner === me.username && !isSpectator) {
     const { character, ...wantedAction } = p.action;
@@ -1007,6 +1009,8 @@ function afterEvent(ev, sheets) {
     case "scene_started": scene = p.scene; renderSession(); break;
     case "scene_ended": scene = null; renderSession(); break;
   }
+  // A sealed event names no character: a request its actor was asked for may be answered by it.
+  if (ev.hidden && !ev.character && !loading) for (const c of chars.values()) if (c.owner === ev.actor) updateFollowUps(c.id);
   if (pushed) { // the sheets came with the event: nothing to fetch
     if (fresh) for (const body of sheets) applySheet(body);
     else if (ev.character && !loading) updateFollowUps(ev.character);
@@ -1191,7 +1195,9 @@ function renderHero() {
     return;
   }
   if (!c.state) {
-    fill(sheetEl, h("p", { class: "muted" }, "Loading the sheet…"));
+    // An NPC shown by name only has no sheet for the players (campaign/actions/access.py says the same).
+    const kept = c.npc && c.shown !== "full" && !isGM;
+    fill(sheetEl, h("p", { class: "muted" }, kept ? `The GM keeps ${c.name}'s sheet to themselves.` : "Loading the sheet…"));
     fill(actionsEl);
     return;
   }

@@ -101,3 +101,13 @@ def test_an_encounter_with_turns_reaches_every_page_and_brings_your_controls_for
         expect(seat.page.locator("#encounter")).to_be_hidden()
     for seat in (alice, bob):
         assert "Innkeeper" not in "".join(seat.frames) and "Innkeeper" not in seat.page.content()
+
+
+def test_a_name_only_npcs_tab_says_the_gm_keeps_its_sheet(table_of, seats):
+    """A play-test's find (the thirteenth session): the tab said "Loading the sheet…" for good."""
+    table = table_of("wyrm")
+    table.create_character(table.alice, "Mira", get_system("wyrm").example_sheet)
+    npc(table, "Bandit", "name")
+    alice = seats("alice")
+    alice.page.get_by_role("tab", name="Bandit").click()
+    expect(alice.page.locator("#sheet")).to_contain_text("The GM keeps Bandit's sheet to themselves.")

@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 from campaign.models import ApiToken, Event
-from rules import get_system
+from rules import ScriptedDice, get_system
 from tests.browser.conftest import api_command, head_seq, off_the_loop
 from tests.conftest import Table
 
@@ -425,3 +425,22 @@ def test_the_page_is_usable_by_keyboard_at_phone_width(table_of, seats):
     expect(page.locator("#composer")).to_be_hidden()
     page.keyboard.press("/")
     assert page.evaluate("document.activeElement.id") == "notation"
+
+
+def test_a_request_answered_by_a_sealed_roll_reads_answered_on_the_other_pages(table_of, seats):
+    """A play-test's find (the thirteenth session): the sealed answer has no character, and the page
+    linked answers to requests by character, so Bob's page said "waiting for alice" for good."""
+    table = table_of("tote")
+    hero = table.create_character(table.alice, "Ayasha", get_system("tote").example_sheet)
+    table.command(table.gm, {"type": "start_session"})
+    test = {"type": "skill_test", "character": hero.id, "skill": "Hunt", "target": 8}
+    table.command(table.alice, {**test, "visibility": "secret"}, dice=ScriptedDice([3, 3, 3]))
+    bob = seats("bob")
+    request = table.command(table.gm, {"type": "request_roll", "character": hero.id, "action": test}).events[0].seq
+    expect(bob.event(request)).to_contain_text("waiting for alice")
+    # On top of her own secret test her answer is secret too: sealed on Bob's page.
+    answer = table.command(table.alice, {**test, "request": request}, dice=ScriptedDice([4, 4, 4])).events[0]
+    assert answer.visibility == "secret"
+    expect(bob.event(request)).to_contain_text(f"answered in #{answer.seq}")
+    bob.page.reload()
+    expect(bob.event(request)).to_contain_text(f"answered in #{answer.seq}")

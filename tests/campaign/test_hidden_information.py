@@ -156,6 +156,22 @@ def test_the_gms_answer_on_top_of_their_own_hidden_roll_stays_the_gms(table_for)
     sealed_for_everyone_but_the_gm(table, stored.seq)
 
 
+def test_a_request_answered_by_a_roll_she_may_not_see_is_still_hers_to_answer(table_for):
+    """A reviewer's find (the thirteenth session): "That request was already answered in #19" told
+    a player that the sealed #19 answered it, and so what it was and on whom."""
+    table = tote_table(table_for)
+    test = {"type": "skill_test", "character": table.hero.id, "skill": "Strike", "target": 9}
+    request = send(table, table.gm, {"type": "request_roll", "character": table.hero.id, "action": test})
+    # (A plain roll, which changes no state: so Alice's own answer is hers to see, as below.)
+    gm_answer = send(table, table.gm, {"type": "roll", "notation": "3d6", "character": table.hero.id,
+                                       "visibility": "gm", "request": request.json()["seq"]}, [5, 2, 5])
+    assert gm_answer.status == 201
+    mine = send(table, table.alice, {**test, "request": request.json()["seq"]}, [6, 6, 6])
+    assert mine.status == 201 and mine.json().get("hidden") is None, mine.json()  # before: a 422 naming the sealed event
+    again = send(table, table.alice, {**test, "request": request.json()["seq"]}, [6, 6, 6])
+    assert again.status == 422 and f"#{mine.json()['seq']}" in again.json()["error"]["message"]
+
+
 def test_tote_hidden_aspect_penalty_and_injuries_stay_out_of_previews_and_public_tests(table_for):
     table = tote_table(table_for)
     test = {"type": "skill_test", "character": table.hero.id, "skill": "Strike", "target": 8}
@@ -321,6 +337,31 @@ def test_a_void_does_not_name_the_type_of_a_sealed_event(table_for):
     voids = Event.objects.filter(campaign=table.campaign, type="event_voided").order_by("seq")
     # Before: the public void said "injury_marked" of the event sealed for everyone else.
     assert [v.payload["type"] for v in voids] == ["sealed", "injury_marked"]
+
+
+def test_a_void_is_read_by_its_targets_readers_only(table_for):
+    """A reviewer's find (the thirteenth session): the void of a sealed event was public and named
+    its character (with that character's sheet), which the sealed stub keeps from the table."""
+    table = tote_table(table_for)
+    rival = table.create_character(table.bob, "Rival", get_system("tote").example_sheet).id
+    secret = send(table, table.alice, {"type": "skill_test", "character": table.hero.id, "skill": "Strike",
+                                       "target": 9, "visibility": "secret"}, [5, 2, 5])
+    public = send(table, table.gm, {"type": "grant_resolve", "character": rival})
+    hidden = send(table, table.gm, {"type": "mark_injury", "character": rival, "visibility": "gm"})
+    voids = {name: send(table, table.gm, {"type": "void", "seq": target.json()["seq"], "reason": "oops"}).json()["seq"]
+             for name, target in (("hidden", hidden), ("secret", secret), ("public", public))}
+    stored = {name: Event.objects.get(campaign=table.campaign, seq=seq) for name, seq in voids.items()}
+    assert {name: e.visibility for name, e in stored.items()} == {"hidden": "gm", "secret": "shared", "public": "public"}
+    assert stored["secret"].payload["shared_with"] == [{"user_id": table.alice.pk, "username": "alice"}]
+    for user in (table.alice, table.bob, table.watcher):
+        assert seen(user, voids["hidden"])["character"] is None, user.username
+    assert seen(table.alice, voids["secret"])["character"] == table.hero.id
+    assert seen(table.bob, voids["secret"])["character"] is None
+    assert seen(table.alice, voids["public"])["character"] == rival
+    # Its targets voided, nothing of the character is hidden any more: Alice's next test is public.
+    mine = send(table, table.alice, {"type": "skill_test", "character": table.hero.id, "skill": "Strike",
+                                     "target": 9}, [6, 6, 6])
+    assert mine.status == 201 and mine.json().get("hidden") is None, mine.json()
 
 
 def test_dice_stats_count_sealed_events_whether_or_not_they_rolled(table_for):
