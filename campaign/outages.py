@@ -13,7 +13,8 @@ warning line, no traceback per request), and :func:`server_error` (``handler500`
 errors raised in a middleware (the session saved after the view, say).
 
 The command path's own answers (``database_unavailable`` when nothing was stored,
-``outcome_unknown`` when the connection died at COMMIT) are mapped once, in
+``outcome_unknown`` when the connection died at COMMIT, ``table_busy`` when the campaign's
+stream lock was held longer than ``DB_LOCK_TIMEOUT``) are mapped once, in
 campaign/pipeline.py.
 """
 
@@ -37,6 +38,14 @@ RETRY_AFTER_SECONDS = 5
 UNAVAILABLE_MESSAGE = "The server can't reach its database right now; nothing was stored. Try again in a moment."
 # A read (GET, a socket opening) stores nothing, so "nothing was stored" would only puzzle.
 READ_UNAVAILABLE_MESSAGE = "The server can't reach its database right now. Try again in a moment."
+
+
+# A command that waited ``DB_LOCK_TIMEOUT`` for its campaign's stream lock gives up before it wrote
+# anything: a holder that does not let go (a stalled transaction, a long rebuild) must not pin a
+# database thread and a pooled connection per waiting command until every table of the process
+# waits with it (issue #12).
+BUSY_MESSAGE = "This table is busy finishing an earlier action; nothing was stored. Try again in a moment."
+LOCK_NOT_AVAILABLE = "55P03"  # PostgreSQL's SQLSTATE for lock_timeout
 
 
 UNKNOWN_MESSAGE = ("The connection to the database broke while your command was being stored, so it may or "
@@ -71,12 +80,21 @@ def command_transaction():
 
 
 def outage_code(exc: BaseException | None) -> str | None:
-    """``outcome_unknown``, ``database_unavailable``, or None for anything that is not an outage."""
+    """``outcome_unknown``, ``table_busy``, ``database_unavailable``, or None for anything that is
+    not an outage."""
     if isinstance(exc, UnknownOutcome):
         return "outcome_unknown"
     if isinstance(exc, DATABASE_OUTAGE):
-        return "database_unavailable"
+        return "table_busy" if _waited_too_long_for_a_lock(exc) else "database_unavailable"
     return None
+
+
+def _waited_too_long_for_a_lock(exc: BaseException) -> bool:
+    """PostgreSQL's lock_timeout, or SQLite's busy timeout on its one write lock."""
+    cause = exc.__cause__
+    if getattr(cause, "sqlstate", None) == LOCK_NOT_AVAILABLE:
+        return True
+    return type(cause).__module__ == "sqlite3" and "database is locked" in str(cause)
 
 
 def retry_connections_steadily() -> None:
@@ -99,7 +117,8 @@ def wants_json(request) -> bool:
     return request.path.startswith("/api/") or "application/json" in request.headers.get("Accept", "")
 
 
-MESSAGES = {"database_unavailable": UNAVAILABLE_MESSAGE, "outcome_unknown": UNKNOWN_MESSAGE}
+MESSAGES = {"database_unavailable": UNAVAILABLE_MESSAGE, "outcome_unknown": UNKNOWN_MESSAGE,
+            "table_busy": BUSY_MESSAGE}
 
 
 def unavailable_response(request, code: str = "database_unavailable") -> HttpResponse:
@@ -124,8 +143,9 @@ class DatabaseOutageMiddleware:
     def process_exception(self, request, exception):
         if not is_outage(exception):
             return None
-        log.warning("database unavailable for %s %s: %r", request.method, request.path, exception)
-        return unavailable_response(request, outage_code(exception))
+        code = outage_code(exception)
+        log.warning("%s for %s %s: %r", code.replace("_", " "), request.method, request.path, exception)
+        return unavailable_response(request, code)
 
 
 def server_error(request, template_name: str = "500.html"):

@@ -147,3 +147,14 @@ def outage_error(e: Exception) -> ActionError | None:
     """The error a database outage is answered with, or None if ``e`` is not one."""
     code = outage_code(e)
     return None if code is None else Unavailable(MESSAGES[code], code)
+
+
+def failed_behind(e: BaseException) -> ActionError | None:
+    """What a command waiting behind one of the same table that failed with ``e`` is told instead of
+    running (``sessions.db.in_turn``): the table's lock timed out or its database is away, so it
+    would only wait as long again. It never ran: nothing of it was stored, whatever befell the other."""
+    code = outage_code(e)
+    if code is None:
+        return None  # the other was refused for itself: this one runs
+    code = "table_busy" if code == "table_busy" else "database_unavailable"
+    return Unavailable(MESSAGES[code], code)

@@ -114,8 +114,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # again for every command (its estimate of the generic plan lost to the custom plans'),
     # 1-2 ms of its CPU each. Their plan is made for any ids (campaign.log._inline_constants).
     # A startup option, not a SET: a SET in a transaction that rolls back is undone.
+    # A statement waits at most DB_LOCK_TIMEOUT seconds for a lock (a command for its campaign's
+    # stream row): then it fails, the command answers 503 table_busy (nothing was stored), and its
+    # thread and connection serve the other tables again (campaign/outages.py, issue #12).
     DATABASES["default"]["OPTIONS"]["options"] = " ".join(
-        filter(None, [DATABASES["default"]["OPTIONS"].get("options"), "-c plan_cache_mode=force_generic_plan"]))
+        filter(None, [DATABASES["default"]["OPTIONS"].get("options"), "-c plan_cache_mode=force_generic_plan",
+                      f"-c lock_timeout={env_int('DB_LOCK_TIMEOUT', 5) * 1000}"]))
 if DATABASES["default"]["ENGINE"] == "campaign.postgresql" and env_int("DB_POOL_MAX", 20) > 0:
     # A pool per process: without it every database call under ASGI opens a
     # new connection (measured: a quarter of the database thread's time, see
@@ -136,7 +140,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # locked" when a reader upgrades to a writer. WAL lets readers run meanwhile.
     DATABASES["default"]["OPTIONS"] = {
         "transaction_mode": "IMMEDIATE",
-        "timeout": 30,
+        "timeout": 30,  # then table_busy (campaign/outages.py); long, for one process on a laptop
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
     # A file, not Django's shared in-memory database, so tests exercise the

@@ -19,6 +19,7 @@ asking for the events after the same seq) share one database call
 from __future__ import annotations
 
 import asyncio
+import collections
 import functools
 import itertools
 from concurrent.futures import ThreadPoolExecutor
@@ -65,6 +66,66 @@ def _returning_connections(fn, *args, **kwargs):
         return fn(*args, **kwargs)
     finally:
         close_old_connections()
+
+
+class _Turn:
+    """One campaign's commands in one process: which one runs, which wait (in arrival order)."""
+
+    def __init__(self):
+        self.waiting: collections.deque[asyncio.Future] = collections.deque()
+
+
+_turns: dict[tuple, _Turn] = {}
+
+
+async def in_turn(campaign_id: int, fn: Callable[..., Any], *args, behind: Callable[[BaseException], BaseException | None]
+                  = lambda e: None) -> Any:
+    """``await db(fn)(*args)`` (a command of the campaign) once this process's earlier commands of
+    the same campaign have ended.
+
+    They would wait for the campaign's stream lock one after another anyway (campaign/log.py);
+    here they wait on the event loop instead of each on a thread and a pooled connection of its
+    own, so a campaign whose lock is held (a stalled holder in another process, a long rebuild)
+    keeps one thread of this process and every other table's commands and reads still run.
+
+    * The turn passes on when the thread's work has **ended**, not when the caller stopped
+      waiting: a socket closed mid-command leaves its thread running (asgiref does not wait for
+      a cancelled thread), and the next command must not start a second one beside it.
+    * ``behind(e)``: when a command fails with ``e``, the error each command then waiting gets
+      instead of its turn, or None to let them run. A table whose lock timed out or whose database
+      is away fails them all at once, not each after its own timeout in turn."""
+    loop = asyncio.get_running_loop()
+    key = (loop, campaign_id)
+    turn = _turns.get(key)
+    if turn is None:
+        _turns[key] = _Turn()  # ours, with no one waiting
+    else:
+        mine = loop.create_future()
+        turn.waiting.append(mine)
+        try:
+            await mine  # the turn, or the error of the command it failed behind
+        except asyncio.CancelledError:
+            if mine.done() and not mine.cancelled() and mine.exception() is None:
+                _pass_turn(key, None)  # handed to us as we were cancelled: on to the next
+            raise
+    work = asyncio.ensure_future(db(fn)(*args))
+    work.add_done_callback(lambda done: _pass_turn(key, done, behind))
+    return await asyncio.shield(work)
+
+
+def _pass_turn(key: tuple, done: asyncio.Future | None, behind=lambda e: None) -> None:
+    turn = _turns[key]
+    failed = done.exception() if done is not None and not done.cancelled() else None
+    while turn.waiting:
+        waiter = turn.waiting.popleft()
+        if waiter.done():  # cancelled while it waited
+            continue
+        error = behind(failed) if failed is not None else None
+        if error is None:
+            waiter.set_result(None)
+            return
+        waiter.set_exception(error)
+    del _turns[key]
 
 
 _in_flight: dict[tuple, tuple[int, asyncio.Future]] = {}

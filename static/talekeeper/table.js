@@ -108,10 +108,13 @@ async function postJSON(url, body, timeoutMs = 0) {
 // database at COMMIT, a 5xx or no answer at all) it is sent again with the SAME id: the server
 // stores an id at most once and answers a repeat with what it stored (docs/operations.md), so a
 // roll is never doubled and the player is never asked to roll again. database_unavailable is
-// not a doubt: the server knows nothing was stored, and says so.
+// not a doubt: the server knows nothing was stored, and says so. table_busy is no doubt either
+// (the table's lock was taken for longer than the server waits: nothing was stored), but it
+// passes, so it is sent again the same way, and said as what it is.
 // `show`: where the acting member sees what it did: "card" (the result card beside the sheet's
 // actions, kept in view) or "log" (the log line, scrolled into view: the dice box sits under the log).
 const DOUBTS = new Set(["outcome_unknown", "server_error", "connection_lost", "no_answer"]);
+const BUSY = "table_busy";
 const RESEND_AFTER_MS = [500, 1000, 2000, 4000, 8000, 8000, 8000]; // ~30 s of asking, then say we don't know
 const ANSWER_WITHIN_MS = 15000;
 
@@ -122,11 +125,13 @@ export async function sendCommand(action, { show } = {}) {
     try {
       ack = await deliver(id, action);
     } catch (problem) {
-      if (!DOUBTS.has(problem.code)) throw problem;
+      const busy = problem.code === BUSY;
+      if (!DOUBTS.has(problem.code) && !busy) throw problem;
       if (attempt >= RESEND_AFTER_MS.length) {
+        if (busy) throw problem; // "nothing was stored": the server's own words
         throw { code: problem.code, message: "We couldn't confirm whether that was stored. The log will show it if it was: check it once the table is live before sending it again." };
       }
-      notice("Checking whether that was stored…", "info");
+      notice(busy ? "The table is busy finishing an earlier action; trying again…" : "Checking whether that was stored…", "info");
       await new Promise((resolve) => setTimeout(resolve, RESEND_AFTER_MS[attempt]));
       continue;
     }

@@ -225,6 +225,25 @@ class Seat:
             self.page.route_web_socket(re.compile(r"/ws/campaigns/"), route)
             self._sockets_routed = True
 
+    def tamper_sockets(self, from_page=None, from_server=None):
+        """Every new socket's frames pass through ``from_page(frame, to_page)`` on their way to the
+        server and ``from_server(frame, to_page)`` on their way back (``frame`` parsed; ``to_page`` sends
+        text to the page): each returns the frame to pass on (a dict), or None to drop it."""
+        def handler(ws):
+            server = ws.connect_to_server()
+
+            def passing(hook, onward):
+                def on_message(message):
+                    frame = hook(json.loads(message), ws.send) if hook else json.loads(message)
+                    if frame is not None:
+                        onward(json.dumps(frame))
+                return on_message
+
+            ws.on_message(passing(from_page, server.send))
+            server.on_message(passing(from_server, ws.send))
+
+        self.route_sockets(handler)
+
     def go_offline(self):
         """The network goes away, and the page's socket with it. Chromium's offline mode fails
         requests but does not always stop WebSockets (a loaded run once had the page back at once,

@@ -264,27 +264,19 @@ def test_a_roll_whose_outcome_is_in_doubt_is_resent_with_its_id_and_stored_once(
     sent: list[str] = []  # command ids the page sent, in order
     lost: list[dict] = []  # the one ack the page never heard
 
-    def route(ws):
-        server = ws.connect_to_server()
+    def from_page(frame, to_page):
+        if frame.get("type") == "command":
+            sent.append(frame["id"])
+        return frame
 
-        def from_page(message):
-            frame = json.loads(message)
-            if frame.get("type") == "command":
-                sent.append(frame["id"])
-            server.send(message)
+    def from_server(frame, to_page):
+        if frame.get("type") == "ack" and not lost:
+            lost.append(frame)
+            return {"type": "error", "id": frame["id"], "code": "outcome_unknown",
+                    "message": "The connection to the database broke while storing it."}
+        return frame
 
-        def from_server(message):
-            frame = json.loads(message)
-            if frame.get("type") == "ack" and not lost:
-                lost.append(frame)
-                message = json.dumps({"type": "error", "id": frame["id"], "code": "outcome_unknown",
-                                      "message": "The connection to the database broke while storing it."})
-            ws.send(message)
-
-        ws.on_message(from_page)
-        server.on_message(from_server)
-
-    alice.route_sockets(route)
+    alice.tamper_sockets(from_page, from_server)
     alice.page.evaluate("window.talekeeperTable.drop()")  # the next socket goes through the route
     alice.wait_live()
     start = head_seq(table)
@@ -297,6 +289,37 @@ def test_a_roll_whose_outcome_is_in_doubt_is_resent_with_its_id_and_stored_once(
     assert head_seq(table) == start + 1
     assert Event.objects.filter(campaign=table.campaign, command__client_id=sent[0]).count() == 1
     assert alice.seqs() == list(range(1, start + 2))
+
+
+def test_a_roll_told_the_table_is_busy_is_sent_again_with_its_id_and_stored_once(table_of, seats):
+    """The server answered ``table_busy`` (the table's lock was held longer than it waits:
+    tests/faults/test_busy_table.py; nothing was stored): the page says the table is busy, sends
+    the same command id again and shows the roll, without asking the player to roll again."""
+    table = table_of("tale")
+    alice = seats("alice")
+    sent: list[str] = []  # command ids the page sent, in order
+
+    def from_page(frame, to_page):
+        if frame.get("type") == "command":
+            sent.append(frame["id"])
+            if len(sent) == 1:  # the first never reaches the server: it was "busy"
+                to_page(json.dumps({"type": "error", "id": frame["id"], "code": "table_busy",
+                                    "message": "This table is busy finishing an earlier action; nothing was "
+                                               "stored. Try again in a moment."}))
+                return None
+        return frame
+
+    alice.tamper_sockets(from_page)
+    alice.page.evaluate("window.talekeeperTable.drop()")  # the next socket goes through the route
+    alice.wait_live()
+    start = head_seq(table)
+    alice.roll("3d6")
+    expect(alice.page.locator("#notice")).to_contain_text("The table is busy")
+    expect(alice.page.locator("#notice")).to_have_text("")  # the resend's ack
+    assert len(sent) == 2 and sent[0] == sent[1], sent
+    expect(alice.event(start + 1)).to_be_attached()
+    assert head_seq(table) == start + 1
+    assert Event.objects.filter(campaign=table.campaign, command__client_id=sent[0]).count() == 1
 
 
 def test_a_voided_event_is_struck_through_and_the_sheet_changes_back(table_of, seats):

@@ -72,6 +72,35 @@ def test_the_socket_mapping_names_each_outage_and_nothing_else():
     assert outage_error(ValueError("a bug")) is None
 
 
+def test_commands_waiting_behind_a_failed_one_are_told_what_befell_their_table_and_that_nothing_was_stored():
+    from campaign.pipeline import failed_behind
+
+    busy = OperationalError("canceling statement due to lock timeout")
+    busy.__cause__ = type("LockNotAvailable", (Exception,), {"sqlstate": outages.LOCK_NOT_AVAILABLE})()
+    assert failed_behind(busy).code == "table_busy"
+    assert failed_behind(OperationalError("gone")).code == "database_unavailable"
+    behind_unknown = failed_behind(outages.UnknownOutcome(outages.UNKNOWN_MESSAGE))
+    assert behind_unknown.code == "database_unavailable" and "nothing was stored" in behind_unknown.message
+    assert failed_behind(ValueError("refused for itself")) is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_command_that_waited_too_long_for_its_tables_lock_is_table_busy_and_stores_nothing(transactional_table):
+    """The real error of each database: PostgreSQL's lock_timeout (DB_LOCK_TIMEOUT, shortened here
+    for this connection), SQLite's busy timeout on its write lock."""
+    from tests.locks import stream_lock_held
+
+    table = transactional_table
+    with connection.cursor() as cursor:
+        cursor.execute("SET lock_timeout = '50ms'" if connection.vendor == "postgresql" else "PRAGMA busy_timeout = 50")
+    with stream_lock_held(table.campaign.id), pytest.raises(OperationalError) as raised:
+        table.command(table.alice, {"type": "roll", "notation": "2d6"}, client_id="while-held")
+    busy = outage_error(raised.value)
+    assert (busy.code, busy.status) == ("table_busy", 503) and "nothing was stored" in busy.message
+    assert not Command.objects.filter(client_id="while-held").exists()
+    assert table.command(table.alice, {"type": "roll", "notation": "2d6"}, client_id="while-held").events
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_failed_commit_is_an_unknown_outcome_and_a_failure_before_it_is_not(transactional_table):
     table = transactional_table

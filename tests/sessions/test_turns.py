@@ -1,0 +1,214 @@
+"""sessions.db.in_turn: a table's socket commands take this process's database threads one at a time.
+
+They would wait for the campaign's stream lock one after another anyway; waiting on the event loop
+instead, a table whose lock is held keeps one thread, and every other table still gets the rest.
+What each test pins is which calls were handed to a database thread (``db``) and when, not how
+long anything took: the calls here block on events the test sets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+import sessions.db
+from sessions.db import in_turn
+
+
+@pytest.fixture
+def threads(monkeypatch):
+    """Real threads for ``db`` (as on PostgreSQL; SQLite keeps one), and the calls handed to them, in order."""
+    handed: list[str] = []
+    executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="test-turns")
+    real = sessions.db.db
+    monkeypatch.setattr(sessions.db, "concurrent", lambda: True)
+    monkeypatch.setattr(sessions.db, "_executor", executor)
+
+    def recording(fn):
+        run = real(fn)
+
+        def call(label, *args):
+            handed.append(label)
+            return run(label, *args)
+        return call
+
+    monkeypatch.setattr(sessions.db, "db", recording)
+    yield handed
+    executor.shutdown(wait=True)
+
+
+class Blocking:
+    """A database call that blocks until released (and says on the loop when it started)."""
+
+    def __init__(self):
+        self.loop = asyncio.get_running_loop()
+        self.started: dict[str, asyncio.Event] = {}
+        self.release: dict[str, threading.Event] = {}
+        self.ended: list[str] = []
+
+    def __call__(self, label, fail=None):
+        self.loop.call_soon_threadsafe(self.started_event(label).set)
+        assert self.gate(label).wait(timeout=30)  # a bound on a hang, never what is checked
+        self.ended.append(label)
+        if fail is not None:
+            raise fail
+        return label
+
+    def started_event(self, label) -> asyncio.Event:
+        return self.started.setdefault(label, asyncio.Event())
+
+    def gate(self, label) -> threading.Event:
+        return self.release.setdefault(label, threading.Event())
+
+
+async def settle():
+    """Let every task run until it waits on something outside the loop (no clock involved)."""
+    for _ in range(10):
+        await asyncio.sleep(0)
+
+
+async def test_a_tables_commands_take_a_thread_one_after_another_in_arrival_order(threads):
+    call = Blocking()
+    first = asyncio.ensure_future(in_turn(1, call, "first"))
+    await call.started_event("first").wait()
+    later = [asyncio.ensure_future(in_turn(1, call, label)) for label in ("second", "third")]
+    await settle()
+    assert threads == ["first"]  # the others wait on the loop, not on a thread each
+    for label in ("first", "second", "third"):
+        call.gate(label).set()
+    assert [await first, *[await t for t in later]] == ["first", "second", "third"]
+    assert threads == call.ended == ["first", "second", "third"]
+
+
+async def test_another_tables_command_runs_while_one_table_waits(threads):
+    call = Blocking()
+    stuck = asyncio.ensure_future(in_turn(1, call, "table 1"))
+    await call.started_event("table 1").wait()
+    call.gate("table 2").set()
+    assert await in_turn(2, call, "table 2") == "table 2"  # while table 1's call still holds its thread
+    assert call.ended == ["table 2"]
+    call.gate("table 1").set()
+    assert await stuck == "table 1"
+
+
+async def test_a_caller_that_stops_waiting_keeps_the_turn_until_its_thread_has_ended(threads):
+    """A socket closed mid-command: its thread goes on, and the next command must not start beside it."""
+    call = Blocking()
+    gone = asyncio.ensure_future(in_turn(1, call, "closed socket"))
+    await call.started_event("closed socket").wait()
+    gone.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await gone
+    nxt = asyncio.ensure_future(in_turn(1, call, "next"))
+    await settle()
+    assert threads == ["closed socket"]
+    call.gate("closed socket").set()
+    call.gate("next").set()
+    assert await nxt == "next"
+    assert call.ended == ["closed socket", "next"]
+
+
+async def test_a_caller_that_stops_waiting_for_its_turn_is_skipped(threads):
+    call = Blocking()
+    first = asyncio.ensure_future(in_turn(1, call, "first"))
+    await call.started_event("first").wait()
+    dropped = asyncio.ensure_future(in_turn(1, call, "dropped"))
+    third = asyncio.ensure_future(in_turn(1, call, "third"))
+    await settle()
+    dropped.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await dropped
+    call.gate("first").set()
+    call.gate("third").set()
+    assert (await first, await third) == ("first", "third")
+    assert threads == ["first", "third"]
+
+
+class TableBusy(Exception):
+    pass
+
+
+async def test_commands_waiting_behind_one_that_failed_fail_at_once_when_told_to(threads):
+    """A table whose lock timed out (or whose database is away) fails its queue together, not each
+    after a timeout of its own in turn."""
+    call = Blocking()
+
+    def behind(e):
+        return TableBusy(f"behind: {e}") if isinstance(e, TimeoutError) else None
+
+    first = asyncio.ensure_future(in_turn(1, call, "first", TimeoutError("lock"), behind=behind))
+    await call.started_event("first").wait()
+    queued = [asyncio.ensure_future(in_turn(1, call, label, behind=behind)) for label in ("second", "third")]
+    await settle()
+    call.gate("first").set()
+    with pytest.raises(TimeoutError):
+        await first
+    for task in queued:
+        with pytest.raises(TableBusy, match="behind: lock"):
+            await task
+    assert threads == ["first"]
+    # The turn is free again: the next command runs.
+    call.gate("after").set()
+    assert await in_turn(1, call, "after", behind=behind) == "after"
+
+
+async def test_commands_waiting_behind_one_refused_for_itself_still_run(threads):
+    call = Blocking()
+    first = asyncio.ensure_future(in_turn(1, call, "first", ValueError("refused"), behind=lambda e: None))
+    await call.started_event("first").wait()
+    second = asyncio.ensure_future(in_turn(1, call, "second", behind=lambda e: None))
+    await settle()
+    call.gate("first").set()
+    call.gate("second").set()
+    with pytest.raises(ValueError):
+        await first
+    assert await second == "second"
+    assert threads == ["first", "second"]
+
+
+# --- on real sockets and PostgreSQL ---------------------------------------------------------
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+async def test_a_table_whose_lock_is_held_keeps_one_thread_and_another_table_is_answered(
+        transactional_table, require_postgres, monkeypatch):
+    """Two database threads, three sockets of a table whose stream row another connection holds,
+    and a socket of another table: that one's command is answered while the lock is still held.
+    (Without the turn the three took both threads, and the other table waited for the lock too.)"""
+    from channels.db import database_sync_to_async
+
+    from campaign.actions import do_create_campaign
+    from tests.locks import stream_lock_held
+    from tests.sessions.test_table_consumer import connect, receive, until_ready
+
+    table = transactional_table
+    two = ThreadPoolExecutor(max_workers=2, thread_name_prefix="two")
+    monkeypatch.setattr(sessions.db, "_executor", two)
+    other = await database_sync_to_async(do_create_campaign)(table.gm, "The Salt Flats", "tote", slug="salt-flats")
+    sockets = [await connect(table, user) for user in (table.gm, table.alice, table.bob)]
+    elsewhere = await connect(table, table.gm, slug=other.slug)
+    for comm in (*sockets, elsewhere):
+        await until_ready(comm)
+
+    answered = []  # (who, frame type), in the order they came
+    with stream_lock_held(table.campaign.id) as release:
+        for i, comm in enumerate(sockets):
+            await comm.send_json_to({"type": "command", "id": f"held-{i}", "action": {"type": "roll", "notation": "1d6"}})
+        await elsewhere.send_json_to({"type": "command", "id": "elsewhere", "action": {"type": "roll", "notation": "1d6"}})
+
+        async def answer(name, comm):
+            while (frame := await receive(comm, timeout=60))["type"] not in ("ack", "error"):
+                pass
+            answered.append((name, frame["type"]))
+            if name == "elsewhere":
+                release()  # only now may the held table go on
+
+        await asyncio.gather(answer("elsewhere", elsewhere), *[answer(f"held-{i}", c) for i, c in enumerate(sockets)])
+    assert answered[0] == ("elsewhere", "ack"), answered
+    assert sorted(answered[1:]) == [(f"held-{i}", "ack") for i in range(3)], answered
+    for comm in (*sockets, elsewhere):
+        await comm.disconnect()
+    two.shutdown(wait=True)
