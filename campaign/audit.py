@@ -33,9 +33,10 @@ from rules import Event as RulesEvent
 from rules.declare import fill_description
 
 from .log import serialize_event, timestamp
-from .models import VISIBILITY_WORDS, Campaign, Character, Event
+from .models import VISIBILITY_SHARED, VISIBILITY_WORDS, Campaign, Character, Event
 from .projections import CAMPAIGN_WIDE, VOID, fold, plain_json, state_as_of, voided_seqs
 from .softcache import cache_get, cache_set
+from .visibility import READ_BY_NAMED
 
 PAGE_SIZE = 50
 DICE_SHOWN = 24  # dice listed per event on the page (the payload has them all)
@@ -246,9 +247,19 @@ def log_page(campaign: Campaign, flt: LogFilter, after: int | None = None, befor
         for data in events:
             data.update(marks.get(data["seq"], {}))
             data["summary"] = describe(data, campaign.rules)
-            data["visibility_words"] = VISIBILITY_WORDS.get(data.get("visibility"), {})
+            data["visibility_words"] = visibility_words(data)
             data["dice"] = dice_text(data["payload"], limit=DICE_SHOWN)
     return LogPage(events, flt.queryset(campaign).count(), has_previous, has_next)
+
+
+def visibility_words(data: dict) -> dict:
+    """An event's badge words: a ``gm`` event that names other readers (campaign/hidden.py) says whom,
+    as the table's badge does (static/talekeeper/table.js)."""
+    named = (data.get("payload") or {}).get("shared_with") if data.get("visibility") in READ_BY_NAMED else None
+    names = [r.get("username") for r in named if isinstance(r, dict)] if isinstance(named, list) else []
+    if names:
+        return {**VISIBILITY_WORDS[VISIBILITY_SHARED], "badge": "shared with " + ", ".join(map(str, names))}
+    return VISIBILITY_WORDS.get(data.get("visibility"), {})
 
 
 def marks_on(campaign: Campaign, first: int, last: int) -> dict[int, dict]:

@@ -20,10 +20,15 @@ This module decides, before the rules do, who may see a decision's result
 * Hidden-shaped only for others (the GM acting, or a player on top of her own
   secret rolls): the actor sees everything the decision read, so she gets the
   result (and any refusal) as usual, but the event is stored ``secret``
-  (a player) or, the GM acting, ``shared`` with the members who may see every
-  hidden change it read (``gm`` when there is none): it inherits the hidden
-  visibility. (Stored ``gm``, the GM's answer to Bob's Fate request on top of
-  Bob's secret roll hid Bob's own character from Bob from then on.)
+  (a player) or, the GM acting, ``gm``, naming in its payload's ``shared_with``
+  the members who may see every hidden change it read: they read it too. (Read
+  by the GM alone, the GM's answer to Bob's Fate request on top of Bob's secret
+  roll hid Bob's own character from Bob from then on.) The readers are named in
+  the payload, not in the visibility: the payload is inside the body digest, so
+  a member who may not read the event can't tell it from any GM-only event (a
+  visibility ``shared`` in the sealed envelope told the table that a GM's
+  decision touched some player's secret). Events stored ``shared`` before keep
+  reading as they did (campaign.visibility.may_see).
 * Hidden-shaped for the actor: the decision is stored ``gm`` whatever the rules
   said, as exactly one event (a refusal becomes a ``refused`` event the GM
   reads), so the actor learns nothing but "it went to the GM". The only error
@@ -42,9 +47,9 @@ from rules import RuleError
 
 from .log import Draft, marks_after
 from .models import (ROLE_GM, ROLE_PLAYER, ROLE_SPECTATOR, VISIBILITY_GM, VISIBILITY_PUBLIC, VISIBILITY_SECRET,
-                     VISIBILITY_SHARED, Character, Event, Membership)
+                     Character, Event, Membership)
 from .projections import BUNDLE, hidden_changes, visible_state
-from .visibility import HIDDEN_ROW, Viewer, may_see, shared_with, whispered_to
+from .visibility import HIDDEN_ROW, READ_BY_NAMED, Viewer, may_see, shared_with, whispered_to
 
 # The least any member may see: public events and revealed ones. The readers of
 # a public event, whoever joins the table later.
@@ -68,7 +73,7 @@ def hidden_shaped(character: Character, viewers: list[Viewer], read: tuple[list[
 
 def live_hidden_changes(character: Character) -> tuple[list[dict], set[int]]:
     """``(rows, revealed)``: the character's hidden changes not voided, as rows the visibility filter
-    reads (seq, visibility, actor, whom a ``shared`` one names), and the seqs revealed since."""
+    reads (seq, visibility, actor, the readers a ``gm`` one names), and the seqs revealed since."""
     if getattr(character, "any_hidden_changes", None) is False:
         return [], set()
     rows = list(hidden_changes(character).values("seq", "visibility", "actor_id", **HIDDEN_ROW))
@@ -96,13 +101,21 @@ def sharers(character: Character, actor: Viewer, live: list[dict], revealed: set
 def kept_from_the_table(character: Character, gm: Viewer, live: list[dict], revealed: set[int]
                         ) -> tuple[str, list[dict]]:
     """How a GM's decision that read hidden changes of ``character`` the table may not see is stored:
-    ``shared`` with the members who may see all of them (:func:`sharers`), else ``gm``."""
-    shared = sharers(character, gm, live, revealed)
-    return (VISIBILITY_SHARED, shared) if shared else (VISIBILITY_GM, [])
+    ``gm``, and read too by the members who may see all of them (:func:`sharers`; :func:`naming_readers`)."""
+    return VISIBILITY_GM, sharers(character, gm, live, revealed)
+
+
+def naming_readers(payload: dict, shared: list[dict]) -> dict:
+    """The payload of a ``gm`` event that ``shared`` (``[{"user_id", "username"}]``) read besides the GM.
+
+    Inside the payload, whom it names is inside the body digest, which a sealed stub shows only as a
+    digest: for everyone else it is one more GM-only event."""
+    return {**payload, "shared_with": shared} if shared else payload
 
 
 def shared_ids(row: dict) -> set[int]:
-    return shared_with(row) if row.get("visibility") == VISIBILITY_SHARED else set()
+    """The members besides its actor and the GM a hidden event's row names as its readers."""
+    return shared_with(row) if row.get("visibility") in READ_BY_NAMED else set()
 
 
 class ReplayDice:
@@ -126,8 +139,8 @@ class ReplayDice:
 
 def decide(rules, character: Character, actor: Viewer, action: dict, visibility: str, dice,
            input_errors: frozenset[str]) -> tuple[list[RulesEvent], str, list[dict]]:
-    """The rules' decision for ``actor``, the visibility it is stored with and, for ``shared``,
-    the members it is shared with (``[{"user_id", "username"}]``, else empty).
+    """The rules' decision for ``actor``, the visibility it is stored with and, for a ``gm`` one,
+    the members besides the GM who read it (``[{"user_id", "username"}]``, else empty).
 
     Raises :class:`RuleError` only when the actor may see why."""
     readers = EVERYONE if visibility == VISIBILITY_PUBLIC else actor
@@ -172,7 +185,7 @@ def one_event(drafts: list[Draft]) -> list[Draft]:
     if len(drafts) < 2 or all(d.visibility == VISIBILITY_PUBLIC for d in drafts):
         return drafts
     first = drafts[0]  # the rules' events of one command share its character and visibility
-    # Whom a ``shared`` decision names is the bundle's to say (the visibility filter reads it there).
+    # Whom a decision names as its readers is the bundle's to say (the visibility filter reads it there).
     events = [{"type": d.type, "version": d.version,
                "payload": {k: v for k, v in d.payload.items() if k != "shared_with"}} for d in drafts]
     payload = {"events": events}
@@ -195,7 +208,7 @@ def shown_type(event: Event) -> str:
 
 
 def readers_of(event: Event) -> tuple[str, list[dict]]:
-    """The visibility (and, for ``shared``, whom it names) of a GM's mark on ``event`` (a void) that
+    """The visibility (and, for ``gm``, the readers it names besides the GM) of a GM's mark on ``event`` (a void) that
     exactly ``event``'s readers may see: public once ``event`` is, else the GM and the members who
     may see it. (Public, a void of a sealed roll named its character to the table, and came with
     that character's sheet: a reviewer, the thirteenth session.)"""
@@ -207,4 +220,4 @@ def readers_of(event: Event) -> tuple[str, list[dict]]:
     shared = [{"user_id": user_id, "username": username} for user_id, username in
               Membership.objects.filter(campaign_id=event.campaign_id, user_id__in=ids).exclude(role=ROLE_GM)
               .order_by("user__username").values_list("user_id", "user__username")]
-    return (VISIBILITY_SHARED, shared) if shared else (VISIBILITY_GM, [])
+    return VISIBILITY_GM, shared

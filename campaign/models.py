@@ -29,9 +29,11 @@ VISIBILITY_SECRET = "secret"
 # A whisper's own: the sender, the members its payload names ("to") and the GM. Never chosen
 # in an action's "visibility"; a message with "to" gets it (campaign/actions/messages.py).
 VISIBILITY_WHISPER = "whisper"
-# A GM's decision that read hidden changes some members may see: the GM and the members its
-# payload names ("shared_with"), exactly those who may see everything it was decided on
-# (campaign/hidden.py). Never chosen in an action's "visibility".
+# Legacy: how a GM's decision that read hidden changes some members may see was stored before; read
+# by the GM and the members its payload names ("shared_with"). Such decisions are stored "gm" now, with
+# the same "shared_with" (campaign/hidden.py): "shared" in the sealed envelope told the table that a
+# player reads the decision. Kept so the events stored with it read (and hash) as they were; never
+# chosen in an action's "visibility", never stored again. Its words name the badge of such a decision.
 VISIBILITY_SHARED = "shared"
 # Each visibility's words, said once: what it means (the title of an event's badge and the
 # model's choice), its badge on an event in the log and the audit (none when public), and how a

@@ -10,12 +10,12 @@ The classes:
 
 * ``gm``: the GM sees every hidden roll, so the sheet is the projection;
 * ``"<user id>"``: a member who made secret rolls of this character that are
-  still hidden from the others, or whom a GM's ``shared`` event about it names
-  (campaign/hidden.py), sees the sheet with those;
+  still hidden from the others, or whom a GM's hidden event about it names as a
+  reader (``shared_with``, campaign/hidden.py), sees the sheet with those;
 * ``all``: everyone else (players and spectators), without any unrevealed
   hidden roll; absent for an NPC whose sheet the GM keeps to themselves.
 
-Only the GM, a secret roll's actor and a shared event's members may see more than ``all``
+Only the GM, a secret roll's actor and the readers a hidden event names may see more than ``all``
 (campaign.visibility.may_see), so these classes cover every member, and each
 class's sheet is exactly what :func:`sheet` returns for a member of it.
 """

@@ -239,12 +239,15 @@ def dice_stats(campaign: Campaign, viewer: Viewer, *, session: int | None = None
     for name, value in (("character_id", character), ("type", type)):
         if value not in (None, ""):
             qs = qs.filter(**{name: value})
-    rows = qs.order_by("seq").values_list("seq", "visibility", "actor_id", "payload__dice_log", "payload__commitment")
+    # The readers a hidden event names (HIDDEN_ROW) too: without them, a GM's decision a player reads
+    # counted as sealed for her, and its dice were left out of what she sees.
+    rows = qs.order_by("seq").values_list("seq", "visibility", "actor_id", "payload__dice_log", "payload__commitment",
+                                          *HIDDEN_ROW.values())
     revealed = set(Event.objects.filter(campaign=campaign, type="roll_revealed")
                    .values_list("payload__seq", flat=True))
     events = ({"seq": seq, "visibility": vis, "actor_id": actor_id,
-               "payload": {"dice_log": log, "commitment": commitment}}
-              for seq, vis, actor_id, log, commitment in rows.iterator(chunk_size=5000))
+               "payload": {"dice_log": log, "commitment": commitment}, "shared_with": readers}
+              for seq, vis, actor_id, log, commitment, readers in rows.iterator(chunk_size=5000))
     stats = count_dice(events, viewer, revealed)
     stats.hidden = _sealed_count(envelope, viewer, revealed, filtered=character not in (None, "") or
                                  type not in (None, ""))

@@ -36,10 +36,12 @@ def may_see(data: dict, viewer: Viewer, revealed: frozenset[int] | set[int] = fr
     if visibility == VISIBILITY_SECRET:
         return data.get("actor_id") == viewer.user_id
     if visibility == VISIBILITY_GM:
-        return False
+        # A GM's decision that read hidden changes some members may see names them (campaign/hidden.py).
+        # Not its actor: a player's roll only the GM sees is hers to make, not to read.
+        return viewer.user_id in shared_with(data)
     if visibility == VISIBILITY_WHISPER:
         return data.get("actor_id") == viewer.user_id or viewer.user_id in whispered_to(data)
-    if visibility == VISIBILITY_SHARED:
+    if visibility == VISIBILITY_SHARED:  # how such a decision was stored before (legacy): read as it was
         return data.get("actor_id") == viewer.user_id or viewer.user_id in shared_with(data)
     return False  # an unknown visibility is hidden, never shown by mistake
 
@@ -52,14 +54,20 @@ def whispered_to(data: dict) -> set[int]:
     return {r.get("user_id") for r in to if isinstance(r, dict)} if isinstance(to, list) else set()
 
 
-# What a row read without its payload needs beside seq, visibility and actor_id for may_see: whom a
-# ``shared`` event names (``.values("seq", "visibility", "actor_id", **HIDDEN_ROW)``).
+# The visibilities whose events let the members their payload's ``shared_with`` names read them:
+# ``gm`` (a GM's decision that read hidden changes they may see) and ``shared`` (how the same was
+# stored before: its visibility, in the sealed envelope, told the table that someone besides the GM
+# read it; campaign/hidden.py).
+READ_BY_NAMED = frozenset({VISIBILITY_GM, VISIBILITY_SHARED})
+
+# What a row read without its payload needs beside seq, visibility and actor_id for may_see: the
+# readers a ``gm`` (or ``shared``) event names (``.values("seq", "visibility", "actor_id", **HIDDEN_ROW)``).
 HIDDEN_ROW = {"shared_with": KeyTransform("shared_with", "payload")}
 
 
 def shared_with(data: dict) -> set[int]:
-    """The user ids a ``shared`` event names (campaign/hidden.py), from its payload or, for a row read
-    without it, from its own ``shared_with`` (``values(shared_with=KeyTransform("shared_with", "payload"))``)."""
+    """The user ids a ``gm`` or ``shared`` event names as its readers (campaign/hidden.py), from its
+    payload or, for a row read without it, from its own ``shared_with`` (:data:`HIDDEN_ROW`)."""
     named = data["shared_with"] if "shared_with" in data else (
         data["payload"].get("shared_with") if isinstance(data.get("payload"), dict) else None)
     return {r.get("user_id") for r in named if isinstance(r, dict)} if isinstance(named, list) else set()

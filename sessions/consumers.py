@@ -47,7 +47,7 @@ from campaign.visibility import Viewer, for_viewer, may_see
 
 from . import presence
 from .db import db, in_turn, shared, tick
-from .heads import log_head, reported_head
+from .heads import false_head_message, log_head, reported_head, stored_hash
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +70,10 @@ class TableConsumer(AsyncWebsocketConsumer):
     closing = False  # revoked or gone: nothing more is sent
     gap_task: asyncio.Task | None = None
     beat_task: asyncio.Task | None = None  # this socket's part of the current table beat (``_beat``)
+    # Heads of this log this socket told its client (the last event sent, the last head stated): a
+    # reported head that is one of them needs no read to be true (``_report_head``).
+    sent_head: dict | None = None
+    stated_head: dict | None = None
 
     async def dispatch(self, message):
         """Channels' dispatch without its ``aclose_old_connections`` before every handler: that is a hop
@@ -152,6 +156,7 @@ class TableConsumer(AsyncWebsocketConsumer):
         # ``ready`` under the same lock: no doorbell's event goes out between the backlog and it.
         async with self.send_lock:
             head = await self._read_log(since=tick())
+            self.stated_head = head
             await self._send_json({
                 "type": "ready",
                 "seq": self.last_sent,
@@ -238,6 +243,7 @@ class TableConsumer(AsyncWebsocketConsumer):
             return
         await self.send(text_data=event_frame(data, self.viewer, revealed, sheets, read))
         self.last_sent = data["seq"]
+        self.sent_head = {"seq": data["seq"], "hash": data["hash"]}
 
     async def table_events(self, message):
         """A doorbell from the channel layer, carrying freshly committed events (and the sheets they changed).
@@ -310,6 +316,7 @@ class TableConsumer(AsyncWebsocketConsumer):
         try:
             if head["seq"] > self.last_sent:
                 await self.catch_up()
+            self.stated_head = head
             await self._send_json({"type": "heartbeat", "seq": head["seq"], "head": head})
         except Exception as e:
             log.warning("heartbeat failed, trying again in %ss: %r", settings.TABLE_HEARTBEAT_SECONDS, e)
@@ -337,6 +344,7 @@ class TableConsumer(AsyncWebsocketConsumer):
         client_id = frame.get("id") if isinstance(frame.get("id"), str) else None
         if kind == "ping":
             head = await shared(("head", self.campaign_id), 0, log_head, self.campaign_id)
+            self.stated_head = head
             await self._send_json({"type": "pong", "seq": self.last_sent, "head": head})
             return
         if kind == "head":
@@ -365,6 +373,7 @@ class TableConsumer(AsyncWebsocketConsumer):
             # Not "nothing was stored": we do not know where it failed. The client resends the same id.
             await self._error(client_id, "server_error", "Something went wrong on the server.")
             return
+        self.stated_head = head
         await self._send_json({
             "type": "ack",
             "id": client_id,
@@ -375,12 +384,30 @@ class TableConsumer(AsyncWebsocketConsumer):
         })
 
     async def _report_head(self, frame: dict):
-        """A client's last verified head: stored with its presence, announced if it changed."""
+        """A client's last verified head: checked against the log, stored with its presence, announced
+        if it changed.
+
+        Every other member's page compares it with its own log, so a false one (a member's script
+        sending any hash) would tell them all "the server is showing you different logs". It is
+        passed on only if this log has it: at once when it is a head this socket gave its client
+        (nearly always: the table reports the head it just verified), else after reading the hash
+        stored at its seq (one indexed read, on a database thread like every call of this
+        consumer). A dishonest host loses nothing by the check: it runs the relay and can forge or
+        drop any member's head anyway (docs/protocol.md, "Heads")."""
         try:
             head = reported_head(frame)
         except ActionError as e:
             await self._error(None, e.code, e.message)
             return
+        if head not in (self.sent_head, self.stated_head):
+            try:
+                hash_ = await db(stored_hash)(self.campaign_id, head["seq"])
+            except Exception as e:  # the database away: not passed on unchecked (presence is a nicety)
+                log.warning("checking a reported head failed: %r", e)
+                return
+            if hash_ != head["hash"]:
+                await self._error(None, "false_head", false_head_message(head, hash_))
+                return
         try:
             changed = await presence.store().report_head(self.campaign_id, self.channel_name, head)
         except Exception as e:  # presence is a nicety; never fail a socket over it

@@ -7,6 +7,11 @@ frame), which presence frames pass on to everyone. A member whose log
 differs from another's at the same seq sees it on the table
 (docs/protocol.md, "Heads").
 
+A reported head is checked against the log before it is relayed
+(:func:`stored_hash`): a member whose client reports a head this log does not
+have would otherwise set off every other member's "another member is shown a
+different log" warning (docs/protocol.md, "Heads").
+
 Small functions, so the consumer (and whoever reworks its heartbeat) only
 calls them.
 """
@@ -16,7 +21,7 @@ from __future__ import annotations
 import re
 
 from campaign.actions import ActionError
-from campaign.models import Campaign
+from campaign.models import GENESIS_HASH, Campaign, Event
 
 HASH = re.compile(r"[0-9a-f]{64}")
 MAX_SEQ = 10**17  # the same bound as ``after``: nothing real comes near it
@@ -42,3 +47,19 @@ def reported_head(frame: dict) -> dict:
         raise ActionError('A head frame is {"type": "head", "head": {"seq": <whole number>, "hash": '
                           '"<64 lowercase hex digits>"}}.', "bad_frame")
     return {"seq": seq, "hash": hash_}
+
+
+def stored_hash(campaign_id: int, seq: int) -> str | None:
+    """The hash of event ``seq`` of the campaign's log (the genesis hash for 0), or None when the log
+    has no such event: one read through the (campaign, seq) unique index."""
+    if seq == 0:
+        return GENESIS_HASH
+    return Event.objects.filter(campaign_id=campaign_id, seq=seq).values_list("hash", flat=True).first()
+
+
+def false_head_message(head: dict, hash_: str | None) -> str:
+    """What the sender of a head this log does not have is told (its head is not passed on)."""
+    where = (f"This log has no event #{head['seq']} yet" if hash_ is None
+             else f"Event #{head['seq']} of this log has another hash")
+    return (f"{where}: a head you report must be one of this log's, and this one was not passed on to the "
+            "others.")

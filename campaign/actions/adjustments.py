@@ -17,12 +17,12 @@ from rules.common import ADJUSTED, adjusted, plan_adjustment
 
 from .. import hidden
 from ..log import Draft
-from ..models import VISIBILITY_PUBLIC, VISIBILITY_SHARED, Campaign, Membership
+from ..models import VISIBILITY_PUBLIC, Campaign, Membership
 from ..visibility import Viewer
 from .access import access_character
 from .checks import check_reason
 from .errors import ActionError, Refused
-from .npcs import stored_visibility
+from .npcs import stored_readers
 
 
 def check_established(rules, sheet: dict) -> dict:
@@ -49,7 +49,6 @@ def decide_adjust_sheet(campaign: Campaign, membership: Membership, action: dict
     visibility, shared = VISIBILITY_PUBLIC, []
     if hidden.hidden_shaped(character, [hidden.EVERYONE], (live, revealed))[0]:
         visibility, shared = hidden.kept_from_the_table(character, Viewer.of(membership), live, revealed)
-    visibility = stored_visibility(character, visibility)  # an NPC's: the GM's alone
-    payload = {"changes": changes, "reason": reason}
-    return Draft(ADJUSTED, {**payload, "shared_with": shared} if visibility == VISIBILITY_SHARED else payload, 1,
+    visibility, shared = stored_readers(character, visibility, shared)  # an NPC's: the GM's alone
+    return Draft(ADJUSTED, hidden.naming_readers({"changes": changes, "reason": reason}, shared), 1,
                  character, visibility)

@@ -23,7 +23,6 @@ from ..models import (
     ROLE_SPECTATOR,
     CHOSEN_VISIBILITIES,
     VISIBILITY_PUBLIC,
-    VISIBILITY_SHARED,
     Campaign,
     Character,
     Command,
@@ -38,7 +37,7 @@ from .adjustments import decide_adjust_sheet
 from .campaign_options import decide_configure_campaign
 from .campaigns import decide_rename_campaign
 from .encounters import ENCOUNTER_ACTIONS
-from .npcs import decide_show_npc, stored_visibility
+from .npcs import decide_show_npc, stored_readers, stored_visibility
 from .characters import decide_create_character
 from .errors import INPUT_ERRORS, ActionError, Conflict, Forbidden, Refused, rule_refusal
 from .log_entries import check_seq, decide_request_roll, decide_reveal, decide_void
@@ -262,14 +261,13 @@ def _decide(campaign: Campaign, membership: Membership, action: dict, dice, char
     except RuleError as e:
         raise rule_refusal(e)
     if opponent is not None:
-        if visibility == VISIBILITY_SHARED:  # its sharers may see this character's hidden changes, not the opponent's
-            visibility, shared = VISIBILITY_GM, []
+        shared = []  # its readers may see this character's hidden changes, not the opponent's
         decided = contests.with_sides(campaign, character, opponent, decided)
         visibility = contests.stricter(visibility, contests.visibility_with(opponent, membership, visibility))
-    visibility = stored_visibility(character, visibility, opponent)
-    if visibility != VISIBILITY_SHARED:
-        return [Draft(e.type, e.payload, e.version, character, visibility) for e in decided]
-    return [Draft(e.type, {**e.payload, "shared_with": shared}, e.version, character, visibility) for e in decided]
+    visibility, shared = stored_readers(character, visibility, shared, opponent)
+    # Only the server names an event's readers: a payload key of the rules' own would let its members read it.
+    return [Draft(e.type, hidden.naming_readers({k: v for k, v in e.payload.items() if k != "shared_with"}, shared),
+                  e.version, character, visibility) for e in decided]
 
 
 GM_TABLE_ACTIONS = {

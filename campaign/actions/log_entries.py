@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from .. import hidden
 from ..log import Draft, event_body, hashed_fields
-from ..models import VISIBILITY_PUBLIC, VISIBILITY_SHARED, Campaign, Event, Membership
+from ..models import VISIBILITY_PUBLIC, Campaign, Event, Membership
 from .access import access_character
 from .checks import check_reason
 from .errors import ActionError, Refused
-from .npcs import stored_visibility
+from .npcs import stored_readers, stored_visibility
 
 # Events that can't be voided: the campaign's frame, not something that happened in play.
 UNVOIDABLE = frozenset({"campaign_created", "member_joined", "character_created", "event_voided", "roll_revealed",
@@ -42,11 +42,9 @@ def decide_void(campaign: Campaign, membership: Membership, action: dict) -> Dra
         raise Refused(f"Event {target.seq} is already voided.")
     # Read by exactly those who may read its target (it names the target's character, and that
     # character's sheet comes with it); a void of an NPC the players may not see is the GM's.
-    visibility, shared = hidden.readers_of(target)
-    visibility = stored_visibility(target.character, visibility)
+    visibility, shared = stored_readers(target.character, *hidden.readers_of(target))
     payload = {"seq": target.seq, "type": hidden.shown_type(target), "reason": reason}
-    return Draft("event_voided", {**payload, "shared_with": shared} if visibility == VISIBILITY_SHARED else payload, 1,
-                 target.character, visibility)
+    return Draft("event_voided", hidden.naming_readers(payload, shared), 1, target.character, visibility)
 
 
 def decide_reveal(campaign: Campaign, membership: Membership, action: dict) -> Draft:

@@ -35,14 +35,28 @@ SHOWN = tuple(value for value, _ in SHOWN_CHOICES)
 NPC_SHOWN = "npc_shown"
 
 
+def gm_keeps(character: Character | None) -> bool:
+    """Whether ``character`` is an NPC the players may not fully see."""
+    return character is not None and character.npc and character.shown != SHOWN_FULL
+
+
 def stored_visibility(character: Character | None, visibility: str, opponent: Character | None = None) -> str:
     """How an event about ``character`` is stored: ``gm`` for an NPC the players may not fully see,
     unless it is a contest against a character the table sees (the GM disclosed the numbers)."""
-    if opponent is not None and not (opponent.npc and opponent.shown != SHOWN_FULL):
+    if opponent is not None and not gm_keeps(opponent):
         return visibility
-    if character is not None and character.npc and character.shown != SHOWN_FULL:
+    if gm_keeps(character):
         return VISIBILITY_GM
     return visibility
+
+
+def stored_readers(character: Character | None, visibility: str, shared: list[dict],
+                   opponent: Character | None = None) -> tuple[str, list[dict]]:
+    """:func:`stored_visibility`, and the members besides the GM a ``gm`` event names as its readers
+    (``shared_with``, campaign/hidden.py): none for an NPC the players may not fully see, whose
+    events are the GM's alone."""
+    stored = stored_visibility(character, visibility, opponent)
+    return stored, (shared if stored == VISIBILITY_GM and not gm_keeps(character) else [])
 
 
 def hidden_from(character: Character, membership: Membership) -> bool:

@@ -354,9 +354,11 @@ def end_contest(state: dict, action: dict, dice: DiceSource) -> list[Event]:
 # --- combat --------------------------------------------------------------------------------------
 
 def combat_pool(state: dict, with_secondary: bool) -> list[str]:
-    """The characteristics a combat pool is made of: primary + Skill (+ secondary if used)."""
+    """The characteristics a combat pool is made of: primary + Skill (+ secondary if used), each
+    counted once: a secondary that is Skill is in the pool already and adds nothing more
+    (docs/rules.md, Tale reading 22), as a primary that is Skill counts once."""
     names = list(damage_targets(state))
-    if with_secondary:
+    if with_secondary and state["sheet"]["secondary"] not in names:
         names.append(state["sheet"]["secondary"])
     return names
 

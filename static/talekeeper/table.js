@@ -412,11 +412,13 @@ function visibilityBadge(ev) {
     return h("span", { class: "badge vis whisper", title: "A whisper: only its sender, the members it names and the GM read it" },
       to.length ? `whisper to ${to.join(", ")}` : "whisper");
   }
-  const words = VISIBILITIES.get(ev.visibility) || { means: ev.visibility, badge: ev.visibility };
-  if (ev.visibility === "shared" && !ev.hidden) {
-    const names = (ev.payload?.shared_with || []).map((r) => r.username);
-    return h("span", { class: "badge vis", title: words.means }, names.length ? `shared with ${names.join(", ")}` : words.badge);
+  // A GM's decision some members read too names them in its payload (stored "gm"; "shared" before):
+  // only those who read it see whom (campaign/hidden.py). A sealed one is any GM-only event.
+  const names = ev.hidden ? [] : (ev.payload?.shared_with || []).map((r) => r.username);
+  if ((ev.visibility === "gm" || ev.visibility === "shared") && names.length) {
+    return h("span", { class: "badge vis", title: VISIBILITIES.get("shared")?.means }, `shared with ${names.join(", ")}`);
   }
+  const words = VISIBILITIES.get(ev.visibility) || { means: ev.visibility, badge: ev.visibility };
   return h("span", { class: "badge vis", title: words.means }, words.badge);
 }
 

@@ -83,13 +83,31 @@ def test_a_member_shown_another_log_is_warned(table_of, seats):
     # Each table reports the head it verified; presence passes it on to the others.
     expect(bob.page.locator("#members li", has_text="alice")).to_have_attribute("data-head-hash", head["hash"])
     expect(alice.page.locator("#members li", has_text="bob")).to_have_attribute("data-head-seq", str(head["seq"]))
-    # Alice's browser reports a different hash for the same seq (the server showed her another log).
-    alice.page.evaluate("""(head) => window.talekeeperTable.socket.send(JSON.stringify({type: "head", head}))""",
-                        {"seq": head["seq"], "hash": "d" * 64})
+    # A server showing Alice another log relays the head her browser verified there: presence
+    # comes through the server, so here it is the server's frame that says so (a forged one).
+    forged = [{"username": "alice", "role": "player", "head": {"seq": head["seq"], "hash": "d" * 64}},
+              {"username": "bob", "role": "player", "head": head}]
+    bob.page.evaluate("""(members) => window.talekeeperTable.socket.dispatchEvent(
+        new MessageEvent("message", {data: JSON.stringify({type: "presence", members})}))""", forged)
     alarm = bob.page.locator("#chain-alarm")
     expect(alarm).to_be_visible()
     expect(alarm.locator("h2")).to_have_text("Another member is shown a different log")
     expect(alarm.locator("li")).to_contain_text(f"alice's log differs from yours at #{head['seq']}")
+
+
+def test_a_member_who_reports_a_false_head_alarms_nobody(table_of, seats):
+    """Any member's script could send a head this log does not have, and every other page said "the
+    server is showing you different logs". The server checks it now: refused, and never relayed."""
+    table = table_of("tote")
+    alice, bob = seats("alice", "bob")
+    head = newest(table)
+    expect(bob.page.locator("#members li", has_text="alice")).to_have_attribute("data-head-hash", head["hash"])
+    alice.page.evaluate("""(head) => window.talekeeperTable.socket.send(JSON.stringify({type: "head", head}))""",
+                        {"seq": head["seq"], "hash": "d" * 64})
+    # The sender is told; the refusal is decided before anything is relayed, so from here on nothing can be.
+    expect(alice.page.locator("#notice")).to_contain_text(f"Event #{head['seq']} of this log has another hash")
+    expect(bob.page.locator("#chain-alarm")).to_be_hidden()
+    expect(bob.page.locator("#members li", has_text="alice")).to_have_attribute("data-head-hash", head["hash"])
 
 
 AWKWARD = [

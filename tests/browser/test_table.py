@@ -467,3 +467,21 @@ def test_a_request_answered_by_a_sealed_roll_reads_answered_on_the_other_pages(t
     expect(bob.event(request)).to_contain_text(f"answered in #{answer.seq}")
     bob.page.reload()
     expect(bob.event(request)).to_contain_text(f"answered in #{answer.seq}")
+
+
+def test_a_gm_decision_a_player_reads_says_so_to_its_readers_and_is_gm_only_to_the_rest(table_of, seats):
+    """The GM's grant on top of Alice's secret test is read by Alice too. Her page and the GM's say
+    "shared with alice"; Bob's sealed stub reads "GM only", like any GM-only event (its envelope
+    said "shared" before, telling the table a player read it)."""
+    table = table_of("tote")
+    hero = table.create_character(table.alice, "Ayasha", get_system("tote").example_sheet)
+    table.command(table.gm, {"type": "start_session"})
+    table.command(table.alice, {"type": "skill_test", "character": hero.id, "skill": "Hunt", "target": 8,
+                                "visibility": "secret"}, dice=ScriptedDice([3, 3, 3]))
+    gm, alice, bob = seats("gm", "alice", "bob")
+    grant = table.command(table.gm, {"type": "grant_resolve", "character": hero.id, "amount": 1}).events[0]
+    assert grant.visibility == "gm" and grant.payload["shared_with"][0]["username"] == "alice"
+    for seat in (gm, alice):
+        expect(seat.event(grant.seq).locator(".badge.vis")).to_have_text("shared with alice")
+    expect(bob.event(grant.seq)).to_contain_text("rolled in secret")
+    expect(bob.event(grant.seq).locator(".badge.vis")).to_have_text("GM only")

@@ -375,3 +375,16 @@ def test_players_find_their_dice_statistics_and_exports_on_the_table(played):
     assert f"/sessions/{played.campaign.session_count}/dice/" in links[0][0]
     for href, _ in links:
         assert alice.get(href).status_code == 200, href
+
+
+def test_a_gm_decision_a_player_reads_says_whom_on_the_audit_page(table_for):
+    """Stored ``gm`` with its readers in the payload (campaign/hidden.py), it says whom, as the table does."""
+    table = table_for("tote")
+    hero = table.create_character(table.alice, "Hero", get_system("tote").example_sheet)
+    table.command(table.gm, {"type": "start_session"})
+    table.command(table.alice, {"type": "skill_test", "character": hero.id, "skill": "Strike", "target": 9,
+                                "visibility": "secret"}, dice=ScriptedDice([5, 2, 5]))
+    grant = table.command(table.gm, {"type": "grant_resolve", "character": hero.id}).events[0]
+    assert grant.visibility == "gm"
+    row = re.search(rf'<tr id="seq-{grant.seq}".*?</tr>', text(client_for(table.gm).get(url(table))))
+    assert row and ">shared with alice</span>" in row.group(0)

@@ -110,15 +110,15 @@ def test_a_player_cannot_open_her_own_sealed_command_once_the_seed_is_out(table_
 def test_the_gms_answer_on_top_of_a_players_secret_roll_is_shared_with_her_so_she_keeps_her_character(table_for):
     """A play-test's find (the thirteenth session): the GM's grant on a character with Alice's secret
     roll was stored ``gm``, so the character was hidden-shaped for Alice, and her own next public test
-    came back sealed to her. Now it is shared with her (she saw everything it read); the table still
-    sees it sealed, and her character stays hers."""
+    came back sealed to her. Now she reads it too (she saw everything it read): stored ``gm``, naming
+    her in its payload; the table still sees it sealed, and her character stays hers."""
     table = tote_table(table_for)
     secret = send(table, table.alice, {"type": "skill_test", "character": table.hero.id, "skill": "Strike",
                                        "target": 9, "visibility": "secret"}, [5, 2, 5])
     assert secret.status == 201
     grant = send(table, table.gm, {"type": "grant_resolve", "character": table.hero.id, "amount": 2})
     stored = Event.objects.get(campaign=table.campaign, seq=grant.json()["seq"])
-    assert stored.visibility == "shared"
+    assert stored.visibility == "gm"
     assert stored.payload["shared_with"] == [{"user_id": table.alice.pk, "username": "alice"}]
     assert seen(table.alice, stored.seq)["payload"]["amount"] == 2  # Alice reads it...
     for user in (table.bob, table.watcher):  # ...the others get a sealed stub
@@ -140,9 +140,102 @@ def test_the_gms_sheet_adjustment_on_top_of_a_players_secret_roll_is_shared_with
     res = send(table, table.gm, {"type": "adjust_sheet", "character": table.hero.id, "changes": {"resolve": 4},
                                  "reason": "a gift"})
     stored = Event.objects.get(campaign=table.campaign, seq=res.json()["seq"])
-    assert (stored.visibility, stored.payload["shared_with"]) == ("shared", [{"user_id": table.alice.pk,
-                                                                              "username": "alice"}])
+    assert (stored.visibility, stored.payload["shared_with"]) == ("gm", [{"user_id": table.alice.pk,
+                                                                          "username": "alice"}])
     assert seen(table.alice, stored.seq)["payload"]["reason"] == "a gift"
+    assert seen(table.bob, stored.seq)["hidden"] is True
+
+
+# The parts of a sealed stub that differ from one event to the next whatever it was (its place in the
+# chain and its digest): the rest must be the same for every GM-only event.
+PER_EVENT = ("seq", "created_at", "prev_hash", "hash", "body_digest", "payload")
+
+
+def test_a_gm_decision_some_members_read_is_to_everyone_else_any_gm_only_event(table_for):
+    """Its envelope said ``shared`` (in the stub and in the hash), so the table could tell "a player
+    reads this GM decision", i.e. it touched someone's secret roll. Its readers are named inside
+    the body now, and the stub is a GM-only event's like any other."""
+    from campaign.log import FORMAT_2, event_hash
+
+    table = tote_table(table_for)
+    rival = table.create_character(table.bob, "Rival", get_system("tote").example_sheet).id
+    send(table, table.alice, {"type": "skill_test", "character": table.hero.id, "skill": "Strike", "target": 9,
+                              "visibility": "secret"}, [5, 2, 5])
+    read_by_alice = send(table, table.gm, {"type": "grant_resolve", "character": table.hero.id, "amount": 2})
+    gm_only = send(table, table.gm, {"type": "grant_resolve", "character": rival, "amount": 2, "visibility": "gm"})
+    shared, plain = (Event.objects.get(campaign=table.campaign, seq=r.json()["seq"]) for r in (read_by_alice, gm_only))
+    assert (shared.visibility, plain.visibility) == ("gm", "gm") and "shared_with" in shared.payload
+    for user in (table.bob, table.watcher):
+        stubs = [seen(user, e.seq) for e in (shared, plain)]
+        assert set(stubs[0]) == set(stubs[1]) and set(stubs[0]["payload"]) == set(stubs[1]["payload"]), user.username
+        assert ({k: v for k, v in stubs[0].items() if k not in PER_EVENT}
+                == {k: v for k, v in stubs[1].items() if k not in PER_EVENT}), user.username
+        assert stubs[0]["visibility"] == "gm" and stubs[0]["hidden"] is True
+        # ... and it still hashes from the stub alone.
+        fields = {**stubs[0], "campaign": table.campaign.id, "actor": stubs[0]["actor_id"]}
+        assert event_hash(stubs[0]["prev_hash"], fields, FORMAT_2, stubs[0]["body_digest"]) == stubs[0]["hash"]
+    assert seen(table.alice, shared.seq)["payload"]["amount"] == 2  # her reader still reads it
+    assert seen(table.alice, plain.seq)["hidden"] is True
+
+
+def test_a_decision_stored_shared_before_still_reads_and_verifies(table_for):
+    """The last session stored these decisions with visibility ``shared`` (its hash covers it, so it
+    stays): its members still read it, the others get it sealed, and the log verifies."""
+    from io import StringIO
+
+    from django.core.management import call_command
+    from django.db import transaction
+
+    from campaign.log import Draft, lock_campaign, record
+
+    table = tote_table(table_for)
+    send(table, table.alice, {"type": "skill_test", "character": table.hero.id, "skill": "Strike", "target": 9,
+                              "visibility": "secret"}, [5, 2, 5])
+    with transaction.atomic():  # as the old server stored the GM's grant on top of Alice's secret test
+        legacy = record(lock_campaign(table.campaign.id), [Draft(
+            "resolve_granted", {"amount": 1, "requested": 1, "resolve": 4, "reason": "", "nonce": "ab" * 16,
+                                "shared_with": [{"user_id": table.alice.pk, "username": "alice"}]},
+            1, table.hero, "shared")], actor=table.gm)[0]
+    assert Event.objects.get(pk=legacy.pk).visibility == "shared"
+    assert seen(table.alice, legacy.seq)["payload"]["amount"] == 1
+    for user in (table.bob, table.watcher):
+        assert seen(user, legacy.seq)["hidden"] is True, user.username
+    sheets = {user.username: client_for(user).get(f"/api/campaigns/{SLUG}/characters/{table.hero.id}").json()
+              for user in (table.gm, table.alice, table.bob)}
+    assert sheets["alice"]["state"]["resolve"] == sheets["gm"]["state"]["resolve"] == 4
+    assert sheets["bob"]["state"]["resolve"] == 3
+    # Alice still sees all her character is folded from: her own next test is public.
+    mine = send(table, table.alice, {"type": "skill_test", "character": table.hero.id, "skill": "Strike",
+                                     "target": 9}, [6, 6, 6])
+    assert mine.status == 201 and mine.json().get("hidden") is None, mine.json()
+    # A new GM decision on top of it names her as its reader, stored ``gm``.
+    grant = send(table, table.gm, {"type": "grant_resolve", "character": table.hero.id, "amount": 1})
+    assert grant.status == 201, grant.json()
+    stored = Event.objects.get(campaign=table.campaign, seq=grant.json()["seq"])
+    assert (stored.visibility, stored.payload["shared_with"]) == ("gm", [{"user_id": table.alice.pk,
+                                                                          "username": "alice"}])
+    out = StringIO()
+    call_command("verify_log", table.campaign.slug, stdout=out)
+    assert out.getvalue().startswith("OK"), out.getvalue()
+
+
+def test_a_rules_payload_cannot_name_its_own_readers(table_for, monkeypatch):
+    """Only the server names who reads a ``gm`` event: a ``shared_with`` the rules (or anything an
+    action could slip into their payload) put there is dropped, so it opens the event to nobody."""
+    from rules import Event as RulesEvent
+
+    table = tote_table(table_for)
+    rules = type(table.campaign.rules)
+    decide = rules.decide
+
+    def echoing(self, state, action, dice):
+        return [RulesEvent(e.type, {**e.payload, "shared_with": [{"user_id": table.bob.pk, "username": "bob"}]},
+                           e.version) for e in decide(self, state, action, dice)]
+
+    monkeypatch.setattr(rules, "decide", echoing)
+    res = send(table, table.gm, {"type": "grant_resolve", "character": table.hero.id, "amount": 1, "visibility": "gm"})
+    stored = Event.objects.get(campaign=table.campaign, seq=res.json()["seq"])
+    assert stored.visibility == "gm" and "shared_with" not in stored.payload
     assert seen(table.bob, stored.seq)["hidden"] is True
 
 
@@ -309,8 +402,9 @@ def test_wyrm_gm_approval_of_fate_on_a_hidden_check_is_hidden(table_for):
     res = send(table, table.gm, {"type": "approve_fate", "character": table.hero.id})
     stored = Event.objects.get(campaign=table.campaign, seq=res.json()["seq"])
     # Before: a public fate_spent carrying the hidden original_total. Then ``gm``, which hid the answer
-    # from Alice, whose roll and request it answers; now shared with her (she saw all it read).
-    assert "original_total" in stored.payload and stored.visibility == "shared"
+    # from Alice, whose roll and request it answers; now she reads it too (she saw all it read).
+    assert "original_total" in stored.payload and stored.visibility == "gm"
+    assert stored.payload["shared_with"] == [{"user_id": table.alice.pk, "username": "alice"}]
     assert seen(table.alice, stored.seq)["payload"]["original_total"] == stored.payload["original_total"]
     for user in (table.bob, table.watcher):
         assert seen(user, stored.seq)["hidden"] is True, user.username
@@ -351,8 +445,9 @@ def test_a_void_is_read_by_its_targets_readers_only(table_for):
     voids = {name: send(table, table.gm, {"type": "void", "seq": target.json()["seq"], "reason": "oops"}).json()["seq"]
              for name, target in (("hidden", hidden), ("secret", secret), ("public", public))}
     stored = {name: Event.objects.get(campaign=table.campaign, seq=seq) for name, seq in voids.items()}
-    assert {name: e.visibility for name, e in stored.items()} == {"hidden": "gm", "secret": "shared", "public": "public"}
+    assert {name: e.visibility for name, e in stored.items()} == {"hidden": "gm", "secret": "gm", "public": "public"}
     assert stored["secret"].payload["shared_with"] == [{"user_id": table.alice.pk, "username": "alice"}]
+    assert "shared_with" not in stored["hidden"].payload
     for user in (table.alice, table.bob, table.watcher):
         assert seen(user, voids["hidden"])["character"] is None, user.username
     assert seen(table.alice, voids["secret"])["character"] == table.hero.id
@@ -375,6 +470,23 @@ def test_dice_stats_count_sealed_events_whether_or_not_they_rolled(table_for):
     by_hero = client_for(table.bob).get(f"/api/campaigns/{SLUG}/dice-stats?character={table.hero.id}").json()
     assert by_hero["hidden_events"] == 0  # a sealed event shows no character to filter on
 
+
+
+def test_dice_stats_count_a_gm_decisions_dice_for_the_members_who_read_it(table_for):
+    """Dice statistics read their rows without the payload and left out whom a GM's decision names
+    as its readers: Alice read the GM's reroll on top of her secret check, but her statistics
+    counted it sealed and without its die."""
+    table = setup(table_for, "wyrm")
+    send(table, table.alice, {"type": "check", "character": table.hero.id, "attribute": "rogue", "dl": 12,
+                              "visibility": "secret"}, [4])
+    send(table, table.alice, {"type": "spend_fate", "character": table.hero.id, "use": "reroll"})
+    res = send(table, table.gm, {"type": "approve_fate", "character": table.hero.id}, [6])
+    stored = Event.objects.get(campaign=table.campaign, seq=res.json()["seq"])
+    assert stored.payload["shared_with"][0]["username"] == "alice" and stored.payload["dice_log"] == [[6, 6]]
+    stats = {user.username: client_for(user).get(f"/api/campaigns/{SLUG}/dice-stats").json()
+             for user in (table.gm, table.alice, table.bob)}
+    assert (stats["alice"]["dice"], stats["alice"]["hidden_events"]) == (2, 0) == (stats["gm"]["dice"], 0)
+    assert (stats["bob"]["dice"], stats["bob"]["hidden_events"]) == (0, 3)
 
 # --- NPCs, contests and chat (the evening's new surfaces) --------------------------------------
 

@@ -132,8 +132,13 @@ def test_tale_on_tie_setting_changes_a_tied_straight_roll_and_its_odds():
 def test_tale_with_secondary_setting_adds_the_secondary_to_the_combat_pool():
     rules = get_system("tale")
     start = {"type": "start_combat", "their_pool": 3}
-    assert rules.decide(tale_state(), start, ScriptedDice([]))[0].payload["contest"]["mine"] == 4 + 3
-    assert rules.decide(tale_state(with_secondary=True), start, ScriptedDice([]))[0].payload["contest"]["mine"] == 4 + 3 + 3
+    # brawn 4 (primary) + skill 3, + wisecrack 2 (the secondary) with the setting on.
+    state = rules.initial_state({**rules.example_sheet, "secondary": "wisecrack"})
+    assert rules.decide(state, start, ScriptedDice([]))[0].payload["contest"]["mine"] == 4 + 3
+    with_it = configured("tale", state, with_secondary=True)
+    assert rules.decide(with_it, start, ScriptedDice([]))[0].payload["contest"]["mine"] == 4 + 3 + 2
+    # The example's secondary is Skill, in the pool already: the setting adds nothing (docs/rules.md, Tale 22).
+    assert rules.decide(tale_state(with_secondary=True), start, ScriptedDice([]))[0].payload["contest"]["mine"] == 4 + 3
 
 
 def test_tale_skill_die_cost_reading_is_a_setting():

@@ -382,6 +382,60 @@ async def test_a_malformed_head_is_refused_and_not_relayed(transactional_table, 
     await gm.disconnect()
 
 
+async def test_a_false_head_is_refused_to_its_sender_and_never_reaches_the_others(transactional_table, monkeypatch):
+    """Any member could send a head this log does not have and set off every other member's "another
+    member is shown a different log" warning. The server checks it against the log first."""
+    table = transactional_table
+    gm = await connect(table, table.gm)
+    await until_ready(gm)
+    await gm.receive_json_from(timeout=5)  # presence: the GM alone
+    alice = await connect(table, table.alice)
+    backlog, _ = await until_ready(alice)
+    await gm.receive_json_from(timeout=5)  # presence: alice arrived, no head reported yet
+    announced = presence_announced(monkeypatch)
+    newest = backlog[-1]
+    for false in ({"seq": newest["seq"], "hash": "d" * 64},  # the head's seq, another hash
+                  {"seq": 1, "hash": newest["hash"]},  # an older seq with a hash it does not have
+                  {"seq": newest["seq"] + 1, "hash": "d" * 64}):  # beyond the log
+        await alice.send_json_to({"type": "head", "head": false})
+        frame = await receive(alice)
+        assert frame["type"] == "error" and frame["code"] == "false_head", frame
+        assert frame["id"] is None and f"#{false['seq']}" in frame["message"]
+    await handled(alice)
+    assert announced == []  # nobody was told
+    # A true head still goes round, the newest and an older one (read from the log) alike.
+    for true in ({"seq": 1, "hash": backlog[0]["hash"]}, {"seq": newest["seq"], "hash": newest["hash"]}):
+        await alice.send_json_to({"type": "head", "head": true})
+        frame = await gm.receive_json_from(timeout=5)
+        assert frame["type"] == "presence" and {m["username"]: m["head"] for m in frame["members"]} == {
+            "alice": true, "gm": None}
+    await alice.disconnect()
+    await gm.disconnect()
+
+
+async def test_a_reported_head_the_socket_gave_its_client_is_passed_on_without_reading_the_log(
+        transactional_table, monkeypatch):
+    """The table reports the head it has just verified, so the check costs no database trip then."""
+    from sessions import consumers
+
+    table = transactional_table
+    reads, stored_hash = [], consumers.stored_hash
+    monkeypatch.setattr(consumers, "stored_hash", lambda *a: (reads.append(a), stored_hash(*a))[1])
+    alice = await connect(table, table.alice)
+    backlog, ready = await until_ready(alice)
+    await alice.send_json_to({"type": "head", "head": ready["head"]})  # the head `ready` stated
+    await handled(alice)
+    await alice.send_json_to({"type": "command", "id": "h2", "action": {"type": "roll", "notation": "1d6"}})
+    event = await next_event(alice)
+    await alice.send_json_to({"type": "head", "head": {"seq": event["seq"], "hash": event["hash"]}})  # the last sent
+    await handled(alice)
+    assert reads == []
+    await alice.send_json_to({"type": "head", "head": {"seq": 1, "hash": backlog[0]["hash"]}})  # an older one
+    await handled(alice)
+    assert reads == [(table.campaign.id, 1)]
+    await alice.disconnect()
+
+
 async def test_doorbells_that_ring_out_of_order_are_sent_in_order_without_reading_the_log(
         transactional_table, monkeypatch):
     """Two commits of one table on two threads (or processes) may ring in the opposite order. The

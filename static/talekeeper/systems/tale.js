@@ -155,7 +155,8 @@ export function actions(state, ctx) {
       help: `Your pool: ${damageTargets(state).map(cap).join(" + ")}${s.secondary !== "skill" ? `, + ${cap(s.secondary)} if the GM allows` : ""}.`,
       fields: [
         { name: "their_pool", label: "Their dice", kind: "number", value: 6 },
-        { name: "with_secondary", label: `Add ${cap(s.secondary)} (secondary)`, kind: "checkbox", value: false },
+        // A secondary that is Skill is in the pool already (docs/rules.md, Tale reading 22): nothing to add.
+        ...(s.secondary !== "skill" ? [{ name: "with_secondary", label: `Add ${cap(s.secondary)} (secondary)`, kind: "checkbox", value: false }] : []),
         { name: "label", label: "Against", kind: "text", optional: true, placeholder: "the bandit" },
       ],
       build: (v) => ({ type: "start_combat", their_pool: need(v, "their_pool", "their dice"), ...(v.with_secondary ? { with_secondary: true } : {}),

@@ -340,6 +340,30 @@ def test_combat_with_secondary():
     assert st["contest"]["mine"] == 9
 
 
+@pytest.mark.parametrize("primary, secondary, with_secondary, names, pool", [
+    # Skill as the secondary is in the pool already: adding the secondary adds nothing more.
+    ("brawn", "skill", True, ["brawn", "skill"], 4 + 2),
+    ("brawn", "skill", False, ["brawn", "skill"], 4 + 2),
+    # Skill as the primary counts once; the secondary joins it as usual.
+    ("skill", "deft", True, ["skill", "deft"], 2 + 5),
+    ("skill", "deft", False, ["skill"], 2),
+    ("brawn", "deft", True, ["brawn", "skill", "deft"], 4 + 2 + 5),
+])
+def test_the_combat_pool_counts_each_characteristic_once(primary, secondary, with_secondary, names, pool):
+    """Reading 22: primary + Skill, plus the secondary when ``with_secondary``; Skill counted once
+    whether it is the primary or the secondary (before: brawn 4 + skill 2 + skill 2 = 8D)."""
+    st = state(primary=primary, secondary=secondary, brawn=4, skill=2, deft=5)
+    events, st = act(st, {"type": "start_combat", "their_pool": 3, "with_secondary": with_secondary})
+    assert st["contest"]["mine"] == pool and st["contest"]["pool"] == {"pool": pool, "characteristics": names}
+    assert events[0].payload["contest"]["mine"] == pool
+    # Every die of the pool is one die of the round: all of them portioned, one more refused.
+    _, fought = act(st, {"type": "combat_round", "attack": pool, "defence": 0, "their_attack": 0,
+                         "their_defence": 3}, [1] * pool + [6, 6, 6])
+    assert fought["contest"] is not None
+    refused(st, {"type": "combat_round", "attack": pool + 1, "defence": 0, "their_attack": 0, "their_defence": 3},
+            f"You have only {pool}D")
+
+
 @pytest.mark.parametrize("action, match", [
     ({"type": "combat_round", "attack": 1, "defence": 0, "their_attack": 0}, "'their_defence' is required"),
     ({"type": "combat_round", "attack": -1, "defence": 0, "their_attack": 0, "their_defence": 0}, "from 0 to 40"),
