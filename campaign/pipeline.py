@@ -136,8 +136,9 @@ def error_response(e: ActionError) -> JsonResponse:
 
 
 class Unavailable(ActionError):
-    """PostgreSQL is away: ``database_unavailable`` (nothing was stored) or ``outcome_unknown``
-    (the connection died at COMMIT: resend the same id). campaign/outages.py tells them apart;
+    """PostgreSQL is away or the table's lock is held: ``database_unavailable`` (nothing was stored),
+    ``table_busy`` (nothing was stored; resend the same id in a moment) or ``outcome_unknown`` (the
+    connection died at COMMIT: resend the same id). campaign/outages.py tells them apart;
     HTTP answers them there too (its middleware), with the same codes and messages."""
 
     status = 503

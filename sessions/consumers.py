@@ -364,7 +364,7 @@ class TableConsumer(AsyncWebsocketConsumer):
                 await self._revoked()
             return
         except Exception as e:
-            outage = outage_error(e)  # database_unavailable or outcome_unknown (campaign/outages.py)
+            outage = outage_error(e)  # database_unavailable, table_busy or outcome_unknown (campaign/outages.py)
             if outage is not None:
                 log.warning("command %r: %s: %r", client_id, outage.code, e)
                 await self._error(client_id, outage.code, outage.message)

@@ -110,7 +110,9 @@ async function postJSON(url, body, timeoutMs = 0) {
 // roll is never doubled and the player is never asked to roll again. database_unavailable is
 // not a doubt: the server knows nothing was stored, and says so. table_busy is no doubt either
 // (the table's lock was taken for longer than the server waits: nothing was stored), but it
-// passes, so it is sent again the same way, and said as what it is.
+// passes, so it is sent again the same way, and said as what it is. Either speaks only of the
+// try it answers: once a try was in doubt, a later "nothing was stored" leaves that doubt
+// standing (the first try may be stored), so the page goes on resending and never says it.
 // `show`: where the acting member sees what it did: "card" (the result card beside the sheet's
 // actions, kept in view) or "log" (the log line, scrolled into view: the dice box sits under the log).
 const DOUBTS = new Set(["outcome_unknown", "server_error", "connection_lost", "no_answer"]);
@@ -120,18 +122,21 @@ const ANSWER_WITHIN_MS = 15000;
 
 export async function sendCommand(action, { show } = {}) {
   const id = newId();
+  let doubted = false; // an earlier try may be stored
   for (let attempt = 0; ; attempt += 1) {
     let ack;
     try {
       ack = await deliver(id, action);
     } catch (problem) {
       const busy = problem.code === BUSY;
-      if (!DOUBTS.has(problem.code) && !busy) throw problem;
+      const notStored = busy || problem.code === "database_unavailable"; // this try, not an earlier one
+      if (!DOUBTS.has(problem.code) && !busy && !(doubted && notStored)) throw problem;
+      doubted = doubted || DOUBTS.has(problem.code);
       if (attempt >= RESEND_AFTER_MS.length) {
-        if (busy) throw problem; // "nothing was stored": the server's own words
+        if (!doubted) throw problem; // "nothing was stored": the server's own words
         throw { code: problem.code, message: "We couldn't confirm whether that was stored. The log will show it if it was: check it once the table is live before sending it again." };
       }
-      notice(busy ? "The table is busy finishing an earlier action; trying again…" : "Checking whether that was stored…", "info");
+      notice(busy && !doubted ? "The table is busy finishing an earlier action; trying again…" : "Checking whether that was stored…", "info");
       await new Promise((resolve) => setTimeout(resolve, RESEND_AFTER_MS[attempt]));
       continue;
     }

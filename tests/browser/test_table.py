@@ -485,3 +485,45 @@ def test_a_gm_decision_a_player_reads_says_so_to_its_readers_and_is_gm_only_to_t
         expect(seat.event(grant.seq).locator(".badge.vis")).to_have_text("shared with alice")
     expect(bob.event(grant.seq)).to_contain_text("rolled in secret")
     expect(bob.event(grant.seq).locator(".badge.vis")).to_have_text("GM only")
+
+
+def test_a_resend_after_a_doubt_that_is_told_nothing_was_stored_stays_in_doubt(table_of, seats):
+    """A review's find: the roll was stored, but the page heard ``outcome_unknown``; its resend then
+    met an answer that says "nothing was stored" (``database_unavailable``: the database still away;
+    ``table_busy`` the same way). That answer speaks of the resend only, not of the first try, so the
+    page must not tell the player nothing was stored (she would roll again: a doubled roll). It
+    keeps resending the same id until it hears the stored roll."""
+    table = table_of("tale")
+    alice = seats("alice")
+    sent: list[str] = []  # command ids the page sent, in order
+    lost: list[dict] = []  # the one ack the page never heard
+
+    def from_page(frame, to_page):
+        if frame.get("type") == "command":
+            sent.append(frame["id"])
+            if len(sent) == 2:  # the first resend: the database is still away, it never gets there
+                to_page(json.dumps({"type": "error", "id": frame["id"], "code": "database_unavailable",
+                                    "message": "The server can't reach its database right now; nothing was "
+                                               "stored. Try again in a moment."}))
+                return None
+        return frame
+
+    def from_server(frame, to_page):
+        if frame.get("type") == "ack" and not lost:
+            lost.append(frame)
+            return {"type": "error", "id": frame["id"], "code": "outcome_unknown",
+                    "message": "The connection to the database broke while storing it."}
+        return frame
+
+    alice.tamper_sockets(from_page, from_server)
+    alice.page.evaluate("window.talekeeperTable.drop()")  # the next socket goes through the route
+    alice.wait_live()
+    start = head_seq(table)
+    alice.roll("3d6")
+    expect(alice.page.locator("#notice")).to_contain_text("Checking whether that was stored")
+    expect(alice.page.locator("#notice")).to_have_text("")  # the third try's ack: the stored roll
+    assert len(sent) == 3 and len(set(sent)) == 1, sent
+    assert lost and lost[0]["seq"] == start + 1
+    expect(alice.event(start + 1)).to_be_attached()
+    assert head_seq(table) == start + 1
+    assert Event.objects.filter(campaign=table.campaign, command__client_id=sent[0]).count() == 1

@@ -127,6 +127,30 @@ async def test_a_caller_that_stops_waiting_for_its_turn_is_skipped(threads):
     assert threads == ["first", "third"]
 
 
+async def test_a_caller_handed_the_turn_as_it_is_cancelled_passes_it_on(threads, monkeypatch):
+    """Handed the turn by the command before it, and cancelled before it could run: the turn goes on
+    to the next, and nothing is left behind."""
+    call = Blocking()
+    real, tasks = sessions.db._pass_turn, {}
+
+    def passing_then_cancelling(key, done, behind=lambda e: None):
+        real(key, done, behind)
+        if done is not None and "handed" in tasks:
+            tasks.pop("handed").cancel()  # in the same step as it was handed the turn
+
+    monkeypatch.setattr(sessions.db, "_pass_turn", passing_then_cancelling)
+    first = asyncio.ensure_future(in_turn(1, call, "first"))
+    await call.started_event("first").wait()
+    tasks["handed"] = handed = asyncio.ensure_future(in_turn(1, call, "handed"))
+    third = asyncio.ensure_future(in_turn(1, call, "third"))
+    await settle()
+    call.gate("first").set()
+    call.gate("third").set()
+    assert (await first, await third) == ("first", "third")
+    assert handed.cancelled()
+    assert threads == ["first", "third"]
+    assert sessions.db._turns == {}
+
 class TableBusy(Exception):
     pass
 
