@@ -157,5 +157,10 @@ def failed_behind(e: BaseException) -> ActionError | None:
     code = outage_code(e)
     if code is None:
         return None  # the other was refused for itself: this one runs
-    code = "table_busy" if code == "table_busy" else "database_unavailable"
-    return Unavailable(MESSAGES[code], code)
+    return busy_error() if code == "table_busy" else Unavailable(MESSAGES["database_unavailable"], "database_unavailable")
+
+
+def busy_error() -> ActionError:
+    """``table_busy``: the table's lock, or this process's turn of it, was taken longer than the
+    server waits (``DB_LOCK_TIMEOUT``); nothing was stored."""
+    return Unavailable(MESSAGES["table_busy"], "table_busy")

@@ -93,6 +93,9 @@ TEMPLATES = [
 ]
 
 # --- Database -----------------------------------------------------------------
+# Seconds a statement waits for a lock (0: for ever), and a table's socket command for its turn
+# (twice that: sessions/db.py); then the command answers table_busy, nothing stored.
+DB_LOCK_TIMEOUT = env_int("DB_LOCK_TIMEOUT", 5)
 DATABASES = {
     "default": dj_database_url.parse(
         env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'talekeeper.sqlite3'}"),
@@ -119,7 +122,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # thread and connection serve the other tables again (campaign/outages.py, issue #12).
     DATABASES["default"]["OPTIONS"]["options"] = " ".join(
         filter(None, [DATABASES["default"]["OPTIONS"].get("options"), "-c plan_cache_mode=force_generic_plan",
-                      f"-c lock_timeout={env_int('DB_LOCK_TIMEOUT', 5) * 1000}"]))
+                      f"-c lock_timeout={DB_LOCK_TIMEOUT * 1000}"]))
 if DATABASES["default"]["ENGINE"] == "campaign.postgresql" and env_int("DB_POOL_MAX", 20) > 0:
     # A pool per process: without it every database call under ASGI opens a
     # new connection (measured: a quarter of the database thread's time, see

@@ -39,14 +39,14 @@ from campaign.auth import InvalidToken, socket_user
 from campaign.broadcast import changed_sheets, group_name, sit_down_here, stand_up_here, user_group
 from campaign.log import events_after
 from campaign.outages import DATABASE_OUTAGE, READ_UNAVAILABLE_MESSAGE
-from campaign.pipeline import (MAX_SEQ, command_of, failed_behind, outage_error, parse_whole_number, read_json,
-                               submit)
+from campaign.pipeline import (MAX_SEQ, busy_error, command_of, failed_behind, outage_error, parse_whole_number,
+                               read_json, submit)
 from campaign.ratelimit import RateLimited, SocketBucket
 from campaign.sheets import changed_by, sheet_class
 from campaign.visibility import Viewer, for_viewer, may_see
 
 from . import presence
-from .db import db, in_turn, shared, tick
+from .db import TurnTimeout, db, in_turn, shared, tick
 from .heads import false_head_message, log_head, reported_head, stored_hash
 
 log = logging.getLogger(__name__)
@@ -357,7 +357,11 @@ class TableConsumer(AsyncWebsocketConsumer):
             # One thread at a time per table in this process (sessions/db.py): a table whose lock is
             # held keeps one of them, not one per socket.
             result, head = await in_turn(self.campaign_id, _command_and_head, self.membership, command_of(frame),
-                                         behind=failed_behind)
+                                         behind=failed_behind, patience=2 * settings.DB_LOCK_TIMEOUT or None)
+        except TurnTimeout:
+            busy = busy_error()
+            await self._error(client_id, busy.code, busy.message)
+            return
         except ActionError as e:
             await self._error(client_id, e.code, e.message)
             if e.code == "not_member":

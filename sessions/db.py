@@ -78,8 +78,12 @@ class _Turn:
 _turns: dict[tuple, _Turn] = {}
 
 
+class TurnTimeout(TimeoutError):
+    """A command waited longer than its ``patience`` for its table's turn: it never ran."""
+
+
 async def in_turn(campaign_id: int, fn: Callable[..., Any], *args, behind: Callable[[BaseException], BaseException | None]
-                  = lambda e: None) -> Any:
+                  = lambda e: None, patience: float | None = None) -> Any:
     """``await db(fn)(*args)`` (a command of the campaign) once this process's earlier commands of
     the same campaign have ended.
 
@@ -93,7 +97,11 @@ async def in_turn(campaign_id: int, fn: Callable[..., Any], *args, behind: Calla
       a cancelled thread), and the next command must not start a second one beside it.
     * ``behind(e)``: when a command fails with ``e``, the error each command then waiting gets
       instead of its turn, or None to let them run. A table whose lock timed out or whose database
-      is away fails them all at once, not each after its own timeout in turn."""
+      is away fails them all at once, not each after its own timeout in turn.
+    * ``patience``: the longest a command waits for its turn before :class:`TurnTimeout`. A thread
+      that never ends (a query on a connection that died without a word: no lock_timeout bounds
+      it) would otherwise keep its table's turn, and every later command of that table here
+      would wait for good."""
     loop = asyncio.get_running_loop()
     key = (loop, campaign_id)
     turn = _turns.get(key)
@@ -103,7 +111,11 @@ async def in_turn(campaign_id: int, fn: Callable[..., Any], *args, behind: Calla
         mine = loop.create_future()
         turn.waiting.append(mine)
         try:
-            await mine  # the turn, or the error of the command it failed behind
+            # The turn, or the error of the command it failed behind. (wait_for cancels ``mine`` when
+            # it gives up, unless the turn came first: then it is ours all the same.)
+            await asyncio.wait_for(mine, patience)
+        except TimeoutError:
+            raise TurnTimeout(f"waited {patience} s for the table's earlier command") from None
         except asyncio.CancelledError:
             if mine.done() and not mine.cancelled() and mine.exception() is None:
                 _pass_turn(key, None)  # handed to us as we were cancelled: on to the next

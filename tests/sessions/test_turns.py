@@ -151,6 +151,21 @@ async def test_a_caller_handed_the_turn_as_it_is_cancelled_passes_it_on(threads,
     assert threads == ["first", "third"]
     assert sessions.db._turns == {}
 
+async def test_a_command_that_waited_past_its_patience_gives_up_and_the_turn_goes_on(threads):
+    """A thread that never ends (a query on a connection that died without a word) must not keep its
+    table's later commands waiting for good: each gives up after its patience, never having run."""
+    call = Blocking()
+    stuck = asyncio.ensure_future(in_turn(1, call, "stuck"))
+    await call.started_event("stuck").wait()
+    with pytest.raises(sessions.db.TurnTimeout):
+        await in_turn(1, call, "impatient", patience=0.01)
+    assert threads == ["stuck"]
+    call.gate("stuck").set()
+    call.gate("after").set()
+    assert (await stuck, await in_turn(1, call, "after", patience=0.01)) == ("stuck", "after")
+    assert threads == ["stuck", "after"] and not sessions.db._turns
+
+
 class TableBusy(Exception):
     pass
 
