@@ -979,7 +979,8 @@ function afterEvent(ev, sheets) {
     }
     case "character_created":
       if (!chars.has(ev.character)) {
-        chars.set(ev.character, { id: ev.character, name: p.name, owner: p.owner, state: null, seq: 0 });
+        chars.set(ev.character, { id: ev.character, name: p.name, owner: p.owner, npc: !!p.npc, shown: p.shown || "full",
+          state: null, seq: 0, since: ev.seq });
         if (!pushed) scheduleRefresh(ev.character);
         if (pendingCreation && pendingCreation === p.name && ev.actor === me.username) {
           pendingCreation = null;
@@ -989,12 +990,16 @@ function afterEvent(ev, sheets) {
         renderCharacters();
       }
       break;
-    case "npc_shown": // what the players see of an NPC from now on (docs/rules.md, platform 10)
-      if (p.shown === "hidden" && !isGM) chars.delete(ev.character);
-      else if (!chars.has(ev.character)) chars.set(ev.character, { id: ev.character, name: p.name, owner: ev.actor, state: null, seq: 0 });
+    case "npc_shown": { // what the players see of an NPC from now on (docs/rules.md, platform 10)
+      // Hiding one is sealed for the players (their page learns of it from the characters' list, below).
+      const c = chars.get(ev.character) || { id: ev.character, name: p.name, owner: ev.actor, state: null, seq: 0, since: ev.seq };
+      Object.assign(c, { npc: true, shown: p.shown });
+      if (p.shown !== "full" && !isGM) Object.assign(c, { state: null, seq: 0 }); // the GM keeps its sheet from now on
+      chars.set(ev.character, c);
       if (p.shown === "full" && !pushed) scheduleRefresh(ev.character); // pushed: the sheet came with it
       renderCharacters();
       break;
+    }
     case "member_joined":
     case "member_role_changed":
       members.set(p.username, p.role);
@@ -1011,6 +1016,10 @@ function afterEvent(ev, sheets) {
   }
   // A sealed event names no character: a request its actor was asked for may be answered by it.
   if (ev.hidden && !ev.character && !loading) for (const c of chars.values()) if (c.owner === ev.actor) updateFollowUps(c.id);
+  // A sealed GM-only event may be the GM making an NPC the players know by name, or hiding one
+  // again: the stub does not say (it must not). So the page asks for the characters it would
+  // list on a reload, after every such event, whatever it was.
+  if (ev.hidden && ev.visibility === "gm" && fresh) scheduleRoster();
   if (pushed) { // the sheets came with the event: nothing to fetch
     if (fresh) for (const body of sheets) applySheet(body);
     else if (ev.character && !loading) updateFollowUps(ev.character);
@@ -1092,6 +1101,55 @@ function retryRefresh(id, token, attempt, retryAfter) {
   refreshTimers.set(id, setTimeout(() => {
     if (refreshTokens.get(id) === token) refreshCharacter(id, attempt + 1); // nothing newer came meanwhile
   }, wait));
+}
+
+// The characters this member may know of (GET .../characters: the list the page starts from), after
+// a sealed event that may have changed it. Sheets are fetched as for any new character.
+let rosterTimer = null;
+let rosterToken = 0;
+let rosterHead = 0; // the newest list applied: an older answer arriving late changes nothing
+
+function scheduleRoster() {
+  clearTimeout(rosterTimer);
+  rosterTimer = setTimeout(refreshRoster, 30); // once for a batch of events (a backlog)
+}
+
+async function refreshRoster(attempt = 0) {
+  const token = ++rosterToken;
+  let body;
+  try {
+    const res = await fetch(`/api/campaigns/${slug}/characters`, { credentials: "same-origin" });
+    if (!res.ok) {
+      if ((res.status === 503 || res.status === 429) && attempt < SHEET_RETRIES) {
+        rosterTimer = setTimeout(() => { if (rosterToken === token) refreshRoster(attempt + 1); }, 1000 * (attempt + 1) * (0.5 + Math.random()));
+      }
+      return;
+    }
+    body = await res.json();
+  } catch {
+    return; // offline: the next sealed event, or the reconnect's backlog, asks again
+  }
+  if (token !== rosterToken || body.head < rosterHead) return;
+  rosterHead = body.head;
+  const listed = new Map(body.characters.map((c) => [c.id, c]));
+  let changed = false;
+  for (const [id, c] of chars) {
+    // Gone from the list: the GM hid it. Not yet in it: made after the list was read (its event came first).
+    if (!listed.has(id) && (c.since || 0) <= body.head) { chars.delete(id); changed = true; }
+  }
+  for (const entry of listed.values()) {
+    const c = chars.get(entry.id);
+    if (c) {
+      if (c.shown !== entry.shown) changed = true;
+      Object.assign(c, { name: entry.name, owner: entry.owner, npc: entry.npc, shown: entry.shown });
+      if (!isGM && c.npc && c.shown !== "full") Object.assign(c, { state: null, seq: 0 });
+      continue;
+    }
+    chars.set(entry.id, { ...entry, state: null, seq: 0, since: body.head });
+    if (isGM || !entry.npc || entry.shown === "full") scheduleRefresh(entry.id);
+    changed = true;
+  }
+  if (changed) renderCharacters();
 }
 
 // A sheet the server pushed with an event: the same body as GET .../characters/<id>, for this viewer.

@@ -7,6 +7,8 @@ hidden NPC never reaches a player's page, not even in the frames it received.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -111,3 +113,45 @@ def test_a_name_only_npcs_tab_says_the_gm_keeps_its_sheet(table_of, seats):
     alice = seats("alice")
     alice.page.get_by_role("tab", name="Bandit").click()
     expect(alice.page.locator("#sheet")).to_contain_text("The GM keeps Bandit's sheet to themselves.")
+
+
+def test_an_npc_the_gm_makes_or_hides_while_the_page_is_open_has_the_tab_a_reload_shows(table_of, seats):
+    """A play-test's find: a name-only NPC made while Alice's page was open reached her sealed (right)
+    and got no tab until she reloaded; hiding it again left its tab. The sealed stub tells her page
+    nothing, so after one it asks for the characters a reload would list, and nothing more."""
+    table = table_of("wyrm")
+    table.create_character(table.alice, "Mira", get_system("wyrm").example_sheet)
+    alice = seats("alice")
+    answers = []  # what the page was told about the table's characters, besides the frames
+    alice.page.on("response", lambda r: answers.append(r) if r.url.endswith("/characters") else None)
+    tabs = alice.page.locator("#char-tabs [role=tab]")
+    expect(tabs).to_have_count(1)
+
+    seq = head_seq(table) + 1
+    npc(table, "Innkeeper", "hidden")
+    bandit = npc(table, "Bandit", "name")
+    expect(alice.event(seq + 1)).to_have_class(re.compile(r"\bhidden-roll\b"))  # sealed, as it should be
+    expect(alice.page.get_by_role("tab", name="Bandit")).to_be_visible()
+    alice.page.get_by_role("tab", name="Bandit").click()
+    expect(alice.page.locator("#sheet")).to_contain_text("The GM keeps Bandit's sheet to themselves.")
+    expect(tabs).to_have_count(2)  # Mira and the Bandit; never the hidden innkeeper
+    live = tabs.all_inner_texts()
+
+    # The GM hides the bandit again (a sealed event too): its tab goes, as a reload would have it.
+    table.command(table.gm, {"type": "show_npc", "character": bandit.id, "shown": "hidden"})
+    expect(alice.page.get_by_role("tab", name="Bandit")).to_have_count(0)
+    expect(tabs).to_have_count(1)
+    table.command(table.gm, {"type": "show_npc", "character": bandit.id, "shown": "name"})  # public: by name again
+    expect(tabs).to_have_count(2)
+    alice.page.get_by_role("tab", name="Bandit").click()
+    expect(alice.page.locator("#sheet")).to_contain_text("The GM keeps Bandit's sheet to themselves.")
+
+    listings = [r.text() for r in answers]
+    assert listings, "the page never asked for the characters"
+    alice.page.reload()
+    alice.wait_live()
+    expect(tabs).to_have_count(2)
+    assert tabs.all_inner_texts() == live
+    for text in (*alice.frames, *listings, alice.page.content()):
+        assert "Innkeeper" not in text
+    assert all('"state"' not in text for text in listings)  # names, never sheets
