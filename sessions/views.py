@@ -18,7 +18,7 @@ from campaign.actions import UNVOIDABLE, ActionError, access_campaign
 from campaign.actions.encounters import current_encounter
 from campaign.actions.npcs import characters_for, sheet_hidden_from
 from campaign.audit import LINES
-from campaign.models import VISIBILITY_WORDS, Character
+from campaign.models import SHOWN_CHOICES, VISIBILITY_WORDS, Character
 from campaign.openapi import declared
 from campaign.projections import visible_fold
 from campaign.sheets import character_entry
@@ -72,6 +72,8 @@ def table(request, slug):
         "declared": declared(campaign.system),
         # Said once in campaign/models.py and campaign/actions/log_entries.py; the page reads them here.
         "visibilities": [{"value": value, **words} for value, words in VISIBILITY_WORDS.items()],
+        # What the players see of an NPC (create_character's and show_npc's "shown"), in the words of campaign/models.py.
+        "shown": [{"value": value, "label": label} for value, label in SHOWN_CHOICES],
         "unvoidable": sorted(UNVOIDABLE),
         # The platform's event sentences, said once for the audit page and the table.
         "lines": LINES,

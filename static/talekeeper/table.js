@@ -38,6 +38,8 @@ const asNow = (ev) => (declared.renames[ev.type] ? { ...ev, type: nowName(ev.typ
 // Each visibility's words (campaign/models.py VISIBILITY_WORDS): the choices, the badges, their titles.
 const VISIBILITIES = new Map((data.visibilities || []).map((v) => [v.value, v]));
 useVisibilities(data.visibilities || []);
+// What the players see of an NPC (campaign/models.py SHOWN_CHOICES): value -> words.
+const SHOWN = new Map((data.shown || []).map((s) => [s.value, s.label]));
 const fillTemplate = (template, p) => template.replace(/\{(\w+)\}/g, (_, key) => (p[key] ?? "?"));
 
 let system;
@@ -1269,6 +1271,7 @@ function renderHero() {
     // declaration alone (rules/declare.py): a new action is playable as soon as it is declared.
     const offered = new Set([...specs.values()].map((spec) => spec.type));
     for (const spec of declaredSpecs()) if (!offered.has(spec.type) && (!spec.gm || isGM)) specs.set(spec.id, spec);
+    if (isGM && c.npc) specs.set("show_npc", showNpcSpec(c));
   }
   let sheet;
   try {
@@ -1277,7 +1280,8 @@ function renderHero() {
     console.error("renderSheet failed", problem);
     sheet = h("pre", { class: "state" }, JSON.stringify(c.state, null, 1));
   }
-  const owner = h("p", { class: "muted small owner-line" }, c.owner === me.username ? "Your character" : `Played by ${c.owner}`,
+  const owner = h("p", { class: "muted small owner-line" },
+    isGM && c.npc ? `Your NPC · ${SHOWN.get(c.shown) || c.shown}` : c.owner === me.username ? "Your character" : `Played by ${c.owner}`,
     canAct(c) ? "" : " · you can read this sheet");
   fill(sheetEl, owner, sheet);
   const groups = new Map();
@@ -1306,6 +1310,19 @@ function renderHero() {
     const fresh = specs.get(composer.spec.id);
     if (!fresh) closeComposer(false);
   }
+}
+
+// The GM's choice of what the players see of an NPC from now on: the platform's show_npc
+// (campaign/actions/npcs.py), offered the ways it is not shown now.
+function showNpcSpec(c) {
+  const options = [...SHOWN].filter(([value]) => value !== c.shown).map(([value, label]) => ({ value, label }));
+  return {
+    id: "show_npc", type: "show_npc", group: "GM tools", gm: true, label: "What the players see",
+    title: `What the players see of ${c.name}`, submit: "Change it",
+    help: `Now: ${SHOWN.get(c.shown) || c.shown}. Shown fully, the players read its sheet from its creation on; its hidden rolls stay hidden until you reveal them.`,
+    fields: [{ name: "shown", label: "The players see", kind: "select", value: options[0]?.value, options }],
+    build: (v) => ({ type: "show_npc", shown: v.shown }),
+  };
 }
 
 // --- the action form (composer) ---------------------------------------------------------
@@ -1453,6 +1470,7 @@ function renderMembers() {
     const current = owner.value || me.username;
     fill(owner, ...list.filter(([, role]) => role !== "spectator").map(([name]) =>
       h("option", { value: name, selected: name === current }, name === me.username ? `${name} (you: an NPC)` : name)));
+    charFormShown();
   }
 }
 
@@ -1571,6 +1589,7 @@ if (memberForm) {
 }
 
 let pendingCreation = null;
+let charFormShown = () => {}; // shows "What the players see" when the GM's own character (an NPC) is chosen
 const charForm = document.getElementById("char-form");
 if (charForm) setUpCharacterForm(charForm);
 
@@ -1700,6 +1719,14 @@ function setUpCharacterForm(form) {
     submitButton.disabled = bad;
   }
 
+  // What the players see is asked of the GM's own character only: an NPC (a player's is always seen).
+  const showNpcField = () => {
+    const field = document.getElementById("char-shown-field");
+    if (field && form.owner) field.hidden = form.owner.value !== me.username;
+  };
+  form.owner?.addEventListener("change", showNpcField);
+  charFormShown = showNpcField;
+
   writeJSON();
   renderFields();
   textarea.addEventListener("input", () => {
@@ -1720,6 +1747,7 @@ function setUpCharacterForm(form) {
     }
     const action = { type: "create_character", name: form.name.value.trim(), sheet };
     if (form.owner && form.owner.value && form.owner.value !== me.username) action.owner = form.owner.value;
+    else if (form.owner) Object.assign(action, { npc: true, shown: form.shown.value }); // the GM's own: an NPC
     pendingCreation = action.name;
     try {
       await sendCommand(action);

@@ -155,3 +155,51 @@ def test_an_npc_the_gm_makes_or_hides_while_the_page_is_open_has_the_tab_a_reloa
     for text in (*alice.frames, *listings, alice.page.content()):
         assert "Innkeeper" not in text
     assert all('"state"' not in text for text in listings)  # names, never sheets
+
+
+def test_the_gm_makes_an_npc_from_the_form_and_shows_it_to_the_table_from_its_sheet(table_of, seats):
+    """A play-test's find: "gm (you: an NPC)" made an ordinary public character. The form makes an
+    NPC (create_character with npc and shown), says what the players see of it, and the NPC's sheet
+    has the GM's control for changing that (show_npc)."""
+    table = table_of("wyrm")
+    table.create_character(table.alice, "Mira", get_system("wyrm").example_sheet)
+    gm, alice = seats("gm", "alice")
+    gm.page.get_by_text("New character").click()
+    form = gm.page.locator("#char-form")
+    expect(form.get_by_label("Player", exact=True)).to_have_value("gm")
+    shown = form.get_by_label("What the players see")
+    expect(shown).to_be_visible()
+    assert shown.locator("option").all_inner_texts() == [
+        "Hidden from the players", "Players see the name only", "Players see everything"]
+    expect(shown).to_have_value("hidden")  # as the action itself: nothing reaches the table unless the GM says so
+    form.get_by_label("Player", exact=True).select_option("alice")  # a player's character: the table always sees it
+    expect(shown).to_be_hidden()
+    form.get_by_label("Player", exact=True).select_option("gm")
+    assert gm.unlabelled() == []
+
+    seq = head_seq(table) + 1
+    form.get_by_label("Name").fill("The Spy")
+    form.get_by_role("button", name="Create character").click()
+    expect(gm.page.get_by_role("tab", name="The Spy")).to_have_attribute("aria-selected", "true")
+    expect(gm.page.locator("#sheet")).to_contain_text("Your NPC · Hidden from the players")
+    expect(alice.event(seq)).to_have_class(re.compile(r"\bhidden-roll\b"))
+    spy = off_the_loop(lambda: Character.objects.get(name="The Spy"))
+    assert (spy.npc, spy.shown, spy.owner_id) == (True, "hidden", table.gm.id)
+
+    # The GM shows it by name, then fully, from its sheet (show_npc): Alice's page follows live.
+    gm.start("show_npc")
+    composer = gm.page.locator("#composer")
+    composer.get_by_label("The players see", exact=True).select_option("name")
+    gm.submit()
+    expect(gm.page.locator("#sheet")).to_contain_text("Your NPC · Players see the name only")
+    alice.page.get_by_role("tab", name="The Spy").click()
+    expect(alice.page.locator("#sheet")).to_contain_text("The GM keeps The Spy's sheet to themselves.")
+    gm.start("show_npc")
+    assert composer.get_by_label("The players see", exact=True).locator("option").all_inner_texts() == [
+        "Hidden from the players", "Players see everything"]  # not the way it is shown now
+    composer.get_by_label("The players see", exact=True).select_option("full")
+    gm.submit()
+    expect(alice.page.locator("#sheet")).to_contain_text("Played by gm")
+    expect(alice.page.locator("#sheet")).to_contain_text("Rogue")
+    expect(alice.page.locator("#sheet button[data-action]")).to_have_count(0)
+    assert off_the_loop(lambda: Character.objects.get(pk=spy.id).shown) == "full"

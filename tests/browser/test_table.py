@@ -390,11 +390,13 @@ def test_members_and_characters_are_added_from_the_page(table_of, seats, django_
     expect(alice.page.locator("#sheet")).to_contain_text("Rogue check")
     expect(gm.page.get_by_role("tab", name="Mira")).to_be_visible()
 
-    # The GM creates an NPC for themself: it appears for Alice as a readable sheet without buttons.
+    # The GM creates an NPC for themself, shown to the players: it appears for Alice as a readable
+    # sheet without buttons.
     gm.page.get_by_text("New character").click()  # closed for the GM: a <details> to open
     assert gm.unlabelled() == []
     gm_form = gm.page.locator("#char-form")
     gm_form.get_by_label("Name").fill("The Guard")
+    gm_form.get_by_label("What the players see").select_option("full")
     gm_form.get_by_role("button", name="Create character").click()
     alice.tab("The Guard")
     expect(alice.page.locator("#sheet")).to_contain_text("Played by gm")
