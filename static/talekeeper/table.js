@@ -667,6 +667,11 @@ function followNodes(ev) {
   if (ev.hidden || ev.voided || !events.has(ev.seq)) return [];
   if (ev.type === "turn_advanced") return turnFollow(ev);
   if (!ev.character) return [];
+  // Choices are worked out from a sheet at least as new as the event: a new event reaches the page
+  // before its sheet (pushed with the command's last event, or fetched), and the sheet of before
+  // would offer what the event ended (the next round of a race it won, and a request for its odds).
+  // The sheet's arrival works them out again (showSheet).
+  if (ev.seq > pageHead && (chars.get(ev.character)?.seq || 0) < ev.seq) return [];
   const ctx = followCtx(ev);
   try {
     if (ev.type === "roll_requested") return requestFollow(ev, ctx).filter(Boolean);

@@ -317,3 +317,62 @@ def test_mdt_at_the_table(table_of, seats, script_dice):
     act(alice, table, gm.submit, "the GM says yes")
 
     screenshots(seats, "mdt", alice, gm, "test:presence")
+
+
+def record_previews(seat):
+    """From a reload on, every preview ``seat``'s page asks for is in ``window.previewsAsked`` (its
+    action types), recorded as the page calls fetch: in step with what the page shows."""
+    seat.context.add_init_script("""
+      window.previewsAsked = [];
+      const send = window.fetch;
+      window.fetch = (url, options) => {
+        if (String(url).endsWith("/preview")) window.previewsAsked.push(JSON.parse(options.body).action.type);
+        return send(url, options);
+      };""")
+    seat.page.reload()
+    seat.wait_live()
+
+
+def test_a_finished_mdt_race_asks_for_no_odds_of_another_round(table_of, seats, script_dice):
+    """A play-test's find: the round that won the race reached the page before its sheet, so the page
+    offered "Next round" on it from the sheet of before and asked for its odds: a 422 (the race is over)
+    in the browser's console. Choices on an event wait for a sheet as new as the event."""
+    table = table_of("mdt")
+    helena = table.create_character(table.alice, "Helena", get_system("mdt").example_sheet)
+    table.command(table.gm, {"type": "start_contest", "character": helena.id, "attribute": "dexterity",
+                             "vs_pool": 4, "target": 3, "label": "the car chase"})
+    alice = seats("alice")
+    record_previews(alice)
+    start = head_seq(table)
+    expect(alice.event(start).locator(".odds-inline")).to_contain_text("% win")  # the running race's odds
+    asked = alice.page.evaluate("window.previewsAsked.length")
+    # Scripted: her three 10s (six successes) against their four 1s win the race in one round.
+    script_dice([10, 10, 10, 1, 1, 1, 1])
+    seq = act(alice, table, alice.event(start).get_by_role("button", name=re.compile(r"^Next round")).click,
+              "the car chase, round 1")
+    expect(alice.page.locator(".contest")).to_have_count(0)  # her sheet after the race
+    expect(alice.event(seq).get_by_role("button")).to_have_count(0)
+    expect(alice.page.locator("#waiting")).to_be_hidden()
+    assert alice.page.evaluate("window.previewsAsked")[asked:] == [], "odds asked for after the race"
+
+
+def test_a_tale_contest_ended_by_its_last_round_asks_for_no_odds_of_another(table_of, seats, script_dice):
+    """The same for Tale, where the round and the contest's end are two events of one command: the
+    round's line came first, with the sheet of before, and asked for the odds of a round no one can roll."""
+    table = table_of("tale")
+    hero = table.create_character(table.alice, "Autopet", get_system("tale").example_sheet)
+    table.command(table.alice, {"type": "start_contest", "character": hero.id, "characteristics": ["brawn", "deft"],
+                                "vs_pool": 2, "rounds": 1, "at_time_out": "mine", "label": "the chase"})
+    alice = seats("alice")
+    record_previews(alice)
+    start = head_seq(table)
+    expect(alice.event(start).locator(".odds-inline")).to_contain_text("% win")
+    asked = alice.page.evaluate("window.previewsAsked.length")
+    contest = state_of(table, "Autopet")["contest"]
+    script_dice([3] * (contest["mine"] + contest["theirs"]))  # every die a 3: nobody is knocked out
+    seq = act(alice, table, alice.event(start).get_by_role("button", name=re.compile(r"^Next round")).click,
+              "the chase, round 1")
+    expect(alice.event(seq + 1)).to_contain_text("the chase ended after 1 round: won")
+    expect(alice.page.locator(".contest")).to_have_count(0)
+    expect(alice.event(seq).get_by_role("button")).to_have_count(0)
+    assert alice.page.evaluate("window.previewsAsked")[asked:] == [], "odds asked for after the contest"
