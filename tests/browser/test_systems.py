@@ -376,3 +376,45 @@ def test_a_tale_contest_ended_by_its_last_round_asks_for_no_odds_of_another(tabl
     expect(alice.page.locator(".contest")).to_have_count(0)
     expect(alice.event(seq).get_by_role("button")).to_have_count(0)
     assert alice.page.evaluate("window.previewsAsked")[asked:] == [], "odds asked for after the contest"
+
+
+def dice_for(table, system: str, name: str, action: dict, face: int) -> ScriptedDice:
+    """``face`` on every die ``action`` rolls for ``name`` now (the engine says how many)."""
+    counted = ScriptedDice([face] * 60)
+    get_system(system).decide(state_of(table, name), action, counted)
+    return ScriptedDice([face] * len(counted.rolled))
+
+
+def test_mdt_lines_name_the_character_on_every_page(table_of, seats):
+    """A play-test's find: a line about Alice's character said "you" on Bob's page (dice groups,
+    knocked-out counts, the race on her sheet). Every member reads these: they name the character."""
+    table = table_of("mdt")
+    helena = table.create_character(table.alice, "Helena", get_system("mdt").example_sheet)
+    opposed = {"type": "opposed_test", "character": helena.id, "attribute": "wits", "vs_pool": 2, "opponent": "the guard"}
+    seq = table.command(table.alice, opposed, dice=dice_for(table, "mdt", "Helena", opposed, 8)).events[0].seq
+    table.command(table.gm, {"type": "start_contest", "character": helena.id, "attribute": "dexterity",
+                             "vs_pool": 2, "target": 9, "label": "the chase"})
+    round_ = {"type": "contest_round", "character": helena.id}
+    race = table.command(table.alice, round_, dice=dice_for(table, "mdt", "Helena", round_, 8)).events[0].seq
+    bob = seats("bob")
+    expect(bob.event(seq).locator(".dice-label")).to_have_text(["Helena", "the guard"])
+    expect(bob.event(race).locator(".dice-label")).to_have_text(["Helena", "them"])
+    bob.tab("Helena")
+    expect(bob.page.locator(".contest .race > span").first).to_have_text("Helena")
+    for at in (seq, race):
+        assert " you" not in f" {bob.event(at).inner_text().lower()}"
+
+
+def test_tale_lines_name_the_character_on_every_page(table_of, seats):
+    table = table_of("tale")
+    hero = table.create_character(table.alice, "Autopet", get_system("tale").example_sheet)
+    table.command(table.alice, {"type": "start_contest", "character": hero.id, "characteristics": ["brawn", "deft"],
+                                "vs_pool": 2, "label": "the chase"})
+    round_ = {"type": "iterated_round", "character": hero.id}
+    seq = table.command(table.alice, round_, dice=dice_for(table, "tale", "Autopet", round_, 3)).events[0].seq
+    bob = seats("bob")
+    expect(bob.event(seq).locator(".dice-label")).to_have_text(["Autopet", "them"])
+    expect(bob.event(seq).locator(".ev-detail")).to_contain_text("knocked out: Autopet 0, them 0")
+    assert " you" not in f" {bob.event(seq).inner_text().lower()}"
+    bob.tab("Autopet")
+    expect(bob.page.locator(".contest .race > span").first).to_have_text("Autopet")
