@@ -457,8 +457,11 @@ function describeCore(ev) {
         outcome: { label: `= ${p.total}${p.counts_successes ? (p.total === 1 ? " success" : " successes") : ""}`, tone: "total" },
       };
     case "character_created": return { text: `created the character ${p.name} for ${p.owner}` };
-    case "event_voided":
-      return { text: [`voided `, h("a", { href: `#seq-${p.seq}` }, `#${p.seq}`), ` (${words(nowName(p.type))})`], detail: p.reason ? `Reason: ${p.reason}` : "" };
+    case "event_voided": { // the voided event in the log's words for it, when this page holds it (else its seq alone)
+      const target = events.get(p.seq);
+      const said = target ? textOf(describe(target).text) : "";
+      return { text: [`voided `, h("a", { href: `#seq-${p.seq}` }, `#${p.seq}`), said ? ` (${said})` : ""], detail: p.reason ? `Reason: ${p.reason}` : "" };
+    }
     case "roll_revealed": {
       const body = p.body || p; // {seq, body: {type, payload, ...}}; older reveals: {seq, type, payload}
       const inner = describe({ ...ev, type: nowName(body.type), payload: body.payload || {}, hidden: false });
@@ -481,10 +484,12 @@ function describeCore(ev) {
 }
 
 function describe(ev) {
+  // A sealed stub says who, when and who may read it (campaign/visibility.py SEALED_KEYS), never
+  // what: not even that it was a roll (it may be an NPC the GM made). A whisper's visibility says it.
   if (ev.hidden && ev.visibility === "whisper") return { text: "whispered to someone", tone: "hidden" };
   if (ev.hidden) {
     const sealed = ev.payload?.commitment;
-    return { text: "rolled in secret", tone: "hidden", detail: sealed ? `sealed: ${short(sealed)}…` : "" };
+    return { text: "did something in secret", tone: "hidden", detail: sealed ? `sealed: ${short(sealed)}…` : "" };
   }
   const ctx = { h, char: chars.get(ev.character), charName: ev.character_name };
   let d = null;
@@ -1054,6 +1059,11 @@ olderBtn.addEventListener("click", async () => {
       const li = h("li", { id: `seq-${ev.seq}`, dataset: { seq: ev.seq, type: ev.type } });
       fillEvent(li, ev);
       place(li, true);
+    }
+    for (const ev of page) { // a void shown before its event was: now it can say which event it took back
+      const voider = voidedBy.get(ev.seq);
+      const li = voider && document.getElementById(`seq-${voider.seq}`);
+      if (li) fillEvent(li, events.get(voider.seq));
     }
     logEl.scrollTop += logEl.scrollHeight - height; // keep what you were reading in place
     firstShown = after + 1;

@@ -197,7 +197,7 @@ def test_wyrm_at_the_table(table_of, seats):
     act(alice, table, alice.submit, "damage 2d6 + 1")
     # The GM rolls for an NPC, only for themself.
     gm.roll("1d6+2", visibility="gm", label="guard captain")
-    expect(alice.page.locator("#log li").last).to_contain_text("rolled in secret")
+    expect(alice.page.locator("#log li").last).to_contain_text("did something in secret")
 
     screenshots(seats, "wyrm", alice, gm, "check:rogue")
 
