@@ -5,8 +5,8 @@
 ``{"error": {"code", "message"}}``.
 ``GET /api/campaigns/<slug>/events?after=N&limit=M`` pages through the log.
 ``GET /api/campaigns/<slug>/characters`` lists the characters a member may know of (the
-table's tabs), ``.../characters/<id>`` is one's sheet. ``GET /api/key`` is the server's checkpoint key; ``GET``/``POST``
-``/api/campaigns/<slug>/checkpoints`` list and make signed receipts.
+table's tabs), ``.../characters/<id>`` is one's sheet. ``GET /api/key`` is the server's
+checkpoint key; ``GET``/``POST`` ``/api/campaigns/<slug>/checkpoints`` list and make signed receipts.
 Authenticate with the session cookie (plus CSRF token) or a bearer token.
 
 Every view only parses, calls, and responds: size, JSON, auth, rate limit and

@@ -72,7 +72,7 @@ def table(request, slug):
         "declared": declared(campaign.system),
         # Said once in campaign/models.py and campaign/actions/log_entries.py; the page reads them here.
         "visibilities": [{"value": value, **words} for value, words in VISIBILITY_WORDS.items()],
-        # What the players see of an NPC (create_character's and show_npc's "shown"), in the words of campaign/models.py.
+        # What the players see of an NPC (create_character's and show_npc's "shown"), in campaign/models.py's words.
         "shown": [{"value": value, "label": label} for value, label in SHOWN_CHOICES],
         "unvoidable": sorted(UNVOIDABLE),
         # The platform's event sentences, said once for the audit page and the table.

@@ -361,6 +361,7 @@ function handle(frame) {
       chain.serverHead(frame.head, { ends: true }).then(reportHead);
       retry = 0;
       setConn("online", "Live");
+      if (rosterMissed) scheduleRoster();
       olderBtn.hidden = firstShown <= 1;
       if (loading) {
         loading = false;
@@ -1125,6 +1126,7 @@ function retryRefresh(id, token, attempt, retryAfter) {
 let rosterTimer = null;
 let rosterToken = 0;
 let rosterHead = 0; // the newest list applied: an older answer arriving late changes nothing
+let rosterMissed = false; // the list could not be read: the next connection's "ready" asks again
 
 function scheduleRoster() {
   clearTimeout(rosterTimer);
@@ -1139,14 +1141,17 @@ async function refreshRoster(attempt = 0) {
     if (!res.ok) {
       if ((res.status === 503 || res.status === 429) && attempt < SHEET_RETRIES) {
         rosterTimer = setTimeout(() => { if (rosterToken === token) refreshRoster(attempt + 1); }, 1000 * (attempt + 1) * (0.5 + Math.random()));
-      }
+      } else rosterMissed = true;
       return;
     }
     body = await res.json();
   } catch {
-    return; // offline: the next sealed event, or the reconnect's backlog, asks again
+    rosterMissed = true; // no network: the sealed event that asked is shown already, so ask on the reconnect
+    return;
   }
-  if (token !== rosterToken || body.head < rosterHead) return;
+  if (token !== rosterToken) return;
+  rosterMissed = false;
+  if (body.head < rosterHead) return;
   rosterHead = body.head;
   const listed = new Map(body.characters.map((c) => [c.id, c]));
   let changed = false;

@@ -203,3 +203,26 @@ def test_the_gm_makes_an_npc_from_the_form_and_shows_it_to_the_table_from_its_sh
     expect(alice.page.locator("#sheet")).to_contain_text("Rogue")
     expect(alice.page.locator("#sheet button[data-action]")).to_have_count(0)
     assert off_the_loop(lambda: Character.objects.get(pk=spy.id).shown) == "full"
+
+
+def test_a_characters_list_the_page_could_not_read_is_asked_for_again_on_the_reconnect(table_of, seats):
+    """The sealed event that made the page ask is shown once: if the answer never came (no network),
+    the next connection asks again rather than leave the NPC's tab out until a reload."""
+    table = table_of("wyrm")
+    table.create_character(table.alice, "Mira", get_system("wyrm").example_sheet)
+    alice = seats("alice")
+    failed = []
+
+    def fail_once(route):
+        if failed:
+            route.continue_()
+        else:
+            failed.append(route.request.url)
+            route.abort()
+
+    alice.page.route(re.compile(r"/characters$"), fail_once)
+    with alice.page.expect_event("requestfailed", lambda r: r.url.endswith("/characters")):
+        npc(table, "Bandit", "name")
+    expect(alice.page.get_by_role("tab", name="Bandit")).to_have_count(0)
+    alice.page.evaluate("window.talekeeperTable.drop()")
+    expect(alice.page.get_by_role("tab", name="Bandit")).to_be_visible()

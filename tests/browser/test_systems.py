@@ -390,7 +390,8 @@ def test_mdt_lines_name_the_character_on_every_page(table_of, seats):
     knocked-out counts, the race on her sheet). Every member reads these: they name the character."""
     table = table_of("mdt")
     helena = table.create_character(table.alice, "Helena", get_system("mdt").example_sheet)
-    opposed = {"type": "opposed_test", "character": helena.id, "attribute": "wits", "vs_pool": 2, "opponent": "the guard"}
+    opposed = {"type": "opposed_test", "character": helena.id, "attribute": "wits", "vs_pool": 2,
+               "opponent": "the guard"}
     seq = table.command(table.alice, opposed, dice=dice_for(table, "mdt", "Helena", opposed, 8)).events[0].seq
     table.command(table.gm, {"type": "start_contest", "character": helena.id, "attribute": "dexterity",
                              "vs_pool": 2, "target": 9, "label": "the chase"})
