@@ -4,8 +4,9 @@
 201 with the event (200 with the original for a repeated id), or 4xx with
 ``{"error": {"code", "message"}}``.
 ``GET /api/campaigns/<slug>/events?after=N&limit=M`` pages through the log.
-``GET /api/key`` is the server's checkpoint key; ``GET``/``POST``
-``/api/campaigns/<slug>/checkpoints`` list and make signed receipts.
+``GET /api/campaigns/<slug>/characters`` lists the characters a member may know of (the
+table's tabs), ``.../characters/<id>`` is one's sheet. ``GET /api/key`` is the server's
+checkpoint key; ``GET``/``POST`` ``/api/campaigns/<slug>/checkpoints`` list and make signed receipts.
 Authenticate with the session cookie (plus CSRF token) or a bearer token.
 
 Every view only parses, calls, and responds: size, JSON, auth, rate limit and
@@ -29,12 +30,13 @@ from . import checkpoints
 from .actions import (
     ActionError, Forbidden, access_character, access_character_for_reading, do_checkpoint, opponent_of, rule_refusal,
 )
+from .actions.npcs import characters_for
 from .auth import bearer_key
 from .log import events_after, serialize_event
 from .pipeline import MAX_SEQ, access_request, error_response, parse_whole_number, read_json, request_body, submit
 from .projections import visible_state
 from .ratelimit import check_user_rate
-from .sheets import owner_name, sheet, sheet_body
+from .sheets import character_entry, owner_name, sheet, sheet_body
 from .visibility import Viewer, for_viewer
 
 log = logging.getLogger(__name__)
@@ -90,6 +92,22 @@ def events(request, slug):
         "next_after": page[-1]["seq"] if page else after,
         "has_more": bool(page) and page[-1]["seq"] < campaign.last_seq,
     })
+
+
+@require_GET
+def characters(request, slug):
+    """The characters the member may know of, as the table page lists them (a hidden NPC only for the GM),
+    with the head they are as new as: ``{"head", "characters": [{id, name, owner, npc, shown}]}``. No sheets.
+
+    A table page asks after a sealed event, which may be the GM making or hiding an NPC: it tells the
+    page no more than a reload would (docs/hidden-information.md)."""
+    try:
+        campaign, membership = access_request(request, slug)
+    except ActionError as e:
+        return error_response(e)
+    # The campaign row was read first, so the list holds every character made up to ``head``.
+    listed = characters_for(membership).select_related("owner").order_by("name", "id")
+    return JsonResponse({"head": campaign.last_seq, "characters": [character_entry(c) for c in listed]})
 
 
 @require_GET

@@ -108,9 +108,11 @@ def describe(data: dict, rules=None) -> str:
     ``rules/declare.py``, the same text the table shows); the platform's own
     events are described here."""
     if data.get("hidden"):
+        # A sealed stub says who, when and who may read it (visibility.SEALED_KEYS), never what: not
+        # even that it rolled (it may be an NPC the GM made). A whisper's visibility says it is one.
         if data.get("visibility") == "whisper":
             return "a whisper (sealed: not for you)"
-        return "a hidden roll (its dice are sealed)"
+        return "something done in secret (sealed: not for you)"
     kind, p = data["type"], data.get("payload") or {}
     if kind in LINES:
         return _line(fill_description(LINES[kind], p))

@@ -211,6 +211,9 @@ STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 WHITENOISE_USE_FINDERS = True  # serve straight from static/ without collectstatic
+# Served at the site's root: /favicon.ico, which browsers ask for where a page links no icon (an API
+# answer, the admin, a download); the pages link static/talekeeper/favicon.svg (tools/make_favicon.py).
+WHITENOISE_ROOT = BASE_DIR / "static" / "root"
 
 # --- Security when DEBUG is off -------------------------------------------------
 # Secure by default: `manage.py check --deploy` is clean with only SECRET_KEY and

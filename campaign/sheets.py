@@ -53,6 +53,14 @@ def sheet_body(character: Character, owner: str | None, seq: int, state: dict | 
     return {"character": character.id, "name": character.name, "owner": owner, "seq": seq, "state": state}
 
 
+def character_entry(character: Character) -> dict:
+    """A character as every member who may know of it knows it: its tab at the table (the table page
+    and ``GET .../characters``, for the characters campaign.actions.npcs.characters_for lists). Its
+    sheet is :func:`sheet`'s, for those who may read it."""
+    return {"id": character.id, "name": character.name, "owner": owner_name(character), "npc": character.npc,
+            "shown": character.shown}
+
+
 def owner_name(character: Character) -> str | None:
     # An imported log may name no owner (campaign/exports.py): its sheet has none either.
     return character.owner.username if character.owner_id is not None else None

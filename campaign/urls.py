@@ -32,6 +32,7 @@ urlpatterns = [
     path("api/systems/<str:name>", openapi.system, name="api-system"),
     path("api/key", api.signing_key, name="api-key"),
     path("api/campaigns/<slug:slug>/checkpoints", api.campaign_checkpoints, name="api-checkpoints"),
+    path("api/campaigns/<slug:slug>/characters", api.characters, name="api-characters"),
     path("api/campaigns/<slug:slug>/characters/<int:character_id>", api.character_state, name="api-character"),
     path("api/campaigns/<slug:slug>/export.jsonl", audit_views.export_jsonl, name="api-export-jsonl"),
     path("api/campaigns/<slug:slug>/export.csv", audit_views.export_csv, name="api-export-csv"),

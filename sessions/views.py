@@ -18,10 +18,10 @@ from campaign.actions import UNVOIDABLE, ActionError, access_campaign
 from campaign.actions.encounters import current_encounter
 from campaign.actions.npcs import characters_for, sheet_hidden_from
 from campaign.audit import LINES
-from campaign.models import VISIBILITY_WORDS, Character
+from campaign.models import SHOWN_CHOICES, VISIBILITY_WORDS, Character
 from campaign.openapi import declared
 from campaign.projections import visible_fold
-from campaign.sheets import owner_name
+from campaign.sheets import character_entry
 from campaign.visibility import Viewer
 
 RECENT_EVENTS = 200  # events the page shows on load; earlier ones on demand
@@ -32,8 +32,7 @@ def _character_json(character: Character, membership) -> dict:
     # As this member may see it: a sheet must not give away a hidden roll, nor an NPC's sheet the GM keeps.
     sheet_hidden = sheet_hidden_from(character, membership)
     state, seq = visible_fold(character, Viewer.of(membership)) if projection and not sheet_hidden else (None, 0)
-    return {"id": character.id, "name": character.name, "owner": owner_name(character), "seq": seq,
-            "state": state, "npc": character.npc, "shown": character.shown}
+    return {**character_entry(character), "seq": seq, "state": state}
 
 
 @login_required
@@ -73,6 +72,8 @@ def table(request, slug):
         "declared": declared(campaign.system),
         # Said once in campaign/models.py and campaign/actions/log_entries.py; the page reads them here.
         "visibilities": [{"value": value, **words} for value, words in VISIBILITY_WORDS.items()],
+        # What the players see of an NPC (create_character's and show_npc's "shown"), in campaign/models.py's words.
+        "shown": [{"value": value, "label": label} for value, label in SHOWN_CHOICES],
         "unvoidable": sorted(UNVOIDABLE),
         # The platform's event sentences, said once for the audit page and the table.
         "lines": LINES,

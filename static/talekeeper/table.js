@@ -38,6 +38,8 @@ const asNow = (ev) => (declared.renames[ev.type] ? { ...ev, type: nowName(ev.typ
 // Each visibility's words (campaign/models.py VISIBILITY_WORDS): the choices, the badges, their titles.
 const VISIBILITIES = new Map((data.visibilities || []).map((v) => [v.value, v]));
 useVisibilities(data.visibilities || []);
+// What the players see of an NPC (campaign/models.py SHOWN_CHOICES): value -> words.
+const SHOWN = new Map((data.shown || []).map((s) => [s.value, s.label]));
 const fillTemplate = (template, p) => template.replace(/\{(\w+)\}/g, (_, key) => (p[key] ?? "?"));
 
 let system;
@@ -369,6 +371,7 @@ function handle(frame) {
       chain.serverHead(frame.head, { ends: true }).then(reportHead);
       retry = 0;
       setConn("online", "Live");
+      if (rosterMissed) scheduleRoster();
       olderBtn.hidden = firstShown <= 1;
       if (loading) {
         loading = false;
@@ -467,8 +470,11 @@ function describeCore(ev) {
         outcome: { label: `= ${p.total}${p.counts_successes ? (p.total === 1 ? " success" : " successes") : ""}`, tone: "total" },
       };
     case "character_created": return { text: `created the character ${p.name} for ${p.owner}` };
-    case "event_voided":
-      return { text: [`voided `, h("a", { href: `#seq-${p.seq}` }, `#${p.seq}`), ` (${words(nowName(p.type))})`], detail: p.reason ? `Reason: ${p.reason}` : "" };
+    case "event_voided": { // the voided event in the log's words for it, when this page holds it (else its seq alone)
+      const target = events.get(p.seq);
+      const said = target ? textOf(describe(target).text) : "";
+      return { text: [`voided `, h("a", { href: `#seq-${p.seq}` }, `#${p.seq}`), said ? ` (${said})` : ""], detail: p.reason ? `Reason: ${p.reason}` : "" };
+    }
     case "roll_revealed": {
       const body = p.body || p; // {seq, body: {type, payload, ...}}; older reveals: {seq, type, payload}
       const inner = describe({ ...ev, type: nowName(body.type), payload: body.payload || {}, hidden: false });
@@ -491,10 +497,12 @@ function describeCore(ev) {
 }
 
 function describe(ev) {
+  // A sealed stub says who, when and who may read it (campaign/visibility.py SEALED_KEYS), never
+  // what: not even that it was a roll (it may be an NPC the GM made). A whisper's visibility says it.
   if (ev.hidden && ev.visibility === "whisper") return { text: "whispered to someone", tone: "hidden" };
   if (ev.hidden) {
     const sealed = ev.payload?.commitment;
-    return { text: "rolled in secret", tone: "hidden", detail: sealed ? `sealed: ${short(sealed)}…` : "" };
+    return { text: "did something in secret", tone: "hidden", detail: sealed ? `sealed: ${short(sealed)}…` : "" };
   }
   const ctx = { h, char: chars.get(ev.character), charName: ev.character_name };
   let d = null;
@@ -677,6 +685,11 @@ function followNodes(ev) {
   if (ev.hidden || ev.voided || !events.has(ev.seq)) return [];
   if (ev.type === "turn_advanced") return turnFollow(ev);
   if (!ev.character) return [];
+  // Choices are worked out from a sheet at least as new as the event: a new event reaches the page
+  // before its sheet (pushed with the command's last event, or fetched), and the sheet of before
+  // would offer what the event ended (the next round of a race it won, and a request for its odds).
+  // The sheet's arrival works them out again (showSheet).
+  if (ev.seq > pageHead && (chars.get(ev.character)?.seq || 0) < ev.seq) return [];
   const ctx = followCtx(ev);
   try {
     if (ev.type === "roll_requested") return requestFollow(ev, ctx).filter(Boolean);
@@ -991,7 +1004,8 @@ function afterEvent(ev, sheets) {
     }
     case "character_created":
       if (!chars.has(ev.character)) {
-        chars.set(ev.character, { id: ev.character, name: p.name, owner: p.owner, state: null, seq: 0 });
+        chars.set(ev.character, { id: ev.character, name: p.name, owner: p.owner, npc: !!p.npc, shown: p.shown || "full",
+          state: null, seq: 0, since: ev.seq });
         if (!pushed) scheduleRefresh(ev.character);
         if (pendingCreation && pendingCreation === p.name && ev.actor === me.username) {
           pendingCreation = null;
@@ -1001,12 +1015,16 @@ function afterEvent(ev, sheets) {
         renderCharacters();
       }
       break;
-    case "npc_shown": // what the players see of an NPC from now on (docs/rules.md, platform 10)
-      if (p.shown === "hidden" && !isGM) chars.delete(ev.character);
-      else if (!chars.has(ev.character)) chars.set(ev.character, { id: ev.character, name: p.name, owner: ev.actor, state: null, seq: 0 });
+    case "npc_shown": { // what the players see of an NPC from now on (docs/rules.md, platform 10)
+      // Hiding one is sealed for the players (their page learns of it from the characters' list, below).
+      const c = chars.get(ev.character) || { id: ev.character, name: p.name, owner: ev.actor, state: null, seq: 0, since: ev.seq };
+      Object.assign(c, { npc: true, shown: p.shown });
+      if (p.shown !== "full" && !isGM) Object.assign(c, { state: null, seq: 0 }); // the GM keeps its sheet from now on
+      chars.set(ev.character, c);
       if (p.shown === "full" && !pushed) scheduleRefresh(ev.character); // pushed: the sheet came with it
       renderCharacters();
       break;
+    }
     case "member_joined":
     case "member_role_changed":
       members.set(p.username, p.role);
@@ -1023,6 +1041,10 @@ function afterEvent(ev, sheets) {
   }
   // A sealed event names no character: a request its actor was asked for may be answered by it.
   if (ev.hidden && !ev.character && !loading) for (const c of chars.values()) if (c.owner === ev.actor) updateFollowUps(c.id);
+  // A sealed GM-only event may be the GM making an NPC the players know by name, or hiding one
+  // again: the stub does not say (it must not). So the page asks for the characters it would
+  // list on a reload, after every such event, whatever it was.
+  if (ev.hidden && ev.visibility === "gm" && fresh) scheduleRoster();
   if (pushed) { // the sheets came with the event: nothing to fetch
     if (fresh) for (const body of sheets) applySheet(body);
     else if (ev.character && !loading) updateFollowUps(ev.character);
@@ -1050,6 +1072,11 @@ olderBtn.addEventListener("click", async () => {
       const li = h("li", { id: `seq-${ev.seq}`, dataset: { seq: ev.seq, type: ev.type } });
       fillEvent(li, ev);
       place(li, true);
+    }
+    for (const ev of page) { // a void shown before its event was: now it can say which event it took back
+      const voider = voidedBy.get(ev.seq);
+      const li = voider && document.getElementById(`seq-${voider.seq}`);
+      if (li) fillEvent(li, events.get(voider.seq));
     }
     logEl.scrollTop += logEl.scrollHeight - height; // keep what you were reading in place
     firstShown = after + 1;
@@ -1104,6 +1131,59 @@ function retryRefresh(id, token, attempt, retryAfter) {
   refreshTimers.set(id, setTimeout(() => {
     if (refreshTokens.get(id) === token) refreshCharacter(id, attempt + 1); // nothing newer came meanwhile
   }, wait));
+}
+
+// The characters this member may know of (GET .../characters: the list the page starts from), after
+// a sealed event that may have changed it. Sheets are fetched as for any new character.
+let rosterTimer = null;
+let rosterToken = 0;
+let rosterHead = 0; // the newest list applied: an older answer arriving late changes nothing
+let rosterMissed = false; // the list could not be read: the next connection's "ready" asks again
+
+function scheduleRoster() {
+  clearTimeout(rosterTimer);
+  rosterTimer = setTimeout(refreshRoster, 30); // once for a batch of events (a backlog)
+}
+
+async function refreshRoster(attempt = 0) {
+  const token = ++rosterToken;
+  let body;
+  try {
+    const res = await fetch(`/api/campaigns/${slug}/characters`, { credentials: "same-origin" });
+    if (!res.ok) {
+      if ((res.status === 503 || res.status === 429) && attempt < SHEET_RETRIES) {
+        rosterTimer = setTimeout(() => { if (rosterToken === token) refreshRoster(attempt + 1); }, 1000 * (attempt + 1) * (0.5 + Math.random()));
+      } else rosterMissed = true;
+      return;
+    }
+    body = await res.json();
+  } catch {
+    rosterMissed = true; // no network: the sealed event that asked is shown already, so ask on the reconnect
+    return;
+  }
+  if (token !== rosterToken) return;
+  rosterMissed = false;
+  if (body.head < rosterHead) return;
+  rosterHead = body.head;
+  const listed = new Map(body.characters.map((c) => [c.id, c]));
+  let changed = false;
+  for (const [id, c] of chars) {
+    // Gone from the list: the GM hid it. Not yet in it: made after the list was read (its event came first).
+    if (!listed.has(id) && (c.since || 0) <= body.head) { chars.delete(id); changed = true; }
+  }
+  for (const entry of listed.values()) {
+    const c = chars.get(entry.id);
+    if (c) {
+      if (c.shown !== entry.shown) changed = true;
+      Object.assign(c, { name: entry.name, owner: entry.owner, npc: entry.npc, shown: entry.shown });
+      if (!isGM && c.npc && c.shown !== "full") Object.assign(c, { state: null, seq: 0 });
+      continue;
+    }
+    chars.set(entry.id, { ...entry, state: null, seq: 0, since: body.head });
+    if (isGM || !entry.npc || entry.shown === "full") scheduleRefresh(entry.id);
+    changed = true;
+  }
+  if (changed) renderCharacters();
 }
 
 // A sheet the server pushed with an event: the same body as GET .../characters/<id>, for this viewer.
@@ -1223,6 +1303,7 @@ function renderHero() {
     // declaration alone (rules/declare.py): a new action is playable as soon as it is declared.
     const offered = new Set([...specs.values()].map((spec) => spec.type));
     for (const spec of declaredSpecs()) if (!offered.has(spec.type) && (!spec.gm || isGM)) specs.set(spec.id, spec);
+    if (isGM && c.npc) specs.set("show_npc", showNpcSpec(c));
   }
   let sheet;
   try {
@@ -1231,7 +1312,8 @@ function renderHero() {
     console.error("renderSheet failed", problem);
     sheet = h("pre", { class: "state" }, JSON.stringify(c.state, null, 1));
   }
-  const owner = h("p", { class: "muted small owner-line" }, c.owner === me.username ? "Your character" : `Played by ${c.owner}`,
+  const owner = h("p", { class: "muted small owner-line" },
+    isGM && c.npc ? `Your NPC · ${SHOWN.get(c.shown) || c.shown}` : c.owner === me.username ? "Your character" : `Played by ${c.owner}`,
     canAct(c) ? "" : " · you can read this sheet");
   fill(sheetEl, owner, sheet);
   const groups = new Map();
@@ -1260,6 +1342,19 @@ function renderHero() {
     const fresh = specs.get(composer.spec.id);
     if (!fresh) closeComposer(false);
   }
+}
+
+// The GM's choice of what the players see of an NPC from now on: the platform's show_npc
+// (campaign/actions/npcs.py), offered the ways it is not shown now.
+function showNpcSpec(c) {
+  const options = [...SHOWN].filter(([value]) => value !== c.shown).map(([value, label]) => ({ value, label }));
+  return {
+    id: "show_npc", type: "show_npc", group: "GM tools", gm: true, label: "What the players see",
+    title: `What the players see of ${c.name}`, submit: "Change it",
+    help: `Now: ${SHOWN.get(c.shown) || c.shown}. Shown fully, the players read its sheet from its creation on; its hidden rolls stay hidden until you reveal them.`,
+    fields: [{ name: "shown", label: "The players see", kind: "select", value: options[0]?.value, options }],
+    build: (v) => ({ type: "show_npc", shown: v.shown }),
+  };
 }
 
 // --- the action form (composer) ---------------------------------------------------------
@@ -1407,6 +1502,7 @@ function renderMembers() {
     const current = owner.value || me.username;
     fill(owner, ...list.filter(([, role]) => role !== "spectator").map(([name]) =>
       h("option", { value: name, selected: name === current }, name === me.username ? `${name} (you: an NPC)` : name)));
+    charFormShown();
   }
 }
 
@@ -1525,6 +1621,7 @@ if (memberForm) {
 }
 
 let pendingCreation = null;
+let charFormShown = () => {}; // shows "What the players see" when the GM's own character (an NPC) is chosen
 const charForm = document.getElementById("char-form");
 if (charForm) setUpCharacterForm(charForm);
 
@@ -1654,6 +1751,14 @@ function setUpCharacterForm(form) {
     submitButton.disabled = bad;
   }
 
+  // What the players see is asked of the GM's own character only: an NPC (a player's is always seen).
+  const showNpcField = () => {
+    const field = document.getElementById("char-shown-field");
+    if (field && form.owner) field.hidden = form.owner.value !== me.username;
+  };
+  form.owner?.addEventListener("change", showNpcField);
+  charFormShown = showNpcField;
+
   writeJSON();
   renderFields();
   textarea.addEventListener("input", () => {
@@ -1674,6 +1779,7 @@ function setUpCharacterForm(form) {
     }
     const action = { type: "create_character", name: form.name.value.trim(), sheet };
     if (form.owner && form.owner.value && form.owner.value !== me.username) action.owner = form.owner.value;
+    else if (form.owner) Object.assign(action, { npc: true, shown: form.shown.value }); // the GM's own: an NPC
     pendingCreation = action.name;
     try {
       await sendCommand(action);

@@ -11,7 +11,7 @@ import {
   DICE_V2, GENESIS, deriveFace, deriveNonce, eventsPage, fromHex, isSealed, recomputeHash, receiptSigned,
   revealProblem, sha256Hex, short, storedHead,
 } from "./chain.js";
-import { fill, h } from "./ui.js";
+import { fill, h, plural } from "./ui.js";
 
 const data = JSON.parse(document.getElementById("verify-data").textContent);
 
@@ -122,10 +122,12 @@ async function checkDice(events, report) {
     }
     const result = await checkSessionDice(start, end, events, report);
     dice += result.dice;
-    notes.push(`session ${n}: ${result.dice} dice${result.sealed ? `, ${result.sealed} rolls sealed from you` : ""}`);
+    // A sealed event may be a roll, a whisper, an NPC the GM made...: its stub does not say, so neither does this.
+    notes.push(`session ${n}: ${plural(result.dice, "die", "dice")}${result.sealed
+      ? `, ${plural(result.sealed, "event")} sealed from you (not checked: you may not see ${result.sealed === 1 ? "it" : "them"})` : ""}`);
   }
   const unverifiable = events.filter((e) => e.payload?.verifiable === false).length;
-  if (unverifiable) notes.push(`${unverifiable} rolls outside a session are not verifiable`);
+  if (unverifiable) notes.push(`${plural(unverifiable, "roll")} outside a session ${unverifiable === 1 ? "is" : "are"} not verifiable`);
   report.check("Dice", report.problems.length === before, `${dice} dice match their sessions' revealed seeds${notes.length ? ` (${notes.join("; ")})` : ""}.`);
 }
 

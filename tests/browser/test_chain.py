@@ -241,6 +241,8 @@ def test_the_verification_page_passes_a_finished_session_and_names_a_tampered_se
     blind = table.command(table.alice, {"type": "roll", "notation": "1d6", "visibility": "gm"}).events[0].seq
     table.command(table.gm, {"type": "reveal", "seq": blind})
     table.command(table.alice, {"type": "roll", "notation": "1d4", "visibility": "secret"})  # stays sealed from bob
+    # An NPC the GM keeps hidden: sealed from Bob too, and no roll (the page must not call it one).
+    table.command(table.gm, {"type": "create_character", "npc": True, "name": "The Spy", "quick": {"rating": 2}})
     table.command(table.gm, {"type": "end_session"})
     bob = seats("bob")
     page = bob.page
@@ -248,7 +250,8 @@ def test_the_verification_page_passes_a_finished_session_and_names_a_tampered_se
     summary = page.locator("#verify-summary")
     expect(summary).to_have_attribute("data-state", "ok", timeout=10000)
     expect(page.locator("#verify-checks")).to_contain_text("Dice:")
-    expect(page.locator("#verify-checks")).to_contain_text("session 1: 10 dice, 1 rolls sealed from you")
+    expect(page.locator("#verify-checks")).to_contain_text(
+        "session 1: 10 dice, 2 events sealed from you (not checked: you may not see them)")
     expect(page.locator("#verify-checks")).to_contain_text("2 reveals checked")
 
     # A server that changes one of Bob's dice and rehashes the whole chain after it: the chain

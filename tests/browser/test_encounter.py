@@ -7,6 +7,8 @@ hidden NPC never reaches a player's page, not even in the frames it received.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -111,3 +113,116 @@ def test_a_name_only_npcs_tab_says_the_gm_keeps_its_sheet(table_of, seats):
     alice = seats("alice")
     alice.page.get_by_role("tab", name="Bandit").click()
     expect(alice.page.locator("#sheet")).to_contain_text("The GM keeps Bandit's sheet to themselves.")
+
+
+def test_an_npc_the_gm_makes_or_hides_while_the_page_is_open_has_the_tab_a_reload_shows(table_of, seats):
+    """A play-test's find: a name-only NPC made while Alice's page was open reached her sealed (right)
+    and got no tab until she reloaded; hiding it again left its tab. The sealed stub tells her page
+    nothing, so after one it asks for the characters a reload would list, and nothing more."""
+    table = table_of("wyrm")
+    table.create_character(table.alice, "Mira", get_system("wyrm").example_sheet)
+    alice = seats("alice")
+    answers = []  # what the page was told about the table's characters, besides the frames
+    alice.page.on("response", lambda r: answers.append(r) if r.url.endswith("/characters") else None)
+    tabs = alice.page.locator("#char-tabs [role=tab]")
+    expect(tabs).to_have_count(1)
+
+    seq = head_seq(table) + 1
+    npc(table, "Innkeeper", "hidden")
+    bandit = npc(table, "Bandit", "name")
+    expect(alice.event(seq + 1)).to_have_class(re.compile(r"\bhidden-roll\b"))  # sealed, as it should be
+    expect(alice.page.get_by_role("tab", name="Bandit")).to_be_visible()
+    alice.page.get_by_role("tab", name="Bandit").click()
+    expect(alice.page.locator("#sheet")).to_contain_text("The GM keeps Bandit's sheet to themselves.")
+    expect(tabs).to_have_count(2)  # Mira and the Bandit; never the hidden innkeeper
+    live = tabs.all_inner_texts()
+
+    # The GM hides the bandit again (a sealed event too): its tab goes, as a reload would have it.
+    table.command(table.gm, {"type": "show_npc", "character": bandit.id, "shown": "hidden"})
+    expect(alice.page.get_by_role("tab", name="Bandit")).to_have_count(0)
+    expect(tabs).to_have_count(1)
+    table.command(table.gm, {"type": "show_npc", "character": bandit.id, "shown": "name"})  # public: by name again
+    expect(tabs).to_have_count(2)
+    alice.page.get_by_role("tab", name="Bandit").click()
+    expect(alice.page.locator("#sheet")).to_contain_text("The GM keeps Bandit's sheet to themselves.")
+
+    listings = [r.text() for r in answers]
+    assert listings, "the page never asked for the characters"
+    alice.page.reload()
+    alice.wait_live()
+    expect(tabs).to_have_count(2)
+    assert tabs.all_inner_texts() == live
+    for text in (*alice.frames, *listings, alice.page.content()):
+        assert "Innkeeper" not in text
+    assert all('"state"' not in text for text in listings)  # names, never sheets
+
+
+def test_the_gm_makes_an_npc_from_the_form_and_shows_it_to_the_table_from_its_sheet(table_of, seats):
+    """A play-test's find: "gm (you: an NPC)" made an ordinary public character. The form makes an
+    NPC (create_character with npc and shown), says what the players see of it, and the NPC's sheet
+    has the GM's control for changing that (show_npc)."""
+    table = table_of("wyrm")
+    table.create_character(table.alice, "Mira", get_system("wyrm").example_sheet)
+    gm, alice = seats("gm", "alice")
+    gm.page.get_by_text("New character").click()
+    form = gm.page.locator("#char-form")
+    expect(form.get_by_label("Player", exact=True)).to_have_value("gm")
+    shown = form.get_by_label("What the players see")
+    expect(shown).to_be_visible()
+    assert shown.locator("option").all_inner_texts() == [
+        "Hidden from the players", "Players see the name only", "Players see everything"]
+    expect(shown).to_have_value("hidden")  # as the action itself: nothing reaches the table unless the GM says so
+    form.get_by_label("Player", exact=True).select_option("alice")  # a player's character: the table always sees it
+    expect(shown).to_be_hidden()
+    form.get_by_label("Player", exact=True).select_option("gm")
+    assert gm.unlabelled() == []
+
+    seq = head_seq(table) + 1
+    form.get_by_label("Name").fill("The Spy")
+    form.get_by_role("button", name="Create character").click()
+    expect(gm.page.get_by_role("tab", name="The Spy")).to_have_attribute("aria-selected", "true")
+    expect(gm.page.locator("#sheet")).to_contain_text("Your NPC · Hidden from the players")
+    expect(alice.event(seq)).to_have_class(re.compile(r"\bhidden-roll\b"))
+    spy = off_the_loop(lambda: Character.objects.get(name="The Spy"))
+    assert (spy.npc, spy.shown, spy.owner_id) == (True, "hidden", table.gm.id)
+
+    # The GM shows it by name, then fully, from its sheet (show_npc): Alice's page follows live.
+    gm.start("show_npc")
+    composer = gm.page.locator("#composer")
+    composer.get_by_label("The players see", exact=True).select_option("name")
+    gm.submit()
+    expect(gm.page.locator("#sheet")).to_contain_text("Your NPC · Players see the name only")
+    alice.page.get_by_role("tab", name="The Spy").click()
+    expect(alice.page.locator("#sheet")).to_contain_text("The GM keeps The Spy's sheet to themselves.")
+    gm.start("show_npc")
+    assert composer.get_by_label("The players see", exact=True).locator("option").all_inner_texts() == [
+        "Hidden from the players", "Players see everything"]  # not the way it is shown now
+    composer.get_by_label("The players see", exact=True).select_option("full")
+    gm.submit()
+    expect(alice.page.locator("#sheet")).to_contain_text("Played by gm")
+    expect(alice.page.locator("#sheet")).to_contain_text("Rogue")
+    expect(alice.page.locator("#sheet button[data-action]")).to_have_count(0)
+    assert off_the_loop(lambda: Character.objects.get(pk=spy.id).shown) == "full"
+
+
+def test_a_characters_list_the_page_could_not_read_is_asked_for_again_on_the_reconnect(table_of, seats):
+    """The sealed event that made the page ask is shown once: if the answer never came (no network),
+    the next connection asks again rather than leave the NPC's tab out until a reload."""
+    table = table_of("wyrm")
+    table.create_character(table.alice, "Mira", get_system("wyrm").example_sheet)
+    alice = seats("alice")
+    failed = []
+
+    def fail_once(route):
+        if failed:
+            route.continue_()
+        else:
+            failed.append(route.request.url)
+            route.abort()
+
+    alice.page.route(re.compile(r"/characters$"), fail_once)
+    with alice.page.expect_event("requestfailed", lambda r: r.url.endswith("/characters")):
+        npc(table, "Bandit", "name")
+    expect(alice.page.get_by_role("tab", name="Bandit")).to_have_count(0)
+    alice.page.evaluate("window.talekeeperTable.drop()")
+    expect(alice.page.get_by_role("tab", name="Bandit")).to_be_visible()

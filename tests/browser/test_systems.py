@@ -197,7 +197,7 @@ def test_wyrm_at_the_table(table_of, seats):
     act(alice, table, alice.submit, "damage 2d6 + 1")
     # The GM rolls for an NPC, only for themself.
     gm.roll("1d6+2", visibility="gm", label="guard captain")
-    expect(alice.page.locator("#log li").last).to_contain_text("rolled in secret")
+    expect(alice.page.locator("#log li").last).to_contain_text("did something in secret")
 
     screenshots(seats, "wyrm", alice, gm, "check:rogue")
 
@@ -317,3 +317,105 @@ def test_mdt_at_the_table(table_of, seats, script_dice):
     act(alice, table, gm.submit, "the GM says yes")
 
     screenshots(seats, "mdt", alice, gm, "test:presence")
+
+
+def record_previews(seat):
+    """From a reload on, every preview ``seat``'s page asks for is in ``window.previewsAsked`` (its
+    action types), recorded as the page calls fetch: in step with what the page shows."""
+    seat.context.add_init_script("""
+      window.previewsAsked = [];
+      const send = window.fetch;
+      window.fetch = (url, options) => {
+        if (String(url).endsWith("/preview")) window.previewsAsked.push(JSON.parse(options.body).action.type);
+        return send(url, options);
+      };""")
+    seat.page.reload()
+    seat.wait_live()
+
+
+def test_a_finished_mdt_race_asks_for_no_odds_of_another_round(table_of, seats, script_dice):
+    """A play-test's find: the round that won the race reached the page before its sheet, so the page
+    offered "Next round" on it from the sheet of before and asked for its odds: a 422 (the race is over)
+    in the browser's console. Choices on an event wait for a sheet as new as the event."""
+    table = table_of("mdt")
+    helena = table.create_character(table.alice, "Helena", get_system("mdt").example_sheet)
+    table.command(table.gm, {"type": "start_contest", "character": helena.id, "attribute": "dexterity",
+                             "vs_pool": 4, "target": 3, "label": "the car chase"})
+    alice = seats("alice")
+    record_previews(alice)
+    start = head_seq(table)
+    expect(alice.event(start).locator(".odds-inline")).to_contain_text("% win")  # the running race's odds
+    asked = alice.page.evaluate("window.previewsAsked.length")
+    # Scripted: her three 10s (six successes) against their four 1s win the race in one round.
+    script_dice([10, 10, 10, 1, 1, 1, 1])
+    seq = act(alice, table, alice.event(start).get_by_role("button", name=re.compile(r"^Next round")).click,
+              "the car chase, round 1")
+    expect(alice.page.locator(".contest")).to_have_count(0)  # her sheet after the race
+    expect(alice.event(seq).get_by_role("button")).to_have_count(0)
+    expect(alice.page.locator("#waiting")).to_be_hidden()
+    assert alice.page.evaluate("window.previewsAsked")[asked:] == [], "odds asked for after the race"
+
+
+def test_a_tale_contest_ended_by_its_last_round_asks_for_no_odds_of_another(table_of, seats, script_dice):
+    """The same for Tale, where the round and the contest's end are two events of one command: the
+    round's line came first, with the sheet of before, and asked for the odds of a round no one can roll."""
+    table = table_of("tale")
+    hero = table.create_character(table.alice, "Autopet", get_system("tale").example_sheet)
+    table.command(table.alice, {"type": "start_contest", "character": hero.id, "characteristics": ["brawn", "deft"],
+                                "vs_pool": 2, "rounds": 1, "at_time_out": "mine", "label": "the chase"})
+    alice = seats("alice")
+    record_previews(alice)
+    start = head_seq(table)
+    expect(alice.event(start).locator(".odds-inline")).to_contain_text("% win")
+    asked = alice.page.evaluate("window.previewsAsked.length")
+    contest = state_of(table, "Autopet")["contest"]
+    script_dice([3] * (contest["mine"] + contest["theirs"]))  # every die a 3: nobody is knocked out
+    seq = act(alice, table, alice.event(start).get_by_role("button", name=re.compile(r"^Next round")).click,
+              "the chase, round 1")
+    expect(alice.event(seq + 1)).to_contain_text("the chase ended after 1 round: won")
+    expect(alice.page.locator(".contest")).to_have_count(0)
+    expect(alice.event(seq).get_by_role("button")).to_have_count(0)
+    assert alice.page.evaluate("window.previewsAsked")[asked:] == [], "odds asked for after the contest"
+
+
+def dice_for(table, system: str, name: str, action: dict, face: int) -> ScriptedDice:
+    """``face`` on every die ``action`` rolls for ``name`` now (the engine says how many)."""
+    counted = ScriptedDice([face] * 60)
+    get_system(system).decide(state_of(table, name), action, counted)
+    return ScriptedDice([face] * len(counted.rolled))
+
+
+def test_mdt_lines_name_the_character_on_every_page(table_of, seats):
+    """A play-test's find: a line about Alice's character said "you" on Bob's page (dice groups,
+    knocked-out counts, the race on her sheet). Every member reads these: they name the character."""
+    table = table_of("mdt")
+    helena = table.create_character(table.alice, "Helena", get_system("mdt").example_sheet)
+    opposed = {"type": "opposed_test", "character": helena.id, "attribute": "wits", "vs_pool": 2,
+               "opponent": "the guard"}
+    seq = table.command(table.alice, opposed, dice=dice_for(table, "mdt", "Helena", opposed, 8)).events[0].seq
+    table.command(table.gm, {"type": "start_contest", "character": helena.id, "attribute": "dexterity",
+                             "vs_pool": 2, "target": 9, "label": "the chase"})
+    round_ = {"type": "contest_round", "character": helena.id}
+    race = table.command(table.alice, round_, dice=dice_for(table, "mdt", "Helena", round_, 8)).events[0].seq
+    bob = seats("bob")
+    expect(bob.event(seq).locator(".dice-label")).to_have_text(["Helena", "the guard"])
+    expect(bob.event(race).locator(".dice-label")).to_have_text(["Helena", "them"])
+    bob.tab("Helena")
+    expect(bob.page.locator(".contest .race > span").first).to_have_text("Helena")
+    for at in (seq, race):
+        assert " you" not in f" {bob.event(at).inner_text().lower()}"
+
+
+def test_tale_lines_name_the_character_on_every_page(table_of, seats):
+    table = table_of("tale")
+    hero = table.create_character(table.alice, "Autopet", get_system("tale").example_sheet)
+    table.command(table.alice, {"type": "start_contest", "character": hero.id, "characteristics": ["brawn", "deft"],
+                                "vs_pool": 2, "label": "the chase"})
+    round_ = {"type": "iterated_round", "character": hero.id}
+    seq = table.command(table.alice, round_, dice=dice_for(table, "tale", "Autopet", round_, 3)).events[0].seq
+    bob = seats("bob")
+    expect(bob.event(seq).locator(".dice-label")).to_have_text(["Autopet", "them"])
+    expect(bob.event(seq).locator(".ev-detail")).to_contain_text("knocked out: Autopet 0, them 0")
+    assert " you" not in f" {bob.event(seq).inner_text().lower()}"
+    bob.tab("Autopet")
+    expect(bob.page.locator(".contest .race > span").first).to_have_text("Autopet")

@@ -85,7 +85,7 @@ def test_a_gm_only_roll_shows_its_dice_to_the_gm_alone(table_of, seats):
     expect(gm.event(seq)).to_contain_text("the ambush")
     expect(gm.event(seq)).to_contain_text("GM only")
     for seat in (alice, bob):
-        expect(seat.event(seq)).to_contain_text("rolled in secret")
+        expect(seat.event(seq)).to_contain_text("did something in secret")
         expect(seat.event(seq).locator(".die")).to_have_count(0)
         expect(seat.event(seq)).not_to_contain_text("ambush")
     # Not only the DOM: the dice never reached the players' pages at all.
@@ -102,7 +102,7 @@ def test_a_gm_only_roll_shows_its_dice_to_the_gm_alone(table_of, seats):
     wait_all([alice, gm, bob], f"#seq-{seq2}")
     expect(alice.event(seq2).locator(".die")).to_have_count(2)
     expect(gm.event(seq2).locator(".die")).to_have_count(2)
-    expect(bob.event(seq2)).to_contain_text("rolled in secret")
+    expect(bob.event(seq2)).to_contain_text("did something in secret")
 
     # The GM reveals the ambush: the players' log line updates in place, dice and all.
     gm.event(seq).get_by_role("button", name=f"Reveal event {seq} to everyone").click()
@@ -112,7 +112,7 @@ def test_a_gm_only_roll_shows_its_dice_to_the_gm_alone(table_of, seats):
         expect(seat.event(seq)).to_contain_text("the ambush")
         expect(seat.event(seq)).to_contain_text("revealed")
         expect(seat.event(seq + 2)).to_contain_text(f"revealed #{seq}")
-    expect(bob.event(seq2)).to_contain_text("rolled in secret")
+    expect(bob.event(seq2)).to_contain_text("did something in secret")
 
 
 def test_a_reload_keeps_the_log(table_of, seats):
@@ -413,11 +413,13 @@ def test_members_and_characters_are_added_from_the_page(table_of, seats, django_
     expect(alice.page.locator("#sheet")).to_contain_text("Rogue check")
     expect(gm.page.get_by_role("tab", name="Mira")).to_be_visible()
 
-    # The GM creates an NPC for themself: it appears for Alice as a readable sheet without buttons.
+    # The GM creates an NPC for themself, shown to the players: it appears for Alice as a readable
+    # sheet without buttons.
     gm.page.get_by_text("New character").click()  # closed for the GM: a <details> to open
     assert gm.unlabelled() == []
     gm_form = gm.page.locator("#char-form")
     gm_form.get_by_label("Name").fill("The Guard")
+    gm_form.get_by_label("What the players see").select_option("full")
     gm_form.get_by_role("button", name="Create character").click()
     alice.tab("The Guard")
     expect(alice.page.locator("#sheet")).to_contain_text("Played by gm")
@@ -527,3 +529,57 @@ def test_a_resend_after_a_doubt_that_is_told_nothing_was_stored_stays_in_doubt(t
     expect(alice.event(start + 1)).to_be_attached()
     assert head_seq(table) == start + 1
     assert Event.objects.filter(campaign=table.campaign, command__client_id=sent[0]).count() == 1
+
+
+def test_a_sealed_event_says_only_what_its_envelope_says(table_of, seats):
+    """A play-test's find: every sealed event read "rolled in secret", a GM's NPC made in secret
+    too. The stub carries who, when and who may read it (campaign/visibility.py SEALED_KEYS), not
+    what: so a sealed event is something done in secret, and a whisper (its visibility says so) whispered."""
+    table = table_of("wyrm")
+    gm, bob = seats("gm", "bob")
+    seq = head_seq(table) + 1
+    table.command(table.gm, {"type": "create_character", "npc": True, "name": "The Spy", "shown": "hidden",
+                             "quick": {"template": "veteran"}})
+    table.command(table.gm, {"type": "roll", "notation": "1d6", "visibility": "gm"})
+    table.command(table.alice, {"type": "post_message", "text": "psst", "to": ["gm"]})
+    for at, who, what in ((seq, "gm", "did something in secret"), (seq + 1, "gm", "did something in secret"),
+                          (seq + 2, "alice", "whispered to someone")):
+        expect(bob.event(at).locator(".who")).to_have_text(who)
+        expect(bob.event(at).locator(".what")).to_have_text(what)
+    expect(gm.event(seq)).to_contain_text("created the character The Spy")
+
+
+def test_a_void_names_its_event_as_the_log_does(table_of, seats):
+    """A play-test's find: "voided #5 (attribute checked)", the event's type, where the log says
+    "Rogue 2 + Stealth 1: ..."."""
+    table = table_of("wyrm")
+    mira = table.create_character(table.alice, "Mira", get_system("wyrm").example_sheet)
+    check = table.command(table.alice, {"type": "check", "character": mira.id, "attribute": "rogue", "dl": 8},
+                          dice=ScriptedDice([3, 4])).events[0].seq
+    gm, bob = seats("gm", "bob")
+    said = bob.event(check).locator(".what").inner_text()
+    gm.event(check).get_by_role("button", name=f"Void event {check}").click()
+    gm.page.get_by_label(f"Why void #{check}?").fill("wrong attribute")
+    gm.page.get_by_role("button", name=f"Void #{check}").click()
+    for seat in (gm, bob):
+        expect(seat.event(check + 1).locator(".what")).to_have_text(f"voided #{check} ({said})")
+    bob.page.reload()
+    bob.wait_live()
+    expect(bob.event(check + 1).locator(".what")).to_have_text(f"voided #{check} ({said})")
+
+
+def test_a_void_of_an_event_older_than_the_page_says_its_seq_then_its_words(table_of, seats):
+    """The page holds the newest 200 events: a void of an older one names its seq alone (nothing
+    else on the page says what it was), and its words once *Show earlier events* brings it in."""
+    table = table_of("tote")
+    hero = table.create_character(table.alice, "Ayasha", get_system("tote").example_sheet)
+    test = table.command(table.alice, {"type": "skill_test", "character": hero.id, "skill": "Hunt", "target": 8},
+                         dice=ScriptedDice([3, 3, 3])).events[0].seq
+    off_the_loop(lambda: [Table.command(table, table.bob, {"type": "roll", "notation": "1d6"}) for _ in range(200)])
+    void = table.command(table.gm, {"type": "void", "seq": test, "reason": "wrong skill"}).events[0].seq
+    bob = seats("bob")
+    expect(bob.event(void).locator(".what")).to_have_text(f"voided #{test}")
+    bob.page.get_by_role("button", name="Show earlier events").click()
+    said = bob.event(test).locator(".what").inner_text()
+    assert said.startswith("Hunt")
+    expect(bob.event(void).locator(".what")).to_have_text(f"voided #{test} ({said})")

@@ -244,6 +244,23 @@ def test_every_page_has_a_content_security_policy_without_inline_code(table):
     assert b"<script>" not in res.content and b" style=" not in res.content and b" onclick=" not in res.content
 
 
+def test_the_site_has_an_icon_every_page_links_and_the_policy_allows(table):
+    """A play-tester's browser asked for /favicon.ico and got a 404: now the pages link a static SVG
+    (their policy's img-src 'self' allows it) and the site's root serves an ICO for everything else."""
+    client = logged_in(table.alice)
+    for url in ("/login/", "/campaigns/torn-road/"):
+        res = client.get(url)
+        assert b'<link rel="icon" href="/static/talekeeper/favicon.svg" type="image/svg+xml">' in res.content, url
+        img_src = next(d for d in res["Content-Security-Policy"].split(";") if d.strip().startswith("img-src"))
+        assert "'self'" in img_src.split()
+    svg = client.get("/static/talekeeper/favicon.svg")
+    assert svg.status_code == 200 and svg["Content-Type"] == "image/svg+xml"
+    assert b"".join(svg.streaming_content).startswith(b"<svg ")
+    ico = Client().get("/favicon.ico")  # asked for by the browser, logged in or not
+    assert ico.status_code == 200 and ico["Content-Type"] in ("image/x-icon", "image/vnd.microsoft.icon")
+    assert b"".join(ico.streaming_content)[:4] == b"\x00\x00\x01\x00"  # an ICO's header
+
+
 def test_x_forwarded_proto_is_ignored_without_a_proxy(table, settings):
     from django.test import RequestFactory
 

@@ -171,6 +171,28 @@ def test_a_name_only_npc_shows_its_name_never_its_sheet_and_can_be_shown_fully(t
                                  "shown": "hidden"})
 
 
+def test_the_characters_list_is_the_table_pages_hidden_npcs_for_the_gm_only_and_no_sheets(table, client):
+    """``GET .../characters``: what the table page lists on load (its tabs), which the page asks for
+    after a sealed event (the GM may have made or hidden an NPC): never more than a reload shows."""
+    hero = table.create_character(table.alice, "Ayasha", CREATION_OK)
+    bandit = make_npc(table, "Bandit", shown="name")
+    make_npc(table, "Innkeeper", shown="hidden")
+    url = f"/api/campaigns/{table.campaign.slug}/characters"
+    table.campaign.refresh_from_db()
+    for user in (table.alice, table.watcher):
+        client.force_login(user)
+        body = client.get(url).json()
+        assert body == {"head": table.campaign.last_seq, "characters": [
+            {"id": hero.id, "name": "Ayasha", "owner": "alice", "npc": False, "shown": "full"},
+            {"id": bandit.id, "name": "Bandit", "owner": "gm", "npc": True, "shown": "name"}]}
+        page = client.get(f"/campaigns/{table.campaign.slug}/").context["table_data"]["characters"]
+        assert [{k: c[k] for k in ("id", "name", "owner", "npc", "shown")} for c in page] == body["characters"]
+    client.force_login(table.gm)
+    assert [c["name"] for c in client.get(url).json()["characters"]] == ["Ayasha", "Bandit", "Innkeeper"]
+    client.force_login(table.outsider)
+    assert client.get(url).status_code == 404
+
+
 def test_only_the_gm_makes_npcs(table):
     with pytest.raises(Forbidden):
         table.command(table.alice, {"type": "create_character", "npc": True, "name": "X", "quick": {"rating": 2}})

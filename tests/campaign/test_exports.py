@@ -75,6 +75,8 @@ def test_each_members_csv_export_holds_exactly_what_they_may_see(played, who):
         assert (row["hidden"] == "true") != visible
         assert (MARK in row["payload"]) == visible and (row["dice"] != "") == visible
         assert (MARK in row["summary"]) == visible
+        # Sealed, the row says what its stub says: something was done, not that it was a roll.
+        assert visible or row["summary"] == "something done in secret (sealed: not for you)"
     assert by_seq[played.voided_seq]["voided"] == "true"
     roll = next(r for r in rows if r["type"] == "roll" and r["hidden"] == "false" and r["session"] == "2")
     assert roll["dice"].startswith("d6:") and roll["summary"].startswith("rolled 3d6+1 = ")

@@ -105,6 +105,7 @@ URL_ROWS: dict[str, Row] = {
     "api/key": Row(PUBLIC),  # the checkpoint key is public: anyone may check a receipt
     # Every member (spectators too) may list and ask for signed receipts of the log.
     "api/campaigns/<slug:slug>/checkpoints": Row(MEMBER_API, also=[("post", "", None, MEMBER_API)]),
+    "api/campaigns/<slug:slug>/characters": Row(MEMBER_API),  # the table's tabs: what a member may know of
     "api/campaigns/<slug:slug>/characters/<int:character_id>": Row(
         MEMBER_API, also=[("get", "as_of=LAST", None, MEMBER_API)]),  # every member reads every sheet
     "api/campaigns/<slug:slug>/export.jsonl": Row(

@@ -45,10 +45,12 @@ export function renderSheet(state, ctx) {
     })));
   const specs = Object.entries(s.specializations || {});
   const c = state.contest;
+  // The character by name: every member reads this sheet, its player or not.
+  const who = ctx.char?.name || "The character";
   const contest = c ? h("div", { class: "box contest" },
     h("h3", null, `Race: ${c.label || "contest"} (first to ${c.target})`),
     h("div", { class: "race" },
-      h("span", null, "You"), h("progress", { max: c.target, value: Math.min(c.mine, c.target), "aria-label": "your successes" }), h("b", null, `${c.mine}/${c.target}`),
+      h("span", null, who), h("progress", { max: c.target, value: Math.min(c.mine, c.target), "aria-label": `${who}'s successes` }), h("b", null, `${c.mine}/${c.target}`),
       h("span", null, "Them"), h("progress", { max: c.target, value: Math.min(c.theirs, c.target), "aria-label": "their successes" }), h("b", null, `${c.theirs}/${c.target}`)),
     h("p", { class: "small muted" }, `Round ${c.round} · ${LABEL[c.attribute]}${c.specialization ? ` + ${c.specialization}` : ""} vs ${plural(c.vs_pool, "die", "dice")}`),
     h("div", { class: "buttons" }, ctx.button("contest_round", "Next round"), ctx.button("end_contest", "End it"))) : null;
@@ -212,8 +214,10 @@ function chips(roll, cls = "") {
 const poolText = (p) => `${LABEL[p.attribute]} ${p.attribute_rating}${p.specialization ? ` + ${p.specialization} ${p.specialization_rating}` : ""}${p.modifier ? ` ${signed(p.modifier)}` : ""}`;
 const succ = (n) => `${n} success${n === 1 ? "" : "es"}`;
 
-export function describe(ev) {
+// A log line names the character (every member reads it, its player or not), never "you".
+export function describe(ev, ctx) {
   const p = ev.payload;
+  const who = ctx?.charName || ctx?.char?.name || "the character";
   switch (ev.type) {
     case "test_rolled":
       return {
@@ -225,7 +229,7 @@ export function describe(ev) {
     case "opposed_test_rolled":
       return {
         text: `opposed ${poolText(p)} (${plural(p.pool, "die", "dice")}) vs ${p.opponent || "opponent"} (${plural(p.vs_pool, "die", "dice")}): ${p.roll.successes} vs ${p.opponent_roll.successes}`,
-        dice: [diceGroup("you", chips(p.roll)), diceGroup("them", chips(p.opponent_roll, "theirs"))],
+        dice: [diceGroup(who, chips(p.roll)), diceGroup(p.opponent || "them", chips(p.opponent_roll, "theirs"))],
         outcome: { label: `${OUTCOME[p.outcome] || p.outcome}${p.dramatic_failure ? " · dramatic failure" : ""}`, tone: TONE[p.outcome] },
         detail: hadOdds(p.odds, "win", "to win"),
       };
@@ -234,7 +238,7 @@ export function describe(ev) {
     case "contest_round_rolled":
       return {
         text: `${p.label || "race"}, round ${p.round}: +${p.roll.successes} vs +${p.opponent_roll.successes} → ${p.mine}–${p.theirs} of ${p.target}`,
-        dice: [diceGroup("you", chips(p.roll)), diceGroup("them", chips(p.opponent_roll, "theirs"))],
+        dice: [diceGroup(who, chips(p.roll)), diceGroup("them", chips(p.opponent_roll, "theirs"))],
         outcome: { label: OUTCOME[p.outcome] || p.outcome, tone: TONE[p.outcome] },
         detail: [hadOdds(p.odds, "win", "to win it this round"), p.dramatic_failure ? "dramatic failure" : ""].filter(Boolean).join(" · "),
       };

@@ -35,7 +35,7 @@ export function renderSheet(state, ctx) {
   const s = state.sheet;
   const role = (c) => (c === s.primary ? " (primary)" : c === s.secondary ? " (secondary)" : "");
   const chars = h("table", { class: "attr-table" },
-    h("caption", { class: "sr-only" }, "Characteristics: rating, damage and the dice you roll now"),
+    h("caption", { class: "sr-only" }, "Characteristics: rating, damage and the dice each gives now"),
     h("thead", null, h("tr", null, h("th", { scope: "col" }, "Characteristic"), h("th", { scope: "col", class: "num" }, "D"),
       h("th", { scope: "col", class: "num" }, "Dmg"), h("th", { scope: "col", class: "num" }, "Now"))),
     h("tbody", null, CHARS.map((c) => h("tr", null,
@@ -52,14 +52,16 @@ export function renderSheet(state, ctx) {
   let contest = null;
   if (c) {
     const av = available(c);
+    // The character by name: every member reads this sheet, its player or not.
+    const who = ctx.char?.name || "The character";
     contest = h("div", { class: "box contest" },
       h("h3", null, `${cap(c.kind)}: ${c.label}`),
       h("div", { class: "race" },
-        h("span", null, "You"), h("progress", { max: Math.max(c.start_mine, 1), value: c.mine, "aria-label": "your dice" }), h("b", null, `${c.mine}D`),
+        h("span", null, who), h("progress", { max: Math.max(c.start_mine, 1), value: c.mine, "aria-label": `${who}'s dice` }), h("b", null, `${c.mine}D`),
         h("span", null, "Them"), h("progress", { max: Math.max(c.start_theirs, 1), value: c.theirs, "aria-label": "their dice" }), h("b", null, `${c.theirs}D`)),
       h("p", { class: "small muted" }, `Round ${c.round}${c.rounds_left !== null && c.rounds_left !== undefined ? ` · ${c.rounds_left} left` : ""}`,
         c.kind === "combat" ? ` · damage taken ${c.damage_taken}, dealt ${c.damage_dealt} · available ${av.mine}D vs ${av.theirs}D` : "",
-        (c.penalties || []).length ? ` · penalties: ${c.penalties.map((p) => `${p.side === "mine" ? "you" : "them"} −${p.dice}D (${p.why})`).join(", ")}` : ""),
+        (c.penalties || []).length ? ` · penalties: ${c.penalties.map((p) => `${p.side === "mine" ? who : "them"} −${p.dice}D (${p.why})`).join(", ")}` : ""),
       h("div", { class: "buttons" },
         ctx.button(c.kind === "combat" ? "combat_round" : "iterated_round", c.kind === "combat" ? "Fight a round" : "Next round"),
         ctx.button("end_contest", "End it")));
@@ -293,8 +295,10 @@ export function oddsText(type, odds) {
 
 const faces = (list, cls = "") => (list || []).map((f) => die(f, cls));
 
-export function describe(ev) {
+// A log line names the character (every member reads it, its player or not), never "you".
+export function describe(ev, ctx) {
   const p = ev.payload;
+  const who = ctx?.charName || ctx?.char?.name || "the character";
   switch (ev.type) {
     case "straight_rolled":
     case "hide_rolled": {
@@ -315,9 +319,9 @@ export function describe(ev) {
       const elim = p.eliminated;
       return {
         text: `${p.label}, round ${p.round}: ${p.mine_sum} vs ${p.theirs_sum}`,
-        dice: [diceGroup("you", faces(p.sorted.mine, "sel")), diceGroup("them", faces(p.sorted.theirs, "theirs"))],
+        dice: [diceGroup(who, faces(p.sorted.mine, "sel")), diceGroup("them", faces(p.sorted.theirs, "theirs"))],
         outcome: { label: p.outcome === "tie" ? "Tie" : p.outcome === "win" ? "Won the round" : "Lost the round", tone: p.outcome === "win" ? "good" : p.outcome === "lose" ? "bad" : "neutral" },
-        detail: [`knocked out: you ${elim.mine}, them ${elim.theirs}`, `now ${p.mine_after}D vs ${p.theirs_after}D`,
+        detail: [`knocked out: ${who} ${elim.mine}, them ${elim.theirs}`, `now ${p.mine_after}D vs ${p.theirs_after}D`,
           p.rounds_left !== null && p.rounds_left !== undefined ? `${p.rounds_left} rounds left` : "", hadOdds(p.odds, "win", "to win")].filter(Boolean).join(" · "),
       };
     }
@@ -325,11 +329,11 @@ export function describe(ev) {
       const x = p.exchanges;
       const word = { hit: "hit", even: "even", miss: "missed", no_attack: "no attack" };
       return {
-        text: `${p.label}, round ${p.round}: you ${word[x.mine.outcome]} (${x.mine.attack_sum} vs ${x.mine.defence_sum}), they ${word[x.theirs.outcome]} (${x.theirs.attack_sum} vs ${x.theirs.defence_sum})`,
-        dice: [diceGroup("your attack", faces(p.dice.my_attack, "sel")), diceGroup("defence", faces(p.dice.my_defence)),
+        text: `${p.label}, round ${p.round}: ${who} ${word[x.mine.outcome]} (${x.mine.attack_sum} vs ${x.mine.defence_sum}), they ${word[x.theirs.outcome]} (${x.theirs.attack_sum} vs ${x.theirs.defence_sum})`,
+        dice: [diceGroup(`${who}'s attack`, faces(p.dice.my_attack, "sel")), diceGroup("defence", faces(p.dice.my_defence)),
           diceGroup("their attack", faces(p.dice.their_attack, "theirs")), diceGroup("defence", faces(p.dice.their_defence, "theirs"))],
         outcome: { label: `dealt ${p.damage.to_them}D, took ${p.damage.to_me}D`, tone: p.damage.to_them > p.damage.to_me ? "good" : p.damage.to_me > p.damage.to_them ? "bad" : "neutral" },
-        detail: [`now ${p.mine_after}D vs ${p.theirs_after}D`, `portions: you ${p.portions.mine.attack}/${p.portions.mine.defence}, them ${p.portions.theirs.attack}/${p.portions.theirs.defence}`].join(" · "),
+        detail: [`now ${p.mine_after}D vs ${p.theirs_after}D`, `portions: ${who} ${p.portions.mine.attack}/${p.portions.mine.defence}, them ${p.portions.theirs.attack}/${p.portions.theirs.defence}`].join(" · "),
       };
     }
     case "contest_ended": {
@@ -338,7 +342,7 @@ export function describe(ev) {
         outcome: p.winner ? { label: p.winner === "mine" ? "Won" : "Lost", tone: p.winner === "mine" ? "good" : "bad" } : null,
         detail: [p.damage_to_assign ? `${p.damage_to_assign}D of damage to spread` : "", p.why || ""].filter(Boolean).join(" · ") };
     }
-    case "penalty_imposed": return { text: `penalty: ${p.penalty.side === "mine" ? "you" : "the opponent"} −${p.penalty.dice}D for ${p.penalty.rounds} round(s)`, detail: p.penalty.why, tone: "gm" };
+    case "penalty_imposed": return { text: `penalty: ${p.penalty.side === "mine" ? who : "the opponent"} −${p.penalty.dice}D for ${p.penalty.rounds} round(s)`, detail: p.penalty.why, tone: "gm" };
     case "damage_taken": return { text: `takes ${p.taken}D of damage${p.taken < p.dice ? ` (of ${p.dice}D)` : ""}`, detail: [p.reason, `${p.unassigned_after}D to spread`].filter(Boolean).join(" · "), tone: "gm" };
     case "damage_assigned": return { text: `spread damage: ${Object.entries(p.damage).map(([k, n]) => `${cap(k)} −${n}D`).join(", ")}` };
     case "rested": return { text: `rested ${p.days} day${p.days === 1 ? "" : "s"}: ${Object.entries(p.recovered).map(([k, n]) => `${cap(k)} +${n}D`).join(", ") || "nothing to recover"}` };
