@@ -485,7 +485,7 @@ def test_a_gm_decision_a_player_reads_says_so_to_its_readers_and_is_gm_only_to_t
     assert grant.visibility == "gm" and grant.payload["shared_with"][0]["username"] == "alice"
     for seat in (gm, alice):
         expect(seat.event(grant.seq).locator(".badge.vis")).to_have_text("shared with alice")
-    expect(bob.event(grant.seq)).to_contain_text("rolled in secret")
+    expect(bob.event(grant.seq)).to_contain_text("did something in secret")
     expect(bob.event(grant.seq).locator(".badge.vis")).to_have_text("GM only")
 
 
