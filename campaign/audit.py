@@ -33,7 +33,7 @@ from rules import Event as RulesEvent
 from rules.declare import fill_description
 
 from .log import serialize_event, timestamp
-from .models import VISIBILITY_SHARED, VISIBILITY_WORDS, Campaign, Character, Event
+from .models import VISIBILITY_GM, VISIBILITY_SECRET, VISIBILITY_SHARED, VISIBILITY_WORDS, Campaign, Character, Event
 from .projections import CAMPAIGN_WIDE, VOID, fold, plain_json, state_as_of, voided_seqs
 from .softcache import cache_get, cache_set
 from .visibility import READ_BY_NAMED
@@ -259,6 +259,8 @@ def visibility_words(data: dict) -> dict:
     as the table's badge does (static/talekeeper/table.js)."""
     named = (data.get("payload") or {}).get("shared_with") if data.get("visibility") in READ_BY_NAMED else None
     names = [r.get("username") for r in named if isinstance(r, dict)] if isinstance(named, list) else []
+    if names == [data.get("actor")] and data.get("visibility") == VISIBILITY_GM:
+        return VISIBILITY_WORDS[VISIBILITY_SECRET]  # a player's action on her own secret roll: hers and the GM's
     if names:
         return {**VISIBILITY_WORDS[VISIBILITY_SHARED], "badge": "shared with " + ", ".join(map(str, names))}
     return VISIBILITY_WORDS.get(data.get("visibility"), {})

@@ -19,9 +19,11 @@ This module decides, before the rules do, who may see a decision's result
 * Nothing hidden-shaped for any reader: the rules decide as usual.
 * Hidden-shaped only for others (the GM acting, or a player on top of her own
   secret rolls): the actor sees everything the decision read, so she gets the
-  result (and any refusal) as usual, but the event is stored ``secret``
-  (a player) or, the GM acting, ``gm``, naming in its payload's ``shared_with``
-  the members who may see every hidden change it read: they read it too. (Read
+  result (and any refusal) as usual, but the event is stored ``gm``, naming in
+  its payload's ``shared_with`` the acting player, or, the GM acting, the
+  members who may see every hidden change it read: they read it too. (Stored
+  ``secret``, a player's told the table that no change the GM keeps from her
+  shaped it. Read
   by the GM alone, the GM's answer to Bob's Fate request on top of Bob's secret
   roll hid Bob's own character from Bob from then on.) The readers are named in
   the payload, not in the visibility: the payload is inside the body digest, so
@@ -46,7 +48,7 @@ from rules import Event as RulesEvent
 from rules import RuleError
 
 from .log import Draft, marks_after
-from .models import (ROLE_GM, ROLE_PLAYER, ROLE_SPECTATOR, VISIBILITY_GM, VISIBILITY_PUBLIC, VISIBILITY_SECRET,
+from .models import (ROLE_GM, ROLE_PLAYER, ROLE_SPECTATOR, VISIBILITY_GM, VISIBILITY_PUBLIC,
                      Character, Event, Membership)
 from .projections import BUNDLE, hidden_changes, visible_state
 from .visibility import HIDDEN_ROW, READ_BY_NAMED, Viewer, may_see, shared_with, whispered_to
@@ -91,11 +93,19 @@ def sharers(character: Character, actor: Viewer, live: list[dict], revealed: set
     candidates = {r["actor_id"] for r in unseen} | {u for r in unseen for u in shared_ids(r)}
     ids = [u for u in candidates - {actor.user_id, None}
            if all(may_see(r, Viewer(user_id=u, role=ROLE_PLAYER), revealed) for r in unseen)]
+    return named(character.campaign_id, ids)
+
+
+def named(campaign_id: int, ids, gm_too: bool = True) -> list[dict]:
+    """The members of the campaign with these user ids, as a ``gm`` event names its readers:
+    ``[{"user_id", "username"}]`` in the order of their names."""
     if not ids:
         return []
+    members = Membership.objects.filter(campaign_id=campaign_id, user_id__in=ids)
+    if not gm_too:
+        members = members.exclude(role=ROLE_GM)
     return [{"user_id": user_id, "username": username} for user_id, username in
-            Membership.objects.filter(campaign_id=character.campaign_id, user_id__in=ids)
-            .order_by("user__username").values_list("user_id", "user__username")]
+            members.order_by("user__username").values_list("user_id", "user__username")]
 
 
 def kept_from_the_table(character: Character, gm: Viewer, live: list[dict], revealed: set[int]
@@ -152,7 +162,10 @@ def decide(rules, character: Character, actor: Viewer, action: dict, visibility:
     if not hidden_from_actor:
         decided = list(rules.decide(full, action, dice))
         if not actor.is_gm:
-            return decided, VISIBILITY_SECRET, []
+            # Hers to read, and stored ``gm`` naming her, not ``secret``: the sealed envelope would
+            # tell the table which of the two it was, i.e. whether the GM keeps a change of this
+            # character from her (a reviewer, the fourteenth session).
+            return decided, VISIBILITY_GM, named(character.campaign_id, [actor.user_id])
         return decided, *kept_from_the_table(character, actor, live, revealed)
     return _decide_unseen(rules, character, actor, action, dice, input_errors), VISIBILITY_GM, []
 
@@ -217,7 +230,4 @@ def readers_of(event: Event) -> tuple[str, list[dict]]:
     data = {"seq": event.seq, "visibility": event.visibility, "actor_id": event.actor_id, "payload": event.payload}
     members = {event.actor_id} | shared_with(data) | whispered_to(data)
     ids = [u for u in members - {None} if may_see(data, Viewer(user_id=u, role=ROLE_PLAYER))]
-    shared = [{"user_id": user_id, "username": username} for user_id, username in
-              Membership.objects.filter(campaign_id=event.campaign_id, user_id__in=ids).exclude(role=ROLE_GM)
-              .order_by("user__username").values_list("user_id", "user__username")]
-    return VISIBILITY_GM, shared
+    return VISIBILITY_GM, named(event.campaign_id, ids, gm_too=False)

@@ -423,6 +423,11 @@ function visibilityBadge(ev) {
   // A GM's decision some members read too names them in its payload (stored "gm"; "shared" before):
   // only those who read it see whom (campaign/hidden.py). A sealed one is any GM-only event.
   const names = ev.hidden ? [] : (ev.payload?.shared_with || []).map((r) => r.username);
+  // A player's action on her own secret roll names her alone: to its readers, a secret roll.
+  if (ev.visibility === "gm" && names.length === 1 && names[0] === ev.actor) {
+    const secret = VISIBILITIES.get("secret");
+    return h("span", { class: "badge vis", title: secret?.means }, secret?.badge || "secret");
+  }
   if ((ev.visibility === "gm" || ev.visibility === "shared") && names.length) {
     return h("span", { class: "badge vis", title: VISIBILITIES.get("shared")?.means }, `shared with ${names.join(", ")}`);
   }

@@ -463,9 +463,9 @@ def test_a_request_answered_by_a_sealed_roll_reads_answered_on_the_other_pages(t
     bob = seats("bob")
     request = table.command(table.gm, {"type": "request_roll", "character": hero.id, "action": test}).events[0].seq
     expect(bob.event(request)).to_contain_text("waiting for alice")
-    # On top of her own secret test her answer is secret too: sealed on Bob's page.
+    # On top of her own secret test her answer is hers and the GM's too: sealed on Bob's page.
     answer = table.command(table.alice, {**test, "request": request}, dice=ScriptedDice([4, 4, 4])).events[0]
-    assert answer.visibility == "secret"
+    assert answer.visibility == "gm" and answer.payload["shared_with"][0]["username"] == "alice"
     expect(bob.event(request)).to_contain_text(f"answered in #{answer.seq}")
     bob.page.reload()
     expect(bob.event(request)).to_contain_text(f"answered in #{answer.seq}")
@@ -487,6 +487,15 @@ def test_a_gm_decision_a_player_reads_says_so_to_its_readers_and_is_gm_only_to_t
         expect(seat.event(grant.seq).locator(".badge.vis")).to_have_text("shared with alice")
     expect(bob.event(grant.seq)).to_contain_text("did something in secret")
     expect(bob.event(grant.seq).locator(".badge.vis")).to_have_text("GM only")
+    # Alice's own action on her secret roll: stored the same way, naming her alone; a secret roll to
+    # her and the GM, one more GM-only event to Bob.
+    table.command(table.alice, {"type": "skill_test", "character": hero.id, "skill": "Strike", "target": 11,
+                                "visibility": "secret"}, dice=ScriptedDice([5, 2, 5]))
+    spent = table.command(table.alice, {"type": "spend_resolve", "character": hero.id, "totem": "Bear"}).events[0]
+    assert spent.visibility == "gm"
+    for seat in (gm, alice):
+        expect(seat.event(spent.seq).locator(".badge.vis")).to_have_text("secret")
+    expect(bob.event(spent.seq).locator(".badge.vis")).to_have_text("GM only")
 
 
 def test_a_resend_after_a_doubt_that_is_told_nothing_was_stored_stays_in_doubt(table_of, seats):

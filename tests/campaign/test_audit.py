@@ -377,14 +377,29 @@ def test_players_find_their_dice_statistics_and_exports_on_the_table(played):
         assert alice.get(href).status_code == 200, href
 
 
-def test_a_gm_decision_a_player_reads_says_whom_on_the_audit_page(table_for):
-    """Stored ``gm`` with its readers in the payload (campaign/hidden.py), it says whom, as the table does."""
+def alice_tested_in_secret(table_for, target: int):
+    """A TOTE table in session whose hero Alice made a secret Strike test (10 with its dice) against ``target``."""
     table = table_for("tote")
     hero = table.create_character(table.alice, "Hero", get_system("tote").example_sheet)
     table.command(table.gm, {"type": "start_session"})
-    table.command(table.alice, {"type": "skill_test", "character": hero.id, "skill": "Strike", "target": 9,
+    table.command(table.alice, {"type": "skill_test", "character": hero.id, "skill": "Strike", "target": target,
                                 "visibility": "secret"}, dice=ScriptedDice([5, 2, 5]))
+    return table, hero
+
+
+def test_a_gm_decision_a_player_reads_says_whom_on_the_audit_page(table_for):
+    """Stored ``gm`` with its readers in the payload (campaign/hidden.py), it says whom, as the table does."""
+    table, hero = alice_tested_in_secret(table_for, target=9)
     grant = table.command(table.gm, {"type": "grant_resolve", "character": hero.id}).events[0]
     assert grant.visibility == "gm"
     row = re.search(rf'<tr id="seq-{grant.seq}".*?</tr>', text(client_for(table.gm).get(url(table))))
     assert row and ">shared with alice</span>" in row.group(0)
+
+
+def test_a_players_action_on_her_own_secret_roll_reads_secret_on_the_audit_page(table_for):
+    """Stored ``gm`` naming her alone (campaign/hidden.py), it is a secret roll to its readers."""
+    table, hero = alice_tested_in_secret(table_for, target=11)  # short of it: Resolve to spend
+    spent = table.command(table.alice, {"type": "spend_resolve", "character": hero.id, "totem": "Bear"}).events[0]
+    assert spent.visibility == "gm" and spent.payload["shared_with"][0]["username"] == "alice"
+    row = re.search(rf'<tr id="seq-{spent.seq}".*?</tr>', text(client_for(table.gm).get(url(table))))
+    assert row and ">secret</span>" in row.group(0) and "shared with" not in row.group(0)

@@ -281,8 +281,10 @@ def test_tote_hidden_aspect_penalty_and_injuries_stay_out_of_previews_and_public
     sealed_for_everyone_but_the_gm(table, stored.seq)
 
 
-def test_a_players_public_action_on_her_own_secret_roll_is_secret(table_for):
-    """What only Alice (and the GM) may see shapes the result: only they see it."""
+def test_a_players_public_action_on_her_own_secret_roll_is_hers_and_the_gms_and_looks_gm_only(table_for):
+    """What only Alice (and the GM) may see shapes the result: only they see it. Stored ``gm`` naming her,
+    not ``secret``: to the rest of the table it is one more GM-only event, as the same action on a
+    character with a change the GM keeps from her is (the envelope told them which it was)."""
     table = tote_table(table_for)
     strike = {"type": "skill_test", "character": table.hero.id, "skill": "Strike", "visibility": "secret"}
     send(table, table.alice, {**strike, "target": 14}, [5, 2, 5])
@@ -291,10 +293,12 @@ def test_a_players_public_action_on_her_own_secret_roll_is_secret(table_for):
     send(table, table.alice, {**strike, "target": 11}, [5, 2, 5])
     res = send(table, table.alice, {"type": "spend_resolve", "character": table.hero.id, "totem": "Bear"})
     stored = Event.objects.get(campaign=table.campaign, seq=res.json()["seq"])
-    assert stored.visibility == "secret"
+    assert stored.visibility == "gm"
+    assert stored.payload["shared_with"] == [{"user_id": table.alice.pk, "username": "alice"}]
     assert seen(table.alice, stored.seq)["payload"]["total_before"] == 10
     for user in (table.bob, table.watcher):
-        assert seen(user, stored.seq)["hidden"] is True
+        stub = seen(user, stored.seq)
+        assert stub["hidden"] is True and stub["visibility"] == "gm"
 
 
 def test_bad_input_is_still_a_clear_error_when_the_result_would_be_hidden(table_for):
@@ -398,7 +402,7 @@ def test_wyrm_gm_approval_of_fate_on_a_hidden_check_is_hidden(table_for):
     send(table, table.alice, {"type": "check", "character": table.hero.id, "attribute": "rogue", "dl": 12,
                               "visibility": "secret"}, [4])
     asked = send(table, table.alice, {"type": "spend_fate", "character": table.hero.id, "use": "plus_two"})
-    assert Event.objects.get(campaign=table.campaign, seq=asked.json()["seq"]).visibility == "secret"
+    assert Event.objects.get(campaign=table.campaign, seq=asked.json()["seq"]).visibility == "gm"
     res = send(table, table.gm, {"type": "approve_fate", "character": table.hero.id})
     stored = Event.objects.get(campaign=table.campaign, seq=res.json()["seq"])
     # Before: a public fate_spent carrying the hidden original_total. Then ``gm``, which hid the answer
