@@ -68,14 +68,12 @@ def _returning_connections(fn, *args, **kwargs):
         close_old_connections()
 
 
-class _Turn:
-    """One campaign's commands in one process: which one runs, which wait (in arrival order)."""
-
-    def __init__(self):
-        self.waiting: collections.deque[asyncio.Future] = collections.deque()
+# (loop, campaign id) -> the commands waiting for that table's turn, in arrival order; present while one runs.
+_turns: dict[tuple, collections.deque[asyncio.Future]] = {}
 
 
-_turns: dict[tuple, _Turn] = {}
+def _run_anyway(e: BaseException) -> None:
+    return None  # the default ``behind``: commands behind a failed one still run
 
 
 class TurnTimeout(TimeoutError):
@@ -83,7 +81,7 @@ class TurnTimeout(TimeoutError):
 
 
 async def in_turn(campaign_id: int, fn: Callable[..., Any], *args, behind: Callable[[BaseException], BaseException | None]
-                  = lambda e: None, patience: float | None = None) -> Any:
+                  = _run_anyway, patience: float | None = None) -> Any:
     """``await db(fn)(*args)`` (a command of the campaign) once this process's earlier commands of
     the same campaign have ended.
 
@@ -104,12 +102,12 @@ async def in_turn(campaign_id: int, fn: Callable[..., Any], *args, behind: Calla
       would wait for good."""
     loop = asyncio.get_running_loop()
     key = (loop, campaign_id)
-    turn = _turns.get(key)
-    if turn is None:
-        _turns[key] = _Turn()  # ours, with no one waiting
+    waiting = _turns.get(key)
+    if waiting is None:
+        _turns[key] = collections.deque()  # ours, with no one waiting
     else:
         mine = loop.create_future()
-        turn.waiting.append(mine)
+        waiting.append(mine)
         try:
             # The turn, or the error of the command it failed behind. (wait_for cancels ``mine`` when
             # it gives up, unless the turn came first: then it is ours all the same.)
@@ -125,11 +123,11 @@ async def in_turn(campaign_id: int, fn: Callable[..., Any], *args, behind: Calla
     return await asyncio.shield(work)
 
 
-def _pass_turn(key: tuple, done: asyncio.Future | None, behind=lambda e: None) -> None:
-    turn = _turns[key]
+def _pass_turn(key: tuple, done: asyncio.Future | None, behind=_run_anyway) -> None:
+    waiting = _turns[key]
     failed = done.exception() if done is not None and not done.cancelled() else None
-    while turn.waiting:
-        waiter = turn.waiting.popleft()
+    while waiting:
+        waiter = waiting.popleft()
         if waiter.done():  # cancelled while it waited
             continue
         error = behind(failed) if failed is not None else None

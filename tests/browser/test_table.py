@@ -255,6 +255,18 @@ def test_a_sheet_fetch_the_server_could_not_answer_is_tried_again(table_of, seat
     assert len(refused) == 1
 
 
+def losing_the_first_ack(lost: list[dict]):
+    """A ``tamper_sockets`` hook from the server: the first ack becomes ``outcome_unknown`` (the database
+    connection died at COMMIT, tests/faults/test_doubled_roll.py) and is kept in ``lost``."""
+    def from_server(frame, to_page):
+        if frame.get("type") == "ack" and not lost:
+            lost.append(frame)
+            return {"type": "error", "id": frame["id"], "code": "outcome_unknown",
+                    "message": "The connection to the database broke while storing it."}
+        return frame
+    return from_server
+
+
 def test_a_roll_whose_outcome_is_in_doubt_is_resent_with_its_id_and_stored_once(table_of, seats):
     """The server stored the roll but the page heard ``outcome_unknown`` (its database connection
     died at COMMIT: tests/faults/test_doubled_roll.py): the page sends the same command id again,
@@ -269,14 +281,7 @@ def test_a_roll_whose_outcome_is_in_doubt_is_resent_with_its_id_and_stored_once(
             sent.append(frame["id"])
         return frame
 
-    def from_server(frame, to_page):
-        if frame.get("type") == "ack" and not lost:
-            lost.append(frame)
-            return {"type": "error", "id": frame["id"], "code": "outcome_unknown",
-                    "message": "The connection to the database broke while storing it."}
-        return frame
-
-    alice.tamper_sockets(from_page, from_server)
+    alice.tamper_sockets(from_page, losing_the_first_ack(lost))
     alice.page.evaluate("window.talekeeperTable.drop()")  # the next socket goes through the route
     alice.wait_live()
     start = head_seq(table)
@@ -519,14 +524,7 @@ def test_a_resend_after_a_doubt_that_is_told_nothing_was_stored_stays_in_doubt(t
                 return None
         return frame
 
-    def from_server(frame, to_page):
-        if frame.get("type") == "ack" and not lost:
-            lost.append(frame)
-            return {"type": "error", "id": frame["id"], "code": "outcome_unknown",
-                    "message": "The connection to the database broke while storing it."}
-        return frame
-
-    alice.tamper_sockets(from_page, from_server)
+    alice.tamper_sockets(from_page, losing_the_first_ack(lost))
     alice.page.evaluate("window.talekeeperTable.drop()")  # the next socket goes through the route
     alice.wait_live()
     start = head_seq(table)

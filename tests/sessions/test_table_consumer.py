@@ -342,14 +342,21 @@ async def test_ready_ack_and_pong_carry_the_logs_head(transactional_table):
     await comm.disconnect()
 
 
-async def test_a_reported_head_reaches_everyones_presence(transactional_table, monkeypatch):
-    table = transactional_table
+async def gm_then_alice(table):
+    """The GM's socket, then Alice's, each ready, with the presence frames of both arrivals read off
+    the GM's; Alice's backlog too."""
     gm = await connect(table, table.gm)
     await until_ready(gm)
     await gm.receive_json_from(timeout=5)  # presence: the GM alone
     alice = await connect(table, table.alice)
     backlog, _ = await until_ready(alice)
     await gm.receive_json_from(timeout=5)  # presence: alice arrived, no head reported yet
+    return gm, alice, backlog
+
+
+async def test_a_reported_head_reaches_everyones_presence(transactional_table, monkeypatch):
+    table = transactional_table
+    gm, alice, backlog = await gm_then_alice(table)
     reported = {"seq": backlog[-1]["seq"], "hash": backlog[-1]["hash"]}
     await alice.send_json_to({"type": "head", "head": reported})
     frame = await gm.receive_json_from(timeout=5)
@@ -386,12 +393,7 @@ async def test_a_false_head_is_refused_to_its_sender_and_never_reaches_the_other
     """Any member could send a head this log does not have and set off every other member's "another
     member is shown a different log" warning. The server checks it against the log first."""
     table = transactional_table
-    gm = await connect(table, table.gm)
-    await until_ready(gm)
-    await gm.receive_json_from(timeout=5)  # presence: the GM alone
-    alice = await connect(table, table.alice)
-    backlog, _ = await until_ready(alice)
-    await gm.receive_json_from(timeout=5)  # presence: alice arrived, no head reported yet
+    gm, alice, backlog = await gm_then_alice(table)
     announced = presence_announced(monkeypatch)
     newest = backlog[-1]
     for false in ({"seq": newest["seq"], "hash": "d" * 64},  # the head's seq, another hash
