@@ -90,6 +90,41 @@ def _own_randomness_for_background_threads() -> None:
 _own_randomness_for_background_threads()
 
 
+def _communicators_that_nest() -> None:
+    """channels.testing's communicators swap ``channels.db.close_old_connections`` for a no-op while
+    each one awaits a send or a receive, with ``mock.patch``: process-wide, and undone in the order
+    the awaits end. Two awaiting at once (``asyncio.gather`` over several sockets' answers) can end
+    the other way round, and then the no-op stays for the rest of the run: every later
+    ``database_sync_to_async`` call kept its pooled connection checked out (seen as "database is
+    being accessed by other users" when the run dropped its test database, after PostgreSQL's 5 s
+    wait). Here the no-op is in place while any communicator awaits, and the real function is back
+    after the last one. Only the tests' communicators did this; the server never swaps it."""
+    import channels.db
+    from asgiref.testing import ApplicationCommunicator as Base
+    from channels.testing.application import ApplicationCommunicator, no_op
+
+    real = channels.db.close_old_connections
+    awaiting = [0]
+
+    def swapping(method):
+        async def swapped(self, *args, **kwargs):
+            awaiting[0] += 1
+            channels.db.close_old_connections = no_op
+            try:
+                return await method(self, *args, **kwargs)
+            finally:
+                awaiting[0] -= 1
+                if not awaiting[0]:
+                    channels.db.close_old_connections = real
+        return swapped
+
+    ApplicationCommunicator.send_input = swapping(Base.send_input)
+    ApplicationCommunicator.receive_output = swapping(Base.receive_output)
+
+
+_communicators_that_nest()
+
+
 def missing_service(what: str) -> None:
     """Skip on a laptop without the service; fail loudly in CI."""
     if CI:
