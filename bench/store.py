@@ -260,6 +260,8 @@ def bench_append_floor(n: int, prefix: str, rounds: int = 10) -> dict:
     same_gm = same.memberships.get(role="gm")
     per_round = max(1, n // rounds)
     roll = {"type": "roll", "notation": "2d6"}
+    # Counted on a connection's second command: its first prepares the lock and the write (a round trip each, once).
+    do_command(gm, {"id": "floor-prepare", "action": roll})
     trips = round_trips(lambda: do_command(gm, {"id": "floor-count", "action": roll}))
     lock_sql, _, write_sql, _ = _command_statements(gm)
     sql = ("INSERT INTO campaign_event (campaign_id, seq, type, version, payload, actor_id, character_id, session, "
