@@ -254,15 +254,21 @@ def log_page(campaign: Campaign, flt: LogFilter, after: int | None = None, befor
     return LogPage(events, flt.queryset(campaign).count(), has_previous, has_next)
 
 
+def named_readers(data: dict) -> list[str]:
+    """The usernames a ``gm`` (or legacy ``shared``) event names as its readers besides the GM
+    (campaign/hidden.py); none for any other event, nor for its sealed stub (its payload is hidden)."""
+    named = (data.get("payload") or {}).get("shared_with") if data.get("visibility") in READ_BY_NAMED else None
+    return [str(r.get("username")) for r in named if isinstance(r, dict)] if isinstance(named, list) else []
+
+
 def visibility_words(data: dict) -> dict:
     """An event's badge words: a ``gm`` event that names other readers (campaign/hidden.py) says whom,
     as the table's badge does (static/talekeeper/table.js)."""
-    named = (data.get("payload") or {}).get("shared_with") if data.get("visibility") in READ_BY_NAMED else None
-    names = [r.get("username") for r in named if isinstance(r, dict)] if isinstance(named, list) else []
+    names = named_readers(data)
     if names == [data.get("actor")] and data.get("visibility") == VISIBILITY_GM:
         return VISIBILITY_WORDS[VISIBILITY_SECRET]  # a player's action on her own secret roll: hers and the GM's
     if names:
-        return {**VISIBILITY_WORDS[VISIBILITY_SHARED], "badge": "shared with " + ", ".join(map(str, names))}
+        return {**VISIBILITY_WORDS[VISIBILITY_SHARED], "badge": "shared with " + ", ".join(names)}
     return VISIBILITY_WORDS.get(data.get("visibility"), {})
 
 

@@ -16,7 +16,7 @@ from django.test import AsyncClient, Client
 from campaign import exports, log
 from campaign.log import serialize_event
 from campaign.models import ApiToken, Event
-from tests.campaign.test_audit import MARK, client_for as login, play
+from tests.campaign.test_audit import MARK, alice_tested_in_secret, client_for as login, play
 
 pytestmark = pytest.mark.django_db
 
@@ -175,6 +175,24 @@ async def test_under_asgi_the_export_streams_through_an_async_iterator(transacti
 
 
 # --- CSV details -------------------------------------------------------------------------------------
+
+def csv_by_seq(table, who) -> dict[int, dict]:
+    return {int(r["seq"]): r for r in csv.DictReader(io.StringIO(body_of(login(who).get(export_url(table, "csv")))))}
+
+
+def test_a_csv_row_alice_reads_besides_the_gm_says_so(table_for):
+    """Stored ``gm`` naming its readers (campaign/hidden.py): her action on her own secret roll, and the
+    GM's decision on top of it. "gm" alone told the GM and Alice that only the GM reads them."""
+    table, hero = alice_tested_in_secret(table_for, target=11)  # short of it: Resolve to spend
+    spent = table.command(table.alice, {"type": "spend_resolve", "character": hero.id, "totem": "Bear"}).events[0]
+    granted = table.command(table.gm, {"type": "grant_resolve", "character": hero.id}).events[0]
+    assert [(e.visibility, e.payload["shared_with"]) for e in (spent, granted)] == [
+        ("gm", [{"user_id": table.alice.pk, "username": "alice"}])] * 2
+    for who in (table.gm, table.alice):
+        rows = csv_by_seq(table, who)
+        assert [rows[e.seq]["visibility"] for e in (spent, granted)] == ["gm+alice"] * 2, who
+    rows = csv_by_seq(table, table.bob)  # sealed for Bob: the stub names nobody, a GM-only event to him
+    assert [(rows[e.seq]["visibility"], rows[e.seq]["hidden"]) for e in (spent, granted)] == [("gm", "true")] * 2
 
 def test_csv_cells_that_look_like_formulas_are_defused():
     data = {"seq": 1, "created_at": "2026-01-01T00:00:00.000000+00:00", "type": "roll", "visibility": "public",
