@@ -10,6 +10,7 @@ import json
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import transaction
 from django.http import StreamingHttpResponse
 from django.test import AsyncClient, Client
 
@@ -201,6 +202,26 @@ def test_csv_cells_that_look_like_formulas_are_defused():
     row = dict(zip(exports.CSV_COLUMNS, exports.csv_row(data)))
     assert row["actor"] == "'=HYPERLINK(\"x\")" and row["character_name"] == "'+evil"
     assert row["payload"].startswith("{") and row["dice"] == "d6:1"
+
+
+def test_a_csv_void_quotes_what_it_voided_only_to_its_readers(played):
+    """A void's summary quotes the voided event's line (campaign/audit.py ``void_line``), read as the
+    row's reader may see that event: a public void of a roll the GM keeps (stored so before voids took
+    their event's readers) names nothing of it to Bob."""
+    gm, alice, bob = played.gm, played.alice, played.bob
+    quoted = played.command(gm, {"type": "void", "seq": played.secret_seq, "reason": "misclick"}).events[0]
+    with transaction.atomic():  # the older, public void, written straight to the log
+        campaign = log.lock_campaign(played.campaign.id)
+        legacy = log.append(campaign, [log.Draft("event_voided", {"seq": played.gm_seq, "type": "sealed",
+                                                                  "reason": "too loud"})], actor=gm)[0]
+    secret_line = csv_by_seq(played, gm)[played.secret_seq]["summary"]
+    assert secret_line.startswith(f"rolled {MARK} = ")
+    for who in (gm, alice):
+        assert csv_by_seq(played, who)[quoted.seq]["summary"] == f"voided #{played.secret_seq} ({secret_line}), reason: misclick"
+    rows = csv_by_seq(played, bob)
+    assert rows[quoted.seq]["hidden"] == "true" and MARK not in json.dumps(rows)
+    assert rows[legacy.seq]["summary"] == f"voided #{played.gm_seq} (sealed event), reason: too loud"
+    assert csv_by_seq(played, gm)[legacy.seq]["summary"].startswith(f"voided #{played.gm_seq} (rolled {MARK} = ")
 
 
 # --- the operator's export_log ------------------------------------------------------------------------
