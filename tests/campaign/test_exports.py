@@ -15,6 +15,7 @@ from django.http import StreamingHttpResponse
 from django.test import AsyncClient, Client
 
 from campaign import exports, log
+from campaign.audit import LogFilter, log_page
 from campaign.log import serialize_event
 from campaign.models import ApiToken, Event
 from tests.campaign.test_audit import MARK, alice_tested_in_secret, client_for as login, play
@@ -222,6 +223,9 @@ def test_a_csv_void_quotes_what_it_voided_only_to_its_readers(played):
     assert rows[quoted.seq]["hidden"] == "true" and MARK not in json.dumps(rows)
     assert rows[legacy.seq]["summary"] == f"voided #{played.gm_seq} (sealed event), reason: too loud"
     assert csv_by_seq(played, gm)[legacy.seq]["summary"].startswith(f"voided #{played.gm_seq} (rolled {MARK} = ")
+    # The audit page's words, the rule system's own included ("earned 4 XP", not "points awarded: points 4").
+    page = log_page(played.campaign, LogFilter(), after=played.voided_seq - 1, size=2).events
+    assert [csv_by_seq(played, gm)[e["seq"]]["summary"] for e in page] == [e["summary"] for e in page]
 
 
 # --- the operator's export_log ------------------------------------------------------------------------
