@@ -36,7 +36,7 @@ from .log import serialize_event, timestamp
 from .models import VISIBILITY_GM, VISIBILITY_SECRET, VISIBILITY_SHARED, VISIBILITY_WORDS, Campaign, Character, Event
 from .projections import CAMPAIGN_WIDE, VOID, fold, plain_json, state_as_of, voided_seqs
 from .softcache import cache_get, cache_set
-from .visibility import READ_BY_NAMED
+from .visibility import READ_BY_NAMED, Viewer, for_viewer
 
 PAGE_SIZE = 50
 DICE_SHOWN = 24  # dice listed per event on the page (the payload has them all)
@@ -101,12 +101,13 @@ LINES = {
 }
 
 
-def describe(data: dict, rules=None) -> str:
+def describe(data: dict, rules=None, voided: dict[int, dict] | None = None) -> str:
     """A one-line, human summary of a serialized event (after the visibility filter).
 
     A rule system's event reads as its declaration describes it (``rules`` given:
     ``rules/declare.py``, the same text the table shows); the platform's own
-    events are described here."""
+    events are described here. A void quotes the line of the event it voided when
+    ``voided`` (:func:`voided_events`) holds it as its reader may see it."""
     if data.get("hidden"):
         # A sealed stub says who, when and who may read it (visibility.SEALED_KEYS), never what: not
         # even that it rolled (it may be an NPC the GM made). A whisper's visibility says it is one.
@@ -127,8 +128,8 @@ def describe(data: dict, rules=None) -> str:
         what = "the NPC" if p.get("npc") else "the character"
         text = f"created {what} {p.get('name')} for {p.get('owner')}"
         return text + " (past the creation limits, by the GM)" if p.get("limits_overridden") else text
-    if kind == "event_voided":
-        return f"voided #{p.get('seq')} ({_words(p.get('type', '?'))}): {p.get('reason', '')}"
+    if kind == VOID:
+        return _line(void_line(p, (voided or {}).get(p.get("seq")), rules))
     if kind == "roll_revealed":
         body = p.get("body") if isinstance(p.get("body"), dict) else p  # scheme v1 reveals carried "type" directly
         return f"revealed the hidden roll #{p.get('seq')} ({_words(body.get('type', '?'))})"
@@ -156,6 +157,33 @@ def describe(data: dict, rules=None) -> str:
     if "from" in p and "to" in p:
         facts.append(f"{_short(p['from'])} → {_short(p['to'])}")
     return _line(_words(kind) + (": " + ", ".join(facts) if facts else "") + _reason(p))
+
+
+def void_line(p: dict, target: dict | None, rules=None) -> str:
+    """``voided #12 (<#12's own line>), reason: <reason>``, the table's line and its reason
+    (static/talekeeper/table.js); its type in words when the voided event is not at hand or is sealed
+    for the reader (the void's payload then says ``sealed``: campaign/hidden.py ``shown_type``)."""
+    if target is not None and not target.get("hidden"):
+        what = describe(target, rules)
+    else:
+        what = f"{_words(p.get('type') or 'unknown')} event"
+    return f"voided #{p.get('seq')} ({what})" + (f", reason: {p['reason']}" if p.get("reason") else "")
+
+
+def voided_events(campaign: Campaign, events: list[dict], viewer: Viewer | None = None) -> dict[int, dict]:
+    """The events the voids among ``events`` voided, by seq, as ``viewer`` may see them (``None``: the
+    GM's audit, as stored), for :func:`describe` to quote: one query, and one for reveals for a member."""
+    seqs = {e["payload"].get("seq") for e in events if e.get("type") == VOID and not e.get("hidden")}
+    seqs = {s for s in seqs if isinstance(s, int)}
+    if not seqs:
+        return {}
+    rows = Event.objects.filter(campaign=campaign, seq__in=seqs).select_related("actor", "character")
+    found = {row.seq: serialize_event(row) for row in rows}
+    if viewer is None:
+        return found
+    revealed = set(Event.objects.filter(campaign=campaign, type="roll_revealed", payload__seq__in=seqs)
+                   .values_list("payload__seq", flat=True))
+    return {seq: for_viewer(data, viewer, revealed) for seq, data in found.items()}
 
 
 def dice_text(payload: dict, limit: int | None = None) -> str:
@@ -246,23 +274,30 @@ def log_page(campaign: Campaign, flt: LogFilter, after: int | None = None, befor
     events = [serialize_event(row) for row in rows]
     if events:
         marks = marks_on(campaign, events[0]["seq"], events[-1]["seq"])
+        voided = voided_events(campaign, events)
         for data in events:
             data.update(marks.get(data["seq"], {}))
-            data["summary"] = describe(data, campaign.rules)
+            data["summary"] = describe(data, campaign.rules, voided)
             data["visibility_words"] = visibility_words(data)
             data["dice"] = dice_text(data["payload"], limit=DICE_SHOWN)
     return LogPage(events, flt.queryset(campaign).count(), has_previous, has_next)
 
 
+def named_readers(data: dict) -> list[str]:
+    """The usernames a ``gm`` (or legacy ``shared``) event names as its readers besides the GM
+    (campaign/hidden.py); none for any other event, nor for its sealed stub (its payload is hidden)."""
+    named = (data.get("payload") or {}).get("shared_with") if data.get("visibility") in READ_BY_NAMED else None
+    return [str(r.get("username")) for r in named if isinstance(r, dict)] if isinstance(named, list) else []
+
+
 def visibility_words(data: dict) -> dict:
     """An event's badge words: a ``gm`` event that names other readers (campaign/hidden.py) says whom,
     as the table's badge does (static/talekeeper/table.js)."""
-    named = (data.get("payload") or {}).get("shared_with") if data.get("visibility") in READ_BY_NAMED else None
-    names = [r.get("username") for r in named if isinstance(r, dict)] if isinstance(named, list) else []
+    names = named_readers(data)
     if names == [data.get("actor")] and data.get("visibility") == VISIBILITY_GM:
         return VISIBILITY_WORDS[VISIBILITY_SECRET]  # a player's action on her own secret roll: hers and the GM's
     if names:
-        return {**VISIBILITY_WORDS[VISIBILITY_SHARED], "badge": "shared with " + ", ".join(map(str, names))}
+        return {**VISIBILITY_WORDS[VISIBILITY_SHARED], "badge": "shared with " + ", ".join(names)}
     return VISIBILITY_WORDS.get(data.get("visibility"), {})
 
 

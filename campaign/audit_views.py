@@ -218,7 +218,7 @@ def _event_at(campaign, seq: int | None) -> dict | None:
     if row is None:
         return None
     data = serialize_event(row)
-    data["summary"] = audit.describe(data, campaign.rules)
+    data["summary"] = audit.describe(data, campaign.rules, audit.voided_events(campaign, [data]))
     return data
 
 
@@ -343,7 +343,7 @@ def _export(request, slug, kind: str):
                                   viewer_name=membership.user.get_username())
         chunks, content_type = exports.jsonl_chunks(pages, head), "application/x-ndjson; charset=utf-8"
     else:
-        chunks, content_type = exports.csv_chunks(pages), "text/csv; charset=utf-8"
+        chunks, content_type = exports.csv_chunks(pages, campaign, viewer), "text/csv; charset=utf-8"
     response = StreamingHttpResponse(_streamed(request, chunks), content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{exports.filename(campaign, session, kind)}"'
     response["Cache-Control"] = "private, no-store"

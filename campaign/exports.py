@@ -29,7 +29,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Max, Min
 from django.utils import timezone
 
-from .audit import describe, dice_text
+from .audit import describe, dice_text, named_readers, voided_events
 from .log import events_after, timestamp
 from .models import SHOWN_HIDDEN, Campaign, Character, DiceSeed, Event, Membership
 from .visibility import Viewer, for_viewer
@@ -174,16 +174,26 @@ def _cell(value) -> str:
     return "'" + text if isinstance(value, str) and text.startswith(FORMULA_START) else text
 
 
-def csv_row(data: dict) -> list[str]:
+def visibility_cell(data: dict) -> str | None:
+    """The ``visibility`` column: as stored, plus ``+name`` for each member a ``gm`` event names as
+    its reader besides the GM (``gm+alice``): "gm" alone would tell alice, or the GM, that only the
+    GM reads an event alice reads too. A sealed row's stub names nobody: it says ``gm``."""
+    visibility = data.get("visibility")
+    return "+".join([visibility, *named_readers(data)]) if visibility else visibility
+
+
+def csv_row(data: dict, rules=None, voided: dict[int, dict] | None = None) -> list[str]:
+    """One event's row; its summary is the audit page's line (``rules``, ``voided``: :func:`campaign.audit.describe`)."""
     payload = data.get("payload") or {}
     return [_cell(v) for v in (
-        data["seq"], data["created_at"], data.get("session"), data.get("scene"), data["type"], data.get("visibility"),
+        data["seq"], data["created_at"], data.get("session"), data.get("scene"), data["type"], visibility_cell(data),
         data.get("actor"), data.get("actor_id"), data.get("character"), data.get("character_name"),
-        bool(data.get("hidden")), bool(data.get("voided")), describe(data), dice_text(payload),
+        bool(data.get("hidden")), bool(data.get("voided")), describe(data, rules, voided), dice_text(payload),
     )] + [json.dumps(payload, sort_keys=True, ensure_ascii=False), data.get("prev_hash", ""), data.get("hash", "")]
 
 
-def csv_chunks(pages: Iterator[list[dict]]) -> Iterator[str]:
+def csv_chunks(pages: Iterator[list[dict]], campaign: Campaign, viewer: Viewer | None) -> Iterator[str]:
+    """The CSV as text, one chunk per page of events as ``viewer`` may see them (:func:`event_pages`)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
     writer.writerow(CSV_COLUMNS)
@@ -191,7 +201,8 @@ def csv_chunks(pages: Iterator[list[dict]]) -> Iterator[str]:
     for events in pages:
         buffer.seek(0)
         buffer.truncate()
-        writer.writerows(csv_row(e) for e in events)
+        voided = voided_events(campaign, events, viewer)
+        writer.writerows(csv_row(e, campaign.rules, voided) for e in events)
         yield buffer.getvalue()
 
 

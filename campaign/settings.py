@@ -243,7 +243,7 @@ CONTENT_SECURITY_POLICY = {
         "default-src": ["'self'"],
         "script-src": ["'self'"],
         "style-src": ["'self'"],
-        "img-src": ["'self'", "data:"],
+        "img-src": ["'self'"],  # the icon is a file (WHITENOISE_ROOT); nothing draws a data: image
         "connect-src": ["'self'"],
         "object-src": ["'none'"],
         "base-uri": ["'none'"],

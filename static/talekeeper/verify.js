@@ -42,7 +42,7 @@ async function checkChain(events, head, report) {
     else if (again.hash !== ev.hash) report.problem(ev.seq, `#${ev.seq} was altered: its hash does not match its contents.`);
     prev = ev.hash;
   }
-  if (events.length !== head) report.problem(events.length + 1, `The server says the log has ${head} events but sent ${events.length}.`);
+  if (events.length !== head) report.problem(events.length + 1, `The server says the log has ${plural(head, "event")} but sent ${events.length}.`);
   const stored = storedHead(data.slug);
   if (stored && stored.seq > 0) {
     const ev = events[stored.seq - 1];
@@ -51,7 +51,8 @@ async function checkChain(events, head, report) {
   }
   const checked = events.length - unreproduced;
   report.check("Hash chain", !report.problems.length,
-    `${events.length} events, ${checked} hashes recomputed${unreproduced ? `, ${unreproduced} sealed old-format events checked by their link only` : ""}`
+    `${plural(events.length, "event")}, ${plural(checked, "hash", "hashes")} recomputed${unreproduced
+      ? `, ${plural(unreproduced, "sealed old-format event")} checked by ${unreproduced === 1 ? "its" : "their"} link only` : ""}`
     + `${stored ? `; extends the head this browser verified at the table (#${stored.seq})` : ""}.`);
   return { digests };
 }
@@ -66,7 +67,7 @@ async function checkReveals(events, digests, report) {
       : `#${ev.seq} reveals an event that is not in the log`;
     if (problem) report.problem(ev.seq, `Forged reveal: ${problem}.`);
   }
-  report.check("Reveals", report.problems.length === before, `${count} reveals checked against the rolls they unseal.`);
+  report.check("Reveals", report.problems.length === before, `${plural(count, "reveal")} checked against the ${count === 1 ? "roll it unseals" : "rolls they unseal"}.`);
 }
 
 async function checkSessionDice(start, end, events, report) {
@@ -128,7 +129,8 @@ async function checkDice(events, report) {
   }
   const unverifiable = events.filter((e) => e.payload?.verifiable === false).length;
   if (unverifiable) notes.push(`${plural(unverifiable, "roll")} outside a session ${unverifiable === 1 ? "is" : "are"} not verifiable`);
-  report.check("Dice", report.problems.length === before, `${dice} dice match their sessions' revealed seeds${notes.length ? ` (${notes.join("; ")})` : ""}.`);
+  const matched = plural(dice, "die matches its session's revealed seed", "dice match their sessions' revealed seeds");
+  report.check("Dice", report.problems.length === before, `${matched}${notes.length ? ` (${notes.join("; ")})` : ""}.`);
 }
 
 /** The receipts the member picked from their own files (one checkpoint or a list per file). */
@@ -166,7 +168,7 @@ async function checkReceipts(events, report) {
     }
   }
   report.check("Receipts", report.problems.length === before,
-    `${receipts.length} signed checkpoints (${kept.length} from your files); the log extends each.`);
+    `${plural(receipts.length, "signed checkpoint")} (${kept.length} from your files); the log extends ${receipts.length === 1 ? "it" : "each"}.`);
 }
 
 export async function verify() {

@@ -277,6 +277,22 @@ def test_the_verification_page_passes_a_finished_session_and_names_a_tampered_se
     expect(page.locator(f"#verify-problems li[data-seq='{rolled}']")).to_contain_text("the seed gives")
 
 
+def test_the_verification_page_counts_one_in_the_singular(table_of, seats):
+    """It said "1 dice match their sessions' revealed seeds" (and "1 reveals checked against the rolls they unseal")."""
+    table = table_of("tote")
+    table.command(table.gm, {"type": "start_session"})
+    hidden = table.command(table.gm, {"type": "roll", "notation": "1d6", "visibility": "gm"}).events[0].seq
+    table.command(table.gm, {"type": "reveal", "seq": hidden})
+    table.command(table.gm, {"type": "end_session"})
+    page = seats("bob").page
+    page.get_by_role("link", name="Verify the log and the dice").click()
+    expect(page.locator("#verify-summary")).to_have_attribute("data-state", "ok", timeout=10000)
+    checks = page.locator("#verify-checks")
+    expect(checks).to_contain_text("Dice: 1 die matches its session's revealed seed (session 1: 1 die).")
+    expect(checks).to_contain_text("Reveals: 1 reveal checked against the roll it unseals.")
+    expect(checks).to_contain_text("Receipts: 1 signed checkpoint (0 from your files); the log extends it.")
+
+
 def test_a_receipt_downloads_from_the_table_signed_by_the_server(table_of, seats):
     table = table_of("tote")
     alice = seats("alice")

@@ -244,10 +244,17 @@ def test_tale_at_the_table(table_of, seats, script_dice):
     alice.start("start_combat")
     composer(alice).get_by_label("Their dice").fill("4")
     seq = act(alice, table, alice.submit, "started a combat")
+    # The GM fights a round for her from the sheet: the form names Autopet (it said "Your attack",
+    # "you hit" to the GM too).
+    gm.tab("Autopet")
+    gm.start("combat_round")
+    expect(composer(gm).get_by_label("Attack", exact=True)).to_be_visible()
+    expect(composer(gm).locator(".odds-text")).to_contain_text("Autopet hits")
+    expect(composer(gm)).not_to_contain_text("you")
     fight = alice.event(seq).locator("form")
-    fight.get_by_label("Your attack").fill("4")
-    fight.get_by_label("Your defence").fill("3")
-    expect(fight.locator(".odds-text")).to_contain_text("you hit")
+    fight.get_by_label("Attack", exact=True).fill("4")
+    fight.get_by_label("Defence", exact=True).fill("3")
+    expect(fight.locator(".odds-text")).to_contain_text("Autopet hits")
     # Scripted, the path real dice once broke: she misses (4D + 3D of 1s), they hit her (2D + 2D of 6s).
     script_dice([1] * 7 + [6] * 4)
     seq = act(alice, table, lambda: fight.get_by_role("button", name="Fight").click(), "combat, round 1")

@@ -159,6 +159,14 @@ def test_voided_events_show_as_voided(played):
     assert voided[0]["voided_by"]["reason"] == "wrong character"
 
 
+def test_a_void_says_what_it_voided_as_the_log_says_it(played):
+    """It read "voided #29 (points awarded): wrong character": the voided event's type. The table's
+    line names the event by its own line (static/talekeeper/table.js); so do the audit page and the CSV."""
+    void = log_page(played.campaign, LogFilter(), after=played.voided_seq, size=1).events[0]
+    assert void["summary"] == f"voided #{played.voided_seq} (earned 4 XP “a mistake”), reason: wrong character"
+    assert void["summary"] in text(client_for(played.gm).get(url(played) + f"?after={played.voided_seq}"))
+
+
 def test_the_filters_use_indexes(played):
     """Each filter is answered from an index on (campaign, <filter>, seq), never a scan of the log."""
     expected = {"session": "campaign_event_audit_session", "scene": "campaign_event_audit_scene",

@@ -10,13 +10,15 @@ import json
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import transaction
 from django.http import StreamingHttpResponse
 from django.test import AsyncClient, Client
 
 from campaign import exports, log
+from campaign.audit import LogFilter, log_page
 from campaign.log import serialize_event
 from campaign.models import ApiToken, Event
-from tests.campaign.test_audit import MARK, client_for as login, play
+from tests.campaign.test_audit import MARK, alice_tested_in_secret, client_for as login, play
 
 pytestmark = pytest.mark.django_db
 
@@ -176,6 +178,24 @@ async def test_under_asgi_the_export_streams_through_an_async_iterator(transacti
 
 # --- CSV details -------------------------------------------------------------------------------------
 
+def csv_by_seq(table, who) -> dict[int, dict]:
+    return {int(r["seq"]): r for r in csv.DictReader(io.StringIO(body_of(login(who).get(export_url(table, "csv")))))}
+
+
+def test_a_csv_row_alice_reads_besides_the_gm_says_so(table_for):
+    """Stored ``gm`` naming its readers (campaign/hidden.py): her action on her own secret roll, and the
+    GM's decision on top of it. "gm" alone told the GM and Alice that only the GM reads them."""
+    table, hero = alice_tested_in_secret(table_for, target=11)  # short of it: Resolve to spend
+    spent = table.command(table.alice, {"type": "spend_resolve", "character": hero.id, "totem": "Bear"}).events[0]
+    granted = table.command(table.gm, {"type": "grant_resolve", "character": hero.id}).events[0]
+    assert [(e.visibility, e.payload["shared_with"]) for e in (spent, granted)] == [
+        ("gm", [{"user_id": table.alice.pk, "username": "alice"}])] * 2
+    for who in (table.gm, table.alice):
+        rows = csv_by_seq(table, who)
+        assert [rows[e.seq]["visibility"] for e in (spent, granted)] == ["gm+alice"] * 2, who
+    rows = csv_by_seq(table, table.bob)  # sealed for Bob: the stub names nobody, a GM-only event to him
+    assert [(rows[e.seq]["visibility"], rows[e.seq]["hidden"]) for e in (spent, granted)] == [("gm", "true")] * 2
+
 def test_csv_cells_that_look_like_formulas_are_defused():
     data = {"seq": 1, "created_at": "2026-01-01T00:00:00.000000+00:00", "type": "roll", "visibility": "public",
             "actor": "=HYPERLINK(\"x\")", "actor_id": 1, "character": None, "character_name": "+evil", "session": None,
@@ -183,6 +203,29 @@ def test_csv_cells_that_look_like_formulas_are_defused():
     row = dict(zip(exports.CSV_COLUMNS, exports.csv_row(data)))
     assert row["actor"] == "'=HYPERLINK(\"x\")" and row["character_name"] == "'+evil"
     assert row["payload"].startswith("{") and row["dice"] == "d6:1"
+
+
+def test_a_csv_void_quotes_what_it_voided_only_to_its_readers(played):
+    """A void's summary quotes the voided event's line (campaign/audit.py ``void_line``), read as the
+    row's reader may see that event: a public void of a roll the GM keeps (stored so before voids took
+    their event's readers) names nothing of it to Bob."""
+    gm, alice, bob = played.gm, played.alice, played.bob
+    quoted = played.command(gm, {"type": "void", "seq": played.secret_seq, "reason": "misclick"}).events[0]
+    with transaction.atomic():  # the older, public void, written straight to the log
+        campaign = log.lock_campaign(played.campaign.id)
+        legacy = log.append(campaign, [log.Draft("event_voided", {"seq": played.gm_seq, "type": "sealed",
+                                                                  "reason": "too loud"})], actor=gm)[0]
+    secret_line = csv_by_seq(played, gm)[played.secret_seq]["summary"]
+    assert secret_line.startswith(f"rolled {MARK} = ")
+    for who in (gm, alice):
+        assert csv_by_seq(played, who)[quoted.seq]["summary"] == f"voided #{played.secret_seq} ({secret_line}), reason: misclick"
+    rows = csv_by_seq(played, bob)
+    assert rows[quoted.seq]["hidden"] == "true" and MARK not in json.dumps(rows)
+    assert rows[legacy.seq]["summary"] == f"voided #{played.gm_seq} (sealed event), reason: too loud"
+    assert csv_by_seq(played, gm)[legacy.seq]["summary"].startswith(f"voided #{played.gm_seq} (rolled {MARK} = ")
+    # The audit page's words, the rule system's own included ("earned 4 XP", not "points awarded: points 4").
+    page = log_page(played.campaign, LogFilter(), after=played.voided_seq - 1, size=2).events
+    assert [csv_by_seq(played, gm)[e["seq"]]["summary"] for e in page] == [e["summary"] for e in page]
 
 
 # --- the operator's export_log ------------------------------------------------------------------------

@@ -90,6 +90,8 @@ function testSpec(state, attribute, ctx) {
 }
 
 export function actions(state, ctx) {
+  // The GM acts for any character from its sheet: a form names the character, never "you".
+  const name = ctx.char.name;
   const list = ATTRS.map((a) => testSpec(state, a, ctx));
   const attrOptions = ATTRS.map((a) => ({ value: a, label: `${LABEL[a]} (${state.sheet.attributes[a]})` }));
   list.push({
@@ -102,7 +104,7 @@ export function actions(state, ctx) {
       { name: "vs_pool", label: "Their dice", kind: "number", value: ctx.last("opposed_test", "vs_pool", 4) },
       { name: "opponent", label: "Opponent", kind: "text", optional: true, placeholder: "the guard" },
       { name: "tie_goes_to", label: "A tie goes to", kind: "select", value: "none",
-        options: [{ value: "none", label: "nobody" }, { value: "character", label: "you" }, { value: "opponent", label: "them" }] },
+        options: [{ value: "none", label: "nobody" }, { value: "character", label: name }, { value: "opponent", label: "them" }] },
     ].filter(Boolean),
     build: (v) => ({ type: "opposed_test", attribute: v.attribute, modifier: v.modifier || 0, vs_pool: need(v, "vs_pool", "their dice"),
       tie_goes_to: v.tie_goes_to, ...(v.specialization ? { specialization: v.specialization } : {}), ...(v.opponent ? { opponent: v.opponent } : {}) }),
@@ -111,7 +113,7 @@ export function actions(state, ctx) {
   if (state.contest) {
     list.push({ id: "contest_round", type: "contest_round", group: "Contest", label: "Next round", title: `${state.contest.label || "Race"}: next round`,
       rolls: true, preview: true, requestable: true, submit: "Roll the round",
-      fields: [{ name: "modifier", label: "Your modifier", kind: "number", value: 0 },
+      fields: [{ name: "modifier", label: "Modifier", kind: "number", value: 0 },
         { name: "vs_modifier", label: "Their modifier", kind: "number", value: 0 }],
       build: (v) => ({ type: "contest_round", ...(v.modifier ? { modifier: v.modifier } : {}), ...(v.vs_modifier ? { vs_modifier: v.vs_modifier } : {}) }),
       odds: raceOdds });

@@ -106,6 +106,8 @@ function rollSpec(state, sk, ctx) {
 }
 
 export function actions(state, ctx) {
+  // The GM acts for any character from its sheet: a form names the character, never "you".
+  const name = ctx.char.name;
   const s = state.sheet;
   const list = skills(state).map((sk) => rollSpec(state, sk, ctx));
   const pairOptions = CHARS.map((c) => ({ value: c, label: `${cap(c)} (${current(state, c)}D)` }));
@@ -141,12 +143,12 @@ export function actions(state, ctx) {
       id: "start_contest", type: "start_contest", group: "Contests", label: "Start a contest", title: "Start an iterated contest",
       help: "Both sides roll each round; the loser's dice are knocked out high to low.",
       fields: [
-        { name: "skill", label: "Your pool", kind: "select", value: "",
+        { name: "skill", label: "Pool", kind: "select", value: "",
           options: [{ value: "", label: `${cap(s.primary)} + ${cap(s.secondary)}` }, ...skills(state).map((sk) => ({ value: sk.name, label: `${sk.name} (${sk.pool}D)` }))] },
         { name: "vs_pool", label: "Their dice", kind: "number", value: 6 },
         { name: "rounds", label: "Round limit", kind: "number", optional: true, value: "" },
         { name: "at_time_out", label: "At the limit", kind: "select", value: "none", show: (v) => !!v.rounds,
-          options: [{ value: "none", label: "nobody wins" }, { value: "mine", label: "you win" }, { value: "theirs", label: "they win" }] },
+          options: [{ value: "none", label: "nobody wins" }, { value: "mine", label: `${name} wins` }, { value: "theirs", label: "they win" }] },
         { name: "label", label: "What", kind: "text", optional: true, placeholder: "the chase" },
       ],
       build: (v) => ({ type: "start_contest", vs_pool: need(v, "vs_pool", "their dice"), ...(v.skill ? { skill: v.skill } : {}),
@@ -154,7 +156,7 @@ export function actions(state, ctx) {
     });
     list.push({
       id: "start_combat", type: "start_combat", group: "Contests", label: "Start a combat", title: "Start a combat",
-      help: `Your pool: ${damageTargets(state).map(cap).join(" + ")}${s.secondary !== "skill" ? `, + ${cap(s.secondary)} if the GM allows` : ""}.`,
+      help: `${name}'s pool: ${damageTargets(state).map(cap).join(" + ")}${s.secondary !== "skill" ? `, + ${cap(s.secondary)} if the GM allows` : ""}.`,
       fields: [
         { name: "their_pool", label: "Their dice", kind: "number", value: 6 },
         // A secondary that is Skill is in the pool already (docs/rules.md, Tale reading 22): nothing to add.
@@ -175,7 +177,7 @@ export function actions(state, ctx) {
     list.push({ id: "end_contest", type: "end_contest", group: "Contest", label: "End the contest", title: `End ${c.label}`,
       fields: [
         { name: "winner", label: "Winner", kind: "select", value: "none",
-          options: [{ value: "none", label: "nobody (undecided)" }, { value: "mine", label: "you" }, { value: "theirs", label: "them" }] },
+          options: [{ value: "none", label: "nobody (undecided)" }, { value: "mine", label: name }, { value: "theirs", label: "them" }] },
         { name: "reason", label: "Why", kind: "text", optional: true }],
       build: (v) => ({ type: "end_contest", winner: v.winner, ...(v.reason ? { reason: v.reason } : {}) }) });
   }
@@ -212,20 +214,20 @@ function combatSpec(c, ctx) {
   const half = (n) => Math.floor(n / 2);
   return {
     type: "combat_round", title: `${c.label}: a combat round`, rolls: true, preview: true, submit: "Fight",
-    help: `Split your ${av.mine}D and their ${av.theirs}D into attack and defence; the rest does nothing.`,
+    help: `Split ${ctx.char.name}'s ${av.mine}D and their ${av.theirs}D into attack and defence; the rest does nothing.`,
     fields: [
-      { name: "attack", label: "Your attack", kind: "number", max: av.mine, value: ctx?.last?.("combat_round", "attack", null) ?? Math.ceil(av.mine / 2) },
-      { name: "defence", label: "Your defence", kind: "number", max: av.mine, value: half(av.mine) },
+      { name: "attack", label: "Attack", kind: "number", max: av.mine, value: ctx.last?.("combat_round", "attack", null) ?? Math.ceil(av.mine / 2) },
+      { name: "defence", label: "Defence", kind: "number", max: av.mine, value: half(av.mine) },
       { name: "their_attack", label: "Their attack", kind: "number", max: av.theirs, value: Math.ceil(av.theirs / 2) },
       { name: "their_defence", label: "Their defence", kind: "number", max: av.theirs, value: half(av.theirs) },
     ],
     build: (v) => {
       const a = { type: "combat_round", attack: v.attack || 0, defence: v.defence || 0, their_attack: v.their_attack || 0, their_defence: v.their_defence || 0 };
-      if (a.attack + a.defence > av.mine) throw new Error(`Your attack + defence can't pass ${av.mine}D.`);
+      if (a.attack + a.defence > av.mine) throw new Error(`Attack + defence can't pass ${av.mine}D.`);
       if (a.their_attack + a.their_defence > av.theirs) throw new Error(`Their attack + defence can't pass ${av.theirs}D.`);
       return a;
     },
-    odds: (o) => [oddsLine(o, [["my_hit", "you hit"]]), oddsLine(o, [["their_hit", "they hit"]])].filter(Boolean).join(", "),
+    odds: (o) => [oddsLine(o, [["my_hit", `${ctx.char.name} hits`]]), oddsLine(o, [["their_hit", "they hit"]])].filter(Boolean).join(", "),
   };
 }
 
@@ -361,7 +363,7 @@ export function followUps(ev, state, ctx) {
   const c = state.contest;
   if (CONTEST_EVENTS.includes(ev.type) && c && ctx.latest(ev, CONTEST_EVENTS)) {
     const out = [];
-    if (c.kind === "combat") out.push(ctx.form(combatSpec(c)));
+    if (c.kind === "combat") out.push(ctx.form(combatSpec(c, ctx)));
     else {
       out.push(ctx.act(`Next round (${c.mine}D vs ${c.theirs}D)`, { type: "iterated_round" }, { class: "primary" }));
       out.push(ctx.odds({ type: "iterated_round" }, (o) => oddsLine(o, [["win", "win"], ["lose", "lose"]])));

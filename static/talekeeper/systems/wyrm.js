@@ -96,7 +96,7 @@ export function actions(state, ctx) {
   if (state.fate > 0 && !state.pending_fate) {
     list.push({
       id: "spend_fate", type: "spend_fate", group: "Fate", label: "Spend Fate…", title: "Ask the GM to spend a Fate point",
-      help: "Reroll and +2 are offered on your last roll in the log. These two need no roll:",
+      help: `Reroll and +2 are offered on ${ctx.char.name}'s last roll in the log. These two need no roll:`,
       fields: [
         { name: "use", label: "To", kind: "select", value: "minor_detail",
           options: [{ value: "minor_detail", label: USES.minor_detail }, { value: "ignore_attack", label: USES.ignore_attack }] },
