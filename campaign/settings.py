@@ -96,6 +96,9 @@ TEMPLATES = [
 # Seconds a statement waits for a lock (0: for ever), and a table's socket command for its turn
 # (twice that: sessions/db.py); then the command answers table_busy, nothing stored.
 DB_LOCK_TIMEOUT = env_int("DB_LOCK_TIMEOUT", 5)
+# Seconds an idle PostgreSQL connection goes unprobed; a dead one fails in about twice that (0: as
+# the operating system does).
+DB_TCP_KEEPALIVE = env_int("DB_TCP_KEEPALIVE", 30)
 DATABASES = {
     "default": dj_database_url.parse(
         env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'talekeeper.sqlite3'}"),
@@ -107,6 +110,18 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # within seconds instead of hanging on the operating system's connect timeout
     # (docs/operations.md). Checked on every new connection, pooled or not.
     DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = env_int("DB_CONNECT_TIMEOUT", 3)
+    # A connection whose PostgreSQL went away without a word (its host died, the network between
+    # was cut) fails within about twice DB_TCP_KEEPALIVE seconds, as an outage does
+    # (database_unavailable; outcome_unknown at COMMIT), instead of keeping its thread and pooled
+    # connection waiting on the socket for ever (an idle TCP connection notices nothing by itself,
+    # and one with a statement unacknowledged only after the kernel's ~15 minutes of retries).
+    # The kernel probes an idle connection after DB_TCP_KEEPALIVE seconds, then three times a third
+    # of that apart; unacknowledged data gives up after the same total. (libpq applies these to TCP
+    # connections only; a Unix socket has no network to lose.) 0: the operating system's defaults.
+    if DB_TCP_KEEPALIVE > 0:
+        DATABASES["default"]["OPTIONS"].update(
+            keepalives=1, keepalives_idle=DB_TCP_KEEPALIVE, keepalives_interval=max(1, DB_TCP_KEEPALIVE // 3),
+            keepalives_count=3, tcp_user_timeout=2 * DB_TCP_KEEPALIVE * 1000)
     # Every connection is checked before it is used, pooled or persistent: connections broken
     # by a PostgreSQL restart are replaced, never handed out. A pooled one is checked without a
     # round trip (campaign/postgresql/base.py: Django's backend, that check its only change).

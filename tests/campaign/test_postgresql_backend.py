@@ -68,3 +68,29 @@ def test_the_check_raises_for_a_dropped_connection_and_passes_a_healthy_one(requ
             check_without_round_trip(conn)
     with pytest.raises(psycopg.OperationalError):
         check_without_round_trip(conn)  # closed
+
+
+def test_a_server_connection_notices_a_postgresql_gone_without_a_word(require_postgres):
+    """TCP keepalives and a user timeout (DB_TCP_KEEPALIVE, campaign/settings.py): without them a
+    connection whose server host died or whose network was cut waits on its socket for ever, with its
+    thread and pooled connection. What is checked is the socket the server's pool hands out; a
+    dead network itself can't be made here without privileges."""
+    import socket
+
+    from django.conf import settings
+
+    pool = connection.pool
+    conn = pool.getconn()
+    try:
+        sock = socket.fromfd(conn.fileno(), socket.AF_INET, socket.SOCK_STREAM)  # a duplicate: closing it keeps conn's
+        try:
+            assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
+            idle = settings.DB_TCP_KEEPALIVE
+            assert (sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE),
+                    sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL),
+                    sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT),
+                    sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT)) == (idle, idle // 3, 3, 2 * idle * 1000)
+        finally:
+            sock.close()
+    finally:
+        pool.putconn(conn)
