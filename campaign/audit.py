@@ -129,7 +129,7 @@ def describe(data: dict, rules=None, voided: dict[int, dict] | None = None) -> s
         text = f"created {what} {p.get('name')} for {p.get('owner')}"
         return text + " (past the creation limits, by the GM)" if p.get("limits_overridden") else text
     if kind == VOID:
-        return _line(void_line(p, (voided or {}).get(p.get("seq")), rules))
+        return _line(void_line(p, (voided or {}).get(voided_seq(p)), rules))
     if kind == "roll_revealed":
         body = p.get("body") if isinstance(p.get("body"), dict) else p  # scheme v1 reveals carried "type" directly
         return f"revealed the hidden roll #{p.get('seq')} ({_words(body.get('type', '?'))})"
@@ -150,7 +150,12 @@ def describe(data: dict, rules=None, voided: dict[int, dict] | None = None) -> s
                          for e in p.get("events") or [])[:200]
     if kind == "refused":
         return f"{_words(p.get('action') or 'an action')} refused, hidden from the player: {p.get('message', '')}"
-    declared = rules.events.describe(kind, data.get("version", 1), p) if rules is not None and rules.events else None
+    declared = None
+    if rules is not None and rules.events:
+        try:
+            declared = rules.events.describe(kind, data.get("version", 1), p)
+        except (ValueError, KeyError, TypeError):  # a version newer than this code, a payload no server wrote
+            pass  # said plainly below: the audit page, and every member's CSV, stopped at it
     if declared:
         return _line(declared + _reason(p))
     facts = [f"{_words(key)} {_short(p[key])}" for key in SUMMARY_KEYS if key in p and p[key] not in (None, "", [])]
@@ -170,11 +175,16 @@ def void_line(p: dict, target: dict | None, rules=None) -> str:
     return f"voided #{p.get('seq')} ({what})" + (f", reason: {p['reason']}" if p.get("reason") else "")
 
 
+def voided_seq(p: dict) -> int | None:
+    """The seq a void's payload names, when it is one (an imported log's payload may hold anything there)."""
+    seq = p.get("seq")
+    return seq if isinstance(seq, int) and not isinstance(seq, bool) else None
+
+
 def voided_events(campaign: Campaign, events: list[dict], viewer: Viewer | None = None) -> dict[int, dict]:
     """The events the voids among ``events`` voided, by seq, as ``viewer`` may see them (``None``: the
     GM's audit, as stored), for :func:`describe` to quote: one query, and one for reveals for a member."""
-    seqs = {e["payload"].get("seq") for e in events if e.get("type") == VOID and not e.get("hidden")}
-    seqs = {s for s in seqs if isinstance(s, int)}
+    seqs = {voided_seq(e["payload"]) for e in events if e.get("type") == VOID and not e.get("hidden")} - {None}
     if not seqs:
         return {}
     rows = Event.objects.filter(campaign=campaign, seq__in=seqs).select_related("actor", "character")

@@ -201,8 +201,8 @@ def csv_chunks(pages: Iterator[list[dict]], campaign: Campaign, viewer: Viewer |
     for events in pages:
         buffer.seek(0)
         buffer.truncate()
-        voided = voided_events(campaign, events, viewer)
-        writer.writerows(csv_row(e, campaign.rules, voided) for e in events)
+        voided, rules = voided_events(campaign, events, viewer), campaign.rules
+        writer.writerows(csv_row(e, rules, voided) for e in events)
         yield buffer.getvalue()
 
 

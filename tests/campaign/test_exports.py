@@ -228,6 +228,31 @@ def test_a_csv_void_quotes_what_it_voided_only_to_its_readers(played):
     assert [csv_by_seq(played, gm)[e["seq"]]["summary"] for e in page] == [e["summary"] for e in page]
 
 
+def _append(table, type_, payload, version=1, visibility="public"):
+    """An event no server command writes (as an imported log may hold it), straight to the log."""
+    with transaction.atomic():
+        campaign = log.lock_campaign(table.campaign.id)
+        event = log.append(campaign, [log.Draft(type_, payload, version, None, visibility)], actor=table.gm)[0]
+    table.campaign.refresh_from_db()
+    return event
+
+
+@pytest.mark.parametrize("seq", [True, "3", -5, 10**30, None])
+def test_a_csv_void_naming_no_event_quotes_nothing(played, seq):
+    """``seq: true`` is no seq (check_seq refuses it): it quoted event #1, the campaign's creation."""
+    void = _append(played, "event_voided", {"seq": seq, "type": "roll", "reason": "x"})
+    for who in (played.gm, played.bob):
+        assert csv_by_seq(played, who)[void.seq]["summary"] == f"voided #{seq} (roll event), reason: x"
+
+
+def test_a_csv_row_of_a_rule_event_newer_than_the_code_reads_plainly(played):
+    """An imported log may hold a rule event of a version this code does not know (import_log folds only
+    character events): its row says its type, where every member's CSV stopped at it, cut short."""
+    newer = _append(played, "skill_tested", {"skill": "Strike", "total": 3}, version=99)
+    for who in (played.gm, played.bob):
+        assert csv_by_seq(played, who)[newer.seq]["summary"].startswith("skill tested")
+
+
 # --- the operator's export_log ------------------------------------------------------------------------
 
 def run(*args) -> str:
