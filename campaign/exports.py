@@ -4,7 +4,7 @@ The format is documented in docs/audit.md. In short:
 
 * **JSON Lines**: one event per line, in seq order, each exactly as
   :func:`campaign.log.serialize_event` gives it (plus ``"voided": true`` when a
-  later event voided it), keys sorted. Optionally the first line is a header,
+  later event the reader may see voided it), keys sorted. Optionally the first line is a header,
   ``{"type": "export_header", "format": "talekeeper-export", ...}``: it has no
   ``seq``, so a consumer of events skips it by that (or by its type).
 * **CSV**: one row per event under a header row of column names.
@@ -32,7 +32,7 @@ from django.utils import timezone
 from .audit import describe, dice_text, named_readers, voided_events
 from .log import events_after, timestamp
 from .models import SHOWN_HIDDEN, Campaign, Character, DiceSeed, Event, Membership
-from .visibility import Viewer, for_viewer
+from .visibility import Viewer, as_stored, for_viewer
 
 FORMAT = "talekeeper-export"
 FORMAT_VERSION = 1
@@ -79,7 +79,7 @@ def event_pages(campaign: Campaign, viewer: Viewer | None, session: int | None =
                 head: int | None = None) -> Iterator[list[dict]]:
     """Pages of events as ``viewer`` may see them (``None``: the operator's full log)."""
     for events, revealed in stored_pages(campaign, session, head):
-        yield events if viewer is None else [for_viewer(e, viewer, revealed) for e in events]
+        yield [as_stored(e) if viewer is None else for_viewer(e, viewer, revealed) for e in events]
 
 
 # --- the header line ----------------------------------------------------------------------------

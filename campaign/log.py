@@ -21,6 +21,7 @@ from datetime import timezone as dt_timezone
 from typing import Any, Iterable, Mapping
 
 from django.db import connection, transaction
+from django.db.models.fields.json import KeyTransform
 from django.utils import timezone
 
 from . import projections
@@ -28,6 +29,7 @@ from .broadcast import broadcast_on_commit
 from .canonical import jcs
 from .models import (GENESIS_HASH, VISIBILITY_PUBLIC, Campaign, Character, CharacterProjection, Command, DiceSeed,
                      Event, Membership)
+from .visibility import VOIDS
 
 # Hash formats (docs/event-log.md). Format 1 hashed the payload itself with
 # Python's JSON encoding; format 2 hashes an RFC 8785 envelope holding the
@@ -639,36 +641,48 @@ def serialize_event(event: Event) -> dict:
     return data
 
 
-def marks_after(campaign_id: int, after: int) -> tuple[set[int], set[int]]:
-    """(voided, revealed): seqs after ``after`` that a later void or reveal names.
+def marks_after(campaign_id: int, after: int) -> tuple[dict[int, list[dict]], set[int]]:
+    """``(voids, revealed)``: for each seq after ``after`` that a later void names, those voids, as rows
+    the visibility filter reads (seq, visibility, actor, the readers a ``gm`` one names: who may know
+    the seq was voided); and the seqs after ``after`` that a later reveal made public.
 
     A void or reveal always comes after its target, so looking at marks with
-    seq > ``after`` finds every mark on the events after ``after``.
+    seq > ``after`` finds every mark on the events after ``after``. A mark naming no
+    seq (an imported payload may hold anything) marks nothing.
     """
-    voided, revealed = set(), set()
-    marks = Event.objects.filter(campaign_id=campaign_id, seq__gt=after, type__in=("event_voided", "roll_revealed"))
-    for kind, payload in marks.values_list("type", "payload"):
-        (voided if kind == "event_voided" else revealed).add(payload["seq"])
-    return voided, revealed
+    voids, revealed = {}, set()
+    marks = (Event.objects.filter(campaign_id=campaign_id, seq__gt=after, type__in=("event_voided", "roll_revealed"))
+             .values_list("type", "seq", "visibility", "actor_id", KeyTransform("seq", "payload"),
+                          KeyTransform("shared_with", "payload")))
+    for kind, seq, visibility, actor_id, target, readers in marks:
+        if not isinstance(target, int) or isinstance(target, bool):
+            continue
+        if kind == "event_voided":
+            voids.setdefault(target, []).append({"seq": seq, "visibility": visibility, "actor_id": actor_id,
+                                                 "shared_with": readers})
+        else:
+            revealed.add(target)
+    return voids, revealed
 
 
 def events_after(campaign_id: int, after: int, limit: int) -> tuple[list[dict], set[int]]:
     """Stored events with seq > ``after``, in order, at most ``limit``, serialized.
 
-    Returns ``(events, revealed)``: each event carries ``"voided": true`` if a
-    later event voided it; ``revealed`` is the set of hidden seqs since made
-    public (pass it to the visibility filter).
+    Returns ``(events, revealed)``: an event a later one voided carries those voids
+    (``visibility.VOIDS``), which the visibility filter turns into ``"voided": true`` for
+    a reader of one of them; ``revealed`` is the set of hidden seqs since made public
+    (pass it to the visibility filter).
     """
     rows = (
         Event.objects.filter(campaign_id=campaign_id, seq__gt=after)
         .select_related("actor", "character")
         .order_by("seq")[:limit]
     )
-    voided, revealed = marks_after(campaign_id, after)
+    voids, revealed = marks_after(campaign_id, after)
     events = []
     for row in rows:
         data = serialize_event(row)
-        if row.seq in voided:
-            data["voided"] = True
+        if row.seq in voids:
+            data[VOIDS] = voids[row.seq]
         events.append(data)
     return events, revealed

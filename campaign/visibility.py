@@ -79,14 +79,32 @@ SEALED_KEYS = ("seq", "format", "actor", "actor_id", "session", "scene", "visibi
                "hash")
 
 
+# Where a stored event read from the log (campaign.log.events_after) keeps the voids that voided it,
+# as rows for may_see, until the filter turns them into its reader's ``"voided": true``: a void she
+# may not read (only the GM's, of a roll revealed later or of an NPC's roll the GM hid again) must not
+# mark the row she reads. Never sent: for_viewer and as_stored take it off.
+VOIDS = "voids"
+
+
+def voided_for(data: dict, viewer: Viewer, revealed: frozenset[int] | set[int] = frozenset()) -> bool:
+    """Whether ``viewer`` reads a void of ``data`` (a stored event carrying its :data:`VOIDS`)."""
+    return any(may_see(void, viewer, revealed) for void in data.get(VOIDS, ()))
+
+
 def for_viewer(data: dict, viewer: Viewer, revealed: frozenset[int] | set[int] = frozenset()) -> dict:
     """Return ``data`` as ``viewer`` may see it: whole, or sealed.
 
     The sealed placeholder is the one shape fixed in docs/fair-dice.md: the
     body digest is the commitment (the body's payload holds a nonce, so the
-    digest gives nothing away), and the character stays hidden too."""
+    digest gives nothing away), and the character stays hidden too. A whole
+    event says ``"voided": true`` when the viewer reads a void of it."""
     if may_see(data, viewer, revealed):
-        return data
+        if VOIDS not in data:
+            return data
+        whole = {k: v for k, v in data.items() if k != VOIDS}
+        if voided_for(data, viewer, revealed):
+            whole["voided"] = True
+        return whole
     sealed = {k: data.get(k) for k in SEALED_KEYS}
     digest = data.get("body_digest")
     # A format-1 event has no body digest (its hash covers the payload): its
@@ -95,3 +113,13 @@ def for_viewer(data: dict, viewer: Viewer, revealed: frozenset[int] | set[int] =
     sealed.update(hidden=True, type="sealed", version=1, character=None, character_name=None, body_digest=digest,
                   payload={"hidden": True, "commitment": commitment})
     return sealed
+
+
+def as_stored(data: dict) -> dict:
+    """A stored event as the operator's export holds it: whole, ``"voided": true`` if anything voided it."""
+    if VOIDS not in data:
+        return data
+    whole = {k: v for k, v in data.items() if k != VOIDS}
+    if data[VOIDS]:
+        whole["voided"] = True
+    return whole

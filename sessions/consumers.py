@@ -43,7 +43,7 @@ from campaign.pipeline import (MAX_SEQ, busy_error, command_of, failed_behind, o
                                read_json, submit)
 from campaign.ratelimit import RateLimited, SocketBucket
 from campaign.sheets import changed_by, sheet_class
-from campaign.visibility import Viewer, for_viewer, may_see
+from campaign.visibility import Viewer, for_viewer, may_see, voided_for
 
 from . import presence
 from .db import TurnTimeout, db, in_turn, shared, tick
@@ -468,7 +468,7 @@ def event_frame(data: dict, viewer: Viewer, revealed=frozenset(), sheets: list |
     frame then has no ``sheets`` and the browser fetches what it needs. ``read``
     names the backlog read the sheets came from (``None``: the event's doorbell)."""
     whole = may_see(data, viewer, revealed)
-    key = (data["hash"], data["seq"], whole, data.get("voided", False),
+    key = (data["hash"], data["seq"], whole, whole and voided_for(data, viewer, revealed),
            # One doorbell's sheets are fixed per class, and the event's hash names the doorbell; a
            # backlog read's sheets are its own (the same event may end another read, with newer sheets).
            None if sheets is None else tuple((c, kind) for c, kind, _ in sheets), read if sheets else None)

@@ -171,11 +171,11 @@ def _link_request(campaign: Campaign, action: dict, drafts: list[Draft], actor: 
         raise ActionError(f"Event {seq} is not a roll request for this character.")
     rows = list(Event.objects.filter(campaign=campaign, payload__answers=seq)
                 .values("seq", "visibility", "actor_id", **HIDDEN_ROW))
-    voided, revealed = marks_after(campaign.id, seq)
-    if seq in voided:
+    voids, revealed = marks_after(campaign.id, seq)
+    if any(may_see(void, actor, revealed) for void in voids.get(seq, ())):  # a void she can't read: open to her
         raise Refused(f"Request #{seq} was voided: there is nothing to answer.")
     answered = next((r["seq"] for r in sorted(rows, key=lambda r: r["seq"])
-                     if r["seq"] not in voided and may_see(r, actor, revealed)), None)
+                     if r["seq"] not in voids and may_see(r, actor, revealed)), None)
     if answered is not None:
         raise Refused(f"That request was already answered in #{answered}.")
     return [replace(drafts[0], payload={**drafts[0].payload, "answers": seq}), *drafts[1:]]

@@ -463,6 +463,44 @@ def test_a_void_is_read_by_its_targets_readers_only(table_for):
     assert mine.status == 201 and mine.json().get("hidden") is None, mine.json()
 
 
+def test_a_row_says_voided_only_to_who_may_read_its_void(table_for):
+    """A reviewer's find (the fifteenth session): the events API, the exports and a socket's backlog
+    marked a row ``voided`` for every reader of the row, though its void was the GM's alone. The GM
+    voids her GM-only roll and then reveals it: the table reads the roll, not the void."""
+    from campaign.log import events_after
+    from campaign.visibility import Viewer
+    from sessions.consumers import event_frame
+
+    table = tote_table(table_for)
+    roll = send(table, table.gm, {"type": "roll", "notation": "2d6", "visibility": "gm"}, [3, 4]).json()["seq"]
+    void = send(table, table.gm, {"type": "void", "seq": roll, "reason": "hush"}).json()["seq"]
+    send(table, table.gm, {"type": "reveal", "seq": roll})
+    assert seen(table.gm, roll)["voided"] is True
+    for user in (table.alice, table.bob, table.watcher):
+        row = seen(user, roll)
+        assert row.get("hidden") is None and row["payload"]["total"] == 7, user.username
+        assert "voided" not in row and seen(user, void)["hidden"] is True, user.username
+    # The socket's backlog (one frame per visibility class, kept): the GM's frame and the table's differ.
+    (data,), revealed = events_after(table.campaign.id, roll - 1, 1)
+    frames = {user.username: json.loads(event_frame(data, Viewer.of(table.membership(user)), revealed))["event"]
+              for user in (table.gm, table.alice)}
+    assert frames["gm"]["voided"] is True and "voided" not in frames["alice"]
+    assert "voids" not in frames["gm"] and "voids" not in frames["alice"]
+
+
+def test_a_void_of_an_npcs_roll_the_gm_hid_again_marks_nothing_for_the_table(table_for):
+    """The other way a void is sealed from who reads its target: the NPC's roll was public, its void
+    (after the GM hid the NPC again) is the GM's."""
+    table = setup(table_for, "wyrm")
+    foe = npc(table, "full")
+    roll = send(table, table.gm, {"type": "roll", "notation": "1d6", "character": foe}, [5]).json()["seq"]
+    assert send(table, table.gm, {"type": "show_npc", "character": foe, "shown": "hidden"}).status == 201
+    void = send(table, table.gm, {"type": "void", "seq": roll, "reason": "never happened"}).json()["seq"]
+    assert Event.objects.get(campaign=table.campaign, seq=void).visibility == "gm"
+    assert seen(table.gm, roll)["voided"] is True
+    assert "voided" not in seen(table.bob, roll) and seen(table.bob, void)["hidden"] is True
+
+
 def test_dice_stats_count_sealed_events_whether_or_not_they_rolled(table_for):
     """A hidden decision is a roll or a refusal depending on hidden state: the count must not tell."""
     table = tote_table(table_for)
