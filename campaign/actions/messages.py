@@ -11,9 +11,9 @@ against a guessed text. docs/table.md#chat has the choices.
 from __future__ import annotations
 
 from ..log import Draft
-from ..models import ROLE_SPECTATOR, VISIBILITY_PUBLIC, VISIBILITY_WHISPER, Campaign, Membership
+from ..models import ROLE_SPECTATOR, SHOWN_HIDDEN, VISIBILITY_PUBLIC, VISIBILITY_WHISPER, Campaign, Membership
 from .access import access_character
-from .errors import ActionError, Forbidden
+from .errors import ActionError, Forbidden, Refused
 
 MAX_MESSAGE = 2000  # characters: a long paragraph; a story goes in a handout, not the log
 MAX_RECIPIENTS = 50
@@ -67,6 +67,11 @@ def decide_post_message(campaign: Campaign, membership: Membership, action: dict
             # A player demoted to spectator still owns their characters, but no longer plays them.
             raise Forbidden("Spectators talk out of character: speaking as a character is for its player and the GM.")
         character = access_character(membership, action["character"])
+        if character.npc and character.shown == SHOWN_HIDDEN:
+            # Its name and id in a message would tell the table it exists, while its rolls are kept
+            # for the GM (docs/hidden-information.md): the GM shows it first, or speaks out of character.
+            raise Refused(f"The players don't know {character.name} is here: show its name (from its sheet) "
+                          "before speaking as it, or speak out of character.")
         payload.update(character=character.id, character_name=character.name)
     elif action.get("character") is not None:
         raise ActionError("Only an in-character message (kind ic) speaks as a 'character'.")

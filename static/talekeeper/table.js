@@ -1546,13 +1546,18 @@ if (rollForm) {
     if (rollForm.character.value) action.character = Number(rollForm.character.value);
     const button = rollForm.querySelector("button[type=submit]");
     button.disabled = true;
+    let rolled = false;
     try {
       await sendCommand(action, { show: "log" });
+      rolled = true;
     } catch (problem) {
       err.textContent = problem.message;
     } finally {
       button.disabled = false;
       rollForm.notation.focus({ preventScroll: true });
+      // Rolled: the old notation selected, so typing the next roll replaces it and Enter repeats it
+      // (a keyboard player's "1d4" once went on the end of "3d6 keyboard"). Refused: kept to be fixed.
+      if (rolled) rollForm.notation.select();
     }
   });
 }

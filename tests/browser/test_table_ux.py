@@ -215,3 +215,21 @@ def test_a_button_held_down_stays_under_the_pointer_and_takes_its_click(table_of
     # Let go, the held waiting list shows the request.
     expect(alice.page.locator("#waiting")).to_contain_text("1d6")
 
+
+
+def test_after_a_roll_typing_replaces_the_notation_instead_of_adding_to_it(table_of, seats):
+    """An evening's play-test, keyboard only: after "3d6 keyboard" + Enter the focus came back to
+    the dice box with the cursor after the old text, so typing "1d4" + Enter rolled "3d6 keyboard1d4"
+    (3d6 again, for everyone). The old notation is selected now: typing replaces it, Enter repeats it."""
+    table = table_of("wyrm")
+    alice = seats("alice")
+    page = alice.page
+    seq = head_seq(table) + 1
+    page.locator("#notation").fill("3d6 keyboard")
+    page.locator("#notation").press("Enter")
+    expect(alice.event(seq)).to_contain_text("rolled 3d6")
+    expect(page.locator("#notation")).to_be_focused()
+    page.keyboard.type("1d4")
+    page.keyboard.press("Enter")
+    expect(alice.event(seq + 1)).to_contain_text("rolled 1d4")
+    assert not alice.errors
