@@ -67,11 +67,13 @@ def decide_post_message(campaign: Campaign, membership: Membership, action: dict
             # A player demoted to spectator still owns their characters, but no longer plays them.
             raise Forbidden("Spectators talk out of character: speaking as a character is for its player and the GM.")
         character = access_character(membership, action["character"])
-        if character.npc and character.shown == SHOWN_HIDDEN:
-            # Its name and id in a message would tell the table it exists, while its rolls are kept
-            # for the GM (docs/hidden-information.md): the GM shows it first, or speaks out of character.
+        if character.npc and character.shown == SHOWN_HIDDEN and action.get("to") is None:
+            # Its name and id in a message to the table would tell everyone it exists, while its rolls
+            # are kept for the GM (docs/hidden-information.md): the GM shows it first, speaks out of
+            # character, or whispers as it (those she names hear it: the GM's choice; the rest get the
+            # whisper's stub, which names no one).
             raise Refused(f"The players don't know {character.name} is here: show its name (from its sheet) "
-                          "before speaking as it, or speak out of character.")
+                          "before speaking as it to the table, whisper as it, or speak out of character.")
         payload.update(character=character.id, character_name=character.name)
     elif action.get("character") is not None:
         raise ActionError("Only an in-character message (kind ic) speaks as a 'character'.")

@@ -169,21 +169,25 @@ def test_a_name_in_any_script_with_its_joiners_is_taken(table, name):
 def test_the_gm_cannot_speak_in_character_as_a_hidden_npc(table):
     """An evening's play-test: the GM said a line "as" the hidden NPC Secret Assassin and the public
     message carried its name and id to every player and spectator, while a public roll for the
-    same NPC is kept for the GM (docs/hidden-information.md). Speaking as it is refused, whispered or
-    not, until the GM shows it; a name-only NPC may speak (its name is already known)."""
+    same NPC is kept for the GM (docs/hidden-information.md). Speaking as it to the table is refused
+    until the GM shows it; a whisper as it reaches only those the GM names; a name-only NPC may speak
+    (its name is already known)."""
     from campaign.models import Character
 
     made = table.command(table.gm, {"type": "create_character", "npc": True, "name": "Secret Assassin",
                                     "shown": "hidden", "sheet": get_system("tote").example_sheet})
     npc = Character.objects.get(pk=made.events[0].character_id)
     before = Event.objects.count()
-    for extra in ({}, {"to": ["alice"]}):
-        said = send(table, table.gm, {"type": "post_message", "kind": "ic", "character": npc.id,
-                                      "text": "you will not see me", **extra})
-        assert said.status == 422, said.json()
-        assert "show" in said.json()["error"]["message"]
+    said = send(table, table.gm, {"type": "post_message", "kind": "ic", "character": npc.id,
+                                  "text": "you will not see me"})
+    assert said.status == 422, said.json()
+    assert "show" in said.json()["error"]["message"]
     assert Event.objects.count() == before
-    for user in (table.alice, table.bob, table.watcher):
+    whispered = send(table, table.gm, {"type": "post_message", "kind": "ic", "character": npc.id,
+                                       "text": "only you hear me", "to": ["alice"]})
+    assert whispered.status == 201, whispered.json()
+    assert seen(table.alice, whispered.json()["seq"])["payload"]["character_name"] == "Secret Assassin"
+    for user in (table.bob, table.watcher):
         assert "Secret Assassin" not in everything_received(user)
     table.command(table.gm, {"type": "show_npc", "character": npc.id, "shown": "name"})
     said = send(table, table.gm, {"type": "post_message", "kind": "ic", "character": npc.id, "text": "Boo."})
