@@ -1001,7 +1001,9 @@ function afterEvent(ev, sheets) {
       const target = events.get(p.seq);
       if (target) {
         const body = p.body || p;
-        const shown = { ...target, hidden: false, type: body.type ? nowName(body.type) : target.type, payload: body.payload || target.payload };
+        // Its character too: the stub named none, and the reveal is about the same character (its own).
+        const shown = { ...target, hidden: false, type: body.type ? nowName(body.type) : target.type, payload: body.payload || target.payload,
+          character: body.character ?? ev.character ?? null, character_name: ev.character_name ?? target.character_name ?? null };
         events.set(p.seq, shown);
         fillEvent(document.getElementById(`seq-${p.seq}`), shown);
       }

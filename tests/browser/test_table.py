@@ -115,6 +115,23 @@ def test_a_gm_only_roll_shows_its_dice_to_the_gm_alone(table_of, seats):
     expect(bob.event(seq2)).to_contain_text("did something in secret")
 
 
+def test_a_roll_revealed_while_the_page_is_open_names_its_character(table_of, seats):
+    """An evening's play-test: the stub named no character, and the reveal filled in the dice but not
+    whose they were ("alice · secret · revealed", where a reload said "Mira")."""
+    table = table_of("wyrm")
+    mira = table.create_character(table.alice, "Mira", get_system("wyrm").example_sheet)
+    gm, bob = seats("gm", "bob")
+    seq = head_seq(table) + 1
+    table.command(table.alice, {"type": "roll", "notation": "2d6", "character": mira.id, "visibility": "secret"},
+                  dice=ScriptedDice([2, 5]))
+    wait_all([gm, bob], f"#seq-{seq}")
+    expect(bob.event(seq).locator(".who")).to_have_text("alice")
+    gm.event(seq).get_by_role("button", name=f"Reveal event {seq} to everyone").click()
+    wait_all([bob], f"#seq-{seq + 1}")
+    expect(bob.event(seq).locator(".die")).to_have_count(2)
+    expect(bob.event(seq).locator(".who")).to_have_text("Mira")
+
+
 def test_a_reload_keeps_the_log(table_of, seats):
     table = table_of("mdt")
     table.create_character(table.alice, "Helena", get_system("mdt").example_sheet)
