@@ -99,12 +99,7 @@ def for_viewer(data: dict, viewer: Viewer, revealed: frozenset[int] | set[int] =
     digest gives nothing away), and the character stays hidden too. A whole
     event says ``"voided": true`` when the viewer reads a void of it."""
     if may_see(data, viewer, revealed):
-        if VOIDS not in data:
-            return data
-        whole = {k: v for k, v in data.items() if k != VOIDS}
-        if voided_for(data, viewer, revealed):
-            whole["voided"] = True
-        return whole
+        return data if VOIDS not in data else _marked(data, voided_for(data, viewer, revealed))
     sealed = {k: data.get(k) for k in SEALED_KEYS}
     digest = data.get("body_digest")
     # A format-1 event has no body digest (its hash covers the payload): its
@@ -117,9 +112,12 @@ def for_viewer(data: dict, viewer: Viewer, revealed: frozenset[int] | set[int] =
 
 def as_stored(data: dict) -> dict:
     """A stored event as the operator's export holds it: whole, ``"voided": true`` if anything voided it."""
-    if VOIDS not in data:
-        return data
+    return data if VOIDS not in data else _marked(data, bool(data[VOIDS]))
+
+
+def _marked(data: dict, voided: bool) -> dict:
+    """``data`` without its :data:`VOIDS`, saying ``"voided": true`` if ``voided``."""
     whole = {k: v for k, v in data.items() if k != VOIDS}
-    if data[VOIDS]:
+    if voided:
         whole["voided"] = True
     return whole

@@ -143,7 +143,7 @@ export async function sendCommand(action, { show } = {}) {
       continue;
     }
     if (attempt) notice("");
-    if (show) expectResult(ack.seqs?.length ? ack.seqs : [ack.seq], show);
+    if (show) expectResult(ack.seqs?.length ? ack.seqs : [ack.seq], show, action.visibility || "public");
     return ack;
   }
 }
@@ -923,11 +923,12 @@ function showEvent(ev, sheets) {
 
 const resultEl = document.getElementById("result");
 const resultWanted = new Map(); // seq -> "card" | "log": the newest event of a command this page sent
+let resultKept = null; // why the shown result is more hidden than its command asked (keptNote)
 let resultSeq = null;
 
-function expectResult(seqs, show) {
+function expectResult(seqs, show, asked) {
   const seq = Math.max(...seqs);
-  resultWanted.set(seq, show);
+  resultWanted.set(seq, { show, asked });
   if (events.has(seq)) showResult(seq);
 }
 
@@ -937,14 +938,18 @@ function inView(el) {
 }
 
 function showResult(seq) {
-  const show = resultWanted.get(seq);
+  const { show, asked } = resultWanted.get(seq);
   resultWanted.delete(seq);
   const li = document.getElementById(`seq-${seq}`);
+  const kept = keptNote(events.get(seq), asked);
   if (show === "log") {
+    if (kept) notice(kept, "info");
+    else if (noticeEl.dataset.tone === "info") notice(""); // an earlier command's note, not this one's
     if (li && !inView(li)) li.scrollIntoView({ block: "nearest" });
     return;
   }
   resultSeq = seq;
+  resultKept = kept;
   renderResult();
   if (!inView(resultEl)) resultEl.scrollIntoView({ block: "nearest" });
 }
@@ -962,9 +967,24 @@ function renderResult() {
       h("span", { class: "what" }, d.text),
       d.dice && d.dice.length ? h("span", { class: "dice" }, d.dice) : null,
       d.outcome ? h("span", { class: `outcome ${d.outcome.tone || ""}` }, d.outcome.label) : null),
+    resultKept ? h("p", { class: "muted small kept" }, resultKept) : null,
     document.getElementById(`seq-${ev.seq}`)?.querySelector(".ev-follow:not([hidden])")
       ? h("p", { class: "muted small" }, "What you can do next is on ", h("a", { href: `#seq-${ev.seq}`, onclick: (e) => { e.preventDefault(); showInLog(ev.seq); } }, "the roll in the log"), ".") : null);
   resultEl.hidden = false;
+}
+
+// Why a command came out more hidden than it asked (campaign/hidden.py): it read what some members
+// may not see yet, so only those who may read all of it read it. Said to its sender only, in words of
+// what she reads anyway (the event's own readers), so it tells her nothing her log does not.
+function keptNote(ev, asked) {
+  if (!asked || ev.visibility === asked || ev.visibility === "public" || ev.visibility === "whisper") return null;
+  if (ev.hidden) return "Kept for the GM: it reads something of this character that only the GM sees yet.";
+  const c = chars.get(ev.character);
+  if (isGM && c?.npc && c.shown === "hidden") return `Kept for you: the players don't know ${c.name} is here (show it from its sheet first).`;
+  const others = (ev.payload?.shared_with || []).map((r) => r.username).filter((u) => u !== me.username);
+  if (!isGM && asked === "secret" && !others.length) return null; // hers and the GM's, as she asked
+  const whom = isGM ? (others.length ? `you and ${others.join(", ")}` : "you") : `you${others.length ? `, ${others.join(", ")}` : ""} and the GM`;
+  return `Kept for ${whom}: it reads a secret or GM-only event not revealed yet, so only who may read that reads this.`;
 }
 
 function showInLog(seq) {

@@ -226,3 +226,24 @@ def test_a_characters_list_the_page_could_not_read_is_asked_for_again_on_the_rec
     expect(alice.page.get_by_role("tab", name="Bandit")).to_have_count(0)
     alice.page.evaluate("window.talekeeperTable.drop()")
     expect(alice.page.get_by_role("tab", name="Bandit")).to_be_visible()
+
+
+def test_a_roll_for_everyone_kept_for_the_gm_says_why(table_of, seats, script_dice):
+    """An evening's play-test: the GM rolled for a hidden NPC "for everyone" and got a GM-only roll
+    without a word. The page now says why; the players see a sealed roll and no such note."""
+    table = table_of("wyrm")
+    spy = npc(table, "Innkeeper", "hidden")
+    gm, alice = seats("gm", "alice")
+    seq = head_seq(table) + 1
+    script_dice([4])
+    gm.page.locator("#roll-character").select_option(str(spy.id))
+    gm.roll("1d6", label="a knife in the dark")
+    expect(gm.event(seq)).to_contain_text("GM only")
+    expect(gm.page.locator("#notice")).to_have_text(
+        "Kept for you: the players don't know Innkeeper is here (show it from its sheet first).")
+    expect(alice.event(seq)).to_contain_text("did something in secret")
+    script_dice([2])
+    gm.page.locator("#roll-character").select_option("")
+    gm.roll("1d6")
+    expect(gm.event(seq + 1)).to_be_attached()
+    expect(gm.page.locator("#notice")).to_have_text("")  # a roll for everyone that is: the note is gone
