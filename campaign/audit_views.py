@@ -23,22 +23,24 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 
 from asgiref.sync import sync_to_async
 from django import forms
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.handlers.asgi import ASGIRequest
 from django.http import Http404, JsonResponse, StreamingHttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
 from django.utils.safestring import mark_safe
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
 from . import audit, exports, stats
 from .actions import ActionError, NotFound, access_campaign
-from .pipeline import access_request, error_response
+from .pipeline import access_request, error_response, submit
 from .fairdice import verify_session
 from .log import serialize_event, verify_chain
 from .actions.npcs import characters_for
@@ -253,16 +255,87 @@ def audit_sheet(request, slug):
 @require_GET
 def audit_advancement(request, slug):
     campaign, membership = _gm(request, slug)
+    return _advancement_page(request, campaign, AwardForm(None, campaign, _characters(campaign)))
+
+
+AWARD = "award_points"  # every rule system's (rules/*/actions.py): points and a reason
+
+
+def _characters(campaign) -> list[Character]:
+    return list(Character.objects.filter(campaign=campaign).select_related("owner").order_by("id"))
+
+
+class AwardForm(forms.Form):
+    """The GM's award between sessions: points for any of the characters, one reason for all.
+
+    Each character's points go in as its own ``award_points`` command, through the one pipeline,
+    with the command id ``award-<token>-<character>``: the token is drawn once per form shown, so
+    sending the same form again (a reload, a double click) stores nothing twice."""
+
+    token = forms.RegexField(r"^[0-9a-f]{32}$", widget=forms.HiddenInput)
+
+    def __init__(self, data, campaign, characters):
+        super().__init__(data, initial={"token": uuid.uuid4().hex})
+        self.help = campaign.rules.actions[AWARD].help
+        declared = campaign.rules.actions[AWARD].fields  # the limits and words come from the rules
+        points, reason = declared["points"], declared["reason"]
+        self.points_label, self.characters = points.label or "Points", characters
+        for c in characters:
+            self.fields[f"points-{c.id}"] = forms.IntegerField(
+                label=f"{self.points_label} for {c.name}", min_value=points.lo, max_value=points.hi, required=False)
+        self.fields["reason"] = forms.CharField(label=reason.label or "Reason", max_length=reason.max_length,
+                                                required=not reason.optional, strip=True)
+
+    def rows(self):
+        return [(c, self[f"points-{c.id}"]) for c in self.characters]
+
+    def awards(self) -> list[tuple[Character, dict]]:
+        """``(character, action)`` for each character given points."""
+        reason = self.cleaned_data["reason"]
+        return [(c, {"type": AWARD, "character": c.id, "points": n, **({"reason": reason} if reason else {})})
+                for c in self.characters if (n := self.cleaned_data[f"points-{c.id}"]) is not None]
+
+
+@login_required
+@require_POST
+def audit_award(request, slug):
+    campaign, membership = _gm(request, slug)
+    form = AwardForm(request.POST, campaign, _characters(campaign))
+    if not form.is_valid():
+        return _advancement_page(request, campaign, form, status=400)
+    if not form.awards():
+        form.add_error(None, f"Give {form.points_label.lower()} to at least one character.")
+        return _advancement_page(request, campaign, form, status=400)
+    awarded = []
+    for character, action in form.awards():
+        try:
+            submit(membership, {"id": f"award-{form.cleaned_data['token']}-{character.id}", "action": action})
+        except ActionError as e:
+            form.add_error(f"points-{character.id}", e.message)
+        else:
+            awarded.append(f"{action['points']} to {character.name}")
+    if awarded:
+        messages.success(request, f"Awarded {form.points_label}: {', '.join(awarded)}.")
+    if form.errors:  # the same form again, the same ids: what was stored is not stored twice
+        return _advancement_page(request, campaign, form, status=422)
+    return redirect("audit-advancement", slug=campaign.slug)
+
+
+def _advancement_page(request, campaign, form: AwardForm, status: int = 200):
     character = _number(request.GET.get("character"), 1)
     everything = request.GET.get("all") == "1"
-    report = audit.advancement(campaign, character)
+    every = audit.advancement(campaign)  # one replay either way; the award form lists everyone
+    report = [adv for adv in every if character is None or adv.character_id == character]
     for adv in report:
         adv.shown = adv.history if everything else adv.history[-HISTORY_ROWS:]
+    available = {adv.character_id: adv.available for adv in every}
     return render(request, "audit_advancement.html", {
         "campaign": campaign,
         "advancement": report,
         "one": character is not None,
-    })
+        "award": form,
+        "award_rows": [(c, field, available.get(c.id)) for c, field in form.rows()],
+    }, status=status)
 
 
 # --- dice statistics for members -----------------------------------------------------------------

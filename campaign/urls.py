@@ -24,6 +24,7 @@ urlpatterns = [
     path("campaigns/<slug:slug>/audit/", audit_views.audit_page, name="audit"),
     path("campaigns/<slug:slug>/audit/sheet/", audit_views.audit_sheet, name="audit-sheet"),
     path("campaigns/<slug:slug>/audit/advancement/", audit_views.audit_advancement, name="audit-advancement"),
+    path("campaigns/<slug:slug>/audit/advancement/award", audit_views.audit_award, name="audit-award"),
     path("campaigns/<slug:slug>/sessions/<int:number>/dice/", audit_views.session_dice, name="session-dice"),
     path("api/campaigns/<slug:slug>/commands", api.commands, name="api-commands"),
     path("api/campaigns/<slug:slug>/events", api.events, name="api-events"),

@@ -345,6 +345,57 @@ def test_advancement_follows_new_events_and_voids(played):
     assert [h.seq for h in after.history if h.voided] == [played.voided_seq, seq]
 
 
+def award_form(client, played) -> str:
+    """The token of the award form the advancement page shows."""
+    body = text(client.get(url(played, "advancement/")))
+    return re.search(r'name="token" value="([0-9a-f]{32})"', body).group(1)
+
+
+@pytest.mark.parametrize("system", sorted(EVENINGS))
+def test_the_gm_awards_the_evening_from_the_advancement_page_once(table_for, system):
+    """An evening's play-test: awarding meant each character's tab on the table, GM tools, one by one.
+    The page's form sends one award_points per character through the pipeline; sent twice, stored once."""
+    table = play(table_for(system), system)
+    gm = client_for(table.gm)
+    spec = table.campaign.rules.actions["award_points"].fields["points"]
+    before = {a.character_id: a.earned for a in advancement(Campaign.objects.get(pk=table.campaign.pk))}
+    form = {"token": award_form(gm, table), f"points-{table.hero.id}": "2", f"points-{table.rival.id}": "",
+            "reason": "the bridge held"}
+    for _ in range(2):  # a reload of the answer, a double click
+        res = gm.post(url(table, "advancement/award"), form)
+        assert res.status_code == 302 and res["Location"].endswith("/audit/advancement/")
+    after = {a.character_id: a for a in advancement(Campaign.objects.get(pk=table.campaign.pk))}
+    assert after[table.hero.id].earned == before[table.hero.id] + 2
+    assert after[table.rival.id].earned == before[table.rival.id]
+    awards = Event.objects.filter(campaign=table.campaign, type="points_awarded", payload__reason="the bridge held")
+    assert [(e.character_id, e.payload["points"], e.actor_id) for e in awards] == [(table.hero.id, 2, table.gm.id)]
+    page = text(gm.get(url(table, "advancement/")))
+    assert f"Awarded {spec.label}: 2 to {table.hero.name}." in page
+    assert f'max="{spec.hi}"' in page and f'min="{spec.lo}"' in page  # the rules' own limits
+
+
+def test_an_award_the_rules_refuse_stores_nothing_and_says_why(played):
+    gm = client_for(played.gm)
+    count = Event.objects.filter(campaign=played.campaign).count()
+    token = award_form(gm, played)
+    too_many = gm.post(url(played, "advancement/award"), {"token": token, f"points-{played.hero.id}": "100000"})
+    assert too_many.status_code == 400 and "less than or equal to" in text(too_many)
+    nothing = gm.post(url(played, "advancement/award"), {"token": token, "reason": "x"})
+    assert nothing.status_code == 400 and "at least one character" in text(nothing)
+    forged = gm.post(url(played, "advancement/award"), {"token": "../../x", f"points-{played.hero.id}": "1"})
+    assert forged.status_code == 400
+    assert Event.objects.filter(campaign=played.campaign).count() == count
+
+
+def test_only_the_gm_may_award_from_the_page(played):
+    for user in (played.alice, played.watcher):
+        client = client_for(user)
+        assert client.get(url(played, "advancement/")).status_code == 404
+        res = client.post(url(played, "advancement/award"), {"token": "a" * 32, f"points-{played.hero.id}": "5"})
+        assert res.status_code == 404
+    assert not Event.objects.filter(campaign=played.campaign, command__client_id__startswith="award-").exists()
+
+
 def test_points_summary_on_the_audit_page(played):
     body = text(client_for(played.gm).get(url(played)))
     points = CharacterProjection.objects.get(character=played.rival).state["points"]
