@@ -109,3 +109,26 @@ def test_the_gm_audits_an_evening(table_of, seats):
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.set_viewport_size({"width": 1440, "height": 900})
         page.screenshot(path=str(SCREENSHOTS / "audit.png"), full_page=True)
+
+
+def test_the_gm_awards_the_evening_from_the_advancement_page(table_of, seats):
+    """Real Chromium, a real daphne, the form's CSRF token and its answer: one click, two awards."""
+    table = table_of("tote")
+    off_the_loop(play, table)
+    gm, alice = seats("gm", "alice")
+    page = gm.page
+    page.goto(f"{gm.base}/campaigns/{table.campaign.slug}/audit/advancement/")
+    page.get_by_label("XP for Hero").fill("3")
+    page.get_by_label("XP for Rival").fill("1")
+    page.get_by_label("Reason").fill("the pass held")
+    page.get_by_role("button", name="Award").click()
+    expect(page.locator(".messages")).to_have_text("Awarded XP: 3 to Hero, 1 to Rival.")
+    awards = off_the_loop(lambda: list(Event.objects.filter(campaign=table.campaign, payload__reason="the pass held")
+                                       .values_list("character_id", "payload__points")))
+    assert sorted(awards) == sorted([(table.hero.id, 3), (table.rival.id, 1)])
+    # The table hears them like any award: Alice's page shows her hero's new event.
+    expect(alice.page.locator("#log")).to_contain_text("the pass held")
+    if WRITE_SCREENSHOTS:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.set_viewport_size({"width": 1440, "height": 900})
+        page.screenshot(path=str(SCREENSHOTS / "advancement.png"), full_page=True)
