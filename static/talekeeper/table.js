@@ -1289,6 +1289,10 @@ function stepCharacter(step, focusTab = false) {
 function sheetCtx(c, specs, placed) {
   return {
     h, me, isGM, char: c, canAct: canAct(c),
+    // Whom this member may name as an opponent: any other character for the GM; a player, the
+    // players' characters and NPCs shown in full (campaign/actions/contests.py refuses the rest).
+    opponents: [...chars.values()].filter((o) => o.id !== c.id && (isGM || !o.npc || o.shown === "full"))
+      .map((o) => ({ value: o.id, label: o.name })),
     last: (type, name, fallback) => lastValues[type]?.[name] ?? fallback,
     // a button in the sheet that starts action `id` (plain text for those who can't act)
     button(id, content, attrs = {}) {

@@ -331,6 +331,22 @@ export function buildForm(spec, opts = {}) {
 }
 
 // A required number: build() throws a message the form shows instead of sending.
+// An opposed test or contest may name its opponent from the table instead of its numbers: the server
+// reads them from that character's own sheet (campaign/actions/contests.py, rules/contests.py).
+// ``ctx.opponents``: the characters this member may name ([{value: id, label: name}]). Null when none.
+export function opponentField(ctx, show) {
+  if (!ctx.opponents?.length) return null;
+  return { name: "vs_character", label: "Opponent at the table", kind: "select", numeric: true, value: ctx.opponents[0].value,
+    options: ctx.opponents, show };
+}
+
+// "Against" for a form that offers both: numbers typed in, or a character at the table (opponentField).
+export function againstField(ctx, value, numbers) {
+  if (!ctx.opponents?.length) return null;
+  return { name: "against", label: "Against", kind: "select", value,
+    options: [{ value: "numbers", label: numbers }, { value: "character", label: "a character at the table" }] };
+}
+
 export function need(values, name, label) {
   const v = values[name];
   if (v === null || v === undefined || v === "" || Number.isNaN(v)) throw new Error(`Fill in ${label}.`);

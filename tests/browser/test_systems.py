@@ -426,3 +426,70 @@ def test_tale_lines_name_the_character_on_every_page(table_of, seats):
     assert " you" not in f" {bob.event(seq).inner_text().lower()}"
     bob.tab("Autopet")
     expect(bob.page.locator(".contest .race > span").first).to_have_text("Autopet")
+
+
+# --- opponents named from the table: their numbers from their own sheets (rules/contests.py) ----------
+
+def test_wyrm_a_check_against_a_character_at_the_table(table_of, seats):
+    """An evening's play-test: an opposed check asked for the opponent's numbers by hand."""
+    table = table_of("wyrm")
+    table.create_character(table.alice, "Mira", get_system("wyrm").example_sheet)
+    brannoc = table.create_character(table.bob, "Brannoc", {"attributes": {"warrior": 4, "rogue": 1, "mage": 0},
+                                                            "skills": [{"name": "Swords", "attribute": "warrior"}]})
+    alice = seats("alice")
+    alice.start("check:warrior")
+    composer(alice).get_by_label("Against").select_option("character")
+    expect(composer(alice).get_by_label("DL", exact=True)).to_be_hidden()
+    composer(alice).get_by_label("Opponent at the table").select_option(str(brannoc.id))
+    composer(alice).get_by_label("Their helping skills").fill("Swords")
+    expect(composer(alice).locator(".odds-text")).to_contain_text("% success")
+    seq = act(alice, table, alice.submit, "Warrior check")
+    stored = payload(table, seq)
+    assert (stored["opposition"]["attribute"], stored["opposition"]["skills"]) == (4, 1)  # Brannoc's sheet
+
+
+def test_mdt_an_opposed_test_against_a_character_at_the_table(table_of, seats):
+    table = table_of("mdt")
+    table.create_character(table.alice, "Helena", get_system("mdt").example_sheet)
+    rival = table.create_character(table.bob, "Tomas", {**get_system("mdt").example_sheet,
+                                                        "specializations": {"Intimidação": 1}})
+    alice = seats("alice")
+    alice.start("opposed_test")
+    composer(alice).get_by_label("Attribute").select_option("presence")
+    composer(alice).get_by_label("Against").select_option("character")
+    expect(composer(alice).get_by_label("Their dice")).to_be_hidden()
+    composer(alice).get_by_label("Opponent at the table").select_option(str(rival.id))
+    composer(alice).get_by_label("Their specialization").fill("Intimidação")
+    expect(composer(alice).locator(".odds-text")).to_contain_text("% win")
+    seq = act(alice, table, alice.submit, "vs Tomas")
+    assert payload(table, seq)["vs_pool"] == 1 + 3 + 1  # Tomas's Presence 3 + Intimidação 1, and 1
+
+
+def test_tale_a_contest_against_a_character_at_the_table(table_of, seats):
+    table = table_of("tale")
+    table.create_character(table.alice, "Autopet", get_system("tale").example_sheet)
+    rival = table.create_character(table.bob, "Grusk", get_system("tale").example_sheet)
+    alice = seats("alice")
+    alice.start("start_contest")
+    composer(alice).get_by_label("Against").select_option("character")
+    expect(composer(alice).get_by_label("Their dice")).to_be_hidden()
+    composer(alice).get_by_label("Opponent at the table").select_option(str(rival.id))
+    composer(alice).get_by_label("What").fill("arm wrestling")
+    seq = act(alice, table, alice.submit, "started a contest: arm wrestling")
+    contest = payload(table, seq)["contest"]
+    assert (contest["theirs"], contest["opponent"]) == (4 + 3, rival.id)  # Grusk's brawn + skill, from his sheet
+    assert state_of(table, "Grusk")["contest"]  # both sides are in it
+
+
+def test_tale_a_combat_against_a_character_at_the_table(table_of, seats):
+    table = table_of("tale")
+    table.create_character(table.alice, "Autopet", get_system("tale").example_sheet)
+    rival = table.create_character(table.bob, "Grusk", get_system("tale").example_sheet)
+    alice = seats("alice")
+    alice.start("start_combat")
+    composer(alice).get_by_label("Against").select_option("character")
+    composer(alice).get_by_label("Opponent at the table").select_option(str(rival.id))
+    seq = act(alice, table, alice.submit, "started a combat")
+    assert payload(table, seq)["contest"]["label"] == "Grusk"  # the combat is called by its opponent's name
+    contest = payload(table, seq)["contest"]
+    assert (contest["kind"], contest["theirs"], contest["opponent"]) == ("combat", 4 + 3, rival.id)  # brawn + skill

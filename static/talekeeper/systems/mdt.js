@@ -2,7 +2,7 @@
 // modifiers; 7-9 is a success, 10 two; difficulty 1-3; opposed tests, races to N
 // successes round by round, and projects that accumulate successes.
 
-import { h, cap, need, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, formatOdds, plural, article } from "../ui.js";
+import { h, cap, need, againstField, opponentField, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, formatOdds, plural, article } from "../ui.js";
 import { healthTrack, healthStat, healthTools } from "../health.js";
 
 export const name = "mdt";
@@ -89,6 +89,17 @@ function testSpec(state, attribute, ctx) {
   };
 }
 
+// The opponent's side of an opposed test or race: a character at the table (its pool from its sheet,
+// the same attribute) or the dice the player names (and who they are, in words).
+function theirSide(v, dice = "their dice", ctx = null) {
+  if (v.against === "character") {
+    const named = ctx?.opponents.find((o) => o.value === v.vs_character)?.label; // the log line says whom
+    return { vs_character: need(v, "vs_character", "the opponent"), ...(v.vs_specialization ? { vs_specialization: v.vs_specialization } : {}),
+      ...(named ? { opponent: named } : {}) };
+  }
+  return { vs_pool: need(v, "vs_pool", dice), ...(v.opponent ? { opponent: v.opponent } : {}) };
+}
+
 export function actions(state, ctx) {
   // The GM acts for any character from its sheet: a form names the character, never "you".
   const name = ctx.char.name;
@@ -101,13 +112,17 @@ export function actions(state, ctx) {
       { name: "attribute", label: "Attribute", kind: "select", options: attrOptions, value: ctx.last("opposed_test", "attribute", "wits") },
       Object.keys(state.sheet.specializations || {}).length ? { name: "specialization", label: "Specialization", kind: "select", value: "", options: specOptions(state) } : null,
       { name: "modifier", label: "Modifier", kind: "number", value: 0 },
-      { name: "vs_pool", label: "Their dice", kind: "number", value: ctx.last("opposed_test", "vs_pool", 4) },
-      { name: "opponent", label: "Opponent", kind: "text", optional: true, placeholder: "the guard" },
+      againstField(ctx, "numbers", "their dice, as I say"),
+      // Named from the table: they roll the same attribute from their own sheet (rules/contests.py).
+      opponentField(ctx, (v) => v.against === "character"),
+      { name: "vs_specialization", label: "Their specialization", kind: "text", optional: true, show: (v) => v.against === "character" },
+      { name: "vs_pool", label: "Their dice", kind: "number", value: ctx.last("opposed_test", "vs_pool", 4), show: (v) => v.against !== "character" },
+      { name: "opponent", label: "Opponent", kind: "text", optional: true, placeholder: "the guard", show: (v) => v.against !== "character" },
       { name: "tie_goes_to", label: "A tie goes to", kind: "select", value: "none",
         options: [{ value: "none", label: "nobody" }, { value: "character", label: name }, { value: "opponent", label: "them" }] },
     ].filter(Boolean),
-    build: (v) => ({ type: "opposed_test", attribute: v.attribute, modifier: v.modifier || 0, vs_pool: need(v, "vs_pool", "their dice"),
-      tie_goes_to: v.tie_goes_to, ...(v.specialization ? { specialization: v.specialization } : {}), ...(v.opponent ? { opponent: v.opponent } : {}) }),
+    build: (v) => ({ type: "opposed_test", attribute: v.attribute, modifier: v.modifier || 0, ...theirSide(v, "their dice", ctx),
+      tie_goes_to: v.tie_goes_to, ...(v.specialization ? { specialization: v.specialization } : {}) }),
     odds: (o) => oddsLine(o, [["win", "win"], ["tie", "tie"], ["loss", "loss"], ["dramatic_failure", "dramatic failure"]]),
   });
   if (state.contest) {
@@ -151,7 +166,7 @@ export function actions(state, ctx) {
 // The health track house rule: MdT's has the setting's base + Stamina boxes (rules/mdt/settings.py).
 const track = (state) => healthTrack(state, state.sheet.attributes.stamina);
 
-export function gmTools(state) {
+export function gmTools(state, ctx) {
   const attrOptions = ATTRS.map((a) => ({ value: a, label: `${LABEL[a]} (${state.sheet.attributes[a]})` }));
   const list = [];
   if (!state.contest) {
@@ -159,11 +174,14 @@ export function gmTools(state) {
       fields: [
         { name: "attribute", label: "Their attribute", kind: "select", options: attrOptions, value: "dexterity" },
         Object.keys(state.sheet.specializations || {}).length ? { name: "specialization", label: "Specialization", kind: "select", value: "", options: specOptions(state) } : null,
-        { name: "vs_pool", label: "Opponent's dice", kind: "number", value: 4 },
+        againstField(ctx, "numbers", "dice, as I say"),
+        opponentField(ctx, (v) => v.against === "character"),
+        { name: "vs_specialization", label: "Their specialization", kind: "text", optional: true, show: (v) => v.against === "character" },
+        { name: "vs_pool", label: "Opponent's dice", kind: "number", value: 4, show: (v) => v.against !== "character" },
         { name: "target", label: "Successes to win", kind: "number", value: 5 },
         { name: "label", label: "What", kind: "text", optional: true, placeholder: "the chase" },
       ].filter(Boolean),
-      build: (v) => ({ type: "start_contest", attribute: v.attribute, vs_pool: need(v, "vs_pool", "the opponent's dice"), target: need(v, "target", "the target"),
+      build: (v) => ({ type: "start_contest", attribute: v.attribute, ...theirSide(v, "the opponent's dice"), target: need(v, "target", "the target"),
         ...(v.specialization ? { specialization: v.specialization } : {}), ...(v.label ? { label: v.label } : {}) }) });
   }
   list.push({ id: "start_project", type: "start_project", label: "Start a project", title: "Start a project",

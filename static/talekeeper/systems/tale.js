@@ -2,7 +2,7 @@
 // challenge dice; iterated contests (hiding, chases) and combat with attack/defence
 // portions, round by round; damage spread over primary + Skill, recovered by rest.
 
-import { h, cap, need, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, formatOdds, words, plural, article } from "../ui.js";
+import { h, cap, need, againstField, opponentField, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, formatOdds, words, plural, article } from "../ui.js";
 
 export const name = "tale";
 
@@ -145,26 +145,40 @@ export function actions(state, ctx) {
       fields: [
         { name: "skill", label: "Pool", kind: "select", value: "",
           options: [{ value: "", label: `${cap(s.primary)} + ${cap(s.secondary)}` }, ...skills(state).map((sk) => ({ value: sk.name, label: `${sk.name} (${sk.pool}D)` }))] },
-        { name: "vs_pool", label: "Their dice", kind: "number", value: 6 },
+        againstField(ctx, "numbers", "their dice, as I say"),
+        // Named from the table: their pool comes from their own sheet, for the same skill (rules/contests.py).
+        opponentField(ctx, (v) => v.against === "character"),
+        { name: "vs_skill", label: "Their skill", kind: "text", optional: true, placeholder: "the same", show: (v) => v.against === "character" },
+        { name: "vs_pool", label: "Their dice", kind: "number", value: 6, show: (v) => v.against !== "character" },
         { name: "rounds", label: "Round limit", kind: "number", optional: true, value: "" },
         { name: "at_time_out", label: "At the limit", kind: "select", value: "none", show: (v) => !!v.rounds,
           options: [{ value: "none", label: "nobody wins" }, { value: "mine", label: `${name} wins` }, { value: "theirs", label: "they win" }] },
         { name: "label", label: "What", kind: "text", optional: true, placeholder: "the chase" },
-      ],
-      build: (v) => ({ type: "start_contest", vs_pool: need(v, "vs_pool", "their dice"), ...(v.skill ? { skill: v.skill } : {}),
+      ].filter(Boolean),
+      build: (v) => ({ type: "start_contest", ...(v.against === "character"
+        ? { vs_character: need(v, "vs_character", "the opponent"), ...(v.vs_skill ? { vs_skill: v.vs_skill } : {}) }
+        : { vs_pool: need(v, "vs_pool", "their dice") }), ...(v.skill ? { skill: v.skill } : {}),
         ...(v.rounds ? { rounds: v.rounds, at_time_out: v.at_time_out } : {}), ...(v.label ? { label: v.label } : {}) }),
     });
     list.push({
       id: "start_combat", type: "start_combat", group: "Contests", label: "Start a combat", title: "Start a combat",
       help: `${name}'s pool: ${damageTargets(state).map(cap).join(" + ")}${s.secondary !== "skill" ? `, + ${cap(s.secondary)} if the GM allows` : ""}.`,
       fields: [
-        { name: "their_pool", label: "Their dice", kind: "number", value: 6 },
+        againstField(ctx, "numbers", "their dice, as I say"),
+        opponentField(ctx, (v) => v.against === "character"),
+        { name: "their_pool", label: "Their dice", kind: "number", value: 6, show: (v) => v.against !== "character" },
         // A secondary that is Skill is in the pool already (docs/rules.md, Tale reading 22): nothing to add.
         ...(s.secondary !== "skill" ? [{ name: "with_secondary", label: `Add ${cap(s.secondary)} (secondary)`, kind: "checkbox", value: false }] : []),
-        { name: "label", label: "Against", kind: "text", optional: true, placeholder: "the bandit" },
-      ],
-      build: (v) => ({ type: "start_combat", their_pool: need(v, "their_pool", "their dice"), ...(v.with_secondary ? { with_secondary: true } : {}),
-        ...(v.label ? { label: v.label } : {}) }),
+        { name: "label", label: "Opponent", kind: "text", optional: true, placeholder: "the bandit", show: (v) => v.against !== "character" },
+      ].filter(Boolean),
+      build: (v) => {
+        // A character at the table: its pool from its sheet, and its name for the combat's.
+        const named = v.against === "character" ? ctx.opponents.find((o) => o.value === v.vs_character)?.label : null;
+        const label = named || v.label;
+        return { type: "start_combat", ...(v.against === "character" ? { vs_character: need(v, "vs_character", "the opponent") }
+          : { their_pool: need(v, "their_pool", "their dice") }), ...(v.with_secondary ? { with_secondary: true } : {}),
+          ...(label ? { label } : {}) };
+      },
     });
   } else if (c.kind === "combat") {
     list.push({ ...combatSpec(c, ctx), id: "combat_round", group: "Contest", label: "Fight a round" });

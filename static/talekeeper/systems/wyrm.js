@@ -1,7 +1,7 @@
 // WYRM (Warrior, Rogue & Mage) at the table: d6 + attribute (+2 per helping skill)
 // against a DL; exploding 6s where a skill applies; Fate spent with the GM's approval.
 
-import { h, cap, need, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, pips, formatOdds, distributionSummary, plural, article } from "../ui.js";
+import { h, cap, need, opponentField, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, pips, formatOdds, distributionSummary, plural, article } from "../ui.js";
 import { healthTrack, healthStat, healthTools } from "../health.js";
 
 export const name = "wyrm";
@@ -55,11 +55,18 @@ function checkSpec(state, attribute, ctx) {
     help: `d6 + ${cap(attribute)} ${state.attributes[attribute]}, +2 per helping skill (6s explode when a skill helps).`,
     fields: [
       { name: "against", label: "Against", kind: "select", value: ctx.last("check", "against", "dl"),
-        options: [{ value: "dl", label: "a difficulty level (DL)" }, { value: "vs", label: "an opponent (opposed)" }] },
-      { name: "dl", label: "DL", kind: "number", value: ctx.last("check", "dl", 9), show: (v) => v.against !== "vs" },
+        options: [{ value: "dl", label: "a difficulty level (DL)" }, { value: "vs", label: "an opponent (opposed)" },
+          ...(ctx.opponents?.length ? [{ value: "character", label: "a character at the table (opposed)" }] : [])] },
+      { name: "dl", label: "DL", kind: "number", value: ctx.last("check", "dl", 9), show: (v) => v.against === "dl" },
       { name: "vs_attribute", declared: "vs.attribute", label: "Their attribute", kind: "number", value: 2, show: (v) => v.against === "vs" },
       { name: "vs_skills", declared: "vs.skills", label: "Their skills", kind: "number", value: 0, show: (v) => v.against === "vs" },
-      { name: "vs_static", label: "Static DL (no roll for them)", kind: "checkbox", value: false, show: (v) => v.against === "vs" },
+      // Named from the table: their numbers come from their own sheet (rules/contests.py).
+      opponentField(ctx, (v) => v.against === "character"),
+      { name: "their_attribute", label: "Attribute they roll", kind: "select", value: attribute,
+        options: ATTRS.map((a) => ({ value: a, label: cap(a) })), show: (v) => v.against === "character" },
+      { name: "their_skills", label: "Their helping skills", kind: "text", optional: true, placeholder: "Swords, Brawl",
+        hint: "Names from their sheet, at most two.", show: (v) => v.against === "character" },
+      { name: "vs_static", label: "Static DL (no roll for them)", kind: "checkbox", value: false, show: (v) => v.against !== "dl" },
       known.length ? { name: "skills", label: "Helping skills (+2 each)", kind: "checks", value: [],
         options: [...own, ...others].map((k) => ({ value: k, label: own.includes(k) ? k : `${k} (other)` })) } : null,
       known.length > 1 ? { name: "second", label: "GM allows a second skill", kind: "checkbox", value: false,
@@ -70,7 +77,12 @@ function checkSpec(state, attribute, ctx) {
     build: (v) => {
       const a = { type: "check", attribute, skills: v.skills || [] };
       if (v.against === "vs") a.vs = { attribute: need(v, "vs_attribute", "their attribute"), skills: v.vs_skills || 0, static: !!v.vs_static };
-      else a.dl = need(v, "dl", "the DL");
+      else if (v.against === "character") {
+        Object.assign(a, { vs_character: need(v, "vs_character", "the opponent"), vs_attribute: v.their_attribute });
+        const theirs = (v.their_skills || "").split(",").map((t) => t.trim()).filter(Boolean);
+        if (theirs.length) a.vs_skills = theirs;
+        if (v.vs_static) a.vs_static = true;
+      } else a.dl = need(v, "dl", "the DL");
       if (v.modifier) a.modifier = v.modifier;
       if (v.second && a.skills.length > 1) a.gm_allows_second_skill = true;
       if (v.task) a.task = v.task;
