@@ -143,7 +143,7 @@ def test_tote_at_the_table(table_of, seats, script_dice):
     screenshots(seats, "tote", alice, gm, "skill:Strike")
 
 
-def test_wyrm_at_the_table(table_of, seats):
+def test_wyrm_at_the_table(table_of, seats, script_dice):
     table = table_of("wyrm")
     table.create_character(table.alice, "Mira", get_system("wyrm").example_sheet)
     table.create_character(table.bob, "Brannoc", {"attributes": {"warrior": 4, "rogue": 1, "mage": 0},
@@ -158,8 +158,12 @@ def test_wyrm_at_the_table(table_of, seats):
     action = {"type": "check", "attribute": "rogue", "skills": ["Stealth"], "dl": 9}
     expect(composer(alice).locator(".odds-text")).to_have_text(
         expected_odds("wyrm", state_of(table, "Mira"), action, [("success", "success")]))
+    script_dice([1])  # 1 + Rogue 3 + Stealth 2 = 6: a failure +2 can't save
     seq = act(alice, table, alice.submit, "Rogue check + Stealth")
     expect(gm.event(seq)).to_contain_text("vs DL 9")
+    expect(alice.event(seq).get_by_role("button", name="Reroll (Fate)")).to_be_visible()
+    expect(alice.event(seq).get_by_role("button", name="+2 (Fate)")).to_have_count(0)  # 8 is not past 9
+    script_dice([4])  # the reroll
 
     # Fate: Alice asks for a reroll on that roll; the GM approves it on the request.
     req = act(alice, table, lambda: alice.event(seq).get_by_role("button", name="Reroll (Fate)").click(), "asks to spend Fate: reroll")
@@ -176,6 +180,7 @@ def test_wyrm_at_the_table(table_of, seats):
     composer(alice).get_by_label("Their attribute").fill("3")
     composer(alice).get_by_label("Their skills").fill("1")
     expect(composer(alice).locator(".odds-text")).to_contain_text("% success")
+    script_dice([2, 4])  # theirs first: 2 + 3 + 2 = DL 7; hers 4 + Mage 2 = 6, which +2 makes 8
     seq = act(alice, table, alice.submit, "Mage check")
     req = act(alice, table, lambda: alice.event(seq).get_by_role("button", name="+2 (Fate)").click(), "+2 to the check")
     deny = gm.event(req).locator("form")
@@ -194,8 +199,10 @@ def test_wyrm_at_the_table(table_of, seats):
     odds = get_system("wyrm").preview(state_of(table, "Mira"), {"type": "damage", "dice": 2, "bonus": 1})
     mean = sum(int(total) * p for total, p in odds.items())
     expect(composer(alice).locator(".odds-text")).to_contain_text(f"average {float(mean):.1f}")
+    script_dice([3, 4])
     act(alice, table, alice.submit, "damage 2d6 + 1")
     # The GM rolls for an NPC, only for themself.
+    script_dice([5])
     gm.roll("1d6+2", visibility="gm", label="guard captain")
     expect(alice.page.locator("#log li").last).to_contain_text("did something in secret")
 

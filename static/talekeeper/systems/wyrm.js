@@ -256,7 +256,10 @@ export function followUps(ev, state, ctx) {
     } else {
       out.push(ctx.act("Reroll (Fate)", { type: "spend_fate", use: "reroll" }, { class: "secondary" }));
     }
-    if (ev.type === "attribute_checked") out.push(ctx.act("+2 (Fate)", { type: "spend_fate", use: "plus_two" }, { class: "secondary" }));
+    // +2 only where it turns this failure into a success (an evening's play-test: it was offered on a
+    // success, and on a failure +2 could not save); the server still takes it if asked (docs/table.md).
+    const saves = !p.success && (p.ties_succeed ? p.total + 2 >= p.dl : p.total + 2 > p.dl);
+    if (ev.type === "attribute_checked" && saves) out.push(ctx.act("+2 (Fate)", { type: "spend_fate", use: "plus_two" }, { class: "secondary" }));
     return out;
   }
   if (ev.type === "fate_requested") {
