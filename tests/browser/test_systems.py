@@ -437,7 +437,7 @@ def test_tale_lines_name_the_character_on_every_page(table_of, seats):
 
 # --- opponents named from the table: their numbers from their own sheets (rules/contests.py) ----------
 
-def test_wyrm_a_check_against_a_character_at_the_table(table_of, seats):
+def test_wyrm_a_check_against_a_character_at_the_table(table_of, seats, script_dice):
     """An evening's play-test: an opposed check asked for the opponent's numbers by hand."""
     table = table_of("wyrm")
     table.create_character(table.alice, "Mira", get_system("wyrm").example_sheet)
@@ -450,12 +450,13 @@ def test_wyrm_a_check_against_a_character_at_the_table(table_of, seats):
     composer(alice).get_by_label("Opponent at the table").select_option(str(brannoc.id))
     composer(alice).get_by_label("Their helping skills").fill("Swords")
     expect(composer(alice).locator(".odds-text")).to_contain_text("% success")
+    script_dice([3, 2])  # Brannoc's die, then Mira's
     seq = act(alice, table, alice.submit, "Warrior check")
     stored = payload(table, seq)
     assert (stored["opposition"]["attribute"], stored["opposition"]["skills"]) == (4, 1)  # Brannoc's sheet
 
 
-def test_mdt_an_opposed_test_against_a_character_at_the_table(table_of, seats):
+def test_mdt_an_opposed_test_against_a_character_at_the_table(table_of, seats, script_dice):
     table = table_of("mdt")
     table.create_character(table.alice, "Helena", get_system("mdt").example_sheet)
     rival = table.create_character(table.bob, "Tomas", {**get_system("mdt").example_sheet,
@@ -468,6 +469,7 @@ def test_mdt_an_opposed_test_against_a_character_at_the_table(table_of, seats):
     composer(alice).get_by_label("Opponent at the table").select_option(str(rival.id))
     composer(alice).get_by_label("Their specialization").fill("Intimidação")
     expect(composer(alice).locator(".odds-text")).to_contain_text("% win")
+    script_dice([5] * (4 + 5))  # her 1 + Presence 3, his 5: no 10s to roll again
     seq = act(alice, table, alice.submit, "vs Tomas")
     assert payload(table, seq)["vs_pool"] == 1 + 3 + 1  # Tomas's Presence 3 + Intimidação 1, and 1
 
