@@ -474,15 +474,21 @@ def test_mdt_an_opposed_test_against_a_character_at_the_table(table_of, seats, s
     assert payload(table, seq)["vs_pool"] == 1 + 3 + 1  # Tomas's Presence 3 + Intimidação 1, and 1
 
 
-def test_tale_a_contest_against_a_character_at_the_table(table_of, seats):
+def autopet_against_grusk(table_of, seats, action: str):
+    """Alice's Autopet about to start ``action`` against Bob's Grusk, named from the table."""
     table = table_of("tale")
     table.create_character(table.alice, "Autopet", get_system("tale").example_sheet)
     rival = table.create_character(table.bob, "Grusk", get_system("tale").example_sheet)
     alice = seats("alice")
-    alice.start("start_contest")
+    alice.start(action)
     composer(alice).get_by_label("Against").select_option("character")
     expect(composer(alice).get_by_label("Their dice")).to_be_hidden()
     composer(alice).get_by_label("Opponent at the table").select_option(str(rival.id))
+    return table, rival, alice
+
+
+def test_tale_a_contest_against_a_character_at_the_table(table_of, seats):
+    table, rival, alice = autopet_against_grusk(table_of, seats, "start_contest")
     composer(alice).get_by_label("What").fill("arm wrestling")
     seq = act(alice, table, alice.submit, "started a contest: arm wrestling")
     contest = payload(table, seq)["contest"]
@@ -491,14 +497,8 @@ def test_tale_a_contest_against_a_character_at_the_table(table_of, seats):
 
 
 def test_tale_a_combat_against_a_character_at_the_table(table_of, seats):
-    table = table_of("tale")
-    table.create_character(table.alice, "Autopet", get_system("tale").example_sheet)
-    rival = table.create_character(table.bob, "Grusk", get_system("tale").example_sheet)
-    alice = seats("alice")
-    alice.start("start_combat")
-    composer(alice).get_by_label("Against").select_option("character")
-    composer(alice).get_by_label("Opponent at the table").select_option(str(rival.id))
+    table, rival, alice = autopet_against_grusk(table_of, seats, "start_combat")
     seq = act(alice, table, alice.submit, "started a combat")
-    assert payload(table, seq)["contest"]["label"] == "Grusk"  # the combat is called by its opponent's name
     contest = payload(table, seq)["contest"]
     assert (contest["kind"], contest["theirs"], contest["opponent"]) == ("combat", 4 + 3, rival.id)  # brawn + skill
+    assert contest["label"] == "Grusk"  # the combat is called by its opponent's name
