@@ -95,9 +95,11 @@ LINES = {
     "npc_shown": "now shows {name} to the players as: {shown} (was {from})",
     "encounter_started": "started the encounter “{name}”",
     "combatant_added": "added {name} to the encounter",
-    "turn_advanced": "round {round}: {name}'s turn",
+    # Said by whoever gave the turn (the GM's "Next turn", or a player ending her own): the line is what
+    # they did ("round 1: Borin's turn" after "alice" read as if alice had chosen Borin).
+    "turn_advanced": "gave the turn to {name} (round {round})",
     # {rounds} is the round the encounter had reached: 0 when it ended before its first turn.
-    "encounter_ended": "ended the encounter “{name}” after {rounds} round(s)",
+    "encounter_ended": "ended the encounter “{name}” after {rounds|round|rounds}",
 }
 
 

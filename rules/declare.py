@@ -502,11 +502,17 @@ def fill_description(template: str, payload: Mapping) -> str:
     # A string as it is, as table.js's fillTemplate shows it (a name with an apostrophe keeps it, no
     # quotes), a missing value as "?" (so does fillTemplate); anything else as shown() says it (there
     # fillTemplate differs, for lists, objects and huge numbers: no template names such a value).
+    # ``{rounds|round|rounds}`` is the count and its noun in agreement: "1 round", "2 rounds" ("? rounds"
+    # with none), so a sentence never says "round(s)".
     def value(match: re.Match) -> str:
         got = payload.get(match.group(1))
-        return "?" if got is None else got if isinstance(got, str) else shown(got)
+        said = "?" if got is None else got if isinstance(got, str) else shown(got)
+        if match.group(2) is None:
+            return said
+        one = got == 1 and not isinstance(got, bool)
+        return f"{said} {match.group(2) if one else match.group(3)}"
 
-    return re.sub(r"\{(\w+)\}", value, template)
+    return re.sub(r"\{(\w+)(?:\|([^|{}]*)\|([^|{}]*))?\}", value, template)
 
 
 class EventBook:

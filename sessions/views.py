@@ -18,7 +18,7 @@ from campaign.actions import UNVOIDABLE, ActionError, access_campaign
 from campaign.actions.encounters import current_encounter
 from campaign.actions.npcs import characters_for, sheet_hidden_from
 from campaign.audit import LINES
-from campaign.models import SHOWN_CHOICES, VISIBILITY_WORDS, Character
+from campaign.models import SHOWN_CHOICES, VISIBILITY_SECRET, VISIBILITY_WORDS, Character
 from campaign.openapi import declared
 from campaign.projections import visible_fold
 from campaign.sheets import character_entry
@@ -71,7 +71,10 @@ def table(request, slug):
         # The system's declared actions, events and sheet (rules/declare.py): the forms' limits.
         "declared": declared(campaign.system),
         # Said once in campaign/models.py and campaign/actions/log_entries.py; the page reads them here.
-        "visibilities": [{"value": value, **words} for value, words in VISIBILITY_WORDS.items()],
+        # The GM is not offered "Only me and the GM": for her it is "Only the GM" under another badge
+        # ("secret"). Only the choice goes: the server takes it still, and its badge reads as ever.
+        "visibilities": [{"value": value, **words, **({"choose": None} if membership.is_gm and value == VISIBILITY_SECRET else {})}
+                         for value, words in VISIBILITY_WORDS.items()],
         # What the players see of an NPC (create_character's and show_npc's "shown"), in campaign/models.py's words.
         "shown": [{"value": value, "label": label} for value, label in SHOWN_CHOICES],
         "unvoidable": sorted(UNVOIDABLE),

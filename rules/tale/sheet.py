@@ -203,12 +203,14 @@ def skill_pool(state: dict, action: dict) -> dict:
 
 
 # What a new character's form shows (rules/declare.py); ``validate_sheet`` above is the check.
+# Characteristics are labelled as the sheet says them ("Brawn"); the values stay the stored words.
+NAMED_CHARACTERISTICS = [(c, c.capitalize()) for c in CHARACTERISTICS]
 
 SHEET = SheetSpec({
     "characteristics": Group({c: Integer(CHARACTERISTIC_MIN, CHARACTERISTIC_MAX, label=c.capitalize())
                               for c in CHARACTERISTICS}, label="Characteristics", help="An average value is 3."),
-    "primary": Choice(CHARACTERISTICS, label="Primary characteristic"),
-    "secondary": Choice(CHARACTERISTICS, label="Secondary characteristic"),
+    "primary": Choice(NAMED_CHARACTERISTICS, label="Primary characteristic"),
+    "secondary": Choice(NAMED_CHARACTERISTICS, label="Secondary characteristic"),
     "skills": Group({}, optional=True, label="Skills",
                     help=f"{{name: {{\"characteristics\": [two of {', '.join(CHARACTERISTICS)}], \"dice\": "
                          f"0..{SKILL_DICE_MAX}}}}}, at most {MAX_SKILLS}; Jump, Hide and Spot Hidden take just their "

@@ -2,7 +2,7 @@
 // brought to the front on their turn (docs/table.md, "Encounters"). The page starts from
 // data.encounter (folded up to its head); later events arrive over the socket, as every event does.
 // The fold mirrors rules/encounter.py.
-import { h, fill } from "./ui.js";
+import { h, fill, askFirst } from "./ui.js";
 
 export function setUpEncounter({ data, chars, me, isGM, canAct, sendCommand, selectCharacter, announce }) {
   const section = document.getElementById("encounter");
@@ -101,7 +101,11 @@ export function setUpEncounter({ data, chars, me, isGM, canAct, sendCommand, sel
 
   endTurn?.addEventListener("click", () => send({ type: "advance_turn" }));
   document.getElementById("next-turn")?.addEventListener("click", () => send({ type: "advance_turn" }));
-  document.getElementById("end-encounter")?.addEventListener("click", () => send({ type: "end_encounter" }));
+  // Ending it can't be taken back (its turn order is gone): the GM is asked first.
+  document.getElementById("end-encounter")?.addEventListener("click", (e) => askFirst(e.currentTarget, {
+    question: `End the encounter “${encounter?.name}”?`, yes: "Yes, end the encounter", no: "No, keep it going",
+    onYes: () => send({ type: "end_encounter" }),
+  }));
   document.getElementById("encounter-start")?.addEventListener("submit", (e) => {
     e.preventDefault();
     send({ type: "start_encounter", name: e.target.name.value.trim() || "Encounter" });

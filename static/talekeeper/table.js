@@ -14,7 +14,7 @@
 // (render a sheet, list its actions, describe its events, offer follow-ups);
 // docs/table.md describes that interface.
 
-import { h, fill, buildForm, cap, words, die, diceGroup, formatOdds, limitProblem, useVisibilities } from "./ui.js";
+import { h, fill, buildForm, cap, words, die, diceGroup, formatOdds, limitProblem, useVisibilities, askFirst } from "./ui.js";
 import { Chain, eventsPage, forgetHead, parseJSON, short } from "./chain.js";
 import { setUpEncounter } from "./encounter.js";
 
@@ -40,7 +40,9 @@ const VISIBILITIES = new Map((data.visibilities || []).map((v) => [v.value, v]))
 useVisibilities(data.visibilities || []);
 // What the players see of an NPC (campaign/models.py SHOWN_CHOICES): value -> words.
 const SHOWN = new Map((data.shown || []).map((s) => [s.value, s.label]));
-const fillTemplate = (template, p) => template.replace(/\{(\w+)\}/g, (_, key) => (p[key] ?? "?"));
+// "{rounds|round|rounds}": the count and its noun in agreement, as rules/declare.py fill_description says it.
+const fillTemplate = (template, p) => template.replace(/\{(\w+)(?:\|([^|{}]*)\|([^|{}]*))?\}/g,
+  (_, key, one, many) => (one === undefined ? (p[key] ?? "?") : `${p[key] ?? "?"} ${p[key] === 1 ? one : many}`));
 
 let system;
 try {
@@ -573,11 +575,14 @@ function gmTools(li, ev) {
       onclick: () => openVoid(li, ev) }, "Void"));
   }
   if (ev.visibility && ev.visibility !== "public" && ev.visibility !== "whisper" && !revealedSeqs.has(ev.seq) && !ev.voided) {
+    // A reveal can't be taken back (the dice are everyone's from then on): it asks first.
     tools.append(h("button", { type: "button", class: "small ghost", "aria-label": `Reveal event ${ev.seq} to everyone`,
-      onclick: async (e) => {
-        e.target.disabled = true;
-        try { await sendCommand({ type: "reveal", seq: ev.seq }); } catch (problem) { notice(problem.message); e.target.disabled = false; }
-      } }, "Reveal"));
+      onclick: (e) => askFirst(e.currentTarget, {
+        question: `Reveal #${ev.seq} to everyone?`, yes: `Yes, reveal #${ev.seq} to everyone`, no: `No, keep #${ev.seq} hidden`,
+        onYes: async () => {
+          try { await sendCommand({ type: "reveal", seq: ev.seq }); } catch (problem) { notice(problem.message); throw problem; }
+        },
+      }) }, "Reveal"));
   }
   return tools.childElementCount ? tools : null;
 }
@@ -1251,9 +1256,12 @@ function renderCharacters() {
   // the roll form's "for" and the GM's owner list follow the characters and members
   const rollFor = document.getElementById("roll-character");
   if (rollFor) {
-    const current = rollFor.value;
+    const mine = list.filter(canAct);
+    // A player with one character rolls for it unless she says otherwise ("no character" once cost
+    // a roll its name); the GM's dice box stays on "NPC / no character", most of what she rolls.
+    const current = !isGM && !rollForChosen && mine.length === 1 ? String(mine[0].id) : rollFor.value;
     const first = rollFor.options[0];
-    fill(rollFor, first, ...list.filter(canAct).map((c) => h("option", { value: c.id, selected: String(c.id) === current }, c.name)));
+    fill(rollFor, first, ...mine.map((c) => h("option", { value: c.id, selected: String(c.id) === current }, c.name)));
   }
   renderChatOptions();
   renderHero();
@@ -1544,6 +1552,12 @@ function renderSession() {
     start_session: !session, start_scene: !!session && !scene, end_scene: !!scene, end_session: !!session && !scene,
   };
   for (const button of document.querySelectorAll("[data-command]")) button.disabled = !allowed[button.dataset.command];
+  // A greyed-out "End session" said nothing of why: a session ends between scenes.
+  const why = session && scene ? `End scene ${scene} first.` : "";
+  const hint = document.getElementById("session-hint");
+  if (hint) hint.textContent = why;
+  const endSession = document.querySelector('[data-command="end_session"]');
+  if (endSession) endSession.title = why;
 }
 
 for (const button of document.querySelectorAll("[data-command]")) {
@@ -1561,7 +1575,9 @@ for (const button of document.querySelectorAll("[data-command]")) {
 // --- forms: dice, members, new characters ----------------------------------------------------
 
 const rollForm = document.getElementById("roll-form");
+let rollForChosen = false; // the player picked "For" herself: her choice stands (renderCharacters)
 if (rollForm) {
+  rollForm.character.addEventListener("change", () => { rollForChosen = true; });
   rollForm.addEventListener("submit", async (e) => {
     e.preventDefault();
     const err = document.getElementById("roll-error");
@@ -1583,7 +1599,12 @@ if (rollForm) {
       rollForm.notation.focus({ preventScroll: true });
       // Rolled: the old notation selected, so typing the next roll replaces it and Enter repeats it
       // (a keyboard player's "1d4" once went on the end of "3d6 keyboard"). Refused: kept to be fixed.
-      if (rolled) rollForm.notation.select();
+      // The label was this roll's ("gm secret" once went on to the next): it goes. "For" and "Who
+      // sees the dice" stay, the dice box's own (docs/table.md).
+      if (rolled) {
+        rollForm.notation.select();
+        rollForm.label.value = "";
+      }
     }
   });
 }
@@ -1771,7 +1792,8 @@ function setUpCharacterForm(form) {
       } else if (isObject && Object.values(value).every((v) => typeof v === "number") && Object.keys(value).length > 2) {
         // a fixed set of ratings (attributes, skills): one number each
         parts.push(h("fieldset", { class: "sheet-group" }, h("legend", null, labelFor(path)),
-          Object.entries(value).map(([k, v]) => input([key, k], v, k))));
+          // Named as the sheet names them ("Warrior", "Intelligence"), not as the key is stored ("warrior").
+          Object.entries(value).map(([k, v]) => input([key, k], v, cap(words(k))))));
       } else {
         // named entries the player chooses (specializations, Tale skills)
         parts.push(h("fieldset", { class: "sheet-group wide" }, h("legend", null, labelFor(path)), rows(path, Object.entries(value), true)));

@@ -375,6 +375,30 @@ export function stat(label, value, extra) {
   return h("div", { class: "stat" }, h("span", { class: "label" }, label), h("span", { class: "value" }, value), extra || null);
 }
 
+// An irreversible step (a reveal, ending the encounter) asks first, in place: the button gives way to
+// "Reveal #12 to everyone? Yes No", a group named by its question, focus on Yes. No or Escape puts the
+// button back and focus on it. No dialog: the table goes on around the question, and a test clicks it
+// like any other button. `onYes` may throw: the button comes back (its caller says why).
+export function askFirst(button, { question, yes, no, onYes }) {
+  const box = h("span", { class: "ask-first", role: "group", "aria-label": question });
+  const back = () => {
+    box.remove();
+    button.hidden = false;
+    button.focus();
+  };
+  const yesButton = h("button", { type: "button", class: "small danger", "aria-label": yes, onclick: async () => {
+    yesButton.disabled = true;
+    try { await onYes(); } catch { /* said by onYes */ }
+    back();
+  } }, "Yes");
+  box.append(h("span", { class: "small" }, question), " ", yesButton, " ",
+    h("button", { type: "button", class: "small secondary", "aria-label": no, onclick: back }, "No"));
+  box.addEventListener("keydown", (e) => { if (e.key === "Escape") { e.stopPropagation(); back(); } });
+  button.hidden = true;
+  button.after(box);
+  yesButton.focus();
+}
+
 // el.replaceChildren that skips null/false children (and flattens arrays) like h() does
 export function fill(el, ...children) {
   el.replaceChildren();

@@ -99,6 +99,7 @@ def test_an_encounter_with_turns_reaches_every_page_and_brings_your_controls_for
     expect(alice.page.locator("#sheet")).to_contain_text("Health (house rule)4/6")  # 5 + Warrior 1 boxes
 
     gm.page.get_by_role("button", name="End encounter").click()
+    gm.page.get_by_role("button", name="Yes, end the encounter").click()
     for seat in (gm, alice, bob):
         expect(seat.page.locator("#encounter")).to_be_hidden()
     for seat in (alice, bob):

@@ -106,6 +106,7 @@ def test_a_gm_only_roll_shows_its_dice_to_the_gm_alone(table_of, seats):
 
     # The GM reveals the ambush: the players' log line updates in place, dice and all.
     gm.event(seq).get_by_role("button", name=f"Reveal event {seq} to everyone").click()
+    gm.event(seq).get_by_role("button", name=f"Yes, reveal #{seq} to everyone").click()
     wait_all([alice, bob], f"#seq-{seq + 2}")
     for seat in (alice, bob):
         expect(seat.event(seq).locator(".die")).to_have_count(4)
@@ -127,6 +128,7 @@ def test_a_roll_revealed_while_the_page_is_open_names_its_character(table_of, se
     wait_all([gm, bob], f"#seq-{seq}")
     expect(bob.event(seq).locator(".who")).to_have_text("alice")
     gm.event(seq).get_by_role("button", name=f"Reveal event {seq} to everyone").click()
+    gm.event(seq).get_by_role("button", name=f"Yes, reveal #{seq} to everyone").click()
     wait_all([bob], f"#seq-{seq + 1}")
     expect(bob.event(seq).locator(".die")).to_have_count(2)
     expect(bob.event(seq).locator(".who")).to_have_text("Mira")

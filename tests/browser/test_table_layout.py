@@ -170,9 +170,9 @@ def test_your_turn_waits_for_you_and_ends_from_the_list(table_of, seats):
     waiting = alice.page.locator("#waiting")
     expect(waiting).to_be_hidden()
     turn = table.command(table.gm, {"type": "advance_turn"}).events[0].seq
-    expect(waiting).to_contain_text("round 1: Ayasha's turn")
+    expect(waiting).to_contain_text("gave the turn to Ayasha (round 1)")
     expect(alice.page).to_have_title(re.compile(r"^\(1\) "))
     waiting.get_by_role("button", name="End Ayasha's turn").click()
-    expect(alice.event(turn + 1)).to_contain_text("round 1: Rival's turn")
+    expect(alice.event(turn + 1)).to_contain_text("gave the turn to Rival (round 1)")
     expect(waiting).to_be_hidden()
     assert Event.objects.get(campaign=table.campaign, seq=turn + 1).payload["acting"] == rival.id

@@ -121,13 +121,21 @@ export function actions(state, ctx) {
       },
     });
   }
-  const costs = state.sheet.options?.advance_costs || { attribute: 10, skill: 5 };
+  // The campaign's costs, on the sheet as the server reads them (rules/wyrm/settings.py): each choice
+  // says its price, and one the points don't cover is marked and can't be picked (the form offered
+  // "+1 attribute" for 10 points to a character with 5, and the server refused it only once sent).
+  const costs = state.sheet.options.advance_costs;
+  const avail = state.points.earned - state.points.spent;
+  const advances = [{ value: "attribute", label: "+1 attribute" }, { value: "skill", label: "a new skill" }].map(({ value, label }) => {
+    const cost = costs[value];
+    return cost > avail ? { value, label: `${label} (needs ${plural(cost, "point")}, has ${avail})`, disabled: true }
+      : { value, label: `${label} (${plural(cost, "point")})` };
+  });
   list.push({
-    id: "buy_advance", type: "buy_advance", group: "Advance", label: `Buy an advance (${state.points.earned - state.points.spent} pts)`,
-    title: "Buy an advance", help: `An attribute +1 costs ${costs.attribute} points, a new skill ${costs.skill}.`,
+    id: "buy_advance", type: "buy_advance", group: "Advance", label: `Buy an advance (${avail} pts)`,
+    title: "Buy an advance", help: `An attribute +1 costs ${plural(costs.attribute, "point")}, a new skill ${costs.skill}.`,
     fields: [
-      { name: "advance", label: "Buy", kind: "select", value: "attribute",
-        options: [{ value: "attribute", label: "+1 attribute" }, { value: "skill", label: "a new skill" }] },
+      { name: "advance", label: "Buy", kind: "select", value: (advances.find((a) => !a.disabled) || advances[0]).value, options: advances },
       { name: "attribute", label: "Attribute", kind: "select", options: ATTRS.map((a) => ({ value: a, label: `${cap(a)} (${state.attributes[a]})` })) },
       { name: "skill", label: "Skill name", kind: "text", optional: true, show: (v) => v.advance === "skill" },
     ],
