@@ -148,7 +148,7 @@ export function actions(state, ctx) {
         againstField(ctx, "numbers", "their dice, as I say"),
         // Named from the table: their pool comes from their own sheet, for the same skill (rules/contests.py).
         opponentField(ctx, (v) => v.against === "character"),
-        { name: "vs_skill", label: "Their skill", kind: "text", optional: true, placeholder: "the same", show: (v) => v.against === "character" },
+        { name: "vs_skill", declared: "skill", label: "Their skill", kind: "text", optional: true, placeholder: "the same", show: (v) => v.against === "character" },
         { name: "vs_pool", label: "Their dice", kind: "number", value: 6, show: (v) => v.against !== "character" },
         { name: "rounds", label: "Round limit", kind: "number", optional: true, value: "" },
         { name: "at_time_out", label: "At the limit", kind: "select", value: "none", show: (v) => !!v.rounds,

@@ -64,7 +64,8 @@ function checkSpec(state, attribute, ctx) {
       opponentField(ctx, (v) => v.against === "character"),
       { name: "their_attribute", label: "Attribute they roll", kind: "select", value: attribute,
         options: ATTRS.map((a) => ({ value: a, label: cap(a) })), show: (v) => v.against === "character" },
-      { name: "their_skills", label: "Their helping skills", kind: "text", optional: true, placeholder: "Swords, Brawl",
+      // Skill names, as the check's own (its declaration's "skills"); the server refuses one they don't know.
+      { name: "their_skills", declared: "skills", label: "Their helping skills", kind: "text", optional: true, placeholder: "Swords, Brawl",
         hint: "Names from their sheet, at most two.", show: (v) => v.against === "character" },
       { name: "vs_static", label: "Static DL (no roll for them)", kind: "checkbox", value: false, show: (v) => v.against !== "dl" },
       known.length ? { name: "skills", label: "Helping skills (+2 each)", kind: "checks", value: [],
