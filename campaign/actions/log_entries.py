@@ -47,9 +47,14 @@ def decide_void(campaign: Campaign, membership: Membership, action: dict) -> Dra
     return Draft("event_voided", hidden.naming_readers(payload, shared), 1, target.character, visibility)
 
 
-def decide_reveal(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+def decide_reveal(campaign: Campaign, membership: Membership, action: dict) -> list[Draft]:
     """Make a hidden roll public. The reveal carries the sealed event's whole body, so
-    every reader checks it against the body digest the chain already holds."""
+    every reader checks it against the body digest the chain already holds.
+
+    Its voids come out with it: a void is read by its target's readers (decide_void), and a
+    revealed roll that its sealed void kept out of every sheet would have the table read a roll
+    that counts on the log and nowhere else (a reviewer, the fifteenth session). One reveal each,
+    in this command."""
     target = check_seq(campaign, action)
     if target.visibility == VISIBILITY_PUBLIC:
         raise Refused(f"Event {target.seq} is already public.")
@@ -57,8 +62,13 @@ def decide_reveal(campaign: Campaign, membership: Membership, action: dict) -> D
         raise Refused("A whisper is not a hidden roll: it stays between the people it was for.")
     if Event.objects.filter(campaign=campaign, type="roll_revealed", payload__seq=target.seq).exists():
         raise Refused(f"Event {target.seq} has already been revealed.")
-    body = event_body(hashed_fields(target))
-    return Draft("roll_revealed", {"seq": target.seq, "body": body}, 1, target.character)
+    sealed_voids = (Event.objects.filter(campaign=campaign, type="event_voided", payload__seq=target.seq)
+                    .exclude(visibility=VISIBILITY_PUBLIC).order_by("seq"))
+    return [_reveal(event) for event in (target, *sealed_voids)]
+
+
+def _reveal(event: Event) -> Draft:
+    return Draft("roll_revealed", {"seq": event.seq, "body": event_body(hashed_fields(event))}, 1, event.character)
 
 
 def decide_request_roll(campaign: Campaign, membership: Membership, action: dict) -> Draft:

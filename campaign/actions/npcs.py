@@ -128,5 +128,5 @@ def decide_show_npc(campaign: Campaign, membership: Membership, action: dict) ->
     if shown == SHOWN_FULL and created.visibility != VISIBILITY_PUBLIC and not Event.objects.filter(
             campaign=campaign, type="roll_revealed", payload__seq=created.seq).exists():
         from .log_entries import decide_reveal
-        drafts.append(decide_reveal(campaign, membership, {"seq": created.seq}))
+        drafts += decide_reveal(campaign, membership, {"seq": created.seq})
     return drafts

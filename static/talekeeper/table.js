@@ -1000,6 +1000,14 @@ function showInLog(seq) {
   li.focus({ preventScroll: true });
 }
 
+function markVoided(seq) {
+  const target = events.get(seq);
+  if (!target) return;
+  target.voided = true;
+  fillEvent(document.getElementById(`seq-${seq}`), target);
+  if (seq === resultSeq) renderResult();
+}
+
 function afterEvent(ev, sheets) {
   const p = ev.payload || {};
   if (ENCOUNTER_EVENTS.has(ev.type)) {
@@ -1013,15 +1021,7 @@ function afterEvent(ev, sheets) {
   const fresh = ev.seq > pageHead; // the page's sheets already include everything up to pageHead
   const pushed = Array.isArray(sheets);
   switch (ev.type) {
-    case "event_voided": {
-      const target = events.get(p.seq);
-      if (target) {
-        target.voided = true;
-        fillEvent(document.getElementById(`seq-${p.seq}`), target);
-        if (p.seq === resultSeq) renderResult();
-      }
-      break;
-    }
+    case "event_voided": markVoided(p.seq); break;
     case "roll_revealed": {
       const target = events.get(p.seq);
       if (target) {
@@ -1031,6 +1031,11 @@ function afterEvent(ev, sheets) {
           character: body.character ?? ev.character ?? null, character_name: ev.character_name ?? target.character_name ?? null };
         events.set(p.seq, shown);
         fillEvent(document.getElementById(`seq-${p.seq}`), shown);
+        // A sealed void revealed (with the roll it voided, campaign/actions/log_entries.py): the roll is struck through.
+        if (shown.type === "event_voided" && shown.payload?.seq) {
+          voidedBy.set(shown.payload.seq, shown);
+          markVoided(shown.payload.seq);
+        }
       }
       break;
     }

@@ -134,6 +134,22 @@ def test_a_roll_revealed_while_the_page_is_open_names_its_character(table_of, se
     expect(bob.event(seq).locator(".who")).to_have_text("Mira")
 
 
+def test_a_voided_roll_revealed_while_the_page_is_open_reads_voided_at_once(table_of, seats):
+    """Its void comes out with it (campaign/actions/log_entries.py): the page strikes the roll through
+    as the reveal arrives, as a reload would."""
+    table = table_of("wyrm")
+    bob = seats("bob")
+    seq = head_seq(table) + 1
+    table.command(table.gm, {"type": "roll", "notation": "1d6", "visibility": "gm"}, dice=ScriptedDice([4]))
+    table.command(table.gm, {"type": "void", "seq": seq, "reason": "wrong table"})
+    expect(bob.event(seq + 1)).to_be_attached()
+    expect(bob.event(seq)).not_to_have_class(re.compile(r"\bvoided\b"))
+    table.command(table.gm, {"type": "reveal", "seq": seq})
+    expect(bob.event(seq + 3)).to_be_attached()  # the void's reveal, after the roll's
+    expect(bob.event(seq)).to_have_class(re.compile(r"\bvoided\b"))
+    expect(bob.event(seq)).to_contain_text("wrong table")
+
+
 def test_a_reload_keeps_the_log(table_of, seats):
     table = table_of("mdt")
     table.create_character(table.alice, "Helena", get_system("mdt").example_sheet)

@@ -476,9 +476,9 @@ def test_the_audit_page_reads_a_void_whose_seq_is_no_number(played, seq):
     assert audit.describe(audit.serialize_event(void)).startswith(f"voided #{seq} (roll event)")
 
 
-def test_a_void_the_reader_may_not_see_does_not_mark_the_row_voided(played):
-    """The GM voids a roll while only the GM reads it (the void is the GM's too), then reveals it: to the
-    table the roll is public, its void still sealed, yet the row said ``voided: true``."""
+def test_a_revealed_voided_roll_reads_voided_with_its_void_in_a_members_csv(played):
+    """The GM voids a roll while only the GM reads it (the void is the GM's too), then reveals it: its
+    void comes out with it, and Bob's CSV reads both (before: the roll public, its void sealed)."""
     import csv
     import io
 
@@ -486,5 +486,5 @@ def test_a_void_the_reader_may_not_see_does_not_mark_the_row_voided(played):
     played.command(played.gm, {"type": "reveal", "seq": played.gm_seq})
     res = client_for(played.bob).get(f"/api/campaigns/{played.campaign.slug}/export.csv")
     rows = {int(r["seq"]): r for r in csv.DictReader(io.StringIO(b"".join(res.streaming_content).decode()))}
-    assert rows[void.seq]["hidden"] == "true" and rows[played.gm_seq]["hidden"] == "false"
-    assert rows[played.gm_seq]["voided"] == "false"
+    assert rows[void.seq]["hidden"] == "false" and rows[played.gm_seq]["hidden"] == "false"
+    assert rows[played.gm_seq]["voided"] == "true" and "hush" in rows[void.seq]["summary"]

@@ -463,29 +463,29 @@ def test_a_void_is_read_by_its_targets_readers_only(table_for):
     assert mine.status == 201 and mine.json().get("hidden") is None, mine.json()
 
 
-def test_a_row_says_voided_only_to_who_may_read_its_void(table_for):
-    """A reviewer's find (the fifteenth session): the events API, the exports and a socket's backlog
-    marked a row ``voided`` for every reader of the row, though its void was the GM's alone. The GM
-    voids her GM-only roll and then reveals it: the table reads the roll, not the void."""
+def test_revealing_a_voided_roll_reveals_its_void_with_it(table_for):
+    """A reviewer's find (the fifteenth session): the GM voids her GM-only grant (the void is hers too)
+    and reveals it. The table read the grant, not its void, and so a sheet without it: what the log
+    said and what the sheet counted disagreed. The reveal now brings its void out too."""
     from campaign.log import events_after
     from campaign.visibility import Viewer
     from sessions.consumers import event_frame
 
     table = tote_table(table_for)
-    roll = send(table, table.gm, {"type": "roll", "notation": "2d6", "visibility": "gm"}, [3, 4]).json()["seq"]
-    void = send(table, table.gm, {"type": "void", "seq": roll, "reason": "hush"}).json()["seq"]
-    send(table, table.gm, {"type": "reveal", "seq": roll})
-    assert seen(table.gm, roll)["voided"] is True
+    resolve = CharacterProjection.objects.get(character=table.hero).state["resolve"]
+    grant = send(table, table.gm, {"type": "grant_resolve", "character": table.hero.id, "amount": 2,
+                                   "visibility": "gm"}).json()["seq"]
+    void = send(table, table.gm, {"type": "void", "seq": grant, "reason": "hush"}).json()["seq"]
+    reveal = send(table, table.gm, {"type": "reveal", "seq": grant}).json()
+    assert [e["payload"]["seq"] for e in reveal["events"]] == [grant, void]
     for user in (table.alice, table.bob, table.watcher):
-        row = seen(user, roll)
-        assert row.get("hidden") is None and row["payload"]["total"] == 7, user.username
-        assert "voided" not in row and seen(user, void)["hidden"] is True, user.username
-    # The socket's backlog (one frame per visibility class, kept): the GM's frame and the table's differ.
-    (data,), revealed = events_after(table.campaign.id, roll - 1, 1)
-    frames = {user.username: json.loads(event_frame(data, Viewer.of(table.membership(user)), revealed))["event"]
-              for user in (table.gm, table.alice)}
-    assert frames["gm"]["voided"] is True and "voided" not in frames["alice"]
-    assert "voids" not in frames["gm"] and "voids" not in frames["alice"]
+        assert seen(user, grant)["voided"] is True, user.username
+        assert seen(user, void).get("hidden") is None and seen(user, void)["payload"]["reason"] == "hush"
+    assert CharacterProjection.objects.get(character=table.hero).state["resolve"] == resolve  # as the log says
+    # The socket's backlog (one frame per visibility class, kept): the flag without its private voids.
+    (data,), revealed = events_after(table.campaign.id, grant - 1, 1)
+    frame = json.loads(event_frame(data, Viewer.of(table.membership(table.alice)), revealed))["event"]
+    assert frame["voided"] is True and "voids" not in frame
 
 
 def test_a_void_of_an_npcs_roll_the_gm_hid_again_marks_nothing_for_the_table(table_for):
