@@ -306,16 +306,18 @@ def audit_award(request, slug):
     if not form.awards():
         form.add_error(None, f"Give {form.points_label.lower()} to at least one character.")
         return _advancement_page(request, campaign, form, status=400)
-    awarded = []
+    awarded, before = [], []  # stored now; stored by an earlier send of this form (nothing stored again)
     for character, action in form.awards():
         try:
-            submit(membership, {"id": f"award-{form.cleaned_data['token']}-{character.id}", "action": action})
+            result = submit(membership, {"id": f"award-{form.cleaned_data['token']}-{character.id}", "action": action})
         except ActionError as e:
             form.add_error(f"points-{character.id}", e.message)
         else:
-            awarded.append(f"{action['points']} to {character.name}")
+            (before if result.replayed else awarded).append(f"{action['points']} to {character.name}")
     if awarded:
         messages.success(request, f"Awarded {form.points_label}: {', '.join(awarded)}.")
+    if before:
+        messages.info(request, f"Already awarded by this form, not again: {', '.join(before)}.")
     if form.errors:  # the same form again, the same ids: what was stored is not stored twice
         return _advancement_page(request, campaign, form, status=422)
     return redirect("audit-advancement", slug=campaign.slug)

@@ -986,6 +986,8 @@ function keptNote(ev, asked) {
   if (ev.hidden) return "Kept for the GM: it reads something of this character that only the GM sees yet.";
   const c = chars.get(ev.character);
   if (isGM && c?.npc && c.shown === "hidden") return `Kept for you: the players don't know ${c.name} is here (show it from its sheet first).`;
+  // A name-only NPC's events are the GM's too (campaign/actions/npcs.py gm_keeps): not a secret it read.
+  if (isGM && c?.npc && c.shown !== "full") return `Kept for you: the players know only ${c.name}'s name, not its rolls (show it in full from its sheet first).`;
   const others = (ev.payload?.shared_with || []).map((r) => r.username).filter((u) => u !== me.username);
   if (!isGM && asked === "secret" && !others.length) return null; // hers and the GM's, as she asked
   const whom = isGM ? (others.length ? `you and ${others.join(", ")}` : "you") : `you${others.length ? `, ${others.join(", ")}` : ""} and the GM`;

@@ -330,7 +330,6 @@ export function buildForm(spec, opts = {}) {
   return form;
 }
 
-// A required number: build() throws a message the form shows instead of sending.
 // An opposed test or contest may name its opponent from the table instead of its numbers: the server
 // reads them from that character's own sheet (campaign/actions/contests.py, rules/contests.py).
 // ``ctx.opponents``: the characters this member may name ([{value: id, label: name}]). Null when none.
@@ -347,6 +346,7 @@ export function againstField(ctx, value, numbers) {
     options: [{ value: "numbers", label: numbers }, { value: "character", label: "a character at the table" }] };
 }
 
+// A required number: build() throws a message the form shows instead of sending.
 export function need(values, name, label) {
   const v = values[name];
   if (v === null || v === undefined || v === "" || Number.isNaN(v)) throw new Error(`Fill in ${label}.`);

@@ -362,7 +362,7 @@ def test_the_gm_awards_the_evening_from_the_advancement_page_once(table_for, sys
     form = {"token": award_form(gm, table), f"points-{table.hero.id}": "2", f"points-{table.rival.id}": "",
             "reason": "the bridge held"}
     for _ in range(2):  # a reload of the answer, a double click
-        res = gm.post(url(table, "advancement/award"), form)
+        res = gm.post(url(table, "advancement/award/"), form)
         assert res.status_code == 302 and res["Location"].endswith("/audit/advancement/")
     after = {a.character_id: a for a in advancement(Campaign.objects.get(pk=table.campaign.pk))}
     assert after[table.hero.id].earned == before[table.hero.id] + 2
@@ -374,15 +374,29 @@ def test_the_gm_awards_the_evening_from_the_advancement_page_once(table_for, sys
     assert f'max="{spec.hi}"' in page and f'min="{spec.lo}"' in page  # the rules' own limits
 
 
+def test_the_award_form_sent_twice_does_not_say_it_awarded_twice(played):
+    """A reviewer's find: the same form sent again stores nothing (its ids replay), so it must not say
+    "Awarded" again: a GM reading two "Awarded 2 to Hero" lines believes Hero got 4."""
+    gm = client_for(played.gm)
+    form = {"token": award_form(gm, played), f"points-{played.hero.id}": "2", "reason": "the bridge held"}
+    assert gm.post(url(played, "advancement/award/"), form).status_code == 302
+    text(gm.get(url(played, "advancement/")))  # the first answer's message, read
+    assert gm.post(url(played, "advancement/award/"), form).status_code == 302
+    page = text(gm.get(url(played, "advancement/")))
+    assert "Awarded" not in page and f"Already awarded by this form, not again: 2 to {played.hero.name}." in page
+    assert Event.objects.filter(campaign=played.campaign, type="points_awarded",
+                                payload__reason="the bridge held").count() == 1
+
+
 def test_an_award_the_rules_refuse_stores_nothing_and_says_why(played):
     gm = client_for(played.gm)
     count = Event.objects.filter(campaign=played.campaign).count()
     token = award_form(gm, played)
-    too_many = gm.post(url(played, "advancement/award"), {"token": token, f"points-{played.hero.id}": "100000"})
+    too_many = gm.post(url(played, "advancement/award/"), {"token": token, f"points-{played.hero.id}": "100000"})
     assert too_many.status_code == 400 and "less than or equal to" in text(too_many)
-    nothing = gm.post(url(played, "advancement/award"), {"token": token, "reason": "x"})
+    nothing = gm.post(url(played, "advancement/award/"), {"token": token, "reason": "x"})
     assert nothing.status_code == 400 and "at least one character" in text(nothing)
-    forged = gm.post(url(played, "advancement/award"), {"token": "../../x", f"points-{played.hero.id}": "1"})
+    forged = gm.post(url(played, "advancement/award/"), {"token": "../../x", f"points-{played.hero.id}": "1"})
     assert forged.status_code == 400
     assert Event.objects.filter(campaign=played.campaign).count() == count
 
@@ -391,7 +405,7 @@ def test_only_the_gm_may_award_from_the_page(played):
     for user in (played.alice, played.watcher):
         client = client_for(user)
         assert client.get(url(played, "advancement/")).status_code == 404
-        res = client.post(url(played, "advancement/award"), {"token": "a" * 32, f"points-{played.hero.id}": "5"})
+        res = client.post(url(played, "advancement/award/"), {"token": "a" * 32, f"points-{played.hero.id}": "5"})
         assert res.status_code == 404
     assert not Event.objects.filter(campaign=played.campaign, command__client_id__startswith="award-").exists()
 

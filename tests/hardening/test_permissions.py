@@ -89,7 +89,7 @@ URL_ROWS: dict[str, Row] = {
     "campaigns/<slug:slug>/audit/sheet/": Row(GM_PAGE, query="character=HERO&a=1&b=LAST"),
     "campaigns/<slug:slug>/audit/advancement/": Row(GM_PAGE),
     # The award form (a form post: without its token the GM's is a 400; tests/campaign/test_audit.py awards).
-    "campaigns/<slug:slug>/audit/advancement/award": Row({**GM_PAGE, "gm": "any"}, "post"),
+    "campaigns/<slug:slug>/audit/advancement/award/": Row({**GM_PAGE, "gm": "any"}, "post"),
     "campaigns/<slug:slug>/sessions/<int:number>/dice/": Row(MEMBER_PAGE),
     "api/campaigns/<slug:slug>/commands": Row(
         ACT_API, "post", body={"type": "roll", "notation": "1d6", "character": "HERO"},
