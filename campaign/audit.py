@@ -180,7 +180,8 @@ def void_line(p: dict, target: dict | None, rules=None) -> str:
 def voided_seq(p: dict) -> int | None:
     """The seq a void's payload names, when it is one (an imported log's payload may hold anything there)."""
     seq = p.get("seq")
-    return seq if isinstance(seq, int) and not isinstance(seq, bool) else None
+    # Within the log's seq column (a bigint): SQLite refuses to even look one up beyond it.
+    return seq if isinstance(seq, int) and not isinstance(seq, bool) and 1 <= seq < 2**63 else None
 
 
 def voided_events(campaign: Campaign, events: list[dict], viewer: Viewer | None = None) -> dict[int, dict]:
