@@ -32,7 +32,7 @@ from django.db.models import QuerySet
 from rules import Event as RulesEvent
 from rules.declare import fill_description
 
-from .log import serialize_event, timestamp
+from .log import marks_after, serialize_event, timestamp
 from .models import VISIBILITY_GM, VISIBILITY_SECRET, VISIBILITY_SHARED, VISIBILITY_WORDS, Campaign, Character, Event
 from .projections import CAMPAIGN_WIDE, VOID, fold, plain_json, state_as_of, voided_seqs
 from .softcache import cache_get, cache_set
@@ -134,7 +134,8 @@ def describe(data: dict, rules=None, voided: dict[int, dict] | None = None) -> s
         return _line(void_line(p, (voided or {}).get(voided_seq(p)), rules))
     if kind == "roll_revealed":
         body = p.get("body") if isinstance(p.get("body"), dict) else p  # scheme v1 reveals carried "type" directly
-        return f"revealed the hidden roll #{p.get('seq')} ({_words(body.get('type', '?'))})"
+        # A roll, or the void of one revealed with it (campaign/actions/log_entries.py decide_reveal).
+        return f"revealed #{p.get('seq')} ({_words(body.get('type', '?'))})"
     if kind == "roll_requested":
         wanted = p.get("action") or {}
         text = f"asked for {_words(wanted.get('type', 'a roll'))}"
@@ -194,8 +195,7 @@ def voided_events(campaign: Campaign, events: list[dict], viewer: Viewer | None 
     found = {row.seq: serialize_event(row) for row in rows}
     if viewer is None:
         return found
-    revealed = set(Event.objects.filter(campaign=campaign, type="roll_revealed", payload__seq__in=seqs)
-                   .values_list("payload__seq", flat=True))
+    _, revealed = marks_after(campaign.id, min(seqs) - 1)  # a mark comes after its target
     return {seq: for_viewer(data, viewer, revealed) for seq, data in found.items()}
 
 

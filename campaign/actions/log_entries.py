@@ -60,10 +60,10 @@ def decide_reveal(campaign: Campaign, membership: Membership, action: dict) -> l
         raise Refused(f"Event {target.seq} is already public.")
     if target.type == "message_posted":
         raise Refused("A whisper is not a hidden roll: it stays between the people it was for.")
-    if Event.objects.filter(campaign=campaign, type="roll_revealed", payload__seq=target.seq).exists():
+    if hidden.revealed(target):
         raise Refused(f"Event {target.seq} has already been revealed.")
-    sealed_voids = (Event.objects.filter(campaign=campaign, type="event_voided", payload__seq=target.seq)
-                    .exclude(visibility=VISIBILITY_PUBLIC).order_by("seq"))
+    sealed_voids = [void for void in Event.objects.filter(campaign=campaign, type="event_voided", payload__seq=target.seq)
+                    .exclude(visibility=VISIBILITY_PUBLIC).order_by("seq") if not hidden.revealed(void)]
     return [_reveal(event) for event in (target, *sealed_voids)]
 
 

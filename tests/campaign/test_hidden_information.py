@@ -488,6 +488,15 @@ def test_revealing_a_voided_roll_reveals_its_void_with_it(table_for):
     assert frame["voided"] is True and "voids" not in frame
 
 
+def test_a_void_revealed_before_its_roll_is_not_revealed_twice(table_for):
+    table = tote_table(table_for)
+    roll = send(table, table.gm, {"type": "roll", "notation": "1d6", "visibility": "gm"}, [3]).json()["seq"]
+    void = send(table, table.gm, {"type": "void", "seq": roll, "reason": "hush"}).json()["seq"]
+    assert [e["payload"]["seq"] for e in send(table, table.gm, {"type": "reveal", "seq": void}).json()["events"]] == [void]
+    assert [e["payload"]["seq"] for e in send(table, table.gm, {"type": "reveal", "seq": roll}).json()["events"]] == [roll]
+    assert Event.objects.filter(campaign=table.campaign, type="roll_revealed", payload__seq=void).count() == 1
+
+
 def test_a_void_of_an_npcs_roll_the_gm_hid_again_marks_nothing_for_the_table(table_for):
     """The other way a void is sealed from who reads its target: the NPC's roll was public, its void
     (after the GM hid the NPC again) is the GM's."""
