@@ -508,6 +508,16 @@ def test_a_void_of_an_npcs_roll_the_gm_hid_again_marks_nothing_for_the_table(tab
     assert Event.objects.get(campaign=table.campaign, seq=void).visibility == "gm"
     assert seen(table.gm, roll)["voided"] is True
     assert "voided" not in seen(table.bob, roll) and seen(table.bob, void)["hidden"] is True
+    # Shown fully again, the table reads its sheet, which leaves the voided roll out: the void comes
+    # out with it (before, the players' row of the roll went on not saying voided).
+    shown = send(table, table.gm, {"type": "show_npc", "character": foe, "shown": "full"}).json()
+    assert [(e["type"], e["payload"].get("seq")) for e in shown["events"]][-1:] == [("roll_revealed", void)]
+    for user in (table.alice, table.bob, table.watcher):
+        assert seen(user, roll)["voided"] is True and seen(user, void)["payload"]["reason"] == "never happened"
+    # Hidden and shown once more: nothing is revealed a second time.
+    send(table, table.gm, {"type": "show_npc", "character": foe, "shown": "hidden"})
+    again = send(table, table.gm, {"type": "show_npc", "character": foe, "shown": "full"}).json()
+    assert [e["type"] for e in again["events"]] == ["npc_shown"]
 
 
 def test_dice_stats_count_sealed_events_whether_or_not_they_rolled(table_for):
