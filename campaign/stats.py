@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Iterable
 
+from .log import marks_after
 from .models import Campaign, Event
 from .visibility import HIDDEN_ROW, Viewer, for_viewer, may_see
 
@@ -243,8 +244,7 @@ def dice_stats(campaign: Campaign, viewer: Viewer, *, session: int | None = None
     # counted as sealed for her, and its dice were left out of what she sees.
     rows = qs.order_by("seq").values_list("seq", "visibility", "actor_id", "payload__dice_log", "payload__commitment",
                                           *HIDDEN_ROW.values())
-    revealed = set(Event.objects.filter(campaign=campaign, type="roll_revealed")
-                   .values_list("payload__seq", flat=True))
+    _, revealed = marks_after(campaign.id, 0)  # the one reading of which events were revealed
     events = ({"seq": seq, "visibility": vis, "actor_id": actor_id,
                "payload": {"dice_log": log, "commitment": commitment}, "shared_with": readers}
               for seq, vis, actor_id, log, commitment, readers in rows.iterator(chunk_size=5000))
