@@ -175,11 +175,12 @@ def _cell(value) -> str:
 
 
 def visibility_cell(data: dict) -> str | None:
-    """The ``visibility`` column: as stored, plus ``+name`` for each member a ``gm`` event names as
-    its reader besides the GM (``gm+alice``): "gm" alone would tell alice, or the GM, that only the
-    GM reads an event alice reads too. A sealed row's stub names nobody: it says ``gm``."""
-    visibility = data.get("visibility")
-    return "+".join([visibility, *named_readers(data)]) if visibility else visibility
+    """The ``visibility`` column: as stored, plus the members a ``gm`` event names as its readers
+    besides the GM (``gm (alice, bob)``): "gm" alone would tell alice, or the GM, that only the GM
+    reads an event alice reads too. A sealed row's stub names nobody: it says ``gm``. (Commas and
+    brackets are not in any username; ``+`` is, so ``gm+alice+bob`` could be read two ways.)"""
+    visibility, readers = data.get("visibility"), named_readers(data)
+    return f"{visibility} ({', '.join(readers)})" if visibility and readers else visibility
 
 
 def csv_row(data: dict, rules=None, voided: dict[int, dict] | None = None) -> list[str]:

@@ -193,7 +193,7 @@ def test_a_csv_row_alice_reads_besides_the_gm_says_so(table_for):
         ("gm", [{"user_id": table.alice.pk, "username": "alice"}])] * 2
     for who in (table.gm, table.alice):
         rows = csv_by_seq(table, who)
-        assert [rows[e.seq]["visibility"] for e in (spent, granted)] == ["gm+alice"] * 2, who
+        assert [rows[e.seq]["visibility"] for e in (spent, granted)] == ["gm (alice)"] * 2, who
     rows = csv_by_seq(table, table.bob)  # sealed for Bob: the stub names nobody, a GM-only event to him
     assert [(rows[e.seq]["visibility"], rows[e.seq]["hidden"]) for e in (spent, granted)] == [("gm", "true")] * 2
 
