@@ -89,7 +89,7 @@ LINES = {
     "member_role_changed": "made {username} {role} (was {from})",
     "session_started": "started session {session}",
     "session_ended": "ended session {session}",
-    "scene_started": "started scene {scene}",
+    "scene_started": "started scene {scene}[: “{name}”]",  # named if the GM gave it a name
     "scene_ended": "ended scene {scene}",
     "seed_added": "added a dice seed “{seed}”",
     "npc_shown": "now shows {name} to the players as: {shown} (was {from})",

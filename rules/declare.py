@@ -504,15 +504,23 @@ def fill_description(template: str, payload: Mapping) -> str:
     # fillTemplate differs, for lists, objects and huge numbers: no template names such a value).
     # ``{rounds|round|rounds}`` is the count and its noun in agreement: "1 round", "2 rounds" ("? rounds"
     # with none), so a sentence never says "round(s)".
+    # ``[: “{name}”]`` is said only when every value in it is given (a scene the GM named), else left out.
     def value(match: re.Match) -> str:
-        got = payload.get(match.group(1))
+        if match.group(1) is not None:  # an optional part: filled on its own, never read a second time
+            keys = [m.group(2) for m in _FILLED.finditer(match.group(1))]
+            return _FILLED.sub(value, match.group(1)) if all(payload.get(k) not in (None, "") for k in keys) else ""
+        got = payload.get(match.group(2))
         said = "?" if got is None else got if isinstance(got, str) else shown(got)
-        if match.group(2) is None:
+        if match.group(3) is None:
             return said
         one = got == 1 and not isinstance(got, bool)
-        return f"{said} {match.group(2) if one else match.group(3)}"
+        return f"{said} {match.group(3) if one else match.group(4)}"
 
-    return re.sub(r"\{(\w+)(?:\|([^|{}]*)\|([^|{}]*))?\}", value, template)
+    return _FILLED.sub(value, template)
+
+
+# An optional part in brackets, or a ``{key}`` / ``{key|one|many}``; table.js's fillTemplate reads the same.
+_FILLED = re.compile(r"\[([^\[\]]*)\]|\{(\w+)(?:\|([^|{}]*)\|([^|{}]*))?\}")
 
 
 class EventBook:

@@ -17,6 +17,7 @@ from django.shortcuts import render
 from campaign.actions import UNVOIDABLE, ActionError, access_campaign
 from campaign.actions.encounters import current_encounter
 from campaign.actions.npcs import characters_for, sheet_hidden_from
+from campaign.actions.sessions import current_scene_name
 from campaign.audit import LINES
 from campaign.models import SHOWN_CHOICES, VISIBILITY_SECRET, VISIBILITY_WORDS, Character
 from campaign.openapi import declared
@@ -51,6 +52,7 @@ def table(request, slug):
     invite_url = (request.build_absolute_uri(f"/join/{campaign.invite_code}/")
                   if membership.is_gm and campaign.invite_is_valid() else None)
     rules = campaign.rules
+    scene_name = current_scene_name(campaign)
     table_data = {
         "slug": campaign.slug,
         "campaignId": campaign.id,  # format-2 event hashes cover it (static/talekeeper/chain.js)
@@ -62,6 +64,7 @@ def table(request, slug):
         "me": {"username": request.user.username, "role": membership.role},
         "session": campaign.current_session,
         "scene": campaign.current_scene,
+        "sceneName": scene_name,
         "characters": [_character_json(c, membership) for c in characters],
         "encounter": current_encounter(campaign),
         "members": [{"username": m.user.username, "role": m.role} for m in members],
@@ -87,6 +90,7 @@ def table(request, slug):
         "characters": characters,
         "members": members,
         "invite_url": invite_url,
+        "scene_name": scene_name,
         "table_data": table_data,
         # A player without a character of their own starts with the "new character" form open.
         "needs_character": membership.role == "player" and not any(c.owner_id == request.user.id for c in characters),

@@ -232,7 +232,7 @@ def _decide(campaign: Campaign, membership: Membership, action: dict, dice, char
         return [decide_create_character(campaign, membership, action)]
     if kind in SCENE_ACTIONS:
         require_gm(membership, kind.replace("_", " ") + "s")
-        return [SCENE_ACTIONS[kind](campaign)]
+        return [SCENE_ACTIONS[kind](campaign, action)]
     if kind in GM_TABLE_ACTIONS:
         require_gm(membership, GM_TABLE_ACTIONS[kind][0])
         drafts = GM_TABLE_ACTIONS[kind][1](campaign, membership, action)

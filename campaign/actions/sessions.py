@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from .. import fairdice
 from ..log import Draft
-from ..models import Campaign, DiceSeed
+from ..models import Campaign, DiceSeed, Event
+from .checks import check_name
 from .errors import ActionError, Refused
 
 
@@ -22,7 +23,7 @@ def decide_add_seed(campaign: Campaign, action: dict) -> Draft:
     return Draft("seed_added", {"seed": seed})
 
 
-def decide_start_session(campaign: Campaign) -> Draft:
+def decide_start_session(campaign: Campaign, action: dict) -> Draft:
     if campaign.current_session is not None:
         raise Refused(f"Session {campaign.current_session} is still running: end it first.")
     number = campaign.session_count + 1
@@ -31,7 +32,7 @@ def decide_start_session(campaign: Campaign) -> Draft:
                                      "dice_commitment": fairdice.seed_commitment(seed.seed)})
 
 
-def decide_end_session(campaign: Campaign) -> Draft:
+def decide_end_session(campaign: Campaign, action: dict) -> Draft:
     if campaign.current_session is None:
         raise Refused("No session is running.")
     if campaign.current_scene is not None:
@@ -40,15 +41,28 @@ def decide_end_session(campaign: Campaign) -> Draft:
     return Draft("session_ended", {"session": campaign.current_session, "dice_seed": seed.seed if seed else None})
 
 
-def decide_start_scene(campaign: Campaign) -> Draft:
+def decide_start_scene(campaign: Campaign, action: dict) -> Draft:
+    """A scene, numbered through the campaign, and named if the GM gives it a name ("The ford"): the
+    table's header and the log say it, and the GM finds it again on the audit page."""
     if campaign.current_session is None:
         raise Refused("Start a session before starting a scene.")
     if campaign.current_scene is not None:
         raise Refused(f"Scene {campaign.current_scene} is still running: end it first.")
-    return Draft("scene_started", {"scene": campaign.scene_count + 1})
+    payload = {"scene": campaign.scene_count + 1}
+    if action.get("name") not in (None, ""):
+        payload["name"] = check_name(action["name"], "A scene name")
+    return Draft("scene_started", payload)
 
 
-def decide_end_scene(campaign: Campaign) -> Draft:
+def current_scene_name(campaign: Campaign) -> str | None:
+    """The running scene's name, if the GM gave it one (its ``scene_started``, a public frame event)."""
+    if campaign.current_scene is None:
+        return None
+    return (Event.objects.filter(campaign=campaign, type="scene_started", payload__scene=campaign.current_scene)
+            .order_by("-seq").values_list("payload__name", flat=True).first())
+
+
+def decide_end_scene(campaign: Campaign, action: dict) -> Draft:
     if campaign.current_scene is None:
         raise Refused("No scene is running.")
     return Draft("scene_ended", {"scene": campaign.current_scene})

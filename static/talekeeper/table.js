@@ -40,9 +40,16 @@ const VISIBILITIES = new Map((data.visibilities || []).map((v) => [v.value, v]))
 useVisibilities(data.visibilities || []);
 // What the players see of an NPC (campaign/models.py SHOWN_CHOICES): value -> words.
 const SHOWN = new Map((data.shown || []).map((s) => [s.value, s.label]));
-// "{rounds|round|rounds}": the count and its noun in agreement, as rules/declare.py fill_description says it.
-const fillTemplate = (template, p) => template.replace(/\{(\w+)(?:\|([^|{}]*)\|([^|{}]*))?\}/g,
-  (_, key, one, many) => (one === undefined ? (p[key] ?? "?") : `${p[key] ?? "?"} ${p[key] === 1 ? one : many}`));
+// "{rounds|round|rounds}": the count and its noun in agreement; "[: “{name}”]" only when every value in it
+// is given: as rules/declare.py fill_description says them (one pass: a filled-in value is never read again).
+const FILLED = /\[([^[\]]*)\]|\{(\w+)(?:\|([^|{}]*)\|([^|{}]*))?\}/g;
+const fillTemplate = (template, p) => template.replace(FILLED, (_, optional, key, one, many) => {
+  if (optional !== undefined) {
+    const keys = [...optional.matchAll(FILLED)].map((m) => m[2]);
+    return keys.every((k) => p[k] !== undefined && p[k] !== null && p[k] !== "") ? fillTemplate(optional, p) : "";
+  }
+  return one === undefined ? (p[key] ?? "?") : `${p[key] ?? "?"} ${p[key] === 1 ? one : many}`;
+});
 
 let system;
 try {
@@ -82,6 +89,7 @@ let present = new Set();
 let memberHeads = new Map(); // username -> the head their browser verified and reported
 let session = data.session;
 let scene = data.scene;
+let sceneName = data.sceneName || null; // the running scene's, if the GM named it
 let selected = null;
 let composer = null; // {spec, charId, opener}
 const lastValues = {}; // action type -> last values used, "who sees the dice" included (sticky per kind of action)
@@ -1075,8 +1083,8 @@ function afterEvent(ev, sheets) {
       break;
     case "session_started": session = p.session; scene = null; renderSession(); break;
     case "session_ended": session = null; scene = null; renderSession(); break;
-    case "scene_started": scene = p.scene; renderSession(); break;
-    case "scene_ended": scene = null; renderSession(); break;
+    case "scene_started": scene = p.scene; sceneName = p.name || null; renderSession(); break;
+    case "scene_ended": scene = null; sceneName = null; renderSession(); break;
   }
   // A sealed event names no character: a request its actor was asked for may be answered by it.
   if (ev.hidden && !ev.character && !loading) for (const c of chars.values()) if (c.owner === ev.actor) updateFollowUps(c.id);
@@ -1554,11 +1562,14 @@ function renderMembers() {
 
 function renderSession() {
   document.getElementById("session-status").textContent = session
-    ? `Session ${session}${scene ? `, scene ${scene}` : ", between scenes"}` : "No session running";
+    ? `Session ${session}${scene ? `, scene ${scene}${sceneName ? `: ${sceneName}` : ""}` : ", between scenes"}`
+    : "No session running";
   const allowed = {
     start_session: !session, start_scene: !!session && !scene, end_scene: !!scene, end_session: !!session && !scene,
   };
   for (const button of document.querySelectorAll("[data-command]")) button.disabled = !allowed[button.dataset.command];
+  const nextName = document.getElementById("scene-name");
+  if (nextName) nextName.disabled = !allowed.start_scene;
   // A greyed-out "End session" said nothing of why: a session ends between scenes.
   const why = session && scene ? `End scene ${scene} first.` : "";
   const hint = document.getElementById("session-hint");
@@ -1572,7 +1583,12 @@ for (const button of document.querySelectorAll("[data-command]")) {
     const err = document.getElementById("gm-error");
     err.textContent = "";
     try {
-      await sendCommand({ type: button.dataset.command });
+      const action = { type: button.dataset.command };
+      // A scene may have a name (campaign/actions/sessions.py): the header and the log say it.
+      const sceneName = document.getElementById("scene-name");
+      if (action.type === "start_scene" && sceneName.value.trim()) action.name = sceneName.value.trim();
+      await sendCommand(action);
+      if (action.type === "start_scene") sceneName.value = "";
     } catch (problem) {
       err.textContent = problem.message;
     }

@@ -70,8 +70,12 @@ def test_tote_at_the_table(table_of, seats, script_dice):
     # The GM opens the evening: a session and a scene.
     gm.page.get_by_role("button", name="Start session").click()
     expect(gm.page.get_by_role("button", name="Start scene")).to_be_enabled()
+    gm.page.get_by_label("Name of the next scene (optional)").fill("The elk hunt")
     gm.page.get_by_role("button", name="Start scene").click()
-    expect(alice.page.locator("#session-status")).to_have_text("Session 1, scene 1")
+    expect(alice.page.locator("#session-status")).to_have_text("Session 1, scene 1: The elk hunt")
+    expect(alice.page.locator("#log")).to_contain_text("started scene 1: “The elk hunt”")
+    expect(gm.page.get_by_label("Name of the next scene (optional)")).to_have_value("")
+    expect(gm.page.get_by_label("Name of the next scene (optional)")).to_be_disabled()
 
     # XP from the GM, spent by Alice on her Bear totem (three steps, 2+... see the sheet).
     gm.tab("Ayasha")

@@ -45,3 +45,37 @@ def test_out_of_order_is_refused(table, steps, refused):
 def test_only_the_gm_runs_sessions(table, who):
     with pytest.raises(Forbidden):
         table.command(getattr(table, who), {"type": "start_session"})
+
+
+def test_a_scene_the_gm_names_says_its_name_in_the_log_and_on_the_table_page(table):
+    from django.test import Client
+
+    from campaign.audit import describe
+    from campaign.log import serialize_event
+
+    table.command(table.gm, {"type": "start_session"})
+    named = table.command(table.gm, {"type": "start_scene", "name": "  The elk hunt "}).events[0]
+    assert named.payload == {"scene": 1, "name": "The elk hunt"}
+    assert describe(serialize_event(named)) == "started scene 1: “The elk hunt”"
+    client = Client()
+    client.force_login(table.alice)
+    page = client.get(f"/campaigns/{table.campaign.slug}/", secure=True).content.decode()
+    assert "Session 1, scene 1: The elk hunt" in page and '"sceneName": "The elk hunt"' in page
+    table.command(table.gm, {"type": "end_scene"})
+    plain = table.command(table.gm, {"type": "start_scene", "name": ""}).events[0]
+    assert plain.payload == {"scene": 2} and describe(serialize_event(plain)) == "started scene 2"
+    page = client.get(f"/campaigns/{table.campaign.slug}/", secure=True).content.decode()
+    assert "Session 1, scene 2</span>" in page and '"sceneName": null' in page
+
+
+@pytest.mark.parametrize("name, why", [
+    ("x" * 81, "too long"), (7, "is required"), ("The\nford", "control characters"), ("\u202eford", "text-direction"),
+])
+def test_a_scene_name_that_is_not_a_name_is_refused_and_stores_nothing(table, name, why):
+    from campaign.actions import ActionError
+
+    table.command(table.gm, {"type": "start_session"})
+    head = Event.objects.filter(campaign=table.campaign).count()
+    with pytest.raises(ActionError, match=why):
+        table.command(table.gm, {"type": "start_scene", "name": name})
+    assert Event.objects.filter(campaign=table.campaign).count() == head

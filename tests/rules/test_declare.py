@@ -208,3 +208,13 @@ def test_a_declared_sheet_range_is_the_range_validate_sheet_refuses_outside(name
                 system.validate_sheet(_with(system.example_sheet, path, bad))
             assert refused.value.field.startswith(path.split(".")[0]), (path, refused.value.message)
     json.dumps(system_json(system)["sheet"])
+
+
+def test_an_optional_part_of_a_sentence_is_said_only_with_its_values():
+    from rules.declare import fill_description
+
+    line = "started scene {scene}[: “{name}”]"
+    assert fill_description(line, {"scene": 2, "name": "The ford"}) == "started scene 2: “The ford”"
+    assert fill_description(line, {"scene": 2}) == fill_description(line, {"scene": 2, "name": ""}) == "started scene 2"
+    # Filled once: a name that looks like a template is said as it is.
+    assert fill_description(line, {"scene": 3, "name": "{scene} [x]"}) == "started scene 3: “{scene} [x]”"
