@@ -58,8 +58,9 @@ def current_scene_name(campaign: Campaign) -> str | None:
     """The running scene's name, if the GM gave it one (its ``scene_started``, a public frame event)."""
     if campaign.current_scene is None:
         return None
-    return (Event.objects.filter(campaign=campaign, type="scene_started", payload__scene=campaign.current_scene)
+    name = (Event.objects.filter(campaign=campaign, type="scene_started", payload__scene=campaign.current_scene)
             .order_by("-seq").values_list("payload__name", flat=True).first())
+    return name if isinstance(name, str) else None  # an imported log's payload may hold anything
 
 
 def decide_end_scene(campaign: Campaign, action: dict) -> Draft:

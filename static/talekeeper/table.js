@@ -1083,7 +1083,7 @@ function afterEvent(ev, sheets) {
       break;
     case "session_started": session = p.session; scene = null; renderSession(); break;
     case "session_ended": session = null; scene = null; renderSession(); break;
-    case "scene_started": scene = p.scene; sceneName = p.name || null; renderSession(); break;
+    case "scene_started": scene = p.scene; sceneName = typeof p.name === "string" && p.name ? p.name : null; renderSession(); break;
     case "scene_ended": scene = null; sceneName = null; renderSession(); break;
   }
   // A sealed event names no character: a request its actor was asked for may be answered by it.
