@@ -4,17 +4,24 @@ One daphne and one Chromium per test module; every test gets a fresh database (t
 tests), fresh browser contexts (one per person at the table) and logs in through the real
 login form. A ``Seat`` is one person's browser tab at the table.
 
-Scripted dice: the daphne rolls what a test says, so rare paths (a critical, a failure Resolve
-can rescue, damage in a combat round) happen every run.
+Scripted dice, every one: the daphne rolls what a test says, so rare paths (a critical, a failure
+Resolve can rescue, damage in a combat round) happen every run, and no outcome is left to luck.
 
-* ``script_dice([3, 1, 2])``: the server's next rolls, in order, whoever rolls them; once they
-  are used up, real dice again. A test fails if a scripted face was never rolled.
+* ``script_dice([3, 1, 2])``: the next dice rolled, in order, whoever rolls them (the server, or the
+  test's own ``table.command`` in this process; a command given ``dice=ScriptedDice(...)`` rolls
+  those instead).
 * ``faces_for(system, state, action, wanted)``: the fewest, smallest faces that make the
   engine itself decide ``wanted(payload)``, for scripting an outcome without
   hand-computing dice (``wanted=lambda p: p["critical"]``).
+* ``strict_dice`` (every test): a die nobody scripted is refused, not rolled: the command fails
+  with ``unscripted_dice`` ("No scripted face left for a d6: ..."), and the test fails naming the
+  dice refused. It fails too if a scripted face was never rolled.
+* ``real_dice``: the one opt-in to real dice, for the tests of the fair-dice verification pages,
+  which recompute a finished session's dice from its revealed seed (what they check holds
+  whatever the seed gives).
 
-The seam is ``TEST_DICE_FILE`` (``campaign/dice.py``): a JSON list of faces the server pops,
-refused by ``campaign/settings.py`` unless DEBUG is on or the database is a test database.
+The seam is ``TEST_DICE_FILE`` (``campaign/dice.py`` ``QueuedDice``): a JSON script of faces the
+server pops, refused by ``campaign/settings.py`` unless DEBUG is on or the database is a test database.
 """
 
 from __future__ import annotations
@@ -68,10 +75,13 @@ expect.set_options(timeout=5000)
 
 @pytest.fixture(scope="module")
 def dice_file(tmp_path_factory) -> Path:
-    """The faces the server rolls next (empty: real dice)."""
+    """The dice script the server and the test's own commands read (``campaign.dice.QueuedDice``)."""
     path = tmp_path_factory.mktemp("dice") / "faces.json"
-    path.write_text("[]")
+    path.write_text(json.dumps(NO_SCRIPT))
     return path
+
+
+NO_SCRIPT = {"faces": []}  # no face scripted, and no real dice: a die is refused
 
 
 @pytest.fixture(scope="module")
@@ -83,28 +93,57 @@ def server(django_db_setup, dice_file):
         yield f"http://{base}"
 
 
-def _update_faces(path: Path, change) -> list[int]:
-    """Apply ``change`` to the queued faces under the lock the server takes too; return the old list."""
+def _update_script(path: Path, change) -> dict:
+    """Apply ``change`` to the dice script under the lock the server takes too; return the old script."""
     with open(path, "r+") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
-        faces = json.loads(f.read() or "[]")
+        script = json.loads(f.read())
         f.seek(0)
         f.truncate()
-        f.write(json.dumps(change(faces)))
-    return faces
+        f.write(json.dumps(change(script)))
+    return script
+
+
+@pytest.fixture(autouse=True)
+def strict_dice(dice_file, settings):
+    """Every die of a browser test is scripted: the test's own commands (``table.command``, run in
+    this process) read the server's script too, and a die nobody scripted is refused, not rolled.
+    The test then fails, naming the dice refused; and it fails if a scripted face was never rolled."""
+    settings.TEST_DICE_FILE = str(dice_file)
+    _update_script(dice_file, lambda script: NO_SCRIPT)
+    yield
+    script = _update_script(dice_file, lambda script: NO_SCRIPT)
+    if script.get("refused"):
+        pytest.fail(f"dice nobody scripted were refused ({', '.join(script['refused'])}): script them with "
+                    "script_dice([...]) or faces_for(...)", pytrace=False)
+    assert not script["faces"], f"scripted faces never rolled: {script['faces']}"
 
 
 @pytest.fixture
 def script_dice(server, dice_file):
-    """``script_dice([6, 2, 5])``: the server's next rolls, in order (then real dice again)."""
+    """``script_dice([6, 2, 5])``: the next dice rolled, in order, whoever rolls them (the server or
+    the test's own commands); a die beyond them is refused (``strict_dice``)."""
 
     def script(faces):
         assert all(isinstance(face, int) and face >= 1 for face in faces), faces
-        _update_faces(dice_file, lambda queued: queued + list(faces))
+        _update_script(dice_file, lambda script: {**script, "faces": script["faces"] + list(faces)})
 
-    yield script
-    unused = _update_faces(dice_file, lambda queued: [])
-    assert not unused, f"scripted faces never rolled: {unused}"
+    return script
+
+
+@pytest.fixture
+def real_dice(dice_file):
+    """Dice nobody scripted are rolled, not refused: a running session's come from its committed
+    seed (``campaign.fairdice``), as in play. Only for a test that checks those very dice: the
+    fair-dice verification pages (the table's *Verify the log and the dice*, the audit's *Verify
+    dice*) recompute every die of a finished session from its revealed seed, and a scripted face
+    is not the one the seed gives."""
+    _update_script(dice_file, lambda script: {**script, "real": True})
+
+
+def take_refused(dice_file: Path) -> list[str]:
+    """The dice refused so far (``["d6", ...]``), taken out: for a test that expects a refusal."""
+    return _update_script(dice_file, lambda script: {**script, "refused": []}).get("refused", [])
 
 
 def faces_for(system: str, state: dict, action: dict, wanted, sides: int = 6, most: int = 5) -> list[int]:

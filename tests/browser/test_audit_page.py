@@ -16,7 +16,7 @@ from tests.campaign.test_audit import play
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_the_gm_audits_an_evening(table_of, seats):
+def test_the_gm_audits_an_evening(table_of, seats, real_dice):
     table = table_of("tote")
     off_the_loop(play, table)
     campaign = table.campaign
@@ -111,9 +111,10 @@ def test_the_gm_audits_an_evening(table_of, seats):
         page.screenshot(path=str(SCREENSHOTS / "audit.png"), full_page=True)
 
 
-def test_the_gm_awards_the_evening_from_the_advancement_page(table_of, seats):
+def test_the_gm_awards_the_evening_from_the_advancement_page(table_of, seats, script_dice):
     """Real Chromium, a real daphne, the form's CSRF token and its answer: one click, two awards."""
     table = table_of("tote")
+    script_dice([3] * 3 + [7] * 7 * 2 + [5] * 2)  # play's second session: 3d6+1, two 7d13kh6, 2d10
     off_the_loop(play, table)
     gm, alice = seats("gm", "alice")
     page = gm.page

@@ -20,6 +20,7 @@ from campaign.checkpoints import public_key_b64, signature_ok
 from campaign.fairdice import derive_face, derive_nonce
 from campaign.log import canonical_json
 from campaign.models import GENESIS_HASH, Event
+from rules import ScriptedDice
 from tests.browser.conftest import SLUG, off_the_loop
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -44,7 +45,8 @@ def reload_with_stored_head(seat, head: dict):
 
 def test_the_table_keeps_the_verified_head_and_sounds_the_alarm_when_the_log_does_not_extend_it(table_of, seats):
     table = table_of("tote")
-    table.command(table.alice, {"type": "roll", "notation": "2d6"})  # outside a session: not verifiable
+    table.command(table.alice, {"type": "roll", "notation": "2d6"},
+                  dice=ScriptedDice([2, 3]))  # outside a session: not verifiable
     alice = seats("alice")
     head = newest(table)
     alarm = alice.page.locator("#chain-alarm")
@@ -166,7 +168,8 @@ def test_the_pages_jcs_and_sha256_agree_with_the_servers_python(table_of, seats)
 def test_the_table_checks_the_log_without_webcrypto(table_of, seats):
     """A plain-http LAN origin has no crypto.subtle: the vendored SHA-256 does the same work."""
     table = table_of("tote")
-    table.command(table.alice, {"type": "roll", "notation": "2d6", "visibility": "secret"})  # sealed from bob
+    table.command(table.alice, {"type": "roll", "notation": "2d6", "visibility": "secret"},
+                  dice=ScriptedDice([2, 3]))  # sealed from bob
     bob = seats("bob")
     bob.context.add_init_script("Object.defineProperty(Crypto.prototype, 'subtle', { get: () => undefined })")
     bob.page.evaluate("localStorage.clear()")
@@ -200,7 +203,8 @@ def rehash(events: list[dict], campaign_id: int, start: int) -> None:
 def test_the_table_catches_a_forged_reveal(table_of, seats):
     table = table_of("tote")
     table.command(table.gm, {"type": "start_session"})
-    hidden = table.command(table.gm, {"type": "roll", "notation": "2d20", "visibility": "gm"}).events[0].seq
+    hidden = table.command(table.gm, {"type": "roll", "notation": "2d20", "visibility": "gm"},
+                           dice=ScriptedDice([11, 17])).events[0].seq
     alice = seats("alice")
     expect(alice.event(hidden)).to_contain_text("sealed: ")
 
@@ -230,7 +234,7 @@ def test_the_table_catches_a_forged_reveal(table_of, seats):
         f"Forged reveal: the body revealed in #{reveal} is not the one #{hidden} was sealed with")
 
 
-def test_the_verification_page_passes_a_finished_session_and_names_a_tampered_seq(table_of, seats):
+def test_the_verification_page_passes_a_finished_session_and_names_a_tampered_seq(table_of, seats, real_dice):
     table = table_of("tote")
     table.command(table.gm, {"type": "start_session"})
     table.command(table.alice, {"type": "roll", "notation": "3d6"})
@@ -277,7 +281,7 @@ def test_the_verification_page_passes_a_finished_session_and_names_a_tampered_se
     expect(page.locator(f"#verify-problems li[data-seq='{rolled}']")).to_contain_text("the seed gives")
 
 
-def test_the_verification_page_counts_one_in_the_singular(table_of, seats):
+def test_the_verification_page_counts_one_in_the_singular(table_of, seats, real_dice):
     """It said "1 dice match their sessions' revealed seeds" (and "1 reveals checked against the rolls they unseal")."""
     table = table_of("tote")
     table.command(table.gm, {"type": "start_session"})
@@ -329,7 +333,8 @@ def test_an_old_format_1_log_still_verifies_in_the_browser(table_of, seats, monk
     table = table_of("tote")
     hero = table.create_character(table.alice, "Ayasha", get_system("tote").example_sheet)
     for target in (2, 12):  # odds of exactly 1.0 and small floats: Python writes them its own way
-        table.command(table.alice, {"type": "skill_test", "skill": "Strike", "target": target, "character": hero.id})
+        table.command(table.alice, {"type": "skill_test", "skill": "Strike", "target": target, "character": hero.id},
+                      dice=ScriptedDice([2, 4, 5]))
     events = list(Event.objects.filter(campaign=table.campaign).order_by("seq"))
     assert {e.format for e in events} == {1}
     assert any(":1.0" in canonical_json(e.payload).decode() for e in events)
@@ -345,8 +350,8 @@ def test_earlier_events_paged_in_are_checked_too(table_of, seats):
     from tests.conftest import Table
 
     table = table_of("tote")
-    off_the_loop(lambda: [Table.command(table, table.bob, {"type": "roll", "notation": "1d20", "label": f"roll {i}"})
-                          for i in range(205)])
+    off_the_loop(lambda: [Table.command(table, table.bob, {"type": "roll", "notation": "1d20", "label": f"roll {i}"},
+                                        dice=ScriptedDice([i % 20 + 1])) for i in range(205)])
     alice = seats("alice")
     target = alice.seqs()[0] - 1  # the page starts with the newest 200; this one comes on demand
 

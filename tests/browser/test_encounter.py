@@ -75,7 +75,9 @@ def test_an_encounter_with_turns_reaches_every_page_and_brings_your_controls_for
     expect(bob.page.locator("#end-turn")).to_be_hidden()
     expect(bob.page.locator("#hero-panel")).not_to_have_class("panel hero-panel my-turn")
     script_dice([6])
+    seq = head_seq(table) + 1
     alice.roll("1d6", label="knife")
+    expect(alice.event(seq)).to_contain_text("= 6")
     alice.page.get_by_role("button", name="End my turn").click()
 
     # Tor's turn, then a new round with the bandit.

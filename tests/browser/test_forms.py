@@ -35,7 +35,7 @@ def test_limits_are_checked_as_the_player_types(table_of, seats, script_dice):
     script_dice([3, 3, 4])
     seq = head_seq(table) + 1
     alice.submit()
-    expect(alice.event(seq)).to_contain_text("Strike")
+    expect(alice.event(seq)).to_contain_text("Strike 2 vs T10: 3 + 4 = 7")
 
 
 def test_a_new_character_is_made_with_a_form(table_of, seats):

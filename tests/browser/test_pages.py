@@ -92,7 +92,7 @@ def pages_of(table, base):
 
 
 @pytest.mark.parametrize("width", sorted(WIDTHS))
-def test_every_page_passes_axe_and_fits_the_width(table_of, browser, server, monkeypatch, width):
+def test_every_page_passes_axe_and_fits_the_width(table_of, browser, server, monkeypatch, real_dice, width):
     table = seeded_evening(table_of("tote"), monkeypatch)
     viewport = WIDTHS[width]
     problems = {}

@@ -118,7 +118,8 @@ def test_tote_at_the_table(table_of, seats, script_dice):
     alice.start("effect_test")
     composer(alice).get_by_label("What for").fill("damage")
     expect(composer(alice).locator(".odds-text")).to_contain_text("average 7.0")
-    act(alice, table, alice.submit, "damage: effect test 2d6")
+    script_dice([6, 3])
+    act(alice, table, alice.submit, "damage: effect test 2d6 = 9")
 
     # Injuries from the GM block skill dice; Resolve granted back.
     gm.start("mark_injury")
@@ -225,13 +226,17 @@ def test_tale_at_the_table(table_of, seats, script_dice):
     action = {"type": "straight_roll", "skill": "Ride", "target": 14}
     expect(composer(alice).locator(".odds-text")).to_have_text(
         expected_odds("tale", state_of(table, "Autopet"), action, [("success", "success")]))
-    act(alice, table, alice.submit, "Ride 8D")
+    script_dice(dice_for(table, "tale", "Autopet", action, 2).remaining)  # 8D of 2s: 16, over 14
+    seq = act(alice, table, alice.submit, "Ride 8D")
+    assert (payload(table, seq)["total"], payload(table, seq)["success"]) == (16, True)
 
     # Against rolled challenge dice (a "hard" 7D).
     alice.start("roll:Jump")
     composer(alice).get_by_label("Against").select_option("dice")
     composer(alice).get_by_label("Challenge dice").select_option("7")
     expect(composer(alice).locator(".odds-text")).to_contain_text("% success")
+    jump = {"type": "straight_roll", "skill": "Jump", "vs_pool": 7}
+    script_dice(dice_for(table, "tale", "Autopet", jump, 3).remaining)  # her 8D and their 7D
     act(alice, table, alice.submit, "vs 7D")
 
     # An iterated contest, round by round from the log, held to its limit of three rounds
@@ -305,8 +310,10 @@ def test_mdt_at_the_table(table_of, seats, script_dice):
                          [("success", "success"), ("exceptional", "exceptional"), ("dramatic_failure", "dramatic failure")])
     assert want == "81.3% success, 7.3% exceptional, 3.1% dramatic failure"
     expect(composer(alice).locator(".odds-text")).to_have_text(want)
+    script_dice([7, 8, 9, 1, 2, 3])  # 1 + Presence 3 + Ocultismo 2 d10s: three successes, no 10 to roll again
     seq = act(alice, table, alice.submit, "Presence 3 + Ocultismo 2")
     expect(gm.event(seq).locator(".die")).to_have_count(6)
+    expect(gm.event(seq)).to_contain_text("Success")
 
     # The GM starts a race; Alice rolls its rounds from the log until someone wins.
     gm.tab("Helena")
@@ -327,8 +334,13 @@ def test_mdt_at_the_table(table_of, seats, script_dice):
     composer(gm).get_by_label("Project", exact=True).fill("Restore the tome")
     composer(gm).get_by_label("Successes needed").fill("20")
     act(alice, table, gm.submit, "project started: Restore the tome")
+    roll = {"type": "project_roll", "project": "Restore the tome"}
+    faces = dice_for(table, "mdt", "Helena", roll, 7).remaining  # a success on every die
+    script_dice(faces * 2)
     seq = act(alice, table, lambda: (alice.start("project:Restore the tome"), alice.submit()), "Restore the tome, roll 1")
-    act(alice, table, alice.event(seq).get_by_role("button", name=re.compile("^Roll for Restore the tome")).click, "roll 2")
+    again = alice.event(seq).get_by_role("button", name=re.compile("^Roll for Restore the tome"))
+    seq = act(alice, table, again.click, "roll 2")
+    assert payload(table, seq)["progress"] == 2 * len(faces)
     expect(alice.page.locator("#sheet progress")).to_have_count(1)
     gm.start("say_yes")
     composer(gm).get_by_label("Goal").fill("the door is unlocked")

@@ -14,7 +14,8 @@ from playwright.sync_api import expect
 
 from campaign.models import ApiToken, Event
 from rules import ScriptedDice, get_system
-from tests.browser.conftest import api_command, head_seq, off_the_loop
+from campaign.dice import Unscripted
+from tests.browser.conftest import api_command, faces_for, head_seq, off_the_loop, take_refused
 from tests.conftest import Table
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -37,7 +38,7 @@ def wait_all(seats, selector: str):
         expect(seat.page.locator(selector)).to_be_attached()
 
 
-def test_a_roll_reaches_every_page_live(table_of, seats):
+def test_a_roll_reaches_every_page_live(table_of, seats, script_dice):
     table = table_of("tote")
     hero = table.create_character(table.alice, "Ayasha", get_system("tote").example_sheet)
     table.create_character(table.bob, "Tawa", get_system("tote").example_sheet)
@@ -50,12 +51,14 @@ def test_a_roll_reaches_every_page_live(table_of, seats):
 
     # A dice roll typed by Alice reaches Bob and the GM, live.
     seq = head_seq(table) + 1
+    script_dice([2, 5, 6])
     alice.roll("3d6+1", label="climbing")
     wait_all([bob, gm, alice], f"#seq-{seq}")
     for seat in (gm, bob):
         line = seat.event(seq)
         expect(line).to_contain_text("rolled 3d6+1")
         expect(line.locator(".die")).to_have_count(3)
+        expect(line).to_contain_text("= 14")
 
     # A skill test from the sheet: one click opens it, the exact odds show before the roll.
     alice.tab("Ayasha")
@@ -66,22 +69,44 @@ def test_a_roll_reaches_every_page_live(table_of, seats):
                          [("success", "success"), ("critical", "critical")])
     expect(alice.page.locator("#composer .odds-text")).to_have_text(want)
     seq = head_seq(table) + 1
+    script_dice(faces_for("tote", state, {"type": "skill_test", "skill": "Strike", "target": 9},
+                          lambda p: p["success"] and p["total"] == 9))
     alice.submit()
     wait_all([bob, gm], f"#seq-{seq}")
     expect(bob.event(seq)).to_contain_text("Strike 2 vs T9")
+    expect(bob.event(seq)).to_contain_text("= 9")
+    expect(bob.event(seq)).to_contain_text("Success")
     expect(bob.event(seq).locator(".die.paragon")).to_have_count(1)
     expect(bob.event(seq)).to_contain_text("had ")
 
 
-def test_a_gm_only_roll_shows_its_dice_to_the_gm_alone(table_of, seats):
+def test_a_die_nobody_scripted_is_refused_not_rolled(table_of, seats, dice_file):
+    """The browser suite rolls no real dice (tests/browser/conftest.py ``strict_dice``): a die its test
+    did not script is refused, for the page and for the test's own commands alike, nothing is
+    stored, and the test is told which dice it did not script."""
+    table = table_of("wyrm")
+    alice = seats("alice")
+    start = head_seq(table)
+    alice.roll("2d6")
+    expect(alice.page.locator("#roll-error")).to_have_text(
+        re.compile(r"^No scripted face left for a d6: this test server rolls only the dice its test scripts"))
+    with pytest.raises(Unscripted, match="No scripted face left for a d20"):
+        table.command(table.bob, {"type": "roll", "notation": "1d20"})
+    assert head_seq(table) == start
+    assert take_refused(dice_file) == ["d6", "d20"]  # what strict_dice would fail this test for
+
+
+def test_a_gm_only_roll_shows_its_dice_to_the_gm_alone(table_of, seats, script_dice):
     table = table_of("wyrm")
     table.create_character(table.alice, "Mira", get_system("wyrm").example_sheet)
     gm, alice, bob = seats("gm", "alice", "bob")
 
     seq = head_seq(table) + 1
+    script_dice([1, 2, 3, 5])
     gm.roll("4d6", visibility="gm", label="the ambush")
     wait_all([gm, alice, bob], f"#seq-{seq}")
     expect(gm.event(seq).locator(".die")).to_have_count(4)
+    expect(gm.event(seq)).to_contain_text("= 11")
     expect(gm.event(seq)).to_contain_text("the ambush")
     expect(gm.event(seq)).to_contain_text("GM only")
     for seat in (alice, bob):
@@ -98,10 +123,12 @@ def test_a_gm_only_roll_shows_its_dice_to_the_gm_alone(table_of, seats):
 
     # A roll only Alice and the GM may see.
     seq2 = seq + 1
+    script_dice([7, 9])
     alice.roll("2d10", visibility="secret")
     wait_all([alice, gm, bob], f"#seq-{seq2}")
-    expect(alice.event(seq2).locator(".die")).to_have_count(2)
-    expect(gm.event(seq2).locator(".die")).to_have_count(2)
+    for seat in (alice, gm):
+        expect(seat.event(seq2).locator(".die")).to_have_count(2)
+        expect(seat.event(seq2)).to_contain_text("= 16")
     expect(bob.event(seq2)).to_contain_text("did something in secret")
 
     # The GM reveals the ambush: the players' log line updates in place, dice and all.
@@ -110,6 +137,7 @@ def test_a_gm_only_roll_shows_its_dice_to_the_gm_alone(table_of, seats):
     wait_all([alice, bob], f"#seq-{seq + 2}")
     for seat in (alice, bob):
         expect(seat.event(seq).locator(".die")).to_have_count(4)
+        expect(seat.event(seq)).to_contain_text("= 11")
         expect(seat.event(seq)).to_contain_text("the ambush")
         expect(seat.event(seq)).to_contain_text("revealed")
         expect(seat.event(seq + 2)).to_contain_text(f"revealed #{seq}")
@@ -150,12 +178,13 @@ def test_a_voided_roll_revealed_while_the_page_is_open_reads_voided_at_once(tabl
     expect(bob.event(seq)).to_contain_text("wrong table")
 
 
-def test_a_reload_keeps_the_log(table_of, seats):
+def test_a_reload_keeps_the_log(table_of, seats, script_dice):
     table = table_of("mdt")
     table.create_character(table.alice, "Helena", get_system("mdt").example_sheet)
     alice = seats("alice")
-    for notation in ("1d10", "2d10", "3d10"):
+    for notation, faces in (("1d10", [1]), ("2d10", [2, 3]), ("3d10", [4, 5, 6])):
         seq = head_seq(table) + 1
+        script_dice(faces)
         alice.roll(notation)
         expect(alice.event(seq)).to_be_attached()
     before = alice.seqs()
@@ -163,13 +192,14 @@ def test_a_reload_keeps_the_log(table_of, seats):
     alice.wait_live()
     assert alice.seqs() == before == list(range(1, head_seq(table) + 1))
     expect(alice.event(before[-1])).to_contain_text("rolled 3d10")
+    expect(alice.event(before[-1])).to_contain_text("= 15")
     expect(alice.page.get_by_role("tab", name="Helena")).to_be_visible()
 
 
-def test_a_long_log_loads_the_recent_200_and_pages_back_on_demand(table_of, seats):
+def test_a_long_log_loads_the_recent_200_and_pages_back_on_demand(table_of, seats, script_dice):
     table = table_of("tote")
-    off_the_loop(lambda: [Table.command(table, table.bob, {"type": "roll", "notation": "1d20", "label": f"roll {i}"})
-                          for i in range(240)])
+    off_the_loop(lambda: [Table.command(table, table.bob, {"type": "roll", "notation": "1d20", "label": f"roll {i}"},
+                                        dice=ScriptedDice([i % 20 + 1])) for i in range(240)])
     head = head_seq(table)
     alice = seats("alice")  # login + the page + 200 events, live
     assert alice.seqs() == list(range(head - 199, head + 1))
@@ -179,12 +209,13 @@ def test_a_long_log_loads_the_recent_200_and_pages_back_on_demand(table_of, seat
     assert alice.seqs() == list(range(1, head + 1))
     expect(older).to_be_hidden()
     # New events still arrive at the bottom, once.
+    script_dice([6, 6])
     alice.roll("2d6")
-    expect(alice.event(head + 1)).to_be_attached()
+    expect(alice.event(head + 1)).to_contain_text("= 12")
     assert alice.seqs() == list(range(1, head + 2))
 
 
-def test_a_dropped_socket_reconnects_and_catches_up_without_duplicates(table_of, seats, server):
+def test_a_dropped_socket_reconnects_and_catches_up_without_duplicates(table_of, seats, server, script_dice):
     table = table_of("tale")
     table.create_character(table.alice, "Autopet", get_system("tale").example_sheet)
     token = ApiToken.objects.create(user=table.alice).key
@@ -195,6 +226,7 @@ def test_a_dropped_socket_reconnects_and_catches_up_without_duplicates(table_of,
     bob.go_offline()
     expect(bob.page.locator("#conn")).to_have_attribute("data-state", "offline")
     expect(bob.page.get_by_role("button", name="Reconnect now")).to_be_visible()
+    script_dice([1] + [2, 3] + [4, 5, 6])  # 1d6, 2d6, 3d6
     for i in range(3):
         api_command(server, token, {"type": "roll", "notation": f"{i + 1}d6"}, f"offline-{i}")
     expect(alice.event(start + 3)).to_be_attached()
@@ -203,10 +235,11 @@ def test_a_dropped_socket_reconnects_and_catches_up_without_duplicates(table_of,
     # Back online: the page reconnects by itself and shows each missed event once.
     bob.go_online()
     bob.wait_live()
-    expect(bob.event(start + 3)).to_be_attached()
+    expect(bob.event(start + 3)).to_contain_text("= 15")
     assert bob.seqs() == list(range(1, start + 4))
 
     # Drops while rolls are flying (some delivered twice by the server's catch-up, at most).
+    script_dice([4] * (1 + 2 + 3 + 4))  # 1d4 .. 4d4: the page sends each once it has the last one's answer
     for i in range(4):
         alice.roll(f"{i + 1}d4")
         if i % 2 == 0:
@@ -215,8 +248,9 @@ def test_a_dropped_socket_reconnects_and_catches_up_without_duplicates(table_of,
     bob.wait_live()
     # One more roll: the socket delivers in order, so once it shows, every catch-up delivery
     # before it (a duplicate included) has been handled.
+    script_dice([2])
     alice.roll("1d2")
-    expect(bob.event(start + 8)).to_be_attached()
+    expect(bob.event(start + 8)).to_contain_text("= 2")
     assert bob.seqs() == list(range(1, start + 9))
     assert len(bob.page.locator("#log > li").all()) == start + 8
 
@@ -302,7 +336,7 @@ def losing_the_first_ack(lost: list[dict]):
     return from_server
 
 
-def test_a_roll_whose_outcome_is_in_doubt_is_resent_with_its_id_and_stored_once(table_of, seats):
+def test_a_roll_whose_outcome_is_in_doubt_is_resent_with_its_id_and_stored_once(table_of, seats, script_dice):
     """The server stored the roll but the page heard ``outcome_unknown`` (its database connection
     died at COMMIT: tests/faults/test_doubled_roll.py): the page sends the same command id again,
     gets the stored roll back, and never asks the player to roll again."""
@@ -320,18 +354,19 @@ def test_a_roll_whose_outcome_is_in_doubt_is_resent_with_its_id_and_stored_once(
     alice.page.evaluate("window.talekeeperTable.drop()")  # the next socket goes through the route
     alice.wait_live()
     start = head_seq(table)
+    script_dice([1, 2, 4])  # rolled once: a resend of its id gets the stored roll
     alice.roll("3d6")
     expect(alice.page.locator("#notice")).to_contain_text("Checking whether that was stored")
     expect(alice.page.locator("#notice")).to_have_text("")  # the resend's ack: the stored roll
     assert len(sent) == 2 and sent[0] == sent[1], sent
     assert lost and lost[0]["seq"] == start + 1
-    expect(alice.event(start + 1)).to_be_attached()
+    expect(alice.event(start + 1)).to_contain_text("= 7")
     assert head_seq(table) == start + 1
     assert Event.objects.filter(campaign=table.campaign, command__client_id=sent[0]).count() == 1
     assert alice.seqs() == list(range(1, start + 2))
 
 
-def test_a_roll_told_the_table_is_busy_is_sent_again_with_its_id_and_stored_once(table_of, seats):
+def test_a_roll_told_the_table_is_busy_is_sent_again_with_its_id_and_stored_once(table_of, seats, script_dice):
     """The server answered ``table_busy`` (the table's lock was held longer than it waits:
     tests/faults/test_busy_table.py; nothing was stored): the page says the table is busy, sends
     the same command id again and shows the roll, without asking the player to roll again."""
@@ -353,11 +388,12 @@ def test_a_roll_told_the_table_is_busy_is_sent_again_with_its_id_and_stored_once
     alice.page.evaluate("window.talekeeperTable.drop()")  # the next socket goes through the route
     alice.wait_live()
     start = head_seq(table)
+    script_dice([1, 2, 4])  # rolled once: a resend of its id gets the stored roll
     alice.roll("3d6")
     expect(alice.page.locator("#notice")).to_contain_text("The table is busy")
     expect(alice.page.locator("#notice")).to_have_text("")  # the resend's ack
     assert len(sent) == 2 and sent[0] == sent[1], sent
-    expect(alice.event(start + 1)).to_be_attached()
+    expect(alice.event(start + 1)).to_contain_text("= 7")
     assert head_seq(table) == start + 1
     assert Event.objects.filter(campaign=table.campaign, command__client_id=sent[0]).count() == 1
 
@@ -400,9 +436,9 @@ def test_a_voided_event_is_struck_through_and_the_sheet_changes_back(table_of, s
     expect(alice.event(seq)).to_contain_text("wrong hero")
 
 
-def test_the_gm_asks_for_a_roll_and_the_player_rolls_now(table_of, seats):
+def test_the_gm_asks_for_a_roll_and_the_player_rolls_now(table_of, seats, script_dice):
     table = table_of("tote")
-    table.create_character(table.alice, "Ayasha", get_system("tote").example_sheet)
+    hero = table.create_character(table.alice, "Ayasha", get_system("tote").example_sheet)
     gm, alice = seats("gm", "alice")
     gm.tab("Ayasha")
     form = gm.start("skill:Hunt")
@@ -416,8 +452,11 @@ def test_the_gm_asks_for_a_roll_and_the_player_rolls_now(table_of, seats):
     expect(alice.event(seq)).to_contain_text("track the elk")
     expect(alice.event(seq).locator(".odds-inline")).to_contain_text("% success")
     expect(gm.event(seq)).to_contain_text("waiting for alice")
+    script_dice(faces_for("tote", hero.projection.state, {"type": "skill_test", "skill": "Hunt", "target": 8},
+                          lambda p: not p["success"]))
     alice.page.keyboard.press("n")  # the shortcut for the newest "Roll now"
     expect(alice.event(seq + 1)).to_contain_text("Hunt 2 vs T8")
+    expect(alice.event(seq + 1)).to_contain_text("Failure")
     expect(alice.event(seq)).to_contain_text(f"answered in #{seq + 1}")
     expect(gm.event(seq)).to_contain_text(f"answered in #{seq + 1}")
 
@@ -466,9 +505,9 @@ def test_members_and_characters_are_added_from_the_page(table_of, seats, django_
     expect(alice.page.locator("#sheet button[data-action]")).to_have_count(0)
 
 
-def test_the_page_is_usable_by_keyboard_at_phone_width(table_of, seats):
+def test_the_page_is_usable_by_keyboard_at_phone_width(table_of, seats, script_dice):
     table = table_of("mdt")
-    table.create_character(table.alice, "Helena", get_system("mdt").example_sheet)
+    helena = table.create_character(table.alice, "Helena", get_system("mdt").example_sheet)
     alice = seats("alice", viewport={"width": 390, "height": 844})
     page = alice.page
     # Nothing overflows sideways at 390px.
@@ -478,8 +517,11 @@ def test_the_page_is_usable_by_keyboard_at_phone_width(table_of, seats):
     expect(page.locator("#composer")).to_be_visible()
     expect(page.locator("#composer .odds-text")).to_contain_text("% success")
     seq = head_seq(table) + 1
+    script_dice(faces_for("mdt", helena.projection.state, {"type": "test", "attribute": "intelligence"},
+                          lambda p: p["outcome"] == "success", sides=10))
     page.keyboard.press("Enter")
     expect(alice.event(seq)).to_contain_text("Intelligence 2")
+    expect(alice.event(seq)).to_contain_text("Success")
     expect(page.locator("#composer")).to_be_hidden()
     assert page.evaluate("document.activeElement.dataset.action") == "test:intelligence"
     # Escape closes a form; "/" goes to the dice box.
@@ -538,7 +580,7 @@ def test_a_gm_decision_a_player_reads_says_so_to_its_readers_and_is_gm_only_to_t
     expect(bob.event(spent.seq).locator(".badge.vis")).to_have_text("GM only")
 
 
-def test_a_resend_after_a_doubt_that_is_told_nothing_was_stored_stays_in_doubt(table_of, seats):
+def test_a_resend_after_a_doubt_that_is_told_nothing_was_stored_stays_in_doubt(table_of, seats, script_dice):
     """A review's find: the roll was stored, but the page heard ``outcome_unknown``; its resend then
     met an answer that says "nothing was stored" (``database_unavailable``: the database still away;
     ``table_busy`` the same way). That answer speaks of the resend only, not of the first try, so the
@@ -563,12 +605,13 @@ def test_a_resend_after_a_doubt_that_is_told_nothing_was_stored_stays_in_doubt(t
     alice.page.evaluate("window.talekeeperTable.drop()")  # the next socket goes through the route
     alice.wait_live()
     start = head_seq(table)
+    script_dice([1, 2, 4])  # rolled once: a resend of its id gets the stored roll
     alice.roll("3d6")
     expect(alice.page.locator("#notice")).to_contain_text("Checking whether that was stored")
     expect(alice.page.locator("#notice")).to_have_text("")  # the third try's ack: the stored roll
     assert len(sent) == 3 and len(set(sent)) == 1, sent
     assert lost and lost[0]["seq"] == start + 1
-    expect(alice.event(start + 1)).to_be_attached()
+    expect(alice.event(start + 1)).to_contain_text("= 7")
     assert head_seq(table) == start + 1
     assert Event.objects.filter(campaign=table.campaign, command__client_id=sent[0]).count() == 1
 
@@ -582,7 +625,7 @@ def test_a_sealed_event_says_only_what_its_envelope_says(table_of, seats):
     seq = head_seq(table) + 1
     table.command(table.gm, {"type": "create_character", "npc": True, "name": "The Spy", "shown": "hidden",
                              "quick": {"template": "veteran"}})
-    table.command(table.gm, {"type": "roll", "notation": "1d6", "visibility": "gm"})
+    table.command(table.gm, {"type": "roll", "notation": "1d6", "visibility": "gm"}, dice=ScriptedDice([3]))
     table.command(table.alice, {"type": "post_message", "text": "psst", "to": ["gm"]})
     for at, who, what in ((seq, "gm", "did something in secret"), (seq + 1, "gm", "did something in secret"),
                           (seq + 2, "alice", "whispered to someone")):
@@ -617,7 +660,8 @@ def test_a_void_of_an_event_older_than_the_page_says_its_seq_then_its_words(tabl
     hero = table.create_character(table.alice, "Ayasha", get_system("tote").example_sheet)
     test = table.command(table.alice, {"type": "skill_test", "character": hero.id, "skill": "Hunt", "target": 8},
                          dice=ScriptedDice([3, 3, 3])).events[0].seq
-    off_the_loop(lambda: [Table.command(table, table.bob, {"type": "roll", "notation": "1d6"}) for _ in range(200)])
+    off_the_loop(lambda: [Table.command(table, table.bob, {"type": "roll", "notation": "1d6"},
+                                        dice=ScriptedDice([i % 6 + 1])) for i in range(200)])
     void = table.command(table.gm, {"type": "void", "seq": test, "reason": "wrong skill"}).events[0].seq
     bob = seats("bob")
     expect(bob.event(void).locator(".what")).to_have_text(f"voided #{test}")

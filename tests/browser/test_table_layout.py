@@ -74,7 +74,8 @@ def test_the_form_its_odds_and_the_result_stay_in_view(table_of, seats, script_d
     assert_in_view(button, viewport)
 
 
-def test_a_roll_request_waits_for_the_player_with_badge_sound_and_notification(table_of, seats, browser, server):
+def test_a_roll_request_waits_for_the_player_with_badge_sound_and_notification(table_of, seats, browser, server,
+                                                                                  script_dice):
     table = table_of("tote")
     hero = table.create_character(table.alice, "Ayasha", get_system("tote").example_sheet)
     alice = seats("alice")
@@ -107,9 +108,11 @@ def test_a_roll_request_waits_for_the_player_with_badge_sound_and_notification(t
         "The Torn Road: waiting for you | Ayasha: GM asks for a Hunt test vs T8"]
 
     # Answered from the list: it leaves the list and the title.
+    script_dice(faces_for("tote", hero.projection.state, wanted, lambda p: p["success"]))
     waiting.get_by_role("button", name="Roll now: a Hunt test vs T8").click()
     expect(waiting).to_be_hidden()
     expect(page).to_have_title(re.compile(r"^The Torn Road"))
+    expect(alice.event(asked + 1)).to_contain_text("Success")
     assert Event.objects.get(campaign=table.campaign, seq=asked + 1).payload["answers"] == asked
 
     # Another tab of the same browser remembers the choices; a page opened later does not
@@ -122,7 +125,7 @@ def test_a_roll_request_waits_for_the_player_with_badge_sound_and_notification(t
     assert again.evaluate("window.talekeeperTable.alertsPlayed") == 0
 
 
-def test_the_gm_approves_fate_from_the_waiting_list(table_of, seats):
+def test_the_gm_approves_fate_from_the_waiting_list(table_of, seats, script_dice):
     table = table_of("wyrm")
     hero = table.create_character(table.alice, "Brannoc", get_system("wyrm").example_sheet)
     table.command(table.alice, {"type": "check", "attribute": "rogue", "skills": ["Stealth"], "dl": 12,
@@ -133,6 +136,7 @@ def test_the_gm_approves_fate_from_the_waiting_list(table_of, seats):
     waiting = gm.page.locator("#waiting")
     expect(waiting).to_contain_text("Brannoc")
     expect(gm.page).to_have_title(re.compile(r"^\(1\) "))
+    script_dice([4])  # the reroll (a 6 would explode: one more die)
     waiting.get_by_role("button", name="Approve Brannoc's Fate request").click()
     expect(waiting).to_be_hidden()
     expect(gm.event(seq + 1)).to_be_visible()
@@ -142,8 +146,9 @@ def test_the_gm_approves_fate_from_the_waiting_list(table_of, seats):
 def test_the_gm_page_on_a_phone(table_of, seats):
     table = table_of("tote")
     table.create_character(table.alice, "Ayasha", get_system("tote").example_sheet)
-    public = table.command(table.alice, {"type": "roll", "notation": "2d6"}).events[0].seq
-    hidden = table.command(table.alice, {"type": "roll", "notation": "1d6", "visibility": "secret"}).events[0].seq
+    public = table.command(table.alice, {"type": "roll", "notation": "2d6"}, dice=ScriptedDice([3, 4])).events[0].seq
+    hidden = table.command(table.alice, {"type": "roll", "notation": "1d6", "visibility": "secret"},
+                           dice=ScriptedDice([5])).events[0].seq
     gm = seats("gm", viewport=PHONE)
     page = gm.page
     for element in (page.get_by_role("button", name="Start session"), page.get_by_role("button", name="End session"),

@@ -4,7 +4,7 @@ offered two ways of saying "only me"; log lines that read wrong; a greyed-out "E
 said nothing of why; lower-case attribute names in the new-character form; an advance offered
 that the points could not pay for.
 
-None of these depends on what the dice show: each asserts text, state or what was stored.
+None of these depends on what the dice show: each asserts text, state or what was stored, with scripted dice.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 from campaign.models import Event
-from rules import get_system
+from rules import ScriptedDice, get_system
 from tests.browser.conftest import head_seq, off_the_loop
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -25,7 +25,8 @@ def stored(table, seq):
 
 def test_a_reveal_asks_first_and_no_keeps_the_roll_hidden(table_of, seats):
     table = table_of("wyrm")
-    hidden = table.command(table.gm, {"type": "roll", "notation": "2d6", "visibility": "gm"}).events[0].seq
+    hidden = table.command(table.gm, {"type": "roll", "notation": "2d6", "visibility": "gm"},
+                           dice=ScriptedDice([1, 6])).events[0].seq
     gm = seats("gm")
     line = gm.event(hidden)
     reveal = line.get_by_role("button", name=f"Reveal event {hidden} to everyone")
@@ -76,7 +77,7 @@ def test_ending_the_encounter_asks_first_and_its_lines_read_as_said(table_of, se
     expect(end).to_be_visible()
 
 
-def test_the_dice_box_rolls_for_a_players_only_character_and_clears_the_label(table_of, seats):
+def test_the_dice_box_rolls_for_a_players_only_character_and_clears_the_label(table_of, seats, script_dice):
     table = table_of("wyrm")
     mira = table.create_character(table.alice, "Mira", get_system("wyrm").example_sheet)
     table.create_character(table.bob, "Tor", get_system("wyrm").example_sheet)
@@ -85,8 +86,10 @@ def test_the_dice_box_rolls_for_a_players_only_character_and_clears_the_label(ta
     expect(page.locator("#roll-character")).to_have_value(str(mira.id))
     expect(gm.page.locator("#roll-character")).to_have_value("")  # the GM's stays "NPC / no character"
     seq = head_seq(table) + 1
+    script_dice([5])
     alice.roll("1d6", visibility="secret", label="gm secret")
     expect(alice.event(seq)).to_contain_text("gm secret")
+    expect(alice.event(seq)).to_contain_text("= 5")
     expect(alice.event(seq).locator(".who")).to_have_text("Mira")
     # The label was that roll's; the notation is selected to be replaced, who sees the dice and "For" stay.
     expect(page.locator("#roll-label")).to_have_value("")

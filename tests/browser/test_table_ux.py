@@ -2,7 +2,7 @@
 a voided answer's "Roll now", Enter in the GM's request form, feedback while offline, and
 polish (English MdT names, grammar, UTC times, what the screen reader announces).
 
-None of these depends on what the dice show: each asserts text, state or layout only.
+None of these depends on what the dice show: each asserts text, state or layout, with scripted dice.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 
 from campaign.models import Event
 from rules import get_system
-from tests.browser.conftest import PHONE, head_seq
+from tests.browser.conftest import PHONE, faces_for, head_seq
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -23,13 +23,14 @@ def visibility(seat):
     return seat.page.locator("#composer").get_by_label("Who sees the dice")
 
 
-def test_who_sees_the_dice_is_remembered_per_kind_of_action(table_of, seats):
+def test_who_sees_the_dice_is_remembered_per_kind_of_action(table_of, seats, script_dice):
     table = table_of("mdt")
     table.create_character(table.alice, "Helena", get_system("mdt").example_sheet)
     alice = seats("alice")
     alice.start("test:intelligence")
     visibility(alice).select_option("gm")
     seq = head_seq(table) + 1
+    script_dice([1, 1, 1])  # Intelligence 2: 1 + 2 d10s
     alice.submit()
     expect(alice.event(seq)).to_contain_text("GM only")
     # Another kind of action starts from "Everyone" again...
@@ -41,20 +42,24 @@ def test_who_sees_the_dice_is_remembered_per_kind_of_action(table_of, seats):
     expect(visibility(alice)).to_have_value("gm")
 
 
-def test_a_voided_answer_brings_back_a_roll_now_that_works(table_of, seats):
+def test_a_voided_answer_brings_back_a_roll_now_that_works(table_of, seats, script_dice):
     table = table_of("tote")
     hero = table.create_character(table.alice, "Ayasha", get_system("tote").example_sheet)
     alice = seats("alice")
     wanted = {"type": "skill_test", "skill": "Hunt", "target": 8}
     asked = table.command(table.gm, {"type": "request_roll", "character": hero.id, "action": wanted}).events[0].seq
     roll_now = alice.event(asked).get_by_role("button", name="Roll now: a Hunt test vs T8")
+    script_dice(faces_for("tote", hero.projection.state, wanted, lambda p: not p["success"]))
     roll_now.click()
     expect(alice.event(asked)).to_contain_text(f"answered in #{asked + 1}")
+    expect(alice.event(asked + 1)).to_contain_text("Failure")
     table.command(table.gm, {"type": "void", "seq": asked + 1, "reason": "wrong skill"})
     expect(alice.event(asked + 1)).to_have_class(re.compile(r"\bvoided\b"))
     # The request is open again, on the page and on the server: the new answer is accepted.
+    script_dice(faces_for("tote", hero.projection.state, wanted, lambda p: p["success"]))
     roll_now.click()
     expect(alice.event(asked)).to_contain_text(f"answered in #{asked + 3}")
+    expect(alice.event(asked + 3)).to_contain_text("Success")
     assert Event.objects.get(campaign=table.campaign, seq=asked + 3).payload["answers"] == asked
     expect(alice.page.locator("#notice")).to_have_text("")
 
@@ -115,7 +120,7 @@ def test_offline_the_status_counts_down_stays_in_view_and_rolling_waits(table_of
     expect(action).to_be_enabled()
 
 
-def test_mdt_speaks_english_and_counts_right_in_utc(table_of, seats):
+def test_mdt_speaks_english_and_counts_right_in_utc(table_of, seats, script_dice):
     table = table_of("mdt")
     helena = table.create_character(table.alice, "Helena", get_system("mdt").example_sheet)
     table.command(table.gm, {"type": "award_points", "character": helena.id, "points": 1})
@@ -137,8 +142,10 @@ def test_mdt_speaks_english_and_counts_right_in_utc(table_of, seats):
     assert difficulty.locator("option").all_inner_texts() == ["Dramatic (1)", "Dangerous (2)", "Desperate (3)"]
     form.get_by_label("Modifier (dice)").fill("-2")
     seq = head_seq(table) + 1
+    script_dice([8])  # Intelligence 2 - 2: 1 die, and an 8 is one success
     alice.submit()
     expect(alice.event(seq)).to_contain_text("1 die vs Dramatic (1)")
+    expect(alice.event(seq)).to_contain_text("Success")
     expect(page.locator("#log-live")).to_contain_text("1 die vs Dramatic (1)")
     expect(page.locator("#log-live")).to_contain_text("Helena")
 
@@ -217,7 +224,7 @@ def test_a_button_held_down_stays_under_the_pointer_and_takes_its_click(table_of
 
 
 
-def test_after_a_roll_typing_replaces_the_notation_instead_of_adding_to_it(table_of, seats):
+def test_after_a_roll_typing_replaces_the_notation_instead_of_adding_to_it(table_of, seats, script_dice):
     """An evening's play-test, keyboard only: after "3d6 keyboard" + Enter the focus came back to
     the dice box with the cursor after the old text, so typing "1d4" + Enter rolled "3d6 keyboard1d4"
     (3d6 again, for everyone). The old notation is selected now: typing replaces it, Enter repeats it."""
@@ -225,11 +232,14 @@ def test_after_a_roll_typing_replaces_the_notation_instead_of_adding_to_it(table
     alice = seats("alice")
     page = alice.page
     seq = head_seq(table) + 1
+    script_dice([1, 2, 3, 4])  # 3d6, then 1d4
     page.locator("#notation").fill("3d6 keyboard")
     page.locator("#notation").press("Enter")
     expect(alice.event(seq)).to_contain_text("rolled 3d6")
+    expect(alice.event(seq)).to_contain_text("= 6")
     expect(page.locator("#notation")).to_be_focused()
     page.keyboard.type("1d4")
     page.keyboard.press("Enter")
     expect(alice.event(seq + 1)).to_contain_text("rolled 1d4")
+    expect(alice.event(seq + 1)).to_contain_text("= 4")
     assert not alice.errors

@@ -8,24 +8,33 @@ import sys
 
 import pytest
 
-from campaign.dice import QueuedDice
+from campaign.dice import QueuedDice, Unscripted
 from rules import ScriptedDice
 from tests.servers import ROOT
 
 
-def test_queued_faces_are_rolled_in_order_then_the_real_dice(tmp_path):
+def test_queued_faces_are_rolled_in_order_then_a_die_is_refused(tmp_path):
     path = tmp_path / "faces.json"
-    path.write_text(json.dumps([6, 1]))
-    dice = QueuedDice(str(path), then=ScriptedDice([4]))
-    assert [dice.roll(6), dice.roll(6), dice.roll(6)] == [6, 1, 4]
-    assert json.loads(path.read_text()) == []
+    path.write_text(json.dumps({"faces": [6, 1]}))
+    dice = QueuedDice(str(path), real=ScriptedDice([4]))
+    assert [dice.roll(6), dice.roll(6)] == [6, 1]
+    with pytest.raises(Unscripted, match="No scripted face left for a d20"):
+        dice.roll(20)  # not the real dice: the script never said so
+    assert json.loads(path.read_text()) == {"faces": [], "refused": ["d20"]}  # noted for the test to report
+
+
+def test_a_script_that_opts_in_rolls_the_real_dice_once_its_faces_are_used_up(tmp_path):
+    path = tmp_path / "faces.json"
+    path.write_text(json.dumps({"faces": [6], "real": True}))
+    dice = QueuedDice(str(path), real=ScriptedDice([4]))
+    assert [dice.roll(6), dice.roll(6)] == [6, 4]
 
 
 def test_a_face_not_on_the_die_fails_loudly(tmp_path):
     path = tmp_path / "faces.json"
-    path.write_text("[7]")
+    path.write_text(json.dumps({"faces": [7]}))
     with pytest.raises(ValueError, match="not on a d6"):
-        QueuedDice(str(path), then=ScriptedDice([])).roll(6)
+        QueuedDice(str(path), real=ScriptedDice([])).roll(6)
 
 
 def load_settings(**env) -> subprocess.CompletedProcess:

@@ -68,7 +68,7 @@ def test_concurrent_commands_from_two_processes_keep_one_order_without_gaps(tran
     keys = {u.username: ApiToken.objects.create(user=u).key for u in (table.gm, table.alice, table.bob)}
     faces = tmp_path / "faces.json"
     total = WRITERS * ROLLS_EACH + 2 * ROLLS_EACH
-    faces.write_text(json.dumps([4] * total))  # every roll is a 1d6
+    faces.write_text(json.dumps({"faces": [4] * total, "real": True}))  # every roll is a 1d6
     env = {"TABLE_HEARTBEAT_SECONDS": "3600", "TEST_DICE_FILE": str(faces)}
     start = Event.objects.filter(campaign=table.campaign).count()
     with daphne(redis_url=require_redis, **env) as a, daphne(redis_url=require_redis, **env) as b:
