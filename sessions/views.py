@@ -24,6 +24,7 @@ from campaign.openapi import declared
 from campaign.projections import visible_fold
 from campaign.sheets import character_entry
 from campaign.visibility import Viewer
+from rules.npc import TEMPLATES as QUICK_TEMPLATES
 
 RECENT_EVENTS = 200  # events the page shows on load; earlier ones on demand
 
@@ -91,6 +92,8 @@ def table(request, slug):
         "members": members,
         "invite_url": invite_url,
         "scene_name": scene_name,
+        # The GM's quick NPCs (create_character's "quick", rules/npc.py): a template, every trait at its rating.
+        "quick_npcs": [{"template": name, "rating": rating} for name, rating in QUICK_TEMPLATES.items()],
         "table_data": table_data,
         # A player without a character of their own starts with the "new character" form open.
         "needs_character": membership.role == "player" and not any(c.owner_id == request.user.id for c in characters),

@@ -1833,11 +1833,20 @@ function setUpCharacterForm(form) {
   }
 
   // What the players see is asked of the GM's own character only: an NPC (a player's is always seen).
+  // A quick NPC (the GM's own, "quick": rules/npc.py) needs no sheet: the fields and the JSON step aside.
+  const quick = () => (form.quick && form.owner?.value === me.username ? form.quick.value : "");
+  const advanced = form.querySelector("details.advanced");
+  const showQuick = () => {
+    fieldsEl.hidden = advanced.hidden = !!quick();
+    if (quick()) submitButton.disabled = false; else checkSheet();
+  };
   const showNpcField = () => {
     const field = document.getElementById("char-shown-field");
     if (field && form.owner) field.hidden = form.owner.value !== me.username;
+    showQuick();
   };
   form.owner?.addEventListener("change", showNpcField);
+  form.quick?.addEventListener("change", showQuick);
   charFormShown = showNpcField;
 
   writeJSON();
@@ -1861,6 +1870,7 @@ function setUpCharacterForm(form) {
     const action = { type: "create_character", name: form.name.value.trim(), sheet };
     if (form.owner && form.owner.value && form.owner.value !== me.username) action.owner = form.owner.value;
     else if (form.owner) Object.assign(action, { npc: true, shown: form.shown.value }); // the GM's own: an NPC
+    if (quick()) { delete action.sheet; action.quick = { template: quick() }; }
     pendingCreation = action.name;
     try {
       await sendCommand(action);

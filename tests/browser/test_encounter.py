@@ -250,3 +250,36 @@ def test_a_roll_for_everyone_kept_for_the_gm_says_why(table_of, seats, script_di
     gm.roll("1d6")
     expect(gm.event(seq + 1)).to_be_attached()
     expect(gm.page.locator("#notice")).to_have_text("")  # a roll for everyone that is: the note is gone
+
+
+def test_the_gm_makes_a_quick_npc_from_the_form_without_a_sheet(table_of, seats):
+    """A play-test's find: an opponent made in the evening meant typing a whole sheet. The form offers
+    the quick templates (create_character's ``quick``, rules/npc.py) for the GM's own NPC."""
+    from rules.npc import quick_sheet
+
+    table = table_of("wyrm")
+    gm = seats("gm")
+    gm.page.get_by_role("heading", name="New character").click()
+    form = gm.page.locator("#char-form")
+    quick = form.get_by_label("Sheet", exact=True)
+    assert quick.locator("option").all_inner_texts() == [
+        "Made here, with the fields below", "Quick minion: every trait 1", "Quick veteran: every trait 3",
+        "Quick boss: every trait 5"]
+    expect(form.locator("#char-fields")).to_be_visible()
+    quick.select_option("boss")
+    expect(form.locator("#char-fields")).to_be_hidden()
+    form.get_by_label("Player", exact=True).select_option("alice")  # a player's character: no quick sheet
+    expect(quick).to_be_hidden()
+    expect(form.locator("#char-fields")).to_be_visible()
+    form.get_by_label("Player", exact=True).select_option("gm")
+    expect(form.locator("#char-fields")).to_be_hidden()
+    assert gm.unlabelled() == []
+
+    form.get_by_label("Name").fill("Warlord")
+    form.get_by_role("button", name="Create character").click()
+    expect(gm.page.get_by_role("tab", name="Warlord")).to_have_attribute("aria-selected", "true")
+    expect(gm.page.locator("#sheet")).to_contain_text("Your NPC · Hidden from the players")
+    warlord = off_the_loop(lambda: Character.objects.get(name="Warlord"))
+    assert (warlord.npc, warlord.shown) == (True, "hidden")
+    created = off_the_loop(lambda: table.campaign.events.get(character=warlord, type="character_created"))
+    assert created.payload["sheet"]["attributes"] == quick_sheet("wyrm", {"template": "boss"})["attributes"]
