@@ -484,7 +484,10 @@ function describeCore(ev) {
         dice: rollDice(p),
         outcome: { label: `= ${p.total}${p.counts_successes ? (p.total === 1 ? " success" : " successes") : ""}`, tone: "total" },
       };
-    case "character_created": return { text: `created the character ${p.name} for ${p.owner}` };
+    case "character_created": { // as campaign/audit.py describe says it
+      const text = `created ${p.npc ? "the NPC" : "the character"} ${p.name} for ${p.owner}`;
+      return { text: p.limits_overridden ? `${text} (past the creation limits, by the GM)` : text };
+    }
     case "event_voided": { // the voided event in the log's words for it, when this page holds it (else its seq alone)
       const target = events.get(p.seq);
       const said = target ? textOf(describe(target).text) : "";
@@ -1871,12 +1874,14 @@ function setUpCharacterForm(form) {
     if (form.owner && form.owner.value && form.owner.value !== me.username) action.owner = form.owner.value;
     else if (form.owner) Object.assign(action, { npc: true, shown: form.shown.value }); // the GM's own: an NPC
     if (quick()) { delete action.sheet; action.quick = { template: quick() }; }
+    else if (form.override_limits?.checked) action.override_limits = true; // the GM's (a quick NPC is past them anyway)
     pendingCreation = action.name;
     try {
       await sendCommand(action);
       err.className = "ok";
       err.textContent = `${action.name} is at the table.`;
       form.name.value = "";
+      if (form.override_limits) form.override_limits.checked = false; // each time on purpose
       document.getElementById("new-char").open = false;
     } catch (problem) {
       pendingCreation = null;

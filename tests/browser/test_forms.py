@@ -80,3 +80,25 @@ def test_a_declared_action_the_table_module_does_not_know_gets_a_form_from_its_d
     expect(alice.event(seq)).to_be_attached()
     stored = Event.objects.get(campaign=table.campaign, seq=seq)
     assert stored.type == "project_abandoned" and stored.payload["reason"] == "the archive burned"
+
+
+def test_the_gm_makes_a_character_past_the_creation_limits_on_purpose(table_of, seats):
+    """A play-test's find: the page could not send ``override_limits`` (an experienced hero joining)."""
+    table_of("tote")
+    gm = seats("gm")
+    page = gm.page
+    page.get_by_role("heading", name="New character").click()
+    form = page.locator("#char-form")
+    form.get_by_label("Name").fill("Old Bear")
+    form.get_by_label("Player", exact=True).select_option("alice")
+    form.get_by_label("Strike").fill("4")  # in the sheet's range (0-5), past TOTE's creation budget (0-2)
+    form.get_by_role("button", name="Create character").click()
+    expect(page.locator("#char-error")).to_contain_text("not valid")
+    assert not Character.objects.filter(name="Old Bear").exists()
+    form.get_by_label("Past the creation limits").check()
+    form.get_by_role("button", name="Create character").click()
+    expect(page.get_by_role("tab", name="Old Bear")).to_be_visible()
+    created = Event.objects.get(character__name="Old Bear", type="character_created")
+    assert created.payload["limits_overridden"] is True and created.payload["sheet"]["skills"]["Strike"] == 4
+    expect(page.locator("#log")).to_contain_text("past the creation limits, by the GM")
+    expect(form.get_by_label("Past the creation limits")).not_to_be_checked()  # each time on purpose
