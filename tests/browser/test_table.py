@@ -631,7 +631,7 @@ def test_a_sealed_event_says_only_what_its_envelope_says(table_of, seats):
                           (seq + 2, "alice", "whispered to someone")):
         expect(bob.event(at).locator(".who")).to_have_text(who)
         expect(bob.event(at).locator(".what")).to_have_text(what)
-    expect(gm.event(seq)).to_contain_text("created the character The Spy")
+    expect(gm.event(seq)).to_contain_text("created the NPC The Spy")
 
 
 def test_a_void_names_its_event_as_the_log_does(table_of, seats):
