@@ -474,6 +474,31 @@ def test_mdt_an_opposed_test_against_a_character_at_the_table(table_of, seats, s
     assert payload(table, seq)["vs_pool"] == 1 + 3 + 1  # Tomas's Presence 3 + Intimidação 1, and 1
 
 
+def test_mdt_the_gm_s_race_names_its_opponent_as_the_players_forms_do(table_of, seats):
+    """A play-test's find: the GM's race form sent no opponent's name (the players' opposed test sends
+    the one typed, or the character's named from the table): the race on the sheet was against "Them"."""
+    table = table_of("mdt")
+    helena = table.create_character(table.alice, "Helena", get_system("mdt").example_sheet)
+    tomas = table.create_character(table.bob, "Tomas", get_system("mdt").example_sheet)
+    gm, alice = seats("gm", "alice")
+    gm.tab("Helena")
+    gm.start("start_contest")
+    composer(gm).get_by_label("Opponent", exact=True).fill("the hound")
+    composer(gm).get_by_label("Successes to win").fill("3")
+    seq = act(alice, table, gm.submit, "race started: contest, first to 3 successes (Dexterity vs the hound, 4 dice)")
+    assert payload(table, seq)["opponent_name"] == "the hound"
+    expect(alice.page.locator(".contest .race > span")).to_have_text(["Helena", "the hound"])
+    table.command(table.gm, {"type": "end_contest", "character": helena.id})
+
+    gm.start("start_contest")
+    composer(gm).get_by_label("Against").select_option("character")
+    expect(composer(gm).get_by_label("Opponent", exact=True)).to_be_hidden()  # the character's own name goes
+    composer(gm).get_by_label("Opponent at the table").select_option(str(tomas.id))
+    seq = act(alice, table, gm.submit, "vs Tomas")
+    assert (payload(table, seq)["opponent_name"], payload(table, seq)["opponent"]) == ("Tomas", tomas.id)
+    expect(alice.page.locator(".contest .race > span")).to_have_text(["Helena", "Tomas"])
+
+
 def autopet_against_grusk(table_of, seats, action: str):
     """Alice's Autopet about to start ``action`` against Bob's Grusk, named from the table."""
     table = table_of("tale")
