@@ -1237,9 +1237,10 @@ function applySheet(body) {
 function showSheet(body) {
   const id = body.character;
   const c = chars.get(id) || { id };
+  const first = !c.state; // the selected character's forms may offer choices from this sheet (sheetCtx opponents)
   Object.assign(c, { name: body.name, owner: body.owner, state: body.state, seq: body.seq });
   chars.set(id, c);
-  if (id === selected) renderHero();
+  if (id === selected || first) renderHero();
   updateFollowUps(id);
 }
 
@@ -1306,8 +1307,10 @@ function sheetCtx(c, specs, placed) {
     h, me, isGM, char: c, canAct: canAct(c),
     // Whom this member may name as an opponent: any other character for the GM; a player, the
     // players' characters and NPCs shown in full (campaign/actions/contests.py refuses the rest).
+    // ``state``: the opponent's sheet as this page holds it (null until loaded), for a form that offers
+    // choices from it (WYRM: their helping skills).
     opponents: [...chars.values()].filter((o) => o.id !== c.id && (isGM || !o.npc || o.shown === "full"))
-      .map((o) => ({ value: o.id, label: o.name })),
+      .map((o) => ({ value: o.id, label: o.name, state: o.state || null })),
     last: (type, name, fallback) => lastValues[type]?.[name] ?? fallback,
     // a button in the sheet that starts action `id` (plain text for those who can't act)
     button(id, content, attrs = {}) {

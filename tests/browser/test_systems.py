@@ -438,17 +438,23 @@ def test_tale_lines_name_the_character_on_every_page(table_of, seats):
 # --- opponents named from the table: their numbers from their own sheets (rules/contests.py) ----------
 
 def test_wyrm_a_check_against_a_character_at_the_table(table_of, seats, script_dice):
-    """An evening's play-test: an opposed check asked for the opponent's numbers by hand."""
+    """An evening's play-test: an opposed check asked for the opponent's numbers by hand. Then a
+    review's: their helping skills were typed by name; they are offered from the opponent's sheet."""
     table = table_of("wyrm")
     table.create_character(table.alice, "Mira", get_system("wyrm").example_sheet)
     brannoc = table.create_character(table.bob, "Brannoc", {"attributes": {"warrior": 4, "rogue": 1, "mage": 0},
-                                                            "skills": [{"name": "Swords", "attribute": "warrior"}]})
+                                                            "skills": [{"name": "Swords", "attribute": "warrior"},
+                                                                       {"name": "Riddles", "attribute": "mage"}]})
     alice = seats("alice")
     alice.start("check:warrior")
     composer(alice).get_by_label("Against").select_option("character")
     expect(composer(alice).get_by_label("DL", exact=True)).to_be_hidden()
     composer(alice).get_by_label("Opponent at the table").select_option(str(brannoc.id))
-    composer(alice).get_by_label("Their helping skills").fill("Swords")
+    theirs = composer(alice).get_by_role("group", name="Their helping skills")
+    expect(theirs.get_by_role("checkbox")).to_have_count(2)  # Brannoc's own, from his sheet
+    expect(theirs).to_contain_text("Swords (Warrior)")
+    expect(composer(alice).get_by_role("textbox", name="Their helping skills")).to_have_count(0)  # not typed
+    theirs.get_by_label("Swords (Warrior)").check()
     expect(composer(alice).locator(".odds-text")).to_contain_text("% success")
     script_dice([3, 2])  # Brannoc's die, then Mira's
     seq = act(alice, table, alice.submit, "Warrior check")

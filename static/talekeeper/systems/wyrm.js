@@ -45,6 +45,19 @@ export function renderSheet(state, ctx) {
 
 const checkOdds = (o) => oddsLine(o, [["success", "success"]]);
 
+// The sheet of the opponent picked from the table, when this page holds it (sheetCtx opponents).
+const opponentSheet = (ctx, id) => ctx.opponents?.find((o) => o.value === id)?.state || null;
+
+// An opponent named from the table helps with skills from its own sheet: each opponent whose sheet the
+// page holds gets its skills as choices, shown while it is the one picked (the form typed them by name).
+function theirSkillFields(ctx) {
+  return (ctx.opponents || []).filter((o) => o.state?.skills?.length).map((o) => ({
+    name: `their_skills_${o.value}`, label: "Their helping skills", kind: "checks", value: [],
+    options: o.state.skills.map((s) => ({ value: s.name, label: `${s.name} (${cap(s.attribute)})` })),
+    show: (v) => v.against === "character" && v.vs_character === o.value,
+  }));
+}
+
 function checkSpec(state, attribute, ctx) {
   const known = state.skills.map((s) => s.name);
   const own = state.skills.filter((s) => s.attribute === attribute).map((s) => s.name);
@@ -64,9 +77,12 @@ function checkSpec(state, attribute, ctx) {
       opponentField(ctx, (v) => v.against === "character"),
       { name: "their_attribute", label: "Attribute they roll", kind: "select", value: attribute,
         options: ATTRS.map((a) => ({ value: a, label: cap(a) })), show: (v) => v.against === "character" },
-      // Skill names, as the check's own (its declaration's "skills"); the server refuses one they don't know.
+      // Their skills from their sheet, as choices (one set per opponent, shown when it is picked).
+      ...theirSkillFields(ctx),
+      // Typed by name (as the check's own, its declaration's "skills") for one whose sheet this page
+      // does not hold; the server refuses a skill they don't know.
       { name: "their_skills", declared: "skills", label: "Their helping skills", kind: "text", optional: true, placeholder: "Swords, Brawl",
-        hint: "Names from their sheet, at most two.", show: (v) => v.against === "character" },
+        hint: "Names from their sheet, at most two.", show: (v) => v.against === "character" && !opponentSheet(ctx, v.vs_character) },
       { name: "vs_static", label: "Static DL (no roll for them)", kind: "checkbox", value: false, show: (v) => v.against !== "dl" },
       known.length ? { name: "skills", label: "Helping skills (+2 each)", kind: "checks", value: [],
         options: [...own, ...others].map((k) => ({ value: k, label: own.includes(k) ? k : `${k} (other)` })) } : null,
@@ -80,7 +96,8 @@ function checkSpec(state, attribute, ctx) {
       if (v.against === "vs") a.vs = { attribute: need(v, "vs_attribute", "their attribute"), skills: v.vs_skills || 0, static: !!v.vs_static };
       else if (v.against === "character") {
         Object.assign(a, { vs_character: need(v, "vs_character", "the opponent"), vs_attribute: v.their_attribute });
-        const theirs = (v.their_skills || "").split(",").map((t) => t.trim()).filter(Boolean);
+        const theirs = opponentSheet(ctx, v.vs_character) ? v[`their_skills_${v.vs_character}`] || []
+          : (v.their_skills || "").split(",").map((t) => t.trim()).filter(Boolean);
         if (theirs.length) a.vs_skills = theirs;
         if (v.vs_static) a.vs_static = true;
       } else a.dl = need(v, "dl", "the DL");
