@@ -1763,7 +1763,9 @@ function setUpCharacterForm(form) {
           setAt(path, renamed);
           renderFields();
         });
-        parts.push(h("div", { class: "field" }, h("label", { for: nameId }, singular(labelFor(path))), name));
+        // "Skill name": Tale's sheet has a characteristic called Skill too (its own word, in the
+        // characteristics above), and the two fields said "Skill" alike.
+        parts.push(h("div", { class: "field" }, h("label", { for: nameId }, `${singular(labelFor(path))} name`), name));
       }
       if (value && typeof value === "object" && !Array.isArray(value)) {
         for (const [k, v] of Object.entries(value)) parts.push(input([...at, k], v));

@@ -144,6 +144,10 @@ def test_the_new_character_form_names_ratings_as_the_sheets_do(table_of, seats, 
         expect(form.get_by_text(lower, exact=True)).to_have_count(0)
     if system == "tale":  # the primary's choices too
         expect(form.get_by_label("Primary characteristic").locator("option").first).to_have_text("Brawn")
+        # A review's find: the characteristic Skill and a skill's name were both labelled "Skill".
+        expect(form.get_by_label("Skill", exact=True)).to_have_count(1)
+        expect(form.get_by_role("group", name="Characteristics").get_by_label("Skill", exact=True)).to_be_visible()
+        expect(form.get_by_role("group", name="Skills").get_by_label("Skill name", exact=True)).to_have_value("Ride")
 
 
 def test_buy_an_advance_prices_each_choice_and_marks_what_the_points_dont_cover(table_of, seats):
