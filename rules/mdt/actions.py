@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from .. import health
+from .. import common, health
 from ..base import DiceSource, Event, RuleError, odds_json
 from ..declare import Choice, Flag, Integer, Text, action, actions_by_type
 from . import odds as O
@@ -417,6 +417,21 @@ def advance_cost(state: dict, action: dict) -> dict:
         raise RuleError(f"A character can have at most {MAX_SPECIALIZATIONS} specializations.")
     return {"kind": "specialization", "name": name, "from": now, "to": now + 1,
             "cost": (now + 1) * options["specialization_cost"]}
+
+
+NEW = ""  # a new specialization's name in ``advances``: none of a sheet's (names are 1 or more characters)
+
+
+def advances(state: dict) -> dict:
+    """What each advance would cost now, for the form (``rules.common.advance_price``): every
+    attribute, every specialization and a new one (``NEW``)."""
+    def price(**fields):
+        return common.advance_price(advance_cost, state, buy_advance.validate(fields))
+    return {
+        "attribute": {a: price(attribute=a) for a in ATTRIBUTES},
+        "specialization": {**{name: price(specialization=name) for name in state["sheet"]["specializations"]},
+                           NEW: price(specialization="a new one")},
+    }
 
 
 @action(

@@ -1238,7 +1238,7 @@ function showSheet(body) {
   const id = body.character;
   const c = chars.get(id) || { id };
   const first = !c.state; // the selected character's forms may offer choices from this sheet (sheetCtx opponents)
-  Object.assign(c, { name: body.name, owner: body.owner, state: body.state, seq: body.seq });
+  Object.assign(c, { name: body.name, owner: body.owner, state: body.state, seq: body.seq, advances: body.advances });
   chars.set(id, c);
   if (id === selected || first) renderHero();
   updateFollowUps(id);
@@ -1305,6 +1305,9 @@ function stepCharacter(step, focusTab = false) {
 function sheetCtx(c, specs, placed) {
   return {
     h, me, isGM, char: c, canAct: canAct(c),
+    // What each advance costs now, priced by the server's rules with the sheet (campaign/sheets.py
+    // sheet_body, RuleSystem.advances): the buy-advance forms show these, never a price of their own.
+    advances: c.advances || null,
     // Whom this member may name as an opponent: any other character for the GM; a player, the
     // players' characters and NPCs shown in full (campaign/actions/contests.py refuses the rest).
     // ``state``: the opponent's sheet as this page holds it (null until loaded), for a form that offers

@@ -2,7 +2,7 @@
 // modifiers; 7-9 is a success, 10 two; difficulty 1-3; opposed tests, races to N
 // successes round by round, and projects that accumulate successes.
 
-import { h, cap, need, againstField, opponentField, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, formatOdds, plural, article } from "../ui.js";
+import { h, cap, need, againstField, opponentField, pricedOption, firstOpen, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, formatOdds, plural, article } from "../ui.js";
 import { healthTrack, healthStat, healthTools } from "../health.js";
 
 export const name = "mdt";
@@ -147,18 +147,27 @@ export function actions(state, ctx) {
   }
   const avail = state.points.earned - state.points.spent;
   const opts = state.sheet.options || {};
+  // Priced by the server (ctx.advances, rules/mdt/actions.py advances): each choice says its cost,
+  // and one the points don't cover (or a rating at its maximum) can't be picked.
+  const prices = ctx.advances || {};
+  const raise = ATTRS.map((a) => pricedOption(a, `${LABEL[a]} (${state.sheet.attributes[a]})`, prices.attribute?.[a], avail));
+  const specs = [...Object.entries(state.sheet.specializations || {}).map(([n, r]) => pricedOption(n, `${n} +${r}`, prices.specialization?.[n], avail)),
+    pricedOption("", "a new one", prices.specialization?.[""], avail)];
   list.push({
     id: "buy_advance", type: "buy_advance", group: "Advance", label: `Buy an advance (${avail} pts)`, title: "Buy an advance",
     help: `Attribute to N costs ${opts.attribute_cost ?? 2}×N; specialization to N costs ${opts.specialization_cost ?? 1}×N.`,
     fields: [
       { name: "kind", label: "Raise", kind: "select", value: "attribute", options: [{ value: "attribute", label: "an attribute" }, { value: "specialization", label: "a specialization" }] },
-      { name: "attribute", label: "Attribute", kind: "select", options: attrOptions, show: (v) => v.kind === "attribute" },
-      { name: "specialization", label: "Specialization (new or existing)", kind: "text", optional: true, show: (v) => v.kind === "specialization" },
+      { name: "attribute", label: "Attribute", kind: "select", options: raise, value: firstOpen(raise), show: (v) => v.kind === "attribute" },
+      { name: "specialization", label: "Specialization", kind: "select", options: specs, value: firstOpen(specs), show: (v) => v.kind === "specialization" },
+      { name: "new_specialization", declared: "specialization", label: "New specialization", kind: "text", optional: true,
+        show: (v) => v.kind === "specialization" && !v.specialization },
     ],
     build: (v) => {
       if (v.kind === "attribute") return { type: "buy_advance", attribute: v.attribute };
-      if (!v.specialization) throw new Error("Name the specialization.");
-      return { type: "buy_advance", specialization: v.specialization };
+      const named = v.specialization || v.new_specialization;
+      if (!named) throw new Error("Name the specialization.");
+      return { type: "buy_advance", specialization: named };
     },
   });
   return list;

@@ -1,7 +1,7 @@
 // WYRM (Warrior, Rogue & Mage) at the table: d6 + attribute (+2 per helping skill)
 // against a DL; exploding 6s where a skill applies; Fate spent with the GM's approval.
 
-import { h, cap, need, opponentField, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, pips, formatOdds, distributionSummary, plural, article } from "../ui.js";
+import { h, cap, need, opponentField, pricedOption, firstOpen, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, pips, formatOdds, distributionSummary, plural, article } from "../ui.js";
 import { healthTrack, healthStat, healthTools } from "../health.js";
 
 export const name = "wyrm";
@@ -144,16 +144,13 @@ export function actions(state, ctx) {
   // "+1 attribute" for 10 points to a character with 5, and the server refused it only once sent).
   const costs = state.sheet.options.advance_costs;
   const avail = state.points.earned - state.points.spent;
-  const advances = [{ value: "attribute", label: "+1 attribute" }, { value: "skill", label: "a new skill" }].map(({ value, label }) => {
-    const cost = costs[value];
-    return cost > avail ? { value, label: `${label} (needs ${plural(cost, "point")}, has ${avail})`, disabled: true }
-      : { value, label: `${label} (${plural(cost, "point")})` };
-  });
+  const advances = [{ value: "attribute", label: "+1 attribute" }, { value: "skill", label: "a new skill" }]
+    .map(({ value, label }) => pricedOption(value, label, { cost: costs[value] }, avail));
   list.push({
     id: "buy_advance", type: "buy_advance", group: "Advance", label: `Buy an advance (${avail} pts)`,
     title: "Buy an advance", help: `An attribute +1 costs ${plural(costs.attribute, "point")}, a new skill ${costs.skill}.`,
     fields: [
-      { name: "advance", label: "Buy", kind: "select", value: (advances.find((a) => !a.disabled) || advances[0]).value, options: advances },
+      { name: "advance", label: "Buy", kind: "select", value: firstOpen(advances), options: advances },
       { name: "attribute", label: "Attribute", kind: "select", options: ATTRS.map((a) => ({ value: a, label: `${cap(a)} (${state.attributes[a]})` })) },
       { name: "skill", label: "Skill name", kind: "text", optional: true, show: (v) => v.advance === "skill" },
     ],
