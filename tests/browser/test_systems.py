@@ -462,6 +462,35 @@ def test_wyrm_a_check_against_a_character_at_the_table(table_of, seats, script_d
     assert (stored["opposition"]["attribute"], stored["opposition"]["skills"]) == (4, 1)  # Brannoc's sheet
 
 
+def test_the_gm_s_own_npc_spends_fate_without_asking_the_gm(table_of, seats, script_dice):
+    """A play-test's find: the GM's own NPC's roll said "Spend Fate (1 left, the GM approves)", and its
+    form "Ask the GM": the GM is the one who approves, so the form says neither."""
+    table = table_of("wyrm")
+    table.command(table.gm, {"type": "create_character", "name": "Brannoc", "npc": True, "shown": "full",
+                             "sheet": {**get_system("wyrm").example_sheet, "fate": 1}})
+    gm, alice = seats("gm", "alice")
+    gm.tab("Brannoc")
+    gm.start("check:warrior")
+    composer(gm).get_by_label("DL", exact=True).fill("9")
+    script_dice([1])
+    seq = act(gm, table, gm.submit, "Warrior check")
+    follow = gm.event(seq).locator(".ev-follow")
+    expect(follow).to_contain_text("Spend Fate (1 left):")
+    expect(follow).not_to_contain_text("the GM approves")
+    form = gm.start("spend_fate")
+    expect(form.get_by_role("button", name="Spend Fate")).to_be_visible()
+    expect(form.get_by_role("button", name="Ask the GM")).to_have_count(0)
+    gm.page.keyboard.press("Escape")
+    # A player's own roll still says who decides.
+    table.create_character(table.alice, "Mira", {**get_system("wyrm").example_sheet, "fate": 1})
+    alice.tab("Mira")
+    alice.start("check:warrior")
+    composer(alice).get_by_label("DL", exact=True).fill("9")
+    script_dice([1])
+    seq = act(alice, table, alice.submit, "Warrior check")
+    expect(alice.event(seq).locator(".ev-follow")).to_contain_text("the GM approves")
+
+
 def test_mdt_an_opposed_test_against_a_character_at_the_table(table_of, seats, script_dice):
     table = table_of("mdt")
     table.create_character(table.alice, "Helena", get_system("mdt").example_sheet)

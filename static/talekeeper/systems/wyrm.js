@@ -124,15 +124,18 @@ export function actions(state, ctx) {
     odds: (o) => distributionSummary(o),
   });
   if (state.fate > 0 && !state.pending_fate) {
+    // The GM spending Fate (for their own NPC, or a character they act for) answers the request
+    // themselves: the form does not send them to "ask the GM".
     list.push({
-      id: "spend_fate", type: "spend_fate", group: "Fate", label: "Spend Fate…", title: "Ask the GM to spend a Fate point",
+      id: "spend_fate", type: "spend_fate", group: "Fate", label: "Spend Fate…",
+      title: ctx.isGM ? "Spend a Fate point" : "Ask the GM to spend a Fate point",
       help: `Reroll and +2 are offered on ${ctx.char.name}'s last roll in the log. These two need no roll:`,
       fields: [
         { name: "use", label: "To", kind: "select", value: "minor_detail",
           options: [{ value: "minor_detail", label: USES.minor_detail }, { value: "ignore_attack", label: USES.ignore_attack }] },
         { name: "detail", label: "Detail", kind: "text", optional: true, placeholder: "I know this innkeeper" },
       ],
-      submit: "Ask the GM",
+      submit: ctx.isGM ? "Spend Fate" : "Ask the GM",
       build: (v) => {
         if (v.use === "minor_detail" && !v.detail) throw new Error("Say which detail changes.");
         return { type: "spend_fate", use: v.use, ...(v.detail ? { detail: v.detail } : {}) };
@@ -271,7 +274,8 @@ export function followUps(ev, state, ctx) {
     if (!last || last.roll !== p.roll || !ctx.latest(ev, ["attribute_checked", "damage_rolled", "fate_spent"])) return [];
     if (last.fate_used || state.pending_fate) return [];
     if (state.fate < 1) return [ctx.h("span", { class: "muted small" }, "No Fate left to change this roll.")];
-    const out = [ctx.h("span", { class: "muted small" }, `Spend Fate (${state.fate} left, the GM approves):`)];
+    // Choices on a roll reach the GM only for their own NPCs: not "the GM approves", they do.
+    const out = [ctx.h("span", { class: "muted small" }, `Spend Fate (${state.fate} left${ctx.isGM ? "" : ", the GM approves"}):`)];
     if (ev.type === "damage_rolled" && p.dice.length > 1) {
       out.push(ctx.form({ title: "Fate reroll", submit: "Reroll (Fate)", fields: [{ name: "die", label: "Die", kind: "select", numeric: true,
         options: p.die_totals.map((t, i) => ({ value: i + 1, label: `die ${i + 1} (${t})` })), value: 1 }],
