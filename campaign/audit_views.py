@@ -39,7 +39,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
 from . import audit, exports, stats
-from .actions import ActionError, NotFound, access_campaign
+from .actions import ActionError, Conflict, NotFound, access_campaign
 from .pipeline import access_request, error_response, submit
 from .fairdice import verify_session
 from .log import serialize_event, verify_chain
@@ -280,6 +280,8 @@ class AwardForm(forms.Form):
         declared = campaign.rules.actions[AWARD].fields  # the limits and words come from the rules
         points, reason = declared["points"], declared["reason"]
         self.points_label, self.characters = points.label or "Points", characters
+        # the label inside a sentence: "points", but TOTE's "XP" stays "XP" (not "xp")
+        self.points_words = self.points_label if self.points_label.isupper() else self.points_label.lower()
         for c in characters:
             self.fields[f"points-{c.id}"] = forms.IntegerField(
                 label=f"{self.points_label} for {c.name}", min_value=points.lo, max_value=points.hi, required=False)
@@ -304,12 +306,15 @@ def audit_award(request, slug):
     if not form.is_valid():
         return _advancement_page(request, campaign, form, status=400)
     if not form.awards():
-        form.add_error(None, f"Give {form.points_label.lower()} to at least one character.")
+        form.add_error(None, f"Give {form.points_words} to at least one character.")
         return _advancement_page(request, campaign, form, status=400)
     awarded, before = [], []  # stored now; stored by an earlier send of this form (nothing stored again)
     for character, action in form.awards():
+        command_id = f"award-{form.cleaned_data['token']}-{character.id}"
         try:
-            result = submit(membership, {"id": f"award-{form.cleaned_data['token']}-{character.id}", "action": action})
+            result = submit(membership, {"id": command_id, "action": action})
+        except Conflict:  # this form's id for the character, sent before with other points or reason
+            form.add_error(f"points-{character.id}", _sent_before(campaign, membership, command_id, form, character))
         except ActionError as e:
             form.add_error(f"points-{character.id}", e.message)
         else:
@@ -321,6 +326,18 @@ def audit_award(request, slug):
     if form.errors:  # the same form again, the same ids: what was stored is not stored twice
         return _advancement_page(request, campaign, form, status=422)
     return redirect("audit-advancement", slug=campaign.slug)
+
+
+def _sent_before(campaign, membership, command_id: str, form: AwardForm, character) -> str:
+    """What the GM is told when this form is sent again with other points (or another reason) for
+    a character: the form's ids are the first send's, and the pipeline's own words ("Command id …
+    was already used") mean nothing at the table. It says what the first send awarded."""
+    first = (Event.objects.filter(campaign=campaign, command__actor=membership.user, command__client_id=command_id)
+             .order_by("seq").values_list("payload__points", flat=True).first())
+    awarded = f" (it awarded {first})" if first is not None else ""
+    return (f"This form was already sent for {character.name} with other {form.points_words} or another "
+            f"reason{awarded}: nothing more was awarded. To award again, open the advancement page again "
+            f"for a new form.")
 
 
 def _advancement_page(request, campaign, form: AwardForm, status: int = 200):

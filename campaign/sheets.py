@@ -49,8 +49,18 @@ def sheet(character: Character, viewer: Viewer) -> dict:
     return sheet_body(character, owner_name(character), seq, state)
 
 
-def sheet_body(character: Character, owner: str | None, seq: int, state: dict | None) -> dict:
-    return {"character": character.id, "name": character.name, "owner": owner, "seq": seq, "state": state}
+def sheet_body(character: Character, owner: str | None, seq: int, state: dict | None, rules=None) -> dict:
+    """``advances``: what each advance would cost the character now, by its rules (``RuleSystem.advances``:
+    the prices ``buy_advance`` charges, so the form shows them without pricing anything itself), for
+    the state given; absent for a system whose sheet holds its prices as they are (WYRM's)."""
+    return {"character": character.id, "name": character.name, "owner": owner, "seq": seq, "state": state,
+            **priced(rules or character.campaign.rules, state)}
+
+
+def priced(rules, state: dict | None) -> dict:
+    """``{"advances": ...}`` for a sheet's body (or the table page's character), or nothing."""
+    advances = rules.advances(state)
+    return {} if advances is None else {"advances": advances}
 
 
 def character_entry(character: Character) -> dict:
@@ -159,7 +169,7 @@ def _in_hand(events: list[Event]) -> dict[int, dict[str, dict]]:
         projection = character.projection
         # owner_name and any_hidden_changes are set together, by campaign.log.lock_stream.
         out[character.id] = {ALL: sheet_body(character, character.owner_name, projection.last_seq,
-                                             plain_json(projection.state))}
+                                             plain_json(projection.state), e.campaign.rules)}
     return out
 
 

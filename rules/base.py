@@ -245,7 +245,8 @@ class RuleSystem:
     def __init__(self, *, name: str, title: str, validate_sheet: Callable[[JSON], dict],
                  initial_state: Callable[[dict], State], actions: Mapping[str, Any], evolve: Evolver,
                  odds: Callable[[Action], dict[str, Fraction]], preview: Callable[[State, Action], dict[str, Fraction]],
-                 events: Any, sheet: Any = None, example_sheet: Mapping[str, JSON] | None = None):
+                 events: Any, sheet: Any = None, example_sheet: Mapping[str, JSON] | None = None,
+                 advances: Callable[[State], dict] | None = None):
         self.name = name
         self.title = title
         self.validate_sheet = validate_sheet
@@ -258,6 +259,9 @@ class RuleSystem:
         self.sheet = sheet
         # A valid sheet for demos, tests and the "new character" form's starting point.
         self.example_sheet = dict(example_sheet or {})
+        # What each advance would cost a character now (``buy_advance``'s own prices, for the form
+        # that offers them); None for a system whose prices the sheet holds as they are (WYRM's).
+        self._advances = advances
         # Action types only the GM may take (granting Fate, awarding points, ...).
         self.gm_actions = frozenset(t for t, spec in self.actions.items() if spec.gm_only)
 
@@ -285,6 +289,10 @@ class RuleSystem:
         """Exact odds of an action this character is about to take, validated by
         the same declaration as the action itself; ``{}`` if it rolls nothing."""
         return self._preview(state, self.spec(action).validate(action))
+
+    def advances(self, state: State | None) -> dict | None:
+        """Each advance's price for this character now (``rules.common.advance_price``), or None."""
+        return self._advances(state) if self._advances and state is not None else None
 
     def replay(self, state: State, events: Sequence[Event]) -> State:
         """Apply events in order to a copy of ``state`` (copied once, not per event)."""

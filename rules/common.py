@@ -122,3 +122,17 @@ EVENTS = (
     EventSpec("harm_marked", "marked {marked} boxes of harm ({harm_after} of {boxes})"),
     EventSpec("harm_healed", "healed {healed} boxes of harm ({harm_after} of {boxes})"),
 )
+
+
+# --- what each advance costs, for the forms -------------------------------------------------------
+
+def advance_price(advance_cost, state: Mapping, action: Mapping) -> dict:
+    """What buying ``action`` (a declared-valid ``buy_advance``) would cost now, by the system's own
+    ``advance_cost`` (the function ``buy_advance`` charges by): ``{"to", "cost"}``, or
+    ``{"refused": why}`` when the rules forbid it whatever the points (a rating at its maximum).
+    Whether the points cover it is the page's to compare: they are on the same sheet."""
+    try:
+        advance = advance_cost(state, action)
+    except RuleError as e:
+        return {"refused": e.message}
+    return {"to": advance["to"], "cost": advance["cost"]}

@@ -22,19 +22,20 @@ from campaign.audit import LINES
 from campaign.models import SHOWN_CHOICES, VISIBILITY_SECRET, VISIBILITY_WORDS, Character
 from campaign.openapi import declared
 from campaign.projections import visible_fold
-from campaign.sheets import character_entry
+from campaign.sheets import character_entry, priced
 from campaign.visibility import Viewer
 from rules.npc import TEMPLATES as QUICK_TEMPLATES
 
 RECENT_EVENTS = 200  # events the page shows on load; earlier ones on demand
 
 
-def _character_json(character: Character, membership) -> dict:
+def _character_json(character: Character, membership, rules) -> dict:
     projection = getattr(character, "projection", None)
     # As this member may see it: a sheet must not give away a hidden roll, nor an NPC's sheet the GM keeps.
     sheet_hidden = sheet_hidden_from(character, membership)
     state, seq = visible_fold(character, Viewer.of(membership)) if projection and not sheet_hidden else (None, 0)
-    return {**character_entry(character), "seq": seq, "state": state}
+    # Each advance's price now, as a fetched or pushed sheet has them (campaign/sheets.py sheet_body).
+    return {**character_entry(character), "seq": seq, "state": state, **priced(rules, state)}
 
 
 @login_required
@@ -66,7 +67,7 @@ def table(request, slug):
         "session": campaign.current_session,
         "scene": campaign.current_scene,
         "sceneName": scene_name,
-        "characters": [_character_json(c, membership) for c in characters],
+        "characters": [_character_json(c, membership, rules) for c in characters],
         "encounter": current_encounter(campaign),
         "members": [{"username": m.user.username, "role": m.role} for m in members],
         "exampleSheet": dict(rules.example_sheet),

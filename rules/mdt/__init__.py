@@ -19,6 +19,7 @@ SYSTEM = RuleSystem(
     odds=odds.odds,
     preview=actions.plan_odds,
     events=evolve.EVENTS,
+    advances=actions.advances,
     sheet=sheet.SHEET,
     example_sheet={
         "attributes": {"intelligence": 2, "wits": 2, "resolve": 2, "strength": 1, "dexterity": 2,

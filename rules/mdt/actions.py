@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from .. import health
+from .. import common, health
 from ..base import DiceSource, Event, RuleError, odds_json
 from ..declare import Choice, Flag, Integer, Text, action, actions_by_type
 from . import odds as O
@@ -46,6 +46,8 @@ PROJECT = Text(60, label="Project", help="One of the character's projects.")
 REASON = Text(MAX_TEXT, optional=True, label="Reason")
 VS_CHARACTER = Integer(1, 2**53, optional=True, label="Opponent (a character)",
                        help="Another character of the campaign: their pool comes from their sheet.")
+# Who the other side is, in words (the guard; a character's name): what the log and the sheet call them.
+OPPONENT = Text(100, optional=True, label="Opponent's name")
 
 
 def _specialization(state: dict, action: dict) -> str | None:
@@ -211,7 +213,7 @@ def take_test(state: dict, action: dict, dice: DiceSource) -> list[Event]:
         "vs_pool": POOL,
         "tie_goes_to": Choice([("none", "a tie"), ("character", "the character"), ("opponent", "the opponent")],
                               default="none", label="A tie goes to"),
-        "opponent": Text(100, optional=True, label="Opponent's name"),
+        "opponent": OPPONENT,
     },
 )
 def take_opposed_test(state: dict, action: dict, dice: DiceSource) -> list[Event]:
@@ -244,6 +246,7 @@ def take_opposed_test(state: dict, action: dict, dice: DiceSource) -> list[Event
         "vs_specialization": Text(MAX_SPECIALIZATION_NAME, optional=True, label="Their specialization"),
         "target": Integer(1, O.MAX_CONTEST_TARGET, label="Successes to win"),
         "label": Text(100, optional=True, label="Label"),
+        "opponent": OPPONENT,
     },
 )
 def start_contest(state: dict, action: dict, dice: DiceSource) -> list[Event]:
@@ -267,6 +270,8 @@ def start_contest(state: dict, action: dict, dice: DiceSource) -> list[Event]:
         "mine": 0,
         "theirs": 0,
         "round": 0,
+        # In words, as an opposed test's ``opponent`` (the id of a character named is ``opponent``, below).
+        "opponent_name": action["opponent"] or "",
     }
     if action["vs_character"] is not None:
         payload.update(opponent=action["vs_character"], pool=pool,
@@ -289,7 +294,8 @@ def contest_round(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     theirs = contest["theirs"] + opponent_roll["successes"]
     outcome = O.race_outcome(mine, theirs, contest["target"])
     return [Event("contest_round_rolled", {
-        **parts, "label": contest["label"], "round": contest["round"] + 1, "target": contest["target"],
+        **parts, "label": contest["label"], "opponent_name": contest.get("opponent_name", ""),
+        "round": contest["round"] + 1, "target": contest["target"],
         "carried_in": {"mine": contest["mine"], "theirs": contest["theirs"]},
         "roll": roll, "opponent_roll": opponent_roll, "mine": mine, "theirs": theirs,
         "outcome": outcome, "finished": outcome != "continue", "success": outcome == "win",
@@ -411,6 +417,21 @@ def advance_cost(state: dict, action: dict) -> dict:
         raise RuleError(f"A character can have at most {MAX_SPECIALIZATIONS} specializations.")
     return {"kind": "specialization", "name": name, "from": now, "to": now + 1,
             "cost": (now + 1) * options["specialization_cost"]}
+
+
+NEW = ""  # a new specialization's name in ``advances``: none of a sheet's (names are 1 or more characters)
+
+
+def advances(state: dict) -> dict:
+    """What each advance would cost now, for the form (``rules.common.advance_price``): every
+    attribute, every specialization and a new one (``NEW``)."""
+    def price(**fields):
+        return common.advance_price(advance_cost, state, buy_advance.validate(fields))
+    return {
+        "attribute": {a: price(attribute=a) for a in ATTRIBUTES},
+        "specialization": {**{name: price(specialization=name) for name in state["sheet"]["specializations"]},
+                           NEW: price(specialization="a new one")},
+    }
 
 
 @action(

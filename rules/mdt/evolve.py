@@ -26,6 +26,8 @@ def _buy_advance(state: dict, p: dict) -> dict:
 def _start_contest(state: dict, p: dict) -> dict:
     keys = ("label", "attribute", "specialization", "modifier", "vs_pool", "target", "mine", "theirs", "round")
     state["contest"] = copy_json({key: p[key] for key in keys})
+    if p.get("opponent_name"):  # who the other side is, in words (a race started before it was recorded: none)
+        state["contest"]["opponent_name"] = p["opponent_name"]
     if p.get("opponent") is not None:  # a race against another character: each round is read by both
         state["contest"]["opponent"] = p["opponent"]
     return state

@@ -7,7 +7,7 @@ Interpretations of the source text are in ``docs/rules.md``.
 from dataclasses import replace
 
 from ..base import RuleSystem
-from .actions import ACTIONS
+from .actions import ACTIONS, advances
 from .evolve import EVENTS, evolve
 from .odds import odds, preview
 from .settings import with_settings
@@ -33,6 +33,7 @@ SYSTEM = RuleSystem(
     odds=odds,
     preview=_settled(preview),
     events=EVENTS,
+    advances=advances,
     sheet=SHEET,
     example_sheet={
         "characteristics": {"brawn": 4, "deft": 3, "clever": 3, "skill": 3, "wisecrack": 2},

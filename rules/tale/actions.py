@@ -16,6 +16,7 @@ which Evilbloke spots Torkild in the first round.
 
 from __future__ import annotations
 
+from .. import common
 from ..base import DiceSource, Event, RuleError, odds_json
 from ..declare import Choice, Flag, Group, Integer, ListOf, Text, action, actions_by_type
 from .odds import (
@@ -596,39 +597,61 @@ def buy_advance(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     A skill the sheet does not have yet needs ``characteristics`` (its two), unless it is one of
     the skills the text names (Jump, Hide, Spot Hidden).
     """
-    has_char = action["characteristic"] is not None
+    advance = advance_cost(state, action)
+    have = state["points"]["earned"] - state["points"]["spent"]
+    if advance["cost"] > have:
+        what = advance.get("characteristic") or advance["skill"]
+        level = f"{advance['to']}D" if "characteristic" in advance else f"+{advance['to']}D"
+        raise RuleError(f"Raising {what} to {level} costs {advance['cost']} advancement points; you have {have}.")
+    return [Event("advance_bought", {**advance, "available_before": have, "available_after": have - advance["cost"]})]
+
+
+def advance_cost(state: dict, action: dict) -> dict:
+    """What ``buy_advance`` would buy: ``{characteristic or skill (and its characteristics), from,
+    to, cost}``; :class:`RuleError` if the rules forbid it."""
     sheet = state["sheet"]
-    if has_char:
+    if action["characteristic"] is not None:
         name = action["characteristic"]
         start = sheet["characteristics"][name]
         if start >= CHARACTERISTIC_MAX:
             raise RuleError(f"{name.capitalize()} is already at the {CHARACTERISTIC_MAX}D maximum.")
-        advance = {"characteristic": name, "from": start, "to": start + 1, "cost": characteristic_cost(start + 1)}
+        return {"characteristic": name, "from": start, "to": start + 1, "cost": characteristic_cost(start + 1)}
+    name = skill_name(action["skill"])
+    known = find_skill(sheet["skills"], name)
+    if known:
+        name, pair, start = known, sheet["skills"][known]["characteristics"], sheet["skills"][known]["dice"]
     else:
-        name = skill_name(action["skill"])
-        known = find_skill(sheet["skills"], name)
-        if known:
-            name, pair, start = known, sheet["skills"][known]["characteristics"], sheet["skills"][known]["dice"]
+        default = find_skill(DEFAULT_SKILLS, name)
+        start = 0
+        if default:
+            name, pair = default, list(DEFAULT_SKILLS[default])
+        elif action.get("characteristics") is None:
+            raise RuleError(f"{name} is a new skill: say which two characteristics it is based on "
+                            "('characteristics': [two of " + ", ".join(CHARACTERISTICS) + "]).")
         else:
-            default = find_skill(DEFAULT_SKILLS, name)
-            start = 0
-            if default:
-                name, pair = default, list(DEFAULT_SKILLS[default])
-            elif action.get("characteristics") is None:
-                raise RuleError(f"{name} is a new skill: say which two characteristics it is based on "
-                                "('characteristics': [two of " + ", ".join(CHARACTERISTICS) + "]).")
-            else:
-                pair = read_pair(action["characteristics"])
-        if start >= SKILL_DICE_MAX:
-            raise RuleError(f"{name} is already at the +{SKILL_DICE_MAX}D maximum.")
-        advance = {"skill": name, "characteristics": list(pair), "from": start, "to": start + 1,
-                   "cost": skill_cost(start + 1, _pool_below(sheet, pair, options(state)))}
-    have = state["points"]["earned"] - state["points"]["spent"]
-    if advance["cost"] > have:
-        what = advance.get("characteristic") or advance["skill"]
-        level = f"{advance['to']}D" if has_char else f"+{advance['to']}D"
-        raise RuleError(f"Raising {what} to {level} costs {advance['cost']} advancement points; you have {have}.")
-    return [Event("advance_bought", {**advance, "available_before": have, "available_after": have - advance["cost"]})]
+            pair = read_pair(action["characteristics"])
+    if start >= SKILL_DICE_MAX:
+        raise RuleError(f"{name} is already at the +{SKILL_DICE_MAX}D maximum.")
+    return {"skill": name, "characteristics": list(pair), "from": start, "to": start + 1,
+            "cost": skill_cost(start + 1, _pool_below(sheet, pair, options(state)))}
+
+
+def advances(state: dict) -> dict:
+    """What each advance would cost now, for the form (``rules.common.advance_price``): every
+    characteristic, every skill on the sheet or in the text, and a new skill on each pair of
+    characteristics (``"deft+brawn"``: its price may depend on the pair, setting ``skill_die_cost``)."""
+    def price(**fields):
+        return common.advance_price(advance_cost, state, buy_advance.validate(fields))
+    skills = [*state["sheet"]["skills"], *(d for d in DEFAULT_SKILLS if not find_skill(state["sheet"]["skills"], d))]
+    return {
+        "characteristic": {c: price(characteristic=c) for c in CHARACTERISTICS},
+        "skill": {name: price(skill=name) for name in skills},
+        "new_skill": {f"{a}+{b}": price(skill=NEW_SKILL, characteristics=[a, b])
+                      for a in CHARACTERISTICS for b in CHARACTERISTICS if a != b},
+    }
+
+
+NEW_SKILL = "A new skill"  # priced as any skill not on the sheet nor in the text
 
 
 ACTIONS = actions_by_type(

@@ -6,7 +6,7 @@ Interpretations of the text are in ``docs/rules.md``.
 """
 
 from ..base import RuleSystem
-from .actions import ACTIONS, odds, preview
+from .actions import ACTIONS, advances, odds, preview
 from .evolve import EVENTS, evolve
 from .sheet import SHEET, initial_state, validate_sheet
 
@@ -20,6 +20,7 @@ SYSTEM = RuleSystem(
     odds=odds,
     preview=preview,
     events=EVENTS,
+    advances=advances,
     sheet=SHEET,
     example_sheet={
         # Each row and column of the default grid sums to 4, no skill above 2.

@@ -15,6 +15,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any, Mapping
 
+from .. import common
 from ..base import DiceSource, Event, RuleError, odds_json
 from ..declare import Choice, Integer, Text, action, actions_by_type
 from .odds import effect_score, effect_test_odds, is_critical, select_skill_die, skill_test_odds
@@ -461,6 +462,17 @@ def buy_advance(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
     ``{"type": "buy_advance", "advance": "specialization", "skill": "Hunt",
     "specialization": "Tracking"}`` (+1 to it, or a new one at +1; max +5, 3 per skill).
     """
+    payload = advance_cost(state, action)
+    have = available_points(state)
+    if payload["cost"] > have:
+        raise RuleError(f"Raising {payload.pop('what')} to {payload['to']} costs {payload['cost']} XP; you have {have}.")
+    payload.pop("what")
+    return [Event("advance_bought", payload)]
+
+
+def advance_cost(state: dict, action: Mapping) -> dict:
+    """What ``buy_advance`` would buy: its payload (``advance``, what it raises, ``from``, ``to``,
+    ``cost``) and ``what`` (its words); :class:`RuleError` if the rules forbid it."""
     kind = action["advance"]
     sheet = state["sheet"]
     per_point = sheet["options"]["advance_costs"][kind]
@@ -491,12 +503,29 @@ def buy_advance(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
         what = f"{skill} ({name})"
     if current >= top:
         raise RuleError(f"{what[0].upper() + what[1:]} is already at {current}, the highest it can go.")
-    cost = per_point * (current + 1)
-    have = available_points(state)
-    if cost > have:
-        raise RuleError(f"Raising {what} to {current + 1} costs {cost} XP; you have {have}.")
-    payload.update({"from": current, "to": current + 1, "cost": cost})
-    return [Event("advance_bought", payload)]
+    payload.update({"from": current, "to": current + 1, "cost": per_point * (current + 1), "what": what})
+    return payload
+
+
+# A new specialization's name in ``advances``: none of a sheet's (names are 1 or more characters).
+NEW = ""
+
+
+def advances(state: dict) -> dict:
+    """What each advance would cost now, for the form (``rules.common.advance_price``): every skill,
+    every totem, and each skill's specializations with a new one (``NEW``)."""
+    def price(**fields):
+        return common.advance_price(advance_cost, state, buy_advance.validate({"advance": fields.pop("advance"), **fields}))
+    sheet = state["sheet"]
+    skills = grid_skills(sheet["grid"])
+    return {
+        "skill": {s: price(advance="skill", skill=s) for s in skills},
+        "totem": {t: price(advance="totem", totem=t) for t in sheet["totems"]},
+        "specialization": {s: {**{spec["name"]: price(advance="specialization", skill=s, specialization=spec["name"])
+                                  for spec in sheet["specializations"][s]},
+                               NEW: price(advance="specialization", skill=s, specialization="a new one")}
+                           for s in skills},
+    }
 
 
 ACTIONS = actions_by_type(

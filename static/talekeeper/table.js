@@ -1248,9 +1248,10 @@ function applySheet(body) {
 function showSheet(body) {
   const id = body.character;
   const c = chars.get(id) || { id };
-  Object.assign(c, { name: body.name, owner: body.owner, state: body.state, seq: body.seq });
+  const first = !c.state; // the selected character's forms may offer choices from this sheet (sheetCtx opponents)
+  Object.assign(c, { name: body.name, owner: body.owner, state: body.state, seq: body.seq, advances: body.advances });
   chars.set(id, c);
-  if (id === selected) renderHero();
+  if (id === selected || first) renderHero();
   updateFollowUps(id);
 }
 
@@ -1315,10 +1316,15 @@ function stepCharacter(step, focusTab = false) {
 function sheetCtx(c, specs, placed) {
   return {
     h, me, isGM, char: c, canAct: canAct(c),
+    // What each advance costs now, priced by the server's rules with the sheet (campaign/sheets.py
+    // sheet_body, RuleSystem.advances): the buy-advance forms show these, never a price of their own.
+    advances: c.advances || null,
     // Whom this member may name as an opponent: any other character for the GM; a player, the
     // players' characters and NPCs shown in full (campaign/actions/contests.py refuses the rest).
+    // ``state``: the opponent's sheet as this page holds it (null until loaded), for a form that offers
+    // choices from it (WYRM: their helping skills).
     opponents: [...chars.values()].filter((o) => o.id !== c.id && (isGM || !o.npc || o.shown === "full"))
-      .map((o) => ({ value: o.id, label: o.name })),
+      .map((o) => ({ value: o.id, label: o.name, state: o.state || null })),
     last: (type, name, fallback) => lastValues[type]?.[name] ?? fallback,
     // a button in the sheet that starts action `id` (plain text for those who can't act)
     button(id, content, attrs = {}) {
@@ -1779,7 +1785,9 @@ function setUpCharacterForm(form) {
           setAt(path, renamed);
           renderFields();
         });
-        parts.push(h("div", { class: "field" }, h("label", { for: nameId }, singular(labelFor(path))), name));
+        // "Skill name": Tale's sheet has a characteristic called Skill too (its own word, in the
+        // characteristics above), and the two fields said "Skill" alike.
+        parts.push(h("div", { class: "field" }, h("label", { for: nameId }, `${singular(labelFor(path))} name`), name));
       }
       if (value && typeof value === "object" && !Array.isArray(value)) {
         for (const [k, v] of Object.entries(value)) parts.push(input([...at, k], v));

@@ -346,6 +346,20 @@ export function againstField(ctx, value, numbers) {
     options: [{ value: "numbers", label: numbers }, { value: "character", label: "a character at the table" }] };
 }
 
+// A buy-advance choice with its price, as the server prices it (the sheet's ``advances``,
+// RuleSystem.advances; WYRM's flat costs on its sheet): the price in its label, and one the points
+// don't cover, or the rules refuse (a rating at its maximum), marked and disabled. No price: as is.
+export function pricedOption(value, label, price, available, unit = ["point", "points"]) {
+  const cost = (n) => plural(n, ...unit);
+  if (!price) return { value, label };
+  if (price.refused) return { value, label: `${label} (${price.refused.replace(/\.$/, "")})`, disabled: true };
+  return price.cost > available ? { value, label: `${label} (needs ${cost(price.cost)}, has ${available})`, disabled: true }
+    : { value, label: `${label} (${cost(price.cost)})` };
+}
+
+// The first choice that can be taken (else the first): what a priced select starts on.
+export const firstOpen = (options) => (options.find((o) => !o.disabled) || options[0])?.value;
+
 // A required number: build() throws a message the form shows instead of sending.
 export function need(values, name, label) {
   const v = values[name];

@@ -454,22 +454,57 @@ def test_tale_lines_name_the_character_on_every_page(table_of, seats):
 # --- opponents named from the table: their numbers from their own sheets (rules/contests.py) ----------
 
 def test_wyrm_a_check_against_a_character_at_the_table(table_of, seats, script_dice):
-    """An evening's play-test: an opposed check asked for the opponent's numbers by hand."""
+    """An evening's play-test: an opposed check asked for the opponent's numbers by hand. Then a
+    review's: their helping skills were typed by name; they are offered from the opponent's sheet."""
     table = table_of("wyrm")
     table.create_character(table.alice, "Mira", get_system("wyrm").example_sheet)
     brannoc = table.create_character(table.bob, "Brannoc", {"attributes": {"warrior": 4, "rogue": 1, "mage": 0},
-                                                            "skills": [{"name": "Swords", "attribute": "warrior"}]})
+                                                            "skills": [{"name": "Swords", "attribute": "warrior"},
+                                                                       {"name": "Riddles", "attribute": "mage"}]})
     alice = seats("alice")
     alice.start("check:warrior")
     composer(alice).get_by_label("Against").select_option("character")
     expect(composer(alice).get_by_label("DL", exact=True)).to_be_hidden()
     composer(alice).get_by_label("Opponent at the table").select_option(str(brannoc.id))
-    composer(alice).get_by_label("Their helping skills").fill("Swords")
+    theirs = composer(alice).get_by_role("group", name="Their helping skills")
+    expect(theirs.get_by_role("checkbox")).to_have_count(2)  # Brannoc's own, from his sheet
+    expect(theirs).to_contain_text("Swords (Warrior)")
+    expect(composer(alice).get_by_role("textbox", name="Their helping skills")).to_have_count(0)  # not typed
+    theirs.get_by_label("Swords (Warrior)").check()
     expect(composer(alice).locator(".odds-text")).to_contain_text("% success")
     script_dice([3, 2])  # Brannoc's die, then Mira's
     seq = act(alice, table, alice.submit, "Warrior check")
     stored = payload(table, seq)
     assert (stored["opposition"]["attribute"], stored["opposition"]["skills"]) == (4, 1)  # Brannoc's sheet
+
+
+def test_the_gm_s_own_npc_spends_fate_without_asking_the_gm(table_of, seats, script_dice):
+    """A play-test's find: the GM's own NPC's roll said "Spend Fate (1 left, the GM approves)", and its
+    form "Ask the GM": the GM is the one who approves, so the form says neither."""
+    table = table_of("wyrm")
+    table.command(table.gm, {"type": "create_character", "name": "Brannoc", "npc": True, "shown": "full",
+                             "sheet": {**get_system("wyrm").example_sheet, "fate": 1}})
+    gm, alice = seats("gm", "alice")
+    gm.tab("Brannoc")
+    gm.start("check:warrior")
+    composer(gm).get_by_label("DL", exact=True).fill("9")
+    script_dice([1])
+    seq = act(gm, table, gm.submit, "Warrior check")
+    follow = gm.event(seq).locator(".ev-follow")
+    expect(follow).to_contain_text("Spend Fate (1 left):")
+    expect(follow).not_to_contain_text("the GM approves")
+    form = gm.start("spend_fate")
+    expect(form.get_by_role("button", name="Spend Fate")).to_be_visible()
+    expect(form.get_by_role("button", name="Ask the GM")).to_have_count(0)
+    gm.page.keyboard.press("Escape")
+    # A player's own roll still says who decides.
+    table.create_character(table.alice, "Mira", {**get_system("wyrm").example_sheet, "fate": 1})
+    alice.tab("Mira")
+    alice.start("check:warrior")
+    composer(alice).get_by_label("DL", exact=True).fill("9")
+    script_dice([1])
+    seq = act(alice, table, alice.submit, "Warrior check")
+    expect(alice.event(seq).locator(".ev-follow")).to_contain_text("the GM approves")
 
 
 def test_mdt_an_opposed_test_against_a_character_at_the_table(table_of, seats, script_dice):
@@ -488,6 +523,31 @@ def test_mdt_an_opposed_test_against_a_character_at_the_table(table_of, seats, s
     script_dice([5] * (4 + 5))  # her 1 + Presence 3, his 5: no 10s to roll again
     seq = act(alice, table, alice.submit, "vs Tomas")
     assert payload(table, seq)["vs_pool"] == 1 + 3 + 1  # Tomas's Presence 3 + Intimidação 1, and 1
+
+
+def test_mdt_the_gm_s_race_names_its_opponent_as_the_players_forms_do(table_of, seats):
+    """A play-test's find: the GM's race form sent no opponent's name (the players' opposed test sends
+    the one typed, or the character's named from the table): the race on the sheet was against "Them"."""
+    table = table_of("mdt")
+    helena = table.create_character(table.alice, "Helena", get_system("mdt").example_sheet)
+    tomas = table.create_character(table.bob, "Tomas", get_system("mdt").example_sheet)
+    gm, alice = seats("gm", "alice")
+    gm.tab("Helena")
+    gm.start("start_contest")
+    composer(gm).get_by_label("Opponent", exact=True).fill("the hound")
+    composer(gm).get_by_label("Successes to win").fill("3")
+    seq = act(alice, table, gm.submit, "race started: contest, first to 3 successes (Dexterity vs the hound, 4 dice)")
+    assert payload(table, seq)["opponent_name"] == "the hound"
+    expect(alice.page.locator(".contest .race > span")).to_have_text(["Helena", "the hound"])
+    table.command(table.gm, {"type": "end_contest", "character": helena.id})
+
+    gm.start("start_contest")
+    composer(gm).get_by_label("Against").select_option("character")
+    expect(composer(gm).get_by_label("Opponent", exact=True)).to_be_hidden()  # the character's own name goes
+    composer(gm).get_by_label("Opponent at the table").select_option(str(tomas.id))
+    seq = act(alice, table, gm.submit, "vs Tomas")
+    assert (payload(table, seq)["opponent_name"], payload(table, seq)["opponent"]) == ("Tomas", tomas.id)
+    expect(alice.page.locator(".contest .race > span")).to_have_text(["Helena", "Tomas"])
 
 
 def autopet_against_grusk(table_of, seats, action: str):

@@ -147,15 +147,67 @@ def test_the_new_character_form_names_ratings_as_the_sheets_do(table_of, seats, 
         expect(form.get_by_text(lower, exact=True)).to_have_count(0)
     if system == "tale":  # the primary's choices too
         expect(form.get_by_label("Primary characteristic").locator("option").first).to_have_text("Brawn")
+        # A review's find: the characteristic Skill and a skill's name were both labelled "Skill".
+        expect(form.get_by_label("Skill", exact=True)).to_have_count(1)
+        expect(form.get_by_role("group", name="Characteristics").get_by_label("Skill", exact=True)).to_be_visible()
+        expect(form.get_by_role("group", name="Skills").get_by_label("Skill name", exact=True)).to_have_value("Ride")
+
+
+def buying(table_of, seats, system: str, points: int):
+    """Alice's example character of ``system`` with ``points`` from the GM, her advance form open."""
+    table = table_of(system)
+    hero = table.create_character(table.alice, "Hero", get_system(system).example_sheet)
+    table.command(table.gm, {"type": "award_points", "character": hero.id, "points": points, "reason": "the ford"})
+    alice = seats("alice")
+    return table, alice, alice.start("buy_advance")
 
 
 def test_buy_an_advance_prices_each_choice_and_marks_what_the_points_dont_cover(table_of, seats):
-    table = table_of("wyrm")
-    mira = table.create_character(table.alice, "Mira", get_system("wyrm").example_sheet)
-    table.command(table.gm, {"type": "award_points", "character": mira.id, "points": 5, "reason": "the ford"})
-    alice = seats("alice")
-    form = alice.start("buy_advance")
+    table, alice, form = buying(table_of, seats, "wyrm", 5)
     buy = form.get_by_label("Buy")
     expect(buy.locator("option")).to_have_text(["+1 attribute (needs 10 points, has 5)", "a new skill (5 points)"])
     expect(buy.locator("option[value=attribute]")).to_be_disabled()
     expect(buy).to_have_value("skill")  # the choice the points cover
+
+
+# What the other systems' forms show, priced by the server (each sheet's ``advances``, from the rules'
+# own advance_cost): (system, points, the "Raise" choice, the field, {option value: its text}).
+PRICED = [
+    ("mdt", 5, "attribute", "Attribute", {"strength": "Strength (1) (4 points)",
+                                          "presence": "Presence (3) (needs 8 points, has 5)"}),
+    ("mdt", 5, "specialization", "Specialization", {"Ocultismo": "Ocultismo +2 (3 points)", "": "a new one (1 point)"}),
+    ("tote", 3, "skill", "Skill", {"Strike": "Strike (2) (3 XP)", "Grapple": "Grapple (0) (1 XP)"}),
+    ("tote", 3, "totem", "Totem", {"Bear": "Bear (1) (needs 4 XP, has 3)"}),
+    ("tale", 4, "characteristic", "Characteristic", {"brawn": "Brawn 4D (needs 5 points, has 4)",
+                                                     "deft": "Deft 3D (4 points)"}),
+    ("tale", 4, "skill", "Skill", {"Ride": "Ride +1D (1 point)", "Jump": "Jump +0D (1 point)"}),
+]
+
+
+@pytest.mark.parametrize("system, points, kind, label, texts", PRICED)
+def test_every_system_s_advance_form_prices_its_choices_as_the_server_does(table_of, seats, system, points, kind,
+                                                                          label, texts):
+    """A review's find: only WYRM's "Buy an advance" showed what each choice costs and disabled what
+    the points don't cover; the others priced per rating (or not at all) in their JavaScript."""
+    table, alice, form = buying(table_of, seats, system, points)
+    form.get_by_label("Raise").select_option(kind)
+    field = form.get_by_label(label, exact=True)
+    for value, text in texts.items():
+        option = field.locator(f'option[value="{value}"]')
+        expect(option).to_have_text(text)
+        if "needs" in text:
+            expect(option).to_be_disabled()
+        else:
+            expect(option).to_be_enabled()
+
+
+def test_a_bought_advance_reprices_the_form_from_the_sheet_the_server_pushes(table_of, seats):
+    table, alice, form = buying(table_of, seats, "mdt", 5)
+    expect(form.get_by_label("Attribute", exact=True)).to_have_value("strength")  # the first the points cover
+    seq = head_seq(table) + 1
+    alice.submit()
+    expect(alice.event(seq)).to_contain_text("raised Strength from 1 to 2 for 4 points")
+    form = alice.start("buy_advance")
+    expect(form.get_by_label("Attribute", exact=True).locator('option[value="strength"]')).to_have_text(
+        "Strength (2) (needs 6 points, has 1)")
+    expect(form.get_by_label("Specialization", exact=True).locator('option[value=""]')).to_have_text("a new one (1 point)")

@@ -388,6 +388,25 @@ def test_the_award_form_sent_twice_does_not_say_it_awarded_twice(played):
                                 payload__reason="the bridge held").count() == 1
 
 
+def test_the_award_form_sent_again_with_other_points_says_so_in_the_game_s_words(played):
+    """A play-test's find: the same form sent again with the points changed answered the pipeline's
+    "Command id 'award-…' was already used for a different action." The GM is told the form was sent
+    already, what it awarded, and how to award again; nothing is stored twice."""
+    gm = client_for(played.gm)
+    form = {"token": award_form(gm, played), f"points-{played.hero.id}": "2", "reason": "the bridge held"}
+    assert gm.post(url(played, "advancement/award/"), form).status_code == 302
+    text(gm.get(url(played, "advancement/")))  # the first answer's message, read
+    again = gm.post(url(played, "advancement/award/"), {**form, f"points-{played.hero.id}": "3"})
+    page = text(again)
+    assert again.status_code == 422
+    assert "already used" not in page and "Command id" not in page and "award-" not in page.split("<form")[0]
+    assert (f"This form was already sent for {played.hero.name} with other XP or another reason "  # TOTE's word
+            f"(it awarded 2): nothing more was awarded.") in page
+    assert "open the advancement page again for a new form" in page
+    assert [e.payload["points"] for e in Event.objects.filter(campaign=played.campaign, type="points_awarded",
+                                                              payload__reason="the bridge held")] == [2]
+
+
 def test_an_award_the_rules_refuse_stores_nothing_and_says_why(played):
     gm = client_for(played.gm)
     count = Event.objects.filter(campaign=played.campaign).count()

@@ -2,7 +2,7 @@
 // modifiers; 7-9 is a success, 10 two; difficulty 1-3; opposed tests, races to N
 // successes round by round, and projects that accumulate successes.
 
-import { h, cap, need, againstField, opponentField, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, formatOdds, plural, article } from "../ui.js";
+import { h, cap, need, againstField, opponentField, pricedOption, firstOpen, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, formatOdds, plural, article } from "../ui.js";
 import { healthTrack, healthStat, healthTools } from "../health.js";
 
 export const name = "mdt";
@@ -51,7 +51,8 @@ export function renderSheet(state, ctx) {
     h("h3", null, `Race: ${c.label || "contest"} (first to ${c.target})`),
     h("div", { class: "race" },
       h("span", null, who), h("progress", { max: c.target, value: Math.min(c.mine, c.target), "aria-label": `${who}'s successes` }), h("b", null, `${c.mine}/${c.target}`),
-      h("span", null, "Them"), h("progress", { max: c.target, value: Math.min(c.theirs, c.target), "aria-label": "their successes" }), h("b", null, `${c.theirs}/${c.target}`)),
+      h("span", null, c.opponent_name || "Them"), h("progress", { max: c.target, value: Math.min(c.theirs, c.target),
+        "aria-label": c.opponent_name ? `${c.opponent_name}'s successes` : "their successes" }), h("b", null, `${c.theirs}/${c.target}`)),
     h("p", { class: "small muted" }, `Round ${c.round} · ${LABEL[c.attribute]}${c.specialization ? ` + ${c.specialization}` : ""} vs ${plural(c.vs_pool, "die", "dice")}`),
     h("div", { class: "buttons" }, ctx.button("contest_round", "Next round"), ctx.button("end_contest", "End it"))) : null;
   const projects = Object.values(state.projects || {});
@@ -146,18 +147,27 @@ export function actions(state, ctx) {
   }
   const avail = state.points.earned - state.points.spent;
   const opts = state.sheet.options || {};
+  // Priced by the server (ctx.advances, rules/mdt/actions.py advances): each choice says its cost,
+  // and one the points don't cover (or a rating at its maximum) can't be picked.
+  const prices = ctx.advances || {};
+  const raise = ATTRS.map((a) => pricedOption(a, `${LABEL[a]} (${state.sheet.attributes[a]})`, prices.attribute?.[a], avail));
+  const specs = [...Object.entries(state.sheet.specializations || {}).map(([n, r]) => pricedOption(n, `${n} +${r}`, prices.specialization?.[n], avail)),
+    pricedOption("", "a new one", prices.specialization?.[""], avail)];
   list.push({
     id: "buy_advance", type: "buy_advance", group: "Advance", label: `Buy an advance (${avail} pts)`, title: "Buy an advance",
     help: `Attribute to N costs ${opts.attribute_cost ?? 2}×N; specialization to N costs ${opts.specialization_cost ?? 1}×N.`,
     fields: [
       { name: "kind", label: "Raise", kind: "select", value: "attribute", options: [{ value: "attribute", label: "an attribute" }, { value: "specialization", label: "a specialization" }] },
-      { name: "attribute", label: "Attribute", kind: "select", options: attrOptions, show: (v) => v.kind === "attribute" },
-      { name: "specialization", label: "Specialization (new or existing)", kind: "text", optional: true, show: (v) => v.kind === "specialization" },
+      { name: "attribute", label: "Attribute", kind: "select", options: raise, value: firstOpen(raise), show: (v) => v.kind === "attribute" },
+      { name: "specialization", label: "Specialization", kind: "select", options: specs, value: firstOpen(specs), show: (v) => v.kind === "specialization" },
+      { name: "new_specialization", declared: "specialization", label: "New specialization", kind: "text", optional: true,
+        show: (v) => v.kind === "specialization" && !v.specialization },
     ],
     build: (v) => {
       if (v.kind === "attribute") return { type: "buy_advance", attribute: v.attribute };
-      if (!v.specialization) throw new Error("Name the specialization.");
-      return { type: "buy_advance", specialization: v.specialization };
+      const named = v.specialization || v.new_specialization;
+      if (!named) throw new Error("Name the specialization.");
+      return { type: "buy_advance", specialization: named };
     },
   });
   return list;
@@ -178,10 +188,12 @@ export function gmTools(state, ctx) {
         opponentField(ctx, (v) => v.against === "character"),
         { name: "vs_specialization", label: "Their specialization", kind: "text", optional: true, show: (v) => v.against === "character" },
         { name: "vs_pool", label: "Opponent's dice", kind: "number", value: 4, show: (v) => v.against !== "character" },
+        // Their name, as the players' opposed test asks it (theirSide: a character's own when named from the table).
+        { name: "opponent", label: "Opponent", kind: "text", optional: true, placeholder: "the guard", show: (v) => v.against !== "character" },
         { name: "target", label: "Successes to win", kind: "number", value: 5 },
         { name: "label", label: "What", kind: "text", optional: true, placeholder: "the chase" },
       ].filter(Boolean),
-      build: (v) => ({ type: "start_contest", attribute: v.attribute, ...theirSide(v, "the opponent's dice"), target: need(v, "target", "the target"),
+      build: (v) => ({ type: "start_contest", attribute: v.attribute, ...theirSide(v, "the opponent's dice", ctx), target: need(v, "target", "the target"),
         ...(v.specialization ? { specialization: v.specialization } : {}), ...(v.label ? { label: v.label } : {}) }) });
   }
   list.push({ id: "start_project", type: "start_project", label: "Start a project", title: "Start a project",
@@ -254,11 +266,11 @@ export function describe(ev, ctx) {
         detail: hadOdds(p.odds, "win", "to win"),
       };
     case "contest_started":
-      return { text: `race started: ${p.label || "contest"}, first to ${p.target} successes (${LABEL[p.attribute]} vs ${plural(p.vs_pool, "die", "dice")})`, tone: "gm" };
+      return { text: `race started: ${p.label || "contest"}, first to ${p.target} successes (${LABEL[p.attribute]} vs ${p.opponent_name ? `${p.opponent_name}, ` : ""}${plural(p.vs_pool, "die", "dice")})`, tone: "gm" };
     case "contest_round_rolled":
       return {
         text: `${p.label || "race"}, round ${p.round}: +${p.roll.successes} vs +${p.opponent_roll.successes} → ${p.mine}–${p.theirs} of ${p.target}`,
-        dice: [diceGroup(who, chips(p.roll)), diceGroup("them", chips(p.opponent_roll, "theirs"))],
+        dice: [diceGroup(who, chips(p.roll)), diceGroup(p.opponent_name || "them", chips(p.opponent_roll, "theirs"))],
         outcome: { label: OUTCOME[p.outcome] || p.outcome, tone: TONE[p.outcome] },
         detail: [hadOdds(p.odds, "win", "to win it this round"), p.dramatic_failure ? "dramatic failure" : ""].filter(Boolean).join(" · "),
       };

@@ -2,7 +2,7 @@
 // challenge dice; iterated contests (hiding, chases) and combat with attack/defence
 // portions, round by round; damage spread over primary + Skill, recovered by rest.
 
-import { h, cap, need, againstField, opponentField, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, formatOdds, words, plural, article } from "../ui.js";
+import { h, cap, need, againstField, opponentField, pricedOption, firstOpen, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, formatOdds, words, plural, article } from "../ui.js";
 
 export const name = "tale";
 
@@ -201,23 +201,33 @@ export function actions(state, ctx) {
       fields: [{ name: "days", label: "Days", kind: "number", value: 1 }],
       build: (v) => ({ type: "rest", days: need(v, "days", "the days") }) });
   }
+  // Priced by the server (ctx.advances, rules/tale/actions.py advances): each choice says its cost,
+  // and one the points don't cover (or at its maximum) can't be picked. A new skill's price may
+  // depend on its two characteristics (setting skill_die_cost), so each pair says its own.
+  const avail = state.points.earned - state.points.spent;
+  const prices = ctx.advances || {};
+  const raise = CHARS.map((ch) => pricedOption(ch, `${cap(ch)} ${s.characteristics[ch]}D`, prices.characteristic?.[ch], avail));
+  const known = Object.keys(prices.skill || { ...s.skills, ...BUILT_IN });
+  const skillChoices = [...known.map((k) => pricedOption(k, `${k} +${s.skills?.[k]?.dice ?? 0}D`, prices.skill?.[k], avail)),
+    { value: "", label: "a new skill" }];
+  const pairs = CHARS.flatMap((a, i) => CHARS.slice(i + 1).map((b) => pricedOption(`${a}+${b}`, `${cap(a)} + ${cap(b)}`,
+    prices.new_skill?.[`${a}+${b}`], avail)));
   list.push({
-    id: "buy_advance", type: "buy_advance", group: "Advance", label: `Buy an advance (${state.points.earned - state.points.spent} pts)`,
-    title: "Buy an advance", help: "A characteristic to N D costs N points; a skill to +N D costs N/2, rounded up.",
+    id: "buy_advance", type: "buy_advance", group: "Advance", label: `Buy an advance (${avail} pts)`,
+    title: "Buy an advance", help: "A characteristic to N D costs N points; a skill to +N D costs half, rounded up.",
     fields: [
       { name: "kind", label: "Raise", kind: "select", value: "characteristic",
         options: [{ value: "characteristic", label: "a characteristic" }, { value: "skill", label: "a skill" }] },
-      { name: "characteristic", label: "Characteristic", kind: "select", show: (v) => v.kind === "characteristic",
-        options: CHARS.map((ch) => ({ value: ch, label: `${cap(ch)} ${s.characteristics[ch]}D → ${s.characteristics[ch] + 1}D (${s.characteristics[ch] + 1} pts)` })) },
-      { name: "skill", label: "Skill (new or existing)", kind: "text", optional: true, show: (v) => v.kind === "skill" },
-      { name: "a", label: "Based on", kind: "select", options: CHARS.map((ch) => ({ value: ch, label: cap(ch) })), show: (v) => v.kind === "skill" },
-      { name: "b", label: "and", kind: "select", value: "skill", options: CHARS.map((ch) => ({ value: ch, label: cap(ch) })), show: (v) => v.kind === "skill" },
+      { name: "characteristic", label: "Characteristic", kind: "select", show: (v) => v.kind === "characteristic", options: raise, value: firstOpen(raise) },
+      { name: "skill", label: "Skill", kind: "select", show: (v) => v.kind === "skill", options: skillChoices, value: firstOpen(skillChoices) },
+      { name: "new_skill", declared: "skill", label: "New skill", kind: "text", optional: true, show: (v) => v.kind === "skill" && !v.skill },
+      { name: "pair", label: "Based on", kind: "select", options: pairs, value: firstOpen(pairs), show: (v) => v.kind === "skill" && !v.skill },
     ],
     build: (v) => {
       if (v.kind === "characteristic") return { type: "buy_advance", characteristic: v.characteristic };
-      if (!v.skill) throw new Error("Name the skill.");
-      const known = Object.keys(s.skills || {}).some((k) => k.toLowerCase() === v.skill.toLowerCase()) || BUILT_IN[v.skill];
-      return { type: "buy_advance", skill: v.skill, ...(known ? {} : { characteristics: [v.a, v.b] }) };
+      if (v.skill) return { type: "buy_advance", skill: v.skill };
+      if (!v.new_skill) throw new Error("Name the skill.");
+      return { type: "buy_advance", skill: v.new_skill, characteristics: v.pair.split("+") };
     },
   });
   return list;

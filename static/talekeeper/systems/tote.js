@@ -2,7 +2,7 @@
 // exports (docs/table.md): renderSheet, actions, gmTools, describe, followUps,
 // describeAction, oddsText.
 
-import { h, cap, need, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, pips, plural, formatOdds, article } from "../ui.js";
+import { h, cap, need, pricedOption, firstOpen, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, pips, plural, formatOdds, article } from "../ui.js";
 
 export const name = "tote";
 
@@ -135,7 +135,7 @@ export function actions(state, ctx) {
   if (last && !last.success && !last.rescued && state.resolve + state.scene_resolve > 0) {
     list.push({ ...spendSpec(state), id: "spend_resolve", group: "Resolve", label: "Spend Resolve" });
   }
-  list.push(advanceSpec(state));
+  list.push(advanceSpec(state, ctx));
   return list;
 }
 
@@ -156,28 +156,45 @@ function spendSpec(state) {
   };
 }
 
-function advanceSpec(state) {
+function advanceSpec(state, ctx) {
   const s = state.sheet;
   const costs = s.options.advance_costs;
   const avail = state.points.earned - state.points.spent;
+  // Priced by the server (ctx.advances, rules/tote/actions.py advances): each choice says its cost in
+  // XP, and one the XP don't cover (or a rating at its highest) can't be picked.
+  const prices = ctx.advances || {};
+  const xp = ["XP", "XP"];
+  const skills = skillsInOrder(state);
+  const raise = skills.map((k) => pricedOption(k, `${k} (${s.skills[k]})`, prices.skill?.[k], avail, xp));
+  const totems = Object.entries(s.totems).map(([t, n]) => pricedOption(t, `${t} (${n})`, prices.totem?.[t], avail, xp));
+  // A specialization of the skill picked: one choice per skill, shown while it is the one picked.
+  const specsOf = (k) => [...(s.specializations?.[k] || []).map((sp) => pricedOption(sp.name, `${sp.name} +${sp.bonus}`,
+    prices.specialization?.[k]?.[sp.name], avail, xp)), pricedOption("", "a new one", prices.specialization?.[k]?.[""], avail, xp)];
+  const specField = (i) => `specialization_${i}`;
   return {
     id: "buy_advance", type: "buy_advance", group: "Advance", label: `Buy an advance (${avail} XP)`, title: "Buy an advance",
     help: `Costs: skill to N = ${costs.skill}×N XP, totem to N = ${costs.totem}×N, specialization to +N = ${costs.specialization}×N.`,
     fields: [
       { name: "advance", label: "Raise", kind: "select", value: "skill", options: [
         { value: "skill", label: "a skill" }, { value: "totem", label: "a totem" }, { value: "specialization", label: "a specialization" }] },
-      { name: "skill", label: "Skill", kind: "select", show: (v) => v.advance !== "totem",
-        options: skillsInOrder(state).map((k) => ({ value: k, label: `${k} (${s.skills[k]})` })) },
-      { name: "totem", label: "Totem", kind: "select", show: (v) => v.advance === "totem",
-        options: Object.entries(s.totems).map(([t, n]) => ({ value: t, label: `${t} (${n})` })) },
-      { name: "specialization", label: "Specialization (new or existing)", kind: "text", optional: true,
-        show: (v) => v.advance === "specialization" },
+      { name: "skill", label: "Skill", kind: "select", show: (v) => v.advance === "skill", options: raise, value: firstOpen(raise) },
+      { name: "totem", label: "Totem", kind: "select", show: (v) => v.advance === "totem", options: totems, value: firstOpen(totems) },
+      { name: "spec_skill", label: "Specialization of", kind: "select", show: (v) => v.advance === "specialization",
+        options: skills.map((k) => ({ value: k, label: k })) },
+      ...skills.map((k, i) => {
+        const options = specsOf(k);
+        return { name: specField(i), label: "Specialization", kind: "select", options, value: firstOpen(options),
+          show: (v) => v.advance === "specialization" && v.spec_skill === k };
+      }),
+      { name: "specialization", label: "New specialization", kind: "text", optional: true,
+        show: (v) => v.advance === "specialization" && !v[specField(skills.indexOf(v.spec_skill))] },
     ],
     build: (v) => {
       if (v.advance === "totem") return { type: "buy_advance", advance: "totem", totem: v.totem };
       if (v.advance === "specialization") {
-        if (!v.specialization) throw new Error("Name the specialization.");
-        return { type: "buy_advance", advance: "specialization", skill: v.skill, specialization: v.specialization };
+        const named = v[specField(skills.indexOf(v.spec_skill))] || v.specialization;
+        if (!named) throw new Error("Name the specialization.");
+        return { type: "buy_advance", advance: "specialization", skill: v.spec_skill, specialization: named };
       }
       return { type: "buy_advance", advance: "skill", skill: v.skill };
     },

@@ -1,7 +1,7 @@
 // WYRM (Warrior, Rogue & Mage) at the table: d6 + attribute (+2 per helping skill)
 // against a DL; exploding 6s where a skill applies; Fate spent with the GM's approval.
 
-import { h, cap, need, opponentField, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, pips, formatOdds, distributionSummary, plural, article } from "../ui.js";
+import { h, cap, need, opponentField, pricedOption, firstOpen, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, pips, formatOdds, distributionSummary, plural, article } from "../ui.js";
 import { healthTrack, healthStat, healthTools } from "../health.js";
 
 export const name = "wyrm";
@@ -45,6 +45,19 @@ export function renderSheet(state, ctx) {
 
 const checkOdds = (o) => oddsLine(o, [["success", "success"]]);
 
+// The sheet of the opponent picked from the table, when this page holds it (sheetCtx opponents).
+const opponentSheet = (ctx, id) => ctx.opponents?.find((o) => o.value === id)?.state || null;
+
+// An opponent named from the table helps with skills from its own sheet: each opponent whose sheet the
+// page holds gets its skills as choices, shown while it is the one picked (the form typed them by name).
+function theirSkillFields(ctx) {
+  return (ctx.opponents || []).filter((o) => o.state?.skills?.length).map((o) => ({
+    name: `their_skills_${o.value}`, label: "Their helping skills", kind: "checks", value: [],
+    options: o.state.skills.map((s) => ({ value: s.name, label: `${s.name} (${cap(s.attribute)})` })),
+    show: (v) => v.against === "character" && v.vs_character === o.value,
+  }));
+}
+
 function checkSpec(state, attribute, ctx) {
   const known = state.skills.map((s) => s.name);
   const own = state.skills.filter((s) => s.attribute === attribute).map((s) => s.name);
@@ -64,9 +77,12 @@ function checkSpec(state, attribute, ctx) {
       opponentField(ctx, (v) => v.against === "character"),
       { name: "their_attribute", label: "Attribute they roll", kind: "select", value: attribute,
         options: ATTRS.map((a) => ({ value: a, label: cap(a) })), show: (v) => v.against === "character" },
-      // Skill names, as the check's own (its declaration's "skills"); the server refuses one they don't know.
+      // Their skills from their sheet, as choices (one set per opponent, shown when it is picked).
+      ...theirSkillFields(ctx),
+      // Typed by name (as the check's own, its declaration's "skills") for one whose sheet this page
+      // does not hold; the server refuses a skill they don't know.
       { name: "their_skills", declared: "skills", label: "Their helping skills", kind: "text", optional: true, placeholder: "Swords, Brawl",
-        hint: "Names from their sheet, at most two.", show: (v) => v.against === "character" },
+        hint: "Names from their sheet, at most two.", show: (v) => v.against === "character" && !opponentSheet(ctx, v.vs_character) },
       { name: "vs_static", label: "Static DL (no roll for them)", kind: "checkbox", value: false, show: (v) => v.against !== "dl" },
       known.length ? { name: "skills", label: "Helping skills (+2 each)", kind: "checks", value: [],
         options: [...own, ...others].map((k) => ({ value: k, label: own.includes(k) ? k : `${k} (other)` })) } : null,
@@ -80,7 +96,8 @@ function checkSpec(state, attribute, ctx) {
       if (v.against === "vs") a.vs = { attribute: need(v, "vs_attribute", "their attribute"), skills: v.vs_skills || 0, static: !!v.vs_static };
       else if (v.against === "character") {
         Object.assign(a, { vs_character: need(v, "vs_character", "the opponent"), vs_attribute: v.their_attribute });
-        const theirs = (v.their_skills || "").split(",").map((t) => t.trim()).filter(Boolean);
+        const theirs = opponentSheet(ctx, v.vs_character) ? v[`their_skills_${v.vs_character}`] || []
+          : (v.their_skills || "").split(",").map((t) => t.trim()).filter(Boolean);
         if (theirs.length) a.vs_skills = theirs;
         if (v.vs_static) a.vs_static = true;
       } else a.dl = need(v, "dl", "the DL");
@@ -107,15 +124,18 @@ export function actions(state, ctx) {
     odds: (o) => distributionSummary(o),
   });
   if (state.fate > 0 && !state.pending_fate) {
+    // The GM spending Fate (for their own NPC, or a character they act for) answers the request
+    // themselves: the form does not send them to "ask the GM".
     list.push({
-      id: "spend_fate", type: "spend_fate", group: "Fate", label: "Spend Fate…", title: "Ask the GM to spend a Fate point",
+      id: "spend_fate", type: "spend_fate", group: "Fate", label: "Spend Fate…",
+      title: ctx.isGM ? "Spend a Fate point" : "Ask the GM to spend a Fate point",
       help: `Reroll and +2 are offered on ${ctx.char.name}'s last roll in the log. These two need no roll:`,
       fields: [
         { name: "use", label: "To", kind: "select", value: "minor_detail",
           options: [{ value: "minor_detail", label: USES.minor_detail }, { value: "ignore_attack", label: USES.ignore_attack }] },
         { name: "detail", label: "Detail", kind: "text", optional: true, placeholder: "I know this innkeeper" },
       ],
-      submit: "Ask the GM",
+      submit: ctx.isGM ? "Spend Fate" : "Ask the GM",
       build: (v) => {
         if (v.use === "minor_detail" && !v.detail) throw new Error("Say which detail changes.");
         return { type: "spend_fate", use: v.use, ...(v.detail ? { detail: v.detail } : {}) };
@@ -127,16 +147,13 @@ export function actions(state, ctx) {
   // "+1 attribute" for 10 points to a character with 5, and the server refused it only once sent).
   const costs = state.sheet.options.advance_costs;
   const avail = state.points.earned - state.points.spent;
-  const advances = [{ value: "attribute", label: "+1 attribute" }, { value: "skill", label: "a new skill" }].map(({ value, label }) => {
-    const cost = costs[value];
-    return cost > avail ? { value, label: `${label} (needs ${plural(cost, "point")}, has ${avail})`, disabled: true }
-      : { value, label: `${label} (${plural(cost, "point")})` };
-  });
+  const advances = [{ value: "attribute", label: "+1 attribute" }, { value: "skill", label: "a new skill" }]
+    .map(({ value, label }) => pricedOption(value, label, { cost: costs[value] }, avail));
   list.push({
     id: "buy_advance", type: "buy_advance", group: "Advance", label: `Buy an advance (${avail} pts)`,
     title: "Buy an advance", help: `An attribute +1 costs ${plural(costs.attribute, "point")}, a new skill ${costs.skill}.`,
     fields: [
-      { name: "advance", label: "Buy", kind: "select", value: (advances.find((a) => !a.disabled) || advances[0]).value, options: advances },
+      { name: "advance", label: "Buy", kind: "select", value: firstOpen(advances), options: advances },
       { name: "attribute", label: "Attribute", kind: "select", options: ATTRS.map((a) => ({ value: a, label: `${cap(a)} (${state.attributes[a]})` })) },
       { name: "skill", label: "Skill name", kind: "text", optional: true, show: (v) => v.advance === "skill" },
     ],
@@ -257,7 +274,8 @@ export function followUps(ev, state, ctx) {
     if (!last || last.roll !== p.roll || !ctx.latest(ev, ["attribute_checked", "damage_rolled", "fate_spent"])) return [];
     if (last.fate_used || state.pending_fate) return [];
     if (state.fate < 1) return [ctx.h("span", { class: "muted small" }, "No Fate left to change this roll.")];
-    const out = [ctx.h("span", { class: "muted small" }, `Spend Fate (${state.fate} left, the GM approves):`)];
+    // Choices on a roll reach the GM only for their own NPCs: not "the GM approves", they do.
+    const out = [ctx.h("span", { class: "muted small" }, `Spend Fate (${state.fate} left${ctx.isGM ? "" : ", the GM approves"}):`)];
     if (ev.type === "damage_rolled" && p.dice.length > 1) {
       out.push(ctx.form({ title: "Fate reroll", submit: "Reroll (Fate)", fields: [{ name: "die", label: "Die", kind: "select", numeric: true,
         options: p.die_totals.map((t, i) => ({ value: i + 1, label: `die ${i + 1} (${t})` })), value: 1 }],

@@ -133,6 +133,23 @@ def test_end_contest_and_scene_end_clear_the_contest():
     assert MDT.evolve(state, Event("scene_started", {"scene": 2})) == state
 
 
+def test_a_race_names_its_opponent_as_an_opposed_test_does():
+    """A play-test's find: the Storyteller's race form sent no opponent's name (the players' opposed
+    test does), and start_contest had no field for one: the sheet and the log said "them"."""
+    [started] = MDT.decide(character(), {"type": "start_contest", "attribute": "wits", "vs_pool": 3, "target": 5,
+                                         "opponent": "  the hound "}, ScriptedDice([]))
+    assert started.payload["opponent_name"] == "the hound" and started.payload.get("opponent") is None
+    state = MDT.replay(character(), [started])
+    assert state["contest"]["opponent_name"] == "the hound"
+    [round_] = MDT.decide(state, {"type": "contest_round"}, ScriptedDice([2, 2, 2, 2, 2, 2]))
+    assert round_.payload["opponent_name"] == "the hound"
+    # A race recorded before the name was: none, and its rounds still roll.
+    old = {k: v for k, v in started.payload.items() if k != "opponent_name"}
+    assert "opponent_name" not in MDT.replay(character(), [Event("contest_started", old)])["contest"]
+    assert MDT.decide(MDT.replay(character(), [Event("contest_started", old)]), {"type": "contest_round"},
+                      ScriptedDice([2] * 6))[0].payload["opponent_name"] == ""
+
+
 def test_contest_round_uses_the_standing_modifier_and_the_current_sheet():
     state = apply(character(), {"type": "start_contest", "attribute": "wits", "vs_pool": 0,
                                 "target": 4, "modifier": 1})
