@@ -23,6 +23,7 @@ from __future__ import annotations
 from rules import RuleError
 from rules.npc import quick_sheet
 
+from .. import hidden
 from ..log import Draft
 from ..models import (
     SHOWN_CHOICES, SHOWN_FULL, SHOWN_HIDDEN, VISIBILITY_GM, VISIBILITY_PUBLIC, Campaign, Character, Event,
@@ -125,8 +126,19 @@ def decide_show_npc(campaign: Campaign, membership: Membership, action: dict) ->
     drafts = [Draft(NPC_SHOWN, {"name": character.name, "from": before, "shown": shown}, 1, character,
                     VISIBILITY_GM if shown == SHOWN_HIDDEN else VISIBILITY_PUBLIC)]
     created = Event.objects.get(character=character, type="character_created")
-    if shown == SHOWN_FULL and created.visibility != VISIBILITY_PUBLIC and not Event.objects.filter(
-            campaign=campaign, type="roll_revealed", payload__seq=created.seq).exists():
-        from .log_entries import decide_reveal
+    if shown != SHOWN_FULL:
+        return drafts
+    from .log_entries import decide_reveal
+    if created.visibility != VISIBILITY_PUBLIC and not hidden.revealed(created):
         drafts += decide_reveal(campaign, membership, {"seq": created.seq})
+    # A void is read by its target's readers (decide_void): one the GM made of an event the table
+    # reads while it was kept (the void was hers) comes out now, or its sheet, which leaves the
+    # event out, would tell the table of a void it may not read.
+    for void in (Event.objects.filter(campaign=campaign, character=character, type="event_voided")
+                 .exclude(visibility=VISIBILITY_PUBLIC).order_by("seq")):
+        seq = void.payload.get("seq")
+        target = Event.objects.filter(campaign=campaign, seq=seq).first() if type(seq) is int and 0 < seq < 2**63 else None
+        if target is not None and not hidden.revealed(void) and (
+                target.visibility == VISIBILITY_PUBLIC or hidden.revealed(target)):
+            drafts += decide_reveal(campaign, membership, {"seq": void.seq})
     return drafts

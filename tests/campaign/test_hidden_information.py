@@ -510,6 +510,34 @@ def test_a_void_of_an_npcs_roll_the_gm_hid_again_marks_nothing_for_the_table(tab
     assert "voided" not in seen(table.bob, roll) and seen(table.bob, void)["hidden"] is True
 
 
+def test_an_npc_shown_again_brings_out_the_voids_of_its_public_events(table_for):
+    """A rule event, not a plain roll: the GM awards a fully shown NPC in public, hides it, voids the
+    award (the void is the GM's) and shows the NPC in full again. Every member read the award, not
+    voided, and a sheet that left it out (earned 0 after +3): the sheet told them the GM had voided
+    it. Shown in full again, the NPC's sealed voids of events the table reads come out with it."""
+    table = setup(table_for, "tote")
+    foe = npc(table, "full", {"rating": 3})
+    award = send(table, table.gm, {"type": "award_points", "character": foe, "points": 3, "reason": "brave"})
+    assert award.status == 201 and award.json()["visibility"] == "public"
+    public_roll = send(table, table.gm, {"type": "roll", "notation": "1d6", "character": foe}, [2]).json()["seq"]
+    assert send(table, table.gm, {"type": "show_npc", "character": foe, "shown": "name"}).status == 201
+    void = send(table, table.gm, {"type": "void", "seq": award.json()["seq"], "reason": "wrong NPC"}).json()["seq"]
+    assert Event.objects.get(campaign=table.campaign, seq=void).visibility == "gm"
+    # A void of one of its rolls made while it was kept: its target stays sealed, and so does the void.
+    gm_roll = send(table, table.gm, {"type": "roll", "notation": "1d6", "character": foe}, [4]).json()["seq"]
+    gm_void = send(table, table.gm, {"type": "void", "seq": gm_roll, "reason": "hush"}).json()["seq"]
+    shown = send(table, table.gm, {"type": "show_npc", "character": foe, "shown": "full"}).json()
+    assert [(e["type"], e["payload"].get("seq")) for e in shown["events"]] == [("npc_shown", None),
+                                                                             ("roll_revealed", void)]
+    for user in (table.alice, table.bob, table.watcher):
+        sheet = client_for(user).get(f"/api/campaigns/{SLUG}/characters/{foe}").json()
+        assert sheet["state"]["points"]["earned"] == 0, user.username
+        assert seen(user, award.json()["seq"])["voided"] is True, user.username  # what the sheet says
+        assert seen(user, void)["payload"]["reason"] == "wrong NPC"
+        assert seen(user, gm_void)["hidden"] is True and seen(user, gm_roll)["hidden"] is True
+        assert "voided" not in seen(user, public_roll)
+
+
 def test_dice_stats_count_sealed_events_whether_or_not_they_rolled(table_for):
     """A hidden decision is a roll or a refusal depending on hidden state: the count must not tell."""
     table = tote_table(table_for)
