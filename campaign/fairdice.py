@@ -199,6 +199,7 @@ def verify_session(campaign: Campaign, session: int) -> DiceReport:
     elif end is None:
         report.problems.append((None, f"session {session} has not ended: its seed is still secret"))
     else:
+        _check_bounds(campaign, session, events, start, end, report)
         seed = end.payload.get("dice_seed") or ""
         if end.payload.get("dice_seed") is None:
             report.problems.append((end.seq, f"session {session}'s seed was not kept (restored from an export made "
@@ -213,6 +214,26 @@ def verify_session(campaign: Campaign, session: int) -> DiceReport:
     report.problems.sort(key=lambda p: (p[0] is not None, p[0] or 0))
     report.ok = not report.problems
     return report
+
+
+def _check_bounds(campaign: Campaign, session: int, events: list[Event], start: Event, end: Event,
+                  report: DiceReport) -> None:
+    """A session is one start and one end, and every event between them is stamped with it.
+
+    The events are read by their session column: a host's server could answer a roll made while the
+    session ran with dice of its choosing, stamped as rolled outside any session (``verifiable:
+    false``), or start the session again with a new commitment, and no die of it would be checked."""
+    for event in events:
+        if event.type in ("session_started", "session_ended") and event not in (start, end):
+            report.problems.append((event.seq, f"session {session} {event.type.split('_')[1]} a second time"))
+        elif not start.seq <= event.seq <= end.seq:
+            report.problems.append((event.seq, f"stamped session {session}, outside its start #{start.seq} "
+                                               f"and end #{end.seq}"))
+    between = (Event.objects.filter(campaign=campaign, seq__gt=start.seq, seq__lt=end.seq).exclude(session=session)
+               .values_list("seq", "session"))
+    for seq, stamped in between:
+        report.problems.append((seq, f"between session {session}'s start #{start.seq} and end #{end.seq}, "
+                                     f"but stamped {'outside any session' if stamped is None else f'session {stamped}'}"))
 
 
 def _is_seed(value) -> bool:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import bisect
 import hashlib
 import hmac
 import json
@@ -289,14 +290,21 @@ class Verifier:
         sessions: dict[int, dict] = {}
         for event in self.events:
             if event["type"] in ("session_started", "session_ended") and not event.get("hidden"):
-                sessions.setdefault(event["payload"].get("session"), {})[event["type"]] = event
+                pair = sessions.setdefault(event["payload"].get("session"), {})
+                if event["type"] in pair:  # a second commitment (or seed) for the same session: its first counts
+                    self.bad(event["seq"], f"session {event['payload'].get('session')} "
+                                           f"{event['type'].split('_')[1]} a second time")
+                    continue
+                pair[event["type"]] = event
         checked_sessions = dice = 0
+        bounds: dict = {}  # a finished session's number -> (its start's seq, its end's seq)
         for number, pair in sorted(sessions.items(), key=lambda kv: kv[0] or 0):
             start, end = pair.get("session_started"), pair.get("session_ended")
             if start is None or end is None:
                 if start is not None:
                     self.notes.append(f"session {number} has not ended: its dice can't be checked yet")
                 continue
+            bounds[number] = (start["seq"], end["seq"])
             seed = end["payload"].get("dice_seed") or ""
             try:
                 ok = sha256_hex(bytes.fromhex(seed)) == start["payload"].get("dice_commitment")
@@ -307,7 +315,22 @@ class Verifier:
                 continue
             checked_sessions += 1
             dice += self._session_dice(number, seed, start["payload"].get("dice_scheme"), start["seq"], end["seq"])
+        self._session_bounds(bounds)
         return checked_sessions, dice
+
+    def _session_bounds(self, bounds: dict) -> None:
+        """Every event between a finished session's start and end is stamped with it, and none outside:
+        a roll made while it ran, stamped as rolled outside any session, would escape its seed."""
+        ranges = sorted((first, last, number) for number, (first, last) in bounds.items())
+        starts = [first for first, _, _ in ranges]
+        for event in self.events:
+            at = bisect.bisect_right(starts, event["seq"]) - 1
+            inside = ranges[at] if at >= 0 and event["seq"] <= ranges[at][1] else None
+            stamped = event.get("session")
+            if (inside is not None and stamped != inside[2]) or (inside is None and type(stamped) is int and stamped in bounds):
+                within = f"session {inside[2]} runs from #{inside[0]} to #{inside[1]}" if inside else \
+                    f"session {stamped} runs from #{bounds[stamped][0]} to #{bounds[stamped][1]}"
+                self.bad(event["seq"], f"stamped session {stamped}, but {within}")
 
     def _session_dice(self, session, seed, scheme, first, last) -> int:
         count, player_seeds = 0, []

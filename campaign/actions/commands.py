@@ -263,7 +263,7 @@ def _decide(campaign: Campaign, membership: Membership, action: dict, dice, char
     if opponent is not None:
         shared = []  # its readers may see this character's hidden changes, not the opponent's
         decided = contests.with_sides(campaign, character, opponent, decided)
-        visibility = contests.stricter(visibility, contests.visibility_with(opponent, membership, visibility))
+        visibility = contests.stricter(visibility, contests.visibility_with(opponent, membership, visibility, character))
     visibility, shared = stored_readers(character, visibility, shared, opponent)
     # Only the server names an event's readers: a payload key of the rules' own would let its members read it.
     return [Draft(e.type, hidden.naming_readers({k: v for k, v in e.payload.items() if k != "shared_with"}, shared),

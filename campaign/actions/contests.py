@@ -23,11 +23,14 @@ from rules.base import copy_json
 from rules.contests import CONTINUING, fill, side_view
 
 from .. import hidden
-from ..models import SHOWN_FULL, VISIBILITY_GM, VISIBILITY_PUBLIC, VISIBILITY_SECRET, Campaign, Character, Membership
-from ..visibility import Viewer
+from ..models import (SHOWN_FULL, VISIBILITY_GM, VISIBILITY_PUBLIC, VISIBILITY_SECRET, Campaign, Character, Event,
+                      Membership)
+from ..projections import concerning
+from ..visibility import Viewer, may_see
 from .errors import ActionError, Forbidden, NotFound, Refused, rule_refusal
 from .npcs import hidden_from
 
+STARTED = "contest_started"  # a contest's first event, in every system that runs one
 STRICTNESS = {VISIBILITY_PUBLIC: 0, VISIBILITY_SECRET: 1, VISIBILITY_GM: 2}
 
 
@@ -78,13 +81,15 @@ def with_sides(campaign: Campaign, character: Character, opponent: Character, de
     return out
 
 
-def visibility_with(opponent: Character, membership: Membership, visibility: str) -> str:
+def visibility_with(opponent: Character, membership: Membership, visibility: str, character: Character) -> str:
     """How a decision that read ``opponent``'s state may be stored: hidden if the table may not see
     what shaped it. The numbers of an NPC not fully shown are the GM's to disclose, which naming it
-    does (only the GM may); a fully shown one is read like any character, its unseen past included."""
-    if opponent.npc and opponent.shown != SHOWN_FULL:
-        return visibility
+    does (only the GM may): a player's round of the contest the GM started reads them as they were
+    then, so one after a change the GM keeps (hidden damage mid-fight) is the GM's to read; a fully
+    shown one is read like any character, its unseen past included."""
     actor = Viewer.of(membership)
+    if opponent.npc and opponent.shown != SHOWN_FULL:
+        return VISIBILITY_GM if not actor.is_gm and _changed_since_named(opponent, character, actor) else visibility
     readers = hidden.EVERYONE if visibility == VISIBILITY_PUBLIC else actor
     from_readers, from_actor = hidden.hidden_shaped(opponent, [readers, actor])
     if from_actor:
@@ -92,6 +97,16 @@ def visibility_with(opponent: Character, membership: Membership, visibility: str
     if from_readers:
         return VISIBILITY_GM if actor.is_gm else VISIBILITY_SECRET
     return visibility
+
+
+def _changed_since_named(opponent: Character, character: Character, actor: Viewer) -> bool:
+    """Whether a change of ``opponent`` that ``actor`` may not see came after the contest with
+    ``character`` started (the GM's disclosure of its numbers). Only who did what and how it was
+    shown counts, never dice."""
+    named = (Event.objects.filter(concerning(character.id), campaign_id=character.campaign_id, type=STARTED)
+             .order_by("-seq").values_list("seq", flat=True).first() or 0)
+    live, revealed = hidden.live_hidden_changes(opponent)
+    return any(r["seq"] > named and not may_see(r, actor, revealed) for r in live)
 
 
 def stricter(a: str, b: str) -> str:

@@ -107,8 +107,8 @@ def decide_show_npc(campaign: Campaign, membership: Membership, action: dict) ->
     """GM: what the players see of an NPC from now on (``shown``: hidden, name or full).
 
     Shown fully, its creation (the sheet) is revealed too, so the players' view of its state
-    starts there, and so are the voids the GM made of its public rolls while it was hidden; its
-    rolls made while it was hidden stay sealed until the GM reveals them."""
+    starts there, and so are the voids the GM made of its public (or revealed) events while it was
+    kept; its rolls made while it was hidden stay sealed until the GM reveals them."""
     character = access_character(membership, action.get("character"))
     if not character.npc:
         raise Refused(f"{character.name} is a player's character: the table always sees them.")
@@ -126,18 +126,20 @@ def decide_show_npc(campaign: Campaign, membership: Membership, action: dict) ->
     # The change itself: the table learns of a name (or a sheet) as it is shown; hiding it again is the GM's note.
     drafts = [Draft(NPC_SHOWN, {"name": character.name, "from": before, "shown": shown}, 1, character,
                     VISIBILITY_GM if shown == SHOWN_HIDDEN else VISIBILITY_PUBLIC)]
-    if shown == SHOWN_FULL:
-        from .log_entries import decide_reveal
-        created = Event.objects.get(character=character, type="character_created")
-        if created.visibility != VISIBILITY_PUBLIC and not hidden.revealed(created):
-            drafts += decide_reveal(campaign, membership, {"seq": created.seq})
-        # A void the GM made of its public roll while it was hidden is read, like any void, by that
-        # roll's readers (decide_void): the whole table again, so the row it reads and the sheet
-        # that leaves the roll out agree (a reviewer, the fifteenth session).
-        public = set(Event.objects.filter(campaign=campaign, character=character, visibility=VISIBILITY_PUBLIC)
-                     .values_list("seq", flat=True))
-        for void in (Event.objects.filter(campaign=campaign, character=character, type="event_voided")
-                     .exclude(visibility=VISIBILITY_PUBLIC).order_by("seq")):
-            if void.payload.get("seq") in public and not hidden.revealed(void):
-                drafts += decide_reveal(campaign, membership, {"seq": void.seq})
+    created = Event.objects.get(character=character, type="character_created")
+    if shown != SHOWN_FULL:
+        return drafts
+    from .log_entries import decide_reveal
+    if created.visibility != VISIBILITY_PUBLIC and not hidden.revealed(created):
+        drafts += decide_reveal(campaign, membership, {"seq": created.seq})
+    # A void is read by its target's readers (decide_void): one the GM made of an event the table
+    # reads while it was kept (the void was hers) comes out now, or its sheet, which leaves the
+    # event out, would tell the table of a void it may not read.
+    for void in (Event.objects.filter(campaign=campaign, character=character, type="event_voided")
+                 .exclude(visibility=VISIBILITY_PUBLIC).order_by("seq")):
+        seq = void.payload.get("seq")
+        target = Event.objects.filter(campaign=campaign, seq=seq).first() if type(seq) is int and 0 < seq < 2**63 else None
+        if target is not None and not hidden.revealed(void) and (
+                target.visibility == VISIBILITY_PUBLIC or hidden.revealed(target)):
+            drafts += decide_reveal(campaign, membership, {"seq": void.seq})
     return drafts

@@ -109,14 +109,30 @@ async function checkSessionDice(start, end, events, report) {
   return { dice, sealed };
 }
 
+/** Every event from a session's start to its end is stamped with it, and none outside: a roll made
+ *  while it ran, stamped as rolled outside any session ("not verifiable"), would escape its seed. */
+function checkSessionBounds(n, start, end, events, report) {
+  for (const ev of events) {
+    const inside = ev.seq >= start.seq && ev.seq <= end.seq;
+    if (inside !== (ev.session === n)) {
+      report.problem(ev.seq, `#${ev.seq} is stamped ${ev.session == null ? "outside any session" : `session ${ev.session}`}, but session ${n} runs from #${start.seq} to #${end.seq}.`);
+    }
+  }
+}
+
 async function checkDice(events, report) {
   const before = report.problems.length;
   const notes = [];
   let dice = 0;
+  const started = new Set();
   for (const start of events.filter((e) => e.type === "session_started")) {
     const n = start.payload.session;
+    // A second commitment for a session that runs already: its dice would escape the first one.
+    if (started.has(n)) { report.problem(start.seq, `#${start.seq} starts session ${n} a second time.`); continue; }
+    started.add(n);
     const end = events.find((e) => e.type === "session_ended" && e.payload?.session === n);
     if (!end) { notes.push(`session ${n} is running: its seed stays secret until it ends`); continue; }
+    checkSessionBounds(n, start, end, events, report);
     if (start.payload.dice_scheme !== DICE_V2) {
       notes.push(`session ${n} uses dice scheme v1 (dice keyed on seq), which this page does not check: manage.py verify_dice does`);
       continue;

@@ -16,7 +16,7 @@ import pytest
 from playwright.sync_api import expect
 
 from campaign.canonical import jcs
-from campaign.checkpoints import public_key_b64, signature_ok
+from campaign.checkpoints import message, public_key_b64, signature_ok, signing_key
 from campaign.fairdice import derive_face, derive_nonce
 from campaign.log import canonical_json
 from campaign.models import GENESIS_HASH, Event
@@ -366,3 +366,46 @@ def test_earlier_events_paged_in_are_checked_too(table_of, seats):
     alice.page.get_by_role("button", name="Show earlier events").click()
     expect(alice.event(target)).to_contain_text("forged")
     expect(alice.page.locator(f"#chain-alarm li[data-seq='{target}']")).to_contain_text(f"#{target} was altered")
+
+
+def test_the_verification_page_names_a_roll_stamped_outside_the_session_it_was_rolled_in(table_of, seats):
+    """A host's server could aim a die while a session ran by answering with dice of its choosing,
+    stamped as rolled outside any session (``verifiable: false``): the page checked a session's dice by
+    their session stamp, so it never looked at that roll, and said the dice matched."""
+    table = table_of("tote")
+    table.command(table.gm, {"type": "start_session"})
+    rolled = table.command(table.alice, {"type": "roll", "notation": "1d20"}).events[0].seq
+    table.command(table.bob, {"type": "roll", "notation": "1d20"})
+    table.command(table.gm, {"type": "end_session"})
+    campaign_id = table.campaign.id
+    served = {}
+
+    def aim(route):
+        body = route.fetch().json()
+        events = body["events"]
+        if events and events[0]["seq"] == 1:
+            target = events[rolled - 1]
+            target["payload"].pop("dice_scheme")
+            target["payload"].update(verifiable=False, dice_log=[[20, 20]], total=20)
+            target["session"] = target["scene"] = None
+            rehash(events, campaign_id, rolled)
+            served.update((ev["seq"], ev["hash"]) for ev in events)
+        route.fulfill(json=body)
+
+    def signed(route):
+        # Aimed as the roll was made, the server signed the session end's receipt on that log.
+        body = route.fetch().json()
+        for receipt in body["checkpoints"]:
+            receipt["hash"] = served[receipt["seq"]]
+            receipt["signature"] = base64.b64encode(signing_key().sign(message(receipt))).decode("ascii")
+        route.fulfill(json=body)
+
+    page = seats("bob").page
+    page.evaluate("localStorage.clear()")  # his table page verified the honest log: a live forger's it would not
+    page.route("**/api/campaigns/*/events*", aim)
+    page.route("**/api/campaigns/*/checkpoints", signed)
+    page.get_by_role("link", name="Verify the log and the dice").click()
+    summary = page.locator("#verify-summary")
+    expect(summary).to_have_attribute("data-state", "bad", timeout=10000)
+    expect(summary).to_have_attribute("data-first-bad", str(rolled))
+    expect(page.locator(f"#verify-problems li[data-seq='{rolled}']")).to_contain_text("outside any session")

@@ -52,6 +52,14 @@ def edit_payload(campaign: Campaign, seq: int, payload: dict) -> None:
         _rehash(campaign, seq)
 
 
+def edit_row(campaign: Campaign, seq: int, payload: dict, session: int | None, scene: int | None) -> None:
+    """Change event ``seq``'s payload and the session and scene it is stamped with."""
+    with _Unlocked():
+        _sql("UPDATE campaign_event SET payload = %s, session = %s, scene = %s WHERE campaign_id = %s AND seq = %s",
+             [json.dumps(payload), session, scene, campaign.pk, seq])
+        _rehash(campaign, seq)
+
+
 def truncate(campaign: Campaign, keep: int) -> None:
     """Drop every event after ``keep`` and fix the campaign row to match."""
     with _Unlocked():

@@ -421,3 +421,43 @@ def test_every_systems_evening_replays_exactly_and_an_edited_outcome_is_named(ta
     host.edit_payload(table.campaign, target.seq, {**target.payload, key: edited})
     # The first difference is the edited event (later ones may follow: they were decided on its state).
     assert verify_session(table.campaign, 1).problems[0][0] == target.seq
+
+
+def aimed_outside_the_session(table, roll: Event, face: int) -> None:
+    """A host's server answers a roll made while a session runs with dice of its choosing, stamped
+    as rolled outside any session (``verifiable: false``, as the server's own rolls between sessions
+    are): the chain links and hashes, and the seed the session committed to is never asked."""
+    payload = {k: v for k, v in roll.payload.items() if k not in ("dice_scheme",)}
+    sides = roll.payload["dice_log"][0][0]
+    payload.update(dice_log=[[sides, face]], rolls=[face], total=face, verifiable=False)
+    host.edit_row(table.campaign, roll.seq, payload, session=None, scene=None)
+
+
+def test_a_roll_stamped_outside_the_session_it_was_rolled_in_is_named(table):
+    """A host could aim any member's die while a session ran by stamping the roll 'outside a session':
+    verify_dice read the session's events by their session column, so it never looked at it (OK)."""
+    table.command(table.gm, {"type": "start_session"})
+    table.command(table.alice, {"type": "roll", "notation": "1d20"})
+    roll = table.command(table.alice, {"type": "roll", "notation": "1d20"}).events[0]
+    table.command(table.bob, {"type": "roll", "notation": "1d20"})
+    table.command(table.gm, {"type": "end_session"})
+    assert verify_session(table.campaign, 1).ok
+    aimed_outside_the_session(table, roll, 20)
+    call_command("verify_log", table.campaign.slug, stdout=io.StringIO())  # the chain alone is fooled
+    report = verify_session(table.campaign, 1)
+    assert not report.ok
+    assert [seq for seq, _ in report.problems] == [roll.seq]
+    assert "session 1" in report.problems[0][1]
+
+
+def test_a_session_started_twice_is_named(table):
+    """A second start of the same session (a new commitment once the host has seen the players'
+    command ids) must not pass for one session."""
+    table.command(table.gm, {"type": "start_session"})
+    table.command(table.alice, {"type": "roll", "notation": "1d20"})
+    table.command(table.gm, {"type": "end_session"})
+    table.command(table.gm, {"type": "start_session"})
+    second = Event.objects.get(campaign=table.campaign, type="session_started", session=2)
+    host.edit_row(table.campaign, second.seq, {**second.payload, "session": 1}, session=1, scene=None)
+    report = verify_session(table.campaign, 1)
+    assert not report.ok and second.seq in [seq for seq, _ in report.problems]

@@ -520,6 +520,34 @@ def test_a_void_of_an_npcs_roll_the_gm_hid_again_marks_nothing_for_the_table(tab
     assert [e["type"] for e in again["events"]] == ["npc_shown"]
 
 
+def test_an_npc_shown_again_brings_out_the_voids_of_its_public_events(table_for):
+    """A rule event, not a plain roll: the GM awards a fully shown NPC in public, hides it, voids the
+    award (the void is the GM's) and shows the NPC in full again. Every member read the award, not
+    voided, and a sheet that left it out (earned 0 after +3): the sheet told them the GM had voided
+    it. Shown in full again, the NPC's sealed voids of events the table reads come out with it."""
+    table = setup(table_for, "tote")
+    foe = npc(table, "full", {"rating": 3})
+    award = send(table, table.gm, {"type": "award_points", "character": foe, "points": 3, "reason": "brave"})
+    assert award.status == 201 and award.json()["visibility"] == "public"
+    public_roll = send(table, table.gm, {"type": "roll", "notation": "1d6", "character": foe}, [2]).json()["seq"]
+    assert send(table, table.gm, {"type": "show_npc", "character": foe, "shown": "name"}).status == 201
+    void = send(table, table.gm, {"type": "void", "seq": award.json()["seq"], "reason": "wrong NPC"}).json()["seq"]
+    assert Event.objects.get(campaign=table.campaign, seq=void).visibility == "gm"
+    # A void of one of its rolls made while it was kept: its target stays sealed, and so does the void.
+    gm_roll = send(table, table.gm, {"type": "roll", "notation": "1d6", "character": foe}, [4]).json()["seq"]
+    gm_void = send(table, table.gm, {"type": "void", "seq": gm_roll, "reason": "hush"}).json()["seq"]
+    shown = send(table, table.gm, {"type": "show_npc", "character": foe, "shown": "full"}).json()
+    assert [(e["type"], e["payload"].get("seq")) for e in shown["events"]] == [("npc_shown", None),
+                                                                             ("roll_revealed", void)]
+    for user in (table.alice, table.bob, table.watcher):
+        sheet = client_for(user).get(f"/api/campaigns/{SLUG}/characters/{foe}").json()
+        assert sheet["state"]["points"]["earned"] == 0, user.username
+        assert seen(user, award.json()["seq"])["voided"] is True, user.username  # what the sheet says
+        assert seen(user, void)["payload"]["reason"] == "wrong NPC"
+        assert seen(user, gm_void)["hidden"] is True and seen(user, gm_roll)["hidden"] is True
+        assert "voided" not in seen(user, public_roll)
+
+
 def test_dice_stats_count_sealed_events_whether_or_not_they_rolled(table_for):
     """A hidden decision is a roll or a refusal depending on hidden state: the count must not tell."""
     table = tote_table(table_for)
@@ -602,6 +630,30 @@ def test_a_player_naming_a_shown_npc_does_not_publish_what_the_gm_did_to_it_unse
     # Before: a public check whose opposition was the hidden mage 6, for the whole table to read.
     assert seen(table.gm, res.json()["seq"])["payload"]["opposition"]["attribute"] == 6
     sealed_for_everyone_but_the_gm(table, res.json()["seq"])
+
+
+def test_a_players_round_against_a_kept_npc_says_nothing_of_what_the_gm_did_to_it_since(table_for):
+    """The GM pits Alice's hero against a name-only bandit in public (her disclosure of the numbers
+    the fight reads then) and, mid-fight, deals the bandit hidden damage (stored for the GM). Alice
+    ends the fight in public: its side for the bandit said how much of the damage it took it had
+    room for (damage_to_assign 1 of 3): what the GM's hidden damage left of its sheet."""
+    table = setup(table_for, "tale")
+    bandit = npc(table, "name", {"template": "veteran"}, name="Bandit")  # brawn 3 + skill 3
+    start = send(table, table.gm, {"type": "start_combat", "character": table.hero.id, "vs_character": bandit})
+    assert start.status == 201 and start.json()["visibility"] == "public"
+    fight = {"type": "combat_round", "character": table.hero.id, "attack": 3, "defence": 1, "their_attack": 1,
+             "their_defence": 3}
+    assert send(table, table.alice, fight, [6, 6, 6, 6, 1, 1, 1, 1]).json().get("hidden") is None  # 3 dealt
+    hurt = send(table, table.gm, {"type": "take_damage", "character": bandit, "dice": 5, "reason": "a trap"})
+    sealed_for_everyone_but_the_gm(table, hurt.json()["seq"])
+    end = send(table, table.alice, {"type": "end_contest", "character": table.hero.id, "winner": "mine"})
+    assert end.status == 201, end.json()
+    for event in end.json()["events"]:
+        # Sealed, or saying nothing the hidden damage decided.
+        side = (event.get("payload") or {}).get("sides", {}).get(str(bandit))
+        assert event.get("hidden") is True or side is None or side.get("damage_to_assign") == 3, event
+    stored = Event.objects.get(campaign=table.campaign, seq=end.json()["seq"])
+    assert stored.payload["sides"][str(bandit)]["damage_to_assign"] == 1  # the GM's sheet holds it
 
 
 # --- previews of actions naming an opponent -----------------------------------------------------

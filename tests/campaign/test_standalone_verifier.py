@@ -128,3 +128,34 @@ def test_a_file_that_is_not_an_export_is_a_clear_error(tmp_path):
     result = run(str(path), "--campaign-id", "1")
     assert result.returncode == 2 and result.stdout.startswith("BAD export: line 1 is not an event")
     assert not result.stderr  # no traceback
+
+
+def test_a_session_started_again_with_a_new_commitment_is_named(table, tmp_path):
+    """A host's server that starts a running session again, with a new commitment, once it has seen
+    the dice it wants to change: the verifier took the last start of a session number as its only
+    one and checked the dice from there on, so the dice before it (aimed at will) were never checked."""
+    from campaign.fairdice import derive_face
+    from campaign.models import DiceSeed, Event
+
+    table.command(table.gm, {"type": "start_session"})
+    aimed = table.command(table.alice, {"type": "roll", "notation": "1d20"}).events[0]
+    table.command(table.gm, {"type": "end_session"})
+    table.command(table.gm, {"type": "start_session"})
+    later = table.command(table.bob, {"type": "roll", "notation": "1d20"}).events[0]
+    table.command(table.gm, {"type": "end_session"})
+    seed = DiceSeed.objects.get(campaign=table.campaign, session=2).seed
+    # Session 1 was never ended; session 2 was session 1 started again, with dice to match.
+    first_end = Event.objects.get(campaign=table.campaign, type="session_ended", session=1)
+    host.delete_and_renumber(table.campaign, first_end.seq)
+    face = (aimed.payload["dice_log"][0][1] % 20) + 1
+    host.edit_row(table.campaign, aimed.seq, {**aimed.payload, "dice_log": [[20, face]], "total": face},
+                  session=1, scene=None)
+    for event in Event.objects.filter(campaign=table.campaign, session=2).order_by("seq"):
+        payload = {**event.payload, "session": 1} if "session" in event.payload else dict(event.payload)
+        if event.pk == later.pk:
+            again = derive_face(seed, table.campaign.id, 1, event.actor_id, payload["command_id"], 0, 20)
+            payload.update(dice_log=[[20, again]], total=again)
+        host.edit_row(table.campaign, event.seq, payload, session=1, scene=event.scene)
+    result = run(download(table, table.bob, tmp_path))
+    assert result.returncode == 1, result.stdout
+    assert f"BAD seq {aimed.seq + 1}" in result.stdout or f"BAD seq {aimed.seq}" in result.stdout, result.stdout
