@@ -368,7 +368,7 @@ def test_earlier_events_paged_in_are_checked_too(table_of, seats):
     expect(alice.page.locator(f"#chain-alarm li[data-seq='{target}']")).to_contain_text(f"#{target} was altered")
 
 
-def test_the_verification_page_names_a_roll_stamped_outside_the_session_it_was_rolled_in(table_of, seats):
+def test_the_verification_page_names_a_roll_stamped_outside_the_session_it_was_rolled_in(table_of, seats, real_dice):
     """A host's server could aim a die while a session ran by answering with dice of its choosing,
     stamped as rolled outside any session (``verifiable: false``): the page checked a session's dice by
     their session stamp, so it never looked at that roll, and said the dice matched."""
