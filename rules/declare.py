@@ -32,6 +32,7 @@ blank text counts as "not given".
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -159,6 +160,17 @@ class Integer(Field):
         return self._schema({"type": "integer", "minimum": self.lo, "maximum": self.hi})
 
 
+# Text-direction overrides, embeddings, isolates and marks: in a name they make it read as another
+# ("Evil\u202eeman") and reorder whatever follows it on a log line, an audit row or an export cell.
+# (Joiners stay: scripts and emoji sequences need them.)
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
+
+
+def unsafe_text(text: str, allowed: str = "") -> bool:
+    """Whether ``text`` holds a control character (but those in ``allowed``) or a text-direction mark."""
+    return any((unicodedata.category(c) == "Cc" and c not in allowed) or c in BIDI_CONTROLS for c in text)
+
+
 class Text(Field):
     """Text of 1 to ``max_length`` characters, stripped of surrounding spaces."""
 
@@ -174,6 +186,8 @@ class Text(Field):
     def clean(self, value: Any, path: str) -> str:
         if not isinstance(value, str) or len(value.strip()) > self.max_length:
             raise _invalid(f"'{path}' must be {self.wants()}.")
+        if unsafe_text(value):  # a player's text is read on everyone's log: it must not reorder it
+            raise _invalid(f"'{path}' can't contain control characters (tabs, line breaks) or text-direction marks.")
         return value.strip()
 
     def _example(self) -> str:

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import unicodedata
+from rules.declare import unsafe_text
 
 from .errors import ActionError
 
 MAX_REASON = 500
-# Text-direction overrides, embeddings, isolates and marks: in a name they make it read as another
-# ("Evil\u202eeman") and reorder whatever follows it on a log line, an audit row or an export cell.
-# (Joiners stay: scripts and emoji sequences need them.)
-BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
 
 
 def check_name(value, what: str, max_length: int = 80) -> str:
@@ -19,7 +15,7 @@ def check_name(value, what: str, max_length: int = 80) -> str:
     value = value.strip()
     if len(value) > max_length:
         raise ActionError(f"{what} is too long (at most {max_length} characters).")
-    if any(unicodedata.category(c) == "Cc" or c in BIDI_CONTROLS for c in value):
+    if unsafe_text(value):
         raise ActionError(f"{what} can't contain control characters (tabs, line breaks) or text-direction marks.")
     return value
 
@@ -30,6 +26,8 @@ def check_reason(action: dict, required: bool = False) -> str:
         reason = ""
     if not isinstance(reason, str) or len(reason) > MAX_REASON:
         raise ActionError(f"'reason' must be text of at most {MAX_REASON} characters.")
+    if unsafe_text(reason, allowed="\n\t"):  # read on every member's log and audit row: it must not reorder them
+        raise ActionError("'reason' can't contain control characters (but line breaks and tabs) or text-direction marks.")
     if required and not reason.strip():
         raise ActionError("Say why: 'reason' is required.")
     return reason.strip()

@@ -79,3 +79,17 @@ def test_a_scene_name_that_is_not_a_name_is_refused_and_stores_nothing(table, na
     with pytest.raises(ActionError, match=why):
         table.command(table.gm, {"type": "start_scene", "name": name})
     assert Event.objects.filter(campaign=table.campaign).count() == head
+
+
+@pytest.mark.parametrize("reason", ["oops\u202e!sdrawkcab", "\u200fmark", "bell\x07"])
+def test_a_reason_with_a_text_direction_mark_is_refused_and_stores_nothing(table, reason):
+    """A reason is read on every member's log and audit row: a direction override reorders it."""
+    from campaign.actions import ActionError
+
+    rolled = table.command(table.alice, {"type": "roll", "notation": "1d6"}).events[0]
+    head = Event.objects.filter(campaign=table.campaign).count()
+    with pytest.raises(ActionError, match="text-direction marks"):
+        table.command(table.gm, {"type": "void", "seq": rolled.seq, "reason": reason})
+    assert Event.objects.filter(campaign=table.campaign).count() == head
+    voided = table.command(table.gm, {"type": "void", "seq": rolled.seq, "reason": "a typo\nin the notation"}).events[0]
+    assert voided.payload["reason"] == "a typo\nin the notation"  # line breaks stay

@@ -218,3 +218,15 @@ def test_an_optional_part_of_a_sentence_is_said_only_with_its_values():
     assert fill_description(line, {"scene": 2}) == fill_description(line, {"scene": 2, "name": ""}) == "started scene 2"
     # Filled once: a name that looks like a template is said as it is.
     assert fill_description(line, {"scene": 3, "name": "{scene} [x]"}) == "started scene 3: “{scene} [x]”"
+
+
+@pytest.mark.parametrize("text", ["Evil\u202eeman", "two\nlines", "tab\there", "\u2066isolated\u2069"])
+def test_declared_text_refuses_control_characters_and_text_direction_marks(text):
+    """A player's text is read on every member's log: an override mark reorders the line it is on
+    (a reviewer's find: a Tale contest's reason took U+202E). Joiners stay (emoji sequences)."""
+    from rules.declare import Text
+
+    with pytest.raises(RuleError, match="text-direction marks"):
+        Text(80).clean(text, "reason")
+    assert Text(80).clean(" family \U0001F468\u200d\U0001F469\u200d\U0001F467 ", "reason") == \
+        "family \U0001F468\u200d\U0001F469\u200d\U0001F467"
