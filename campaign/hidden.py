@@ -9,7 +9,8 @@ This module decides, before the rules do, who may see a decision's result
   see the stored event: all members for a ``public`` action, the actor (and
   the GM) for a ``secret`` or ``gm`` one.
 * The character is **hidden-shaped** for a reader when an event about it that
-  can change its state (anything but a generic ``roll``) is neither visible
+  can change its state (anything but a generic ``roll``, a void or ``npc_shown``:
+  projections.NO_HIDDEN_CHANGE) is neither visible
   to that reader, nor revealed, nor voided. That test looks only at who
   rolled what kind of event and how it was shown, never at dice: so two
   tables that differ only in hidden dice always take the same branch below.

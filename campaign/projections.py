@@ -104,9 +104,11 @@ def concerning(character_id: int) -> Q:
 
 # Event types that never change a character's state (evolve passes them through).
 STATELESS = frozenset({"roll"})
-# What no member's view of a character turns on: a plain roll, and a void (it only takes back its
-# target, whose own visibility says who saw it; a void is read by exactly its target's readers).
-NO_HIDDEN_CHANGE = STATELESS | {VOID}
+# What no member's view of a character turns on: a plain roll, a void (it only takes back its
+# target, whose own visibility says who saw it; a void is read by exactly its target's readers), and
+# what the players are shown of an NPC (``npc_shown``: the GM's note when she hides it, no state; as a
+# hidden change, an NPC hidden once and shown again kept a sheet "holding what she may not see").
+NO_HIDDEN_CHANGE = STATELESS | {VOID, "npc_shown"}
 
 
 def hidden_changes(character: Character):

@@ -732,3 +732,19 @@ def test_a_hidden_contest_shapes_the_sheet_of_the_opponent_it_names_on_every_dat
     res = table.command(table.bob, {"type": "start_contest", "character": rival.id, "vs_pool": 3})
     assert [(e.type, e.visibility) for e in res.events] == [("refused", "gm")]
     sealed_for_everyone_but_the_gm(table, res.events[0].seq)
+
+
+def test_an_npc_hidden_and_shown_again_can_be_opposed_by_a_player(table_for):
+    """A reviewer's find (the sixteenth session): hiding an NPC is the GM's note (``npc_shown`` stored
+    ``gm``), and it counted as a hidden change of the NPC's state, which it is not: shown again, the
+    NPC kept a sheet "holding what she may not see", and Alice's opposed check against it was refused."""
+    table = setup(table_for, "wyrm")
+    foe = npc(table, "full", {"rating": 2})
+    hid = send(table, table.gm, {"type": "show_npc", "character": foe, "shown": "hidden"}).json()["seq"]
+    assert Event.objects.get(campaign=table.campaign, seq=hid).visibility == "gm"
+    assert send(table, table.gm, {"type": "show_npc", "character": foe, "shown": "full"}).status == 201
+    check = {"type": "check", "character": table.hero.id, "attribute": "rogue", "vs_character": foe,
+             "vs_attribute": "mage"}
+    res = send(table, table.alice, check, [3, 4])
+    assert res.status == 201, res.json()
+    assert seen(table.bob, res.json()["seq"])["payload"]["opposition"]["attribute"] == 2
