@@ -425,8 +425,8 @@ NEW = ""  # a new specialization's name in ``advances``: none of a sheet's (name
 def advances(state: dict) -> dict:
     """What each advance would cost now, for the form (``rules.common.advance_price``): every
     attribute, every specialization and a new one (``NEW``)."""
-    def price(**fields):
-        return common.advance_price(advance_cost, state, buy_advance.validate(fields))
+    def price(**fields):  # names straight from the sheet: already as the declaration leaves them
+        return common.advance_price(advance_cost, state, buy_advance.as_validated(**fields))
     return {
         "attribute": {a: price(attribute=a) for a in ATTRIBUTES},
         "specialization": {**{name: price(specialization=name) for name in state["sheet"]["specializations"]},

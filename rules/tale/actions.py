@@ -16,6 +16,8 @@ which Evilbloke spots Torkild in the first round.
 
 from __future__ import annotations
 
+import functools
+
 from .. import common
 from ..base import DiceSource, Event, RuleError, odds_json
 from ..declare import Choice, Flag, Group, Integer, ListOf, Text, action, actions_by_type
@@ -606,9 +608,10 @@ def buy_advance(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     return [Event("advance_bought", {**advance, "available_before": have, "available_after": have - advance["cost"]})]
 
 
-def advance_cost(state: dict, action: dict) -> dict:
+def advance_cost(state: dict, action: dict, settings: dict | None = None) -> dict:
     """What ``buy_advance`` would buy: ``{characteristic or skill (and its characteristics), from,
-    to, cost}``; :class:`RuleError` if the rules forbid it."""
+    to, cost}``; :class:`RuleError` if the rules forbid it. ``settings``: the campaign's, when the
+    caller has them already (``options(state)``)."""
     sheet = state["sheet"]
     if action["characteristic"] is not None:
         name = action["characteristic"]
@@ -633,15 +636,17 @@ def advance_cost(state: dict, action: dict) -> dict:
     if start >= SKILL_DICE_MAX:
         raise RuleError(f"{name} is already at the +{SKILL_DICE_MAX}D maximum.")
     return {"skill": name, "characteristics": list(pair), "from": start, "to": start + 1,
-            "cost": skill_cost(start + 1, _pool_below(sheet, pair, options(state)))}
+            "cost": skill_cost(start + 1, _pool_below(sheet, pair, settings or options(state)))}
 
 
 def advances(state: dict) -> dict:
     """What each advance would cost now, for the form (``rules.common.advance_price``): every
     characteristic, every skill on the sheet or in the text, and a new skill on each pair of
     characteristics (``"deft+brawn"``: its price may depend on the pair, setting ``skill_die_cost``)."""
-    def price(**fields):
-        return common.advance_price(advance_cost, state, buy_advance.validate(fields))
+    cost = functools.partial(advance_cost, settings=options(state))  # read once, not per price
+
+    def price(**fields):  # names straight from the sheet: already as the declaration leaves them
+        return common.advance_price(cost, state, buy_advance.as_validated(**fields))
     skills = [*state["sheet"]["skills"], *(d for d in DEFAULT_SKILLS if not find_skill(state["sheet"]["skills"], d))]
     return {
         "characteristic": {c: price(characteristic=c) for c in CHARACTERISTICS},

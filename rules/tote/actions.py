@@ -514,8 +514,8 @@ NEW = ""
 def advances(state: dict) -> dict:
     """What each advance would cost now, for the form (``rules.common.advance_price``): every skill,
     every totem, and each skill's specializations with a new one (``NEW``)."""
-    def price(**fields):
-        return common.advance_price(advance_cost, state, buy_advance.validate({"advance": fields.pop("advance"), **fields}))
+    def price(**fields):  # names straight from the sheet: already as the declaration leaves them
+        return common.advance_price(advance_cost, state, buy_advance.as_validated(**fields))
     sheet = state["sheet"]
     skills = grid_skills(sheet["grid"])
     return {
