@@ -1847,8 +1847,11 @@ function setUpCharacterForm(form) {
   // A quick NPC (the GM's own, "quick": rules/npc.py) needs no sheet: the fields and the JSON step aside.
   const quick = () => (form.quick && form.owner?.value === me.username ? form.quick.value : "");
   const advanced = form.querySelector("details.advanced");
+  // What speaks of the fields (the example sheet, its creation limits) steps aside with them.
+  const aboutFields = ["char-example-help", "char-override-field"].map((id) => document.getElementById(id)).filter(Boolean);
   const showQuick = () => {
     fieldsEl.hidden = advanced.hidden = !!quick();
+    for (const el of aboutFields) el.hidden = !!quick();
     if (quick()) submitButton.disabled = false; else checkSheet();
   };
   const showNpcField = () => {

@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 
 from campaign.models import Character
 from rules import ScriptedDice, get_system
-from tests.browser.conftest import head_seq, off_the_loop
+from tests.browser.conftest import PHONE, head_seq, off_the_loop
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -283,3 +283,33 @@ def test_the_gm_makes_a_quick_npc_from_the_form_without_a_sheet(table_of, seats)
     assert (warlord.npc, warlord.shown) == (True, "hidden")
     created = off_the_loop(lambda: table.campaign.events.get(character=warlord, type="character_created"))
     assert created.payload["sheet"]["attributes"] == quick_sheet("wyrm", {"template": "boss"})["attributes"]
+
+
+@pytest.mark.parametrize("viewport", [None, PHONE], ids=["desktop", "phone"])
+def test_the_quick_npc_form_fits_its_panel_and_offers_only_what_applies(table_of, seats, viewport):
+    """A play-test's find: the "Sheet" select (its widest option's width) pushed the form past its
+    panel, and a quick NPC's form still spoke of the example sheet and offered "Past the creation
+    limits", neither of which applies to a quick sheet (rules/npc.py)."""
+    table_of("tote")
+    gm = seats("gm", viewport=viewport)
+    gm.page.get_by_role("heading", name="New character").click()
+    form = gm.page.locator("#char-form")
+    example = form.get_by_text("Starts as an example")
+    override = form.get_by_label("Past the creation limits")
+    expect(example).to_be_visible()
+    expect(override).to_be_visible()
+    form.get_by_label("Sheet", exact=True).select_option("boss")
+    expect(example).to_be_hidden()
+    expect(override).to_be_hidden()
+    # Every control of the form ends inside the form, and the form inside its panel.
+    overflow = form.evaluate("""(f) => {
+      const box = f.getBoundingClientRect(), panel = f.closest("section").getBoundingClientRect();
+      const out = [...f.querySelectorAll("select, input, button, label")].filter((el) => el.offsetParent)
+        .filter((el) => el.getBoundingClientRect().right > box.right + 0.5).map((el) => el.id || el.textContent);
+      if (box.right > panel.right + 0.5) out.push("the form");
+      return out;
+    }""")
+    assert overflow == []
+    form.get_by_label("Sheet", exact=True).select_option("")
+    expect(example).to_be_visible()
+    expect(override).to_be_visible()
