@@ -489,6 +489,7 @@ class Advancement:
     character_id: int
     name: str
     owner: str | None
+    npc: bool = False  # the GM's own character: its card says "NPC", not the GM's name
     earned: int = 0
     spent: int = 0
     history: list[PointsChange] = field(default_factory=list)
@@ -645,6 +646,6 @@ def advancement(campaign: Campaign, character_id: int | None = None) -> list[Adv
     for character in characters:
         totals = _points(acc.states.get(character.id))
         out.append(Advancement(character.id, character.name, character.owner.username if character.owner else None,
-                               totals.get("earned", 0), totals.get("spent", 0),
+                               character.npc, totals.get("earned", 0), totals.get("spent", 0),
                                list(acc.history.get(character.id, []))))
     return out

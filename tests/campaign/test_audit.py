@@ -331,6 +331,15 @@ def test_advancement_page_shows_history_with_who_why_and_deltas(played):
     assert re.search(r'<tr class="voided">.*?\+4 earned.*?a mistake', body)
 
 
+def test_the_advancement_card_of_the_gms_npc_says_npc_not_the_gms_name(played):
+    """A play-test's find: the GM's NPC's card read "Bandit (gm)", as if the GM played it as a hero."""
+    npc = played.command(played.gm, {"type": "create_character", "npc": True, "name": "Bandit",
+                                     "quick": {"template": "minion"}}).events[0].character_id
+    body = text(client_for(played.gm).get(url(played, "advancement/")))
+    assert re.search(r'id="adv-%d">Bandit <span class="muted small">\(NPC\)</span>' % npc, body)
+    assert re.search(r'id="adv-%d">[^<]+ <span class="muted small">\(alice\)</span>' % played.hero.id, body)
+
+
 def test_advancement_follows_new_events_and_voids(played):
     campaign = Campaign.objects.get(pk=played.campaign.pk)
     first = {a.character_id: a.earned for a in advancement(campaign)}
