@@ -10,6 +10,8 @@ against a guessed text. docs/table.md#chat has the choices.
 
 from __future__ import annotations
 
+from rules.declare import unsafe_text
+
 from ..log import Draft
 from ..models import ROLE_SPECTATOR, SHOWN_HIDDEN, VISIBILITY_PUBLIC, VISIBILITY_WHISPER, Campaign, Membership
 from .access import access_character
@@ -18,7 +20,7 @@ from .errors import ActionError, Forbidden, Refused
 MAX_MESSAGE = 2000  # characters: a long paragraph; a story goes in a handout, not the log
 MAX_RECIPIENTS = 50
 KINDS = {"ooc": "out of character", "ic": "in character"}
-ALLOWED_CONTROL = {"\n", "\t"}
+ALLOWED_CONTROL = "\n\t"
 
 
 def check_text(value) -> str:
@@ -27,8 +29,12 @@ def check_text(value) -> str:
     text = value.strip()
     if len(text) > MAX_MESSAGE:
         raise ActionError(f"A message is at most {MAX_MESSAGE} characters (this one has {len(text)}).", "too_long")
-    if any(not c.isprintable() and c not in ALLOWED_CONTROL for c in text):
-        raise ActionError("A message can't contain control characters (only line breaks and tabs).")
+    # The one rule of names and reasons (rules/declare.py unsafe_text): a control character or a
+    # text-direction mark could make the log read otherwise. Not str.isprintable, which also
+    # refused an emoji's joiner, a variation selector and a no-break space (a French "Quoi ?").
+    if unsafe_text(text, allowed=ALLOWED_CONTROL):
+        raise ActionError("A message can't contain control characters or text-direction marks "
+                          "(only line breaks and tabs).")
     return text
 
 

@@ -166,6 +166,23 @@ def test_a_name_in_any_script_with_its_joiners_is_taken(table, name):
     assert res.status == 201 and res.json()["payload"]["name"] == name, res.json()
 
 
+@pytest.mark.parametrize("text", ["👨\u200d👩\u200d👧 family night", "❤\ufe0f", "Quoi\u00a0?", "مهر\u200cنوش",
+                                  "two\nlines\tand a tab"])
+def test_a_message_with_emoji_joiners_and_no_break_spaces_is_posted_as_written(table, text):
+    """A play-test's find: chat refused a family emoji (its zero-width joiners) and a French
+    keyboard's no-break space as "control characters"; names took them."""
+    res = send(table, table.alice, {"type": "post_message", "text": text})
+    assert res.status == 201 and res.json()["payload"]["text"] == text, res.json()
+
+
+@pytest.mark.parametrize("text", ["Evil\u202eeman", "Left\u2066isolate", "mark\u200fhere", "\x1b[31mred"])
+def test_a_message_with_text_direction_marks_is_refused_and_stores_nothing(table, text):
+    before = table.campaign.events.count()
+    res = send(table, table.alice, {"type": "post_message", "text": text})
+    assert res.status == 400 and "control characters" in res.json()["error"]["message"], res.json()
+    assert table.campaign.events.count() == before
+
+
 def test_the_gm_cannot_speak_in_character_as_a_hidden_npc(table):
     """An evening's play-test: the GM said a line "as" the hidden NPC Secret Assassin and the public
     message carried its name and id to every player and spectator, while a public roll for the
