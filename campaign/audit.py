@@ -476,6 +476,11 @@ class PointsChange:
         return self.earned - self.spent
 
     @property
+    def event_words(self) -> str:
+        """The event's type in words ("advance bought"), as the advancement page's column reads it."""
+        return _words(self.type)
+
+    @property
     def delta_text(self) -> str:
         return ", ".join(f"{'+' if d > 0 else '−'}{abs(d)} {key}" for key, d in self.deltas.items())
 

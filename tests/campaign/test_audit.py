@@ -328,6 +328,7 @@ def test_advancement_page_shows_history_with_who_why_and_deltas(played):
     body = text(client_for(played.gm).get(url(played, "advancement/")))
     assert 'id="character-%d"' % played.rival.id in body
     assert "+2 earned" in body and "good plan" in body
+    assert "<td>points awarded" in body and "<td>points_awarded" not in body  # the event in words, as the log reads
     assert re.search(r'<tr class="voided">.*?\+4 earned.*?a mistake', body)
 
 
