@@ -134,8 +134,14 @@ def describe(data: dict, rules=None, voided: dict[int, dict] | None = None) -> s
         return _line(void_line(p, (voided or {}).get(voided_seq(p)), rules))
     if kind == "roll_revealed":
         body = p.get("body") if isinstance(p.get("body"), dict) else p  # scheme v1 reveals carried "type" directly
-        # A roll, or the void of one revealed with it (campaign/actions/log_entries.py decide_reveal).
-        return f"revealed #{p.get('seq')} ({_words(body.get('type', '?'))})"
+        # A roll, or the void of one revealed with it (campaign/actions/log_entries.py decide_reveal): said in
+        # the revealed event's own line, as the table says it ("revealed #12: rolled 2d6 = 7").
+        inner, payload = body.get("type"), body.get("payload")
+        if not isinstance(inner, str) or inner == kind:  # a payload no server wrote: no line to quote
+            return f"revealed #{p.get('seq')}"
+        said = describe({"type": inner, "version": body.get("version", 1),
+                         "payload": payload if isinstance(payload, dict) else {}}, rules)
+        return _line(f"revealed #{p.get('seq')}: {said}")
     if kind == "roll_requested":
         wanted = p.get("action") or {}
         text = f"asked for {_words(wanted.get('type', 'a roll'))}"

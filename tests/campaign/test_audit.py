@@ -167,6 +167,24 @@ def test_a_void_says_what_it_voided_as_the_log_says_it(played):
     assert void["summary"] in text(client_for(played.gm).get(url(played) + f"?after={played.voided_seq}"))
 
 
+def test_a_reveal_says_what_it_revealed_as_the_log_says_it(played):
+    """It read "revealed #31 (roll)": the type's words. The table's line quotes the revealed event's own
+    line (static/talekeeper/table.js); so do the audit page and the CSV."""
+    roll = Event.objects.get(campaign=played.campaign, seq=played.revealed_seq)
+    reveal = log_page(played.campaign, LogFilter(), after=played.revealed_seq, size=1).events[0]
+    assert reveal["summary"] == f"revealed #{played.revealed_seq}: rolled 2d10 = {roll.payload['total']}"
+    assert reveal["summary"] in text(client_for(played.gm).get(url(played) + f"?after={played.revealed_seq}"))
+
+
+@pytest.mark.parametrize("body", [{"type": ["roll"]}, {"type": "roll_revealed"}, {"type": "roll", "payload": [1]}])
+def test_a_reveal_no_server_wrote_reads_plainly(played, body):
+    with transaction.atomic():
+        reveal = append(lock_campaign(played.campaign.id), [Draft("roll_revealed", {"seq": 1, "body": body})],
+                        actor=played.gm)[0]
+    assert audit.describe(audit.serialize_event(reveal)).startswith("revealed #1")
+    assert client_for(played.gm).get(url(played)).status_code == 200
+
+
 def test_the_filters_use_indexes(played):
     """Each filter is answered from an index on (campaign, <filter>, seq), never a scan of the log."""
     expected = {"session": "campaign_event_audit_session", "scene": "campaign_event_audit_scene",
