@@ -213,7 +213,7 @@ def _decide(campaign: Campaign, membership: Membership, action: dict, dice, char
     It writes nothing but identity rows (a new character, a new member);
     ``append`` moves the stream's session and scene counters."""
     kind = action["type"]
-    visibility = asked = action.get("visibility", VISIBILITY_PUBLIC)
+    visibility = action.get("visibility", VISIBILITY_PUBLIC)
     if kind == "post_message":  # spectators too: watching a table includes talking at it
         return [decide_post_message(campaign, membership, action)]
     if membership.role == ROLE_SPECTATOR:
@@ -261,9 +261,10 @@ def _decide(campaign: Campaign, membership: Membership, action: dict, dice, char
     except RuleError as e:
         raise rule_refusal(e)
     if opponent is not None:
-        decided = contests.with_sides(campaign, character, opponent, decided)
+        decided = contests.with_sides(campaign, character, opponent, decided, kind)
         # Read by whoever may read both sheets' hidden changes it read.
-        visibility, shared = contests.readers_with(opponent, membership, asked, character, visibility, shared)
+        visibility, shared = contests.readers_with(campaign, character, opponent, membership, action,
+                                                   visibility, shared)
     visibility, shared = stored_readers(character, visibility, shared, opponent)
     # Only the server names an event's readers: a payload key of the rules' own would let its members read it.
     return [Draft(e.type, hidden.naming_readers({k: v for k, v in e.payload.items() if k != "shared_with"}, shared),

@@ -20,7 +20,7 @@ from __future__ import annotations
 from rules import Event as RulesEvent
 from rules import RuleError
 from rules.base import copy_json
-from rules.contests import CONTINUING, fill, side_view
+from rules.contests import CONTINUING, fill, reads_opponent, side_view
 
 from .. import hidden
 from ..models import SHOWN_FULL, VISIBILITY_GM, VISIBILITY_PUBLIC, Campaign, Character, Event, Membership
@@ -64,28 +64,37 @@ def _character(campaign: Campaign, character_id) -> Character | None:
     return Character.objects.select_related("projection").filter(campaign=campaign, pk=character_id).first()
 
 
-def with_sides(campaign: Campaign, character: Character, opponent: Character, decided: list) -> list:
-    """The decided events, each carrying how the opponent reads it (``sides``) when it changes the opponent."""
+def with_sides(campaign: Campaign, character: Character, opponent: Character, decided: list, kind: str) -> list:
+    """The decided events, each carrying how the opponent reads it (``sides``) when it changes the opponent.
+
+    An action that reads nothing of the opponent (``kind``: an MdT round) gets no state of it to read:
+    :func:`readers_with` counts on that."""
     rules = campaign.rules
-    state = copy_json(opponent.projection.state)
+    state = copy_json(opponent.projection.state) if reads_opponent(campaign.system, kind) else None
     out = []
     for event in decided:
         view = side_view(campaign.system, event, state, character.id)
         if view is None:
             out.append(event)
             continue
-        state = rules.evolve(state, RulesEvent(event.type, view, event.version))
+        if state is not None:
+            state = rules.evolve(state, RulesEvent(event.type, view, event.version))
         out.append(RulesEvent(event.type, {**event.payload, "sides": {str(opponent.id): view}}, event.version))
     return out
 
 
-def readers_with(opponent: Character, membership: Membership, asked: str, character: Character, visibility: str,
-                 shared: list[dict]) -> tuple[str, list[dict]]:
-    """How a decision that read ``character`` (stored ``visibility``, read too by ``shared``, as
-    campaign.hidden.decide left it for the visibility ``asked``) and ``opponent``'s state is stored,
-    and who besides the GM reads it: whoever may read everything it was decided from, no one else.
-    (Before, naming an opponent dropped the readers: a player's contest on top of her own secret roll
-    was sealed from her.)"""
+def readers_with(campaign: Campaign, character: Character, opponent: Character, membership: Membership, action: dict,
+                 visibility: str, shared: list[dict]) -> tuple[str, list[dict]]:
+    """How the decision of ``action`` on ``character`` (stored ``visibility``, read too by ``shared``, as
+    campaign.hidden.decide left it) against ``opponent`` is stored, and who besides the GM reads it:
+    whoever may read everything it was decided from, no one else. (Before, naming an opponent dropped
+    the readers: a player's contest on top of her own secret roll was sealed from her.) One that reads
+    nothing of the opponent's state (an MdT round: :func:`rules.contests.reads_opponent`) is stored as
+    its own character's hidden changes say (before, any hidden change of the NPC she raced sealed every
+    later round of hers from her)."""
+    if not reads_opponent(campaign.system, action["type"]):
+        return visibility, shared
+    asked = action.get("visibility", VISIBILITY_PUBLIC)
     opposed = _opponent_readers(opponent, Viewer.of(membership), asked, character)
     if opposed is None:
         return visibility, shared

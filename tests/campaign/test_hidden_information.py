@@ -818,3 +818,52 @@ def test_a_players_contest_against_her_own_secret_roll_looks_gm_only(table_for):
     stored = Event.objects.get(campaign=table.campaign, seq=res.json()["seq"])
     assert (stored.visibility, readers(stored)) == ("gm", ["alice"])
     assert seen(table.bob, stored.seq)["hidden"] is True
+
+
+# --- an MdT race reads nothing of its opponent after it starts -----------------------------------
+
+def mdt_race(table, opponent: int) -> dict:
+    """The GM starts Alice's public race (presence, to 9) against ``opponent``; a round of it."""
+    start = send(table, table.gm, {"type": "start_contest", "character": table.hero.id, "attribute": "presence",
+                                   "vs_character": opponent, "target": 9})
+    assert start.status == 201 and start.json()["visibility"] == "public", start.json()
+    return {"type": "contest_round", "character": table.hero.id}
+
+
+def test_a_players_race_round_against_a_kept_npc_stays_hers_after_a_change_it_does_not_read(table_for):
+    """A reviewer's find: after any hidden change of the name-only bandit Alice races, every later
+    round of hers was sealed from her. A round reads her race (the bandit's pool as the GM named it,
+    docs/rules.md MdT 17) and her sheet, nothing of the bandit's: the GM raising its presence unseen
+    shapes none of it. A round the GM rolled unseen from the bandit's side changed her race: after
+    it, her rounds are the GM's again."""
+    table = setup(table_for, "mdt")
+    bandit = npc(table, "name", {"rating": 2}, name="Bandit")  # presence 2: 3 dice
+    round_ = mdt_race(table, bandit)
+    hurt = send(table, table.gm, {"type": "adjust_sheet", "character": bandit,
+                                  "changes": {"sheet.attributes.presence": 5}, "reason": "the moon rises"})
+    assert hurt.status == 201, hurt.json()
+    sealed_for_everyone_but_the_gm(table, hurt.json()["seq"])
+    res = send(table, table.alice, round_, [1] * 7)
+    assert res.status == 201 and res.json().get("hidden") is None, res.json()  # before: sealed from Alice
+    stored = Event.objects.get(campaign=table.campaign, seq=res.json()["seq"])
+    assert stored.visibility == "public" and stored.payload["vs_pool"] == 3  # the pool as named
+    assert seen(table.bob, stored.seq)["payload"]["round"] == 1
+    theirs = send(table, table.gm, {"type": "contest_round", "character": bandit}, [1] * 10)
+    sealed_for_everyone_but_the_gm(table, theirs.json()["seq"])
+    after = send(table, table.alice, round_, [1] * 7)
+    assert after.status == 201 and after.json()["hidden"] is True
+    sealed_for_everyone_but_the_gm(table, after.json()["seq"])
+
+
+def test_a_players_race_round_against_a_sheet_with_a_secret_roll_is_public(table_for):
+    """Bob's secret test on his rival shapes nothing Alice's round reads: it is the table's, as asked
+    (before: stored for Alice and the GM)."""
+    table = setup(table_for, "mdt")
+    rival = table.create_character(table.bob, "Rival", get_system("mdt").example_sheet)
+    round_ = mdt_race(table, rival.id)
+    send(table, table.bob, {"type": "test", "character": rival.id, "attribute": "wits", "visibility": "secret"},
+         [8, 8, 8])
+    res = send(table, table.alice, round_, [1] * 8)
+    stored = Event.objects.get(campaign=table.campaign, seq=res.json()["seq"])
+    assert stored.visibility == "public", res.json()
+    assert seen(table.watcher, stored.seq)["payload"]["round"] == 1
