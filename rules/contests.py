@@ -30,6 +30,18 @@ OPPOSABLE = {
 # The running Tale contest knows its opponent: these continue it on both sides.
 CONTINUING = {"tale": frozenset({"iterated_round", "combat_round", "end_contest", "impose_penalty"}),
               "mdt": frozenset({"contest_round", "end_contest"})}
+# The continuing actions decided from the acting side alone: they read nothing of the opponent's
+# state, so nothing hidden in it shapes them (campaign/actions/contests.py). An MdT race holds the
+# opponent's standing pool on each side from its start (docs/rules.md MdT 17), and its side of a
+# round or an end is that event swapped (:func:`_mdt_side` gets no state). Not Tale's: a contest's
+# end says how much damage the opponent has room for (``damage_room``), and a round may end it.
+OWN_SIDE_ONLY = {"mdt": CONTINUING["mdt"]}
+
+
+def reads_opponent(system: str, kind) -> bool:
+    """Whether deciding the action ``kind`` against an opponent reads the opponent's state: naming it
+    fills its numbers (:func:`fill`); continuing a contest, its side of the events may read it."""
+    return kind not in OWN_SIDE_ONLY.get(system, ())
 
 
 def _text(value, name: str) -> str | None:
@@ -158,8 +170,10 @@ def _mirror(value, key: str | None = None):
     return value
 
 
-def side_view(system: str, event: Event, opponent: dict, actor_id: int) -> dict | None:
-    """``event`` (decided for the acting character) as its opponent reads it; ``None``: no change."""
+def side_view(system: str, event: Event, opponent: dict | None, actor_id: int) -> dict | None:
+    """``event`` (decided for the acting character) as its opponent reads it; ``None``: no change.
+
+    ``opponent``: its state, ``None`` for an action that reads nothing of it (:func:`reads_opponent`)."""
     if system == "mdt":
         return _mdt_side(event, actor_id)
     if system != "tale":

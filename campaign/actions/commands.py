@@ -261,9 +261,10 @@ def _decide(campaign: Campaign, membership: Membership, action: dict, dice, char
     except RuleError as e:
         raise rule_refusal(e)
     if opponent is not None:
-        shared = []  # its readers may see this character's hidden changes, not the opponent's
-        decided = contests.with_sides(campaign, character, opponent, decided)
-        visibility = contests.stricter(visibility, contests.visibility_with(opponent, membership, visibility, character))
+        decided = contests.with_sides(campaign, character, opponent, decided, kind)
+        # Read by whoever may read both sheets' hidden changes it read.
+        visibility, shared = contests.readers_with(campaign, character, opponent, membership, action,
+                                                   visibility, shared)
     visibility, shared = stored_readers(character, visibility, shared, opponent)
     # Only the server names an event's readers: a payload key of the rules' own would let its members read it.
     return [Draft(e.type, hidden.naming_readers({k: v for k, v in e.payload.items() if k != "shared_with"}, shared),

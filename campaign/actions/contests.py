@@ -11,8 +11,8 @@ from one fight to the next.
 Who may: the opponent is any character the member may know of; one that is an
 NPC not fully shown only the GM may name (it discloses the numbers the contest
 reads, as a GM does at the table). When the opponent's state was shaped by
-events the table may not see, the decision is stored for the GM
-(docs/hidden-information.md).
+events the table may not see, the decision is stored ``gm``, read by whoever may
+read what shaped both sides (docs/hidden-information.md).
 """
 
 from __future__ import annotations
@@ -20,18 +20,16 @@ from __future__ import annotations
 from rules import Event as RulesEvent
 from rules import RuleError
 from rules.base import copy_json
-from rules.contests import CONTINUING, fill, side_view
+from rules.contests import CONTINUING, fill, reads_opponent, side_view
 
 from .. import hidden
-from ..models import (SHOWN_FULL, VISIBILITY_GM, VISIBILITY_PUBLIC, VISIBILITY_SECRET, Campaign, Character, Event,
-                      Membership)
+from ..models import SHOWN_FULL, VISIBILITY_GM, VISIBILITY_PUBLIC, Campaign, Character, Event, Membership
 from ..projections import concerning
 from ..visibility import Viewer, may_see
 from .errors import ActionError, Forbidden, NotFound, Refused, rule_refusal
 from .npcs import hidden_from
 
 STARTED = "contest_started"  # a contest's first event, in every system that runs one
-STRICTNESS = {VISIBILITY_PUBLIC: 0, VISIBILITY_SECRET: 1, VISIBILITY_GM: 2}
 
 
 def opponent_of(campaign: Campaign, membership: Membership, character: Character, action: dict) -> Character | None:
@@ -66,37 +64,64 @@ def _character(campaign: Campaign, character_id) -> Character | None:
     return Character.objects.select_related("projection").filter(campaign=campaign, pk=character_id).first()
 
 
-def with_sides(campaign: Campaign, character: Character, opponent: Character, decided: list) -> list:
-    """The decided events, each carrying how the opponent reads it (``sides``) when it changes the opponent."""
+def with_sides(campaign: Campaign, character: Character, opponent: Character, decided: list, kind: str) -> list:
+    """The decided events, each carrying how the opponent reads it (``sides``) when it changes the opponent.
+
+    An action that reads nothing of the opponent (``kind``: an MdT round) gets no state of it to read:
+    :func:`readers_with` counts on that."""
     rules = campaign.rules
-    state = copy_json(opponent.projection.state)
+    state = copy_json(opponent.projection.state) if reads_opponent(campaign.system, kind) else None
     out = []
     for event in decided:
         view = side_view(campaign.system, event, state, character.id)
         if view is None:
             out.append(event)
             continue
-        state = rules.evolve(state, RulesEvent(event.type, view, event.version))
+        if state is not None:
+            state = rules.evolve(state, RulesEvent(event.type, view, event.version))
         out.append(RulesEvent(event.type, {**event.payload, "sides": {str(opponent.id): view}}, event.version))
     return out
 
 
-def visibility_with(opponent: Character, membership: Membership, visibility: str, character: Character) -> str:
-    """How a decision that read ``opponent``'s state may be stored: hidden if the table may not see
-    what shaped it. The numbers of an NPC not fully shown are the GM's to disclose, which naming it
-    does (only the GM may): a player's round of the contest the GM started reads them as they were
-    then, so one after a change the GM keeps (hidden damage mid-fight) is the GM's to read; a fully
-    shown one is read like any character, its unseen past included."""
-    actor = Viewer.of(membership)
+def readers_with(campaign: Campaign, character: Character, opponent: Character, membership: Membership, action: dict,
+                 visibility: str, shared: list[dict]) -> tuple[str, list[dict]]:
+    """How the decision of ``action`` on ``character`` (stored ``visibility``, read too by ``shared``, as
+    campaign.hidden.decide left it) against ``opponent`` is stored, and who besides the GM reads it:
+    whoever may read everything it was decided from, no one else. (Before, naming an opponent dropped
+    the readers: a player's contest on top of her own secret roll was sealed from her.) One that reads
+    nothing of the opponent's state (an MdT round: :func:`rules.contests.reads_opponent`) is stored as
+    its own character's hidden changes say (before, any hidden change of the NPC she raced sealed every
+    later round of hers from her)."""
+    if not reads_opponent(campaign.system, action["type"]):
+        return visibility, shared
+    asked = action.get("visibility", VISIBILITY_PUBLIC)
+    opposed = _opponent_readers(opponent, Viewer.of(membership), asked, character)
+    if opposed is None:
+        return visibility, shared
+    if visibility != VISIBILITY_GM:  # nothing this character's hidden changes keep from anyone
+        return VISIBILITY_GM, hidden.named(character.campaign_id, opposed)
+    return VISIBILITY_GM, [r for r in shared if r["user_id"] in opposed]
+
+
+def _opponent_readers(opponent: Character, actor: Viewer, asked: str, character: Character) -> set[int] | None:
+    """The members besides the GM who may read what ``opponent``'s state gave the decision, or ``None``
+    when it gave nothing the visibility ``asked`` keeps from anyone. The numbers of an NPC not fully
+    shown are the GM's to disclose, which naming it does (only the GM may): a player's round of the
+    contest the GM started reads them as they were then, so one after a change the GM keeps (hidden
+    damage mid-fight) is the GM's to read; a fully shown one is read like any character, its unseen
+    past included. Only who did what and how it was shown counts, never dice (campaign/hidden.py)."""
     if opponent.npc and opponent.shown != SHOWN_FULL:
-        return VISIBILITY_GM if not actor.is_gm and _changed_since_named(opponent, character, actor) else visibility
-    readers = hidden.EVERYONE if visibility == VISIBILITY_PUBLIC else actor
-    from_readers, from_actor = hidden.hidden_shaped(opponent, [readers, actor])
+        return set() if not actor.is_gm and _changed_since_named(opponent, character, actor) else None
+    live, revealed = read = hidden.live_hidden_changes(opponent)
+    readers = hidden.EVERYONE if asked == VISIBILITY_PUBLIC else actor
+    from_readers, from_actor = hidden.hidden_shaped(opponent, [readers, actor], read)
     if from_actor:
-        return VISIBILITY_GM
-    if from_readers:
-        return VISIBILITY_GM if actor.is_gm else VISIBILITY_SECRET
-    return visibility
+        return set()
+    if not from_readers:
+        return None
+    if not actor.is_gm:
+        return {actor.user_id}  # she may see every hidden change it read, as on her own character
+    return {r["user_id"] for r in hidden.sharers(opponent, actor, live, revealed)}
 
 
 def _changed_since_named(opponent: Character, character: Character, actor: Viewer) -> bool:
@@ -107,7 +132,3 @@ def _changed_since_named(opponent: Character, character: Character, actor: Viewe
              .order_by("-seq").values_list("seq", flat=True).first() or 0)
     live, revealed = hidden.live_hidden_changes(opponent)
     return any(r["seq"] > named and not may_see(r, actor, revealed) for r in live)
-
-
-def stricter(a: str, b: str) -> str:
-    return a if STRICTNESS.get(a, 2) >= STRICTNESS.get(b, 2) else b

@@ -748,3 +748,122 @@ def test_an_npc_hidden_and_shown_again_can_be_opposed_by_a_player(table_for):
     res = send(table, table.alice, check, [3, 4])
     assert res.status == 201, res.json()
     assert seen(table.bob, res.json()["seq"])["payload"]["opposition"]["attribute"] == 2
+
+
+# --- contests on a player's own secret roll ----------------------------------------------------
+
+def readers(stored: Event) -> list[str]:
+    """Whom a ``gm`` event names as its readers besides the GM."""
+    return [r["username"] for r in stored.payload.get("shared_with", [])]
+
+
+def wyrm_rivals(table_for):
+    """Alice's hero and Bob's rival (mage 5), and an opposed check of the hero's rogue against it."""
+    table = setup(table_for, "wyrm")
+    table.rival = table.create_character(table.bob, "Rival", {"attributes": {"warrior": 4, "rogue": 0, "mage": 5},
+                                                              "skills": []})
+    table.opposed = {"type": "check", "character": table.hero.id, "attribute": "rogue",
+                     "vs_character": table.rival.id, "vs_attribute": "mage"}
+    return table
+
+
+def test_a_players_contest_on_her_own_secret_roll_is_hers_to_read(table_for):
+    """A reviewer's find (the eighteenth session): Alice's opposed check on top of her own secret check
+    was stored for the GM alone (naming an opponent dropped her as its reader), so she could not read
+    her own contest. It read her secret roll, which she sees, and Rival's public sheet: hers and the
+    GM's, and to the rest of the table one more GM-only event."""
+    table = wyrm_rivals(table_for)
+    send(table, table.alice, {"type": "check", "character": table.hero.id, "attribute": "rogue", "dl": 5,
+                              "visibility": "secret"}, [3, 4])
+    res = send(table, table.alice, table.opposed, [3, 4])
+    assert res.status == 201 and res.json().get("hidden") is None, res.json()  # before: sealed from Alice
+    stored = Event.objects.get(campaign=table.campaign, seq=res.json()["seq"])
+    assert (stored.visibility, readers(stored)) == ("gm", ["alice"])
+    assert seen(table.alice, stored.seq)["payload"]["opposition"]["attribute"] == 5
+    for user in (table.bob, table.watcher):
+        stub = seen(user, stored.seq)
+        assert stub["hidden"] is True and stub["visibility"] == "gm", user.username
+
+
+@pytest.mark.parametrize("bobs_secret, expected", [(False, ["alice"]), (True, [])])
+def test_the_gms_contest_is_read_by_whoever_may_read_all_it_read(table_for, bobs_secret, expected):
+    """The GM's opposed check of Alice's hero (with her secret roll) against Bob's rival: Alice reads it
+    when Rival's sheet is public (before: the GM's alone), no one but the GM when Rival's sheet holds
+    Bob's secret roll too (Alice may not read that, Bob may not read hers)."""
+    table = wyrm_rivals(table_for)
+    send(table, table.alice, {"type": "check", "character": table.hero.id, "attribute": "rogue", "dl": 5,
+                              "visibility": "secret"}, [3, 4])
+    if bobs_secret:
+        send(table, table.bob, {"type": "check", "character": table.rival.id, "attribute": "mage", "dl": 5,
+                                "visibility": "secret"}, [5, 6])
+    res = send(table, table.gm, table.opposed, [3, 4])
+    assert res.status == 201, res.json()
+    stored = Event.objects.get(campaign=table.campaign, seq=res.json()["seq"])
+    assert (stored.visibility, readers(stored)) == ("gm", expected)
+    for user in (table.alice, table.bob, table.watcher):
+        assert (seen(user, stored.seq).get("hidden") is None) == (user.username in expected), user.username
+
+
+def test_a_players_contest_against_her_own_secret_roll_looks_gm_only(table_for):
+    """Her opponent's sheet holds her own secret roll (her second character): hers to read, stored
+    ``gm`` naming her, as on her own character's (it was stored ``secret``: the envelope told the table
+    which it was)."""
+    table = wyrm_rivals(table_for)
+    second = table.create_character(table.alice, "Twin", {"attributes": {"warrior": 4, "rogue": 0, "mage": 5},
+                                                          "skills": []})
+    send(table, table.alice, {"type": "check", "character": second.id, "attribute": "mage", "dl": 5,
+                              "visibility": "secret"}, [5, 6])
+    res = send(table, table.alice, {**table.opposed, "vs_character": second.id}, [3, 4])
+    assert res.status == 201 and res.json().get("hidden") is None, res.json()
+    stored = Event.objects.get(campaign=table.campaign, seq=res.json()["seq"])
+    assert (stored.visibility, readers(stored)) == ("gm", ["alice"])
+    assert seen(table.bob, stored.seq)["hidden"] is True
+
+
+# --- an MdT race reads nothing of its opponent after it starts -----------------------------------
+
+def mdt_race(table, opponent: int) -> dict:
+    """The GM starts Alice's public race (presence, to 9) against ``opponent``; a round of it."""
+    start = send(table, table.gm, {"type": "start_contest", "character": table.hero.id, "attribute": "presence",
+                                   "vs_character": opponent, "target": 9})
+    assert start.status == 201 and start.json()["visibility"] == "public", start.json()
+    return {"type": "contest_round", "character": table.hero.id}
+
+
+def test_a_players_race_round_against_a_kept_npc_stays_hers_after_a_change_it_does_not_read(table_for):
+    """A reviewer's find: after any hidden change of the name-only bandit Alice races, every later
+    round of hers was sealed from her. A round reads her race (the bandit's pool as the GM named it,
+    docs/rules.md MdT 17) and her sheet, nothing of the bandit's: the GM raising its presence unseen
+    shapes none of it. A round the GM rolled unseen from the bandit's side changed her race: after
+    it, her rounds are the GM's again."""
+    table = setup(table_for, "mdt")
+    bandit = npc(table, "name", {"rating": 2}, name="Bandit")  # presence 2: 3 dice
+    round_ = mdt_race(table, bandit)
+    hurt = send(table, table.gm, {"type": "adjust_sheet", "character": bandit,
+                                  "changes": {"sheet.attributes.presence": 5}, "reason": "the moon rises"})
+    assert hurt.status == 201, hurt.json()
+    sealed_for_everyone_but_the_gm(table, hurt.json()["seq"])
+    res = send(table, table.alice, round_, [1] * 7)
+    assert res.status == 201 and res.json().get("hidden") is None, res.json()  # before: sealed from Alice
+    stored = Event.objects.get(campaign=table.campaign, seq=res.json()["seq"])
+    assert stored.visibility == "public" and stored.payload["vs_pool"] == 3  # the pool as named
+    assert seen(table.bob, stored.seq)["payload"]["round"] == 1
+    theirs = send(table, table.gm, {"type": "contest_round", "character": bandit}, [1] * 10)
+    sealed_for_everyone_but_the_gm(table, theirs.json()["seq"])
+    after = send(table, table.alice, round_, [1] * 7)
+    assert after.status == 201 and after.json()["hidden"] is True
+    sealed_for_everyone_but_the_gm(table, after.json()["seq"])
+
+
+def test_a_players_race_round_against_a_sheet_with_a_secret_roll_is_public(table_for):
+    """Bob's secret test on his rival shapes nothing Alice's round reads: it is the table's, as asked
+    (before: stored for Alice and the GM)."""
+    table = setup(table_for, "mdt")
+    rival = table.create_character(table.bob, "Rival", get_system("mdt").example_sheet)
+    round_ = mdt_race(table, rival.id)
+    send(table, table.bob, {"type": "test", "character": rival.id, "attribute": "wits", "visibility": "secret"},
+         [8, 8, 8])
+    res = send(table, table.alice, round_, [1] * 8)
+    stored = Event.objects.get(campaign=table.campaign, seq=res.json()["seq"])
+    assert stored.visibility == "public", res.json()
+    assert seen(table.watcher, stored.seq)["payload"]["round"] == 1
