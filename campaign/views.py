@@ -23,10 +23,11 @@ from django.views.decorators.http import require_http_methods
 from rules import get_settings, system_choices
 from rules.options import flat
 
-from .actions import ActionError, access_campaign, do_add_member, do_command, do_create_campaign, do_rotate_invite
+from .actions import ActionError, access_campaign, do_add_member, do_create_campaign, do_rotate_invite
 from .actions.campaign_options import current_options
 from .models import ROLE_CHOICES, ROLE_PLAYER, ApiToken, Campaign, Membership
-from .ratelimit import RateLimited, check_failures, client_address, record_failure
+from .pipeline import submit
+from .ratelimit import RateLimited, check_failures, check_user_rate, client_address, record_failure
 
 
 class CampaignForm(forms.Form):
@@ -148,11 +149,12 @@ def campaign_settings(request, slug):
     if request.method == "POST":
         try:
             if request.POST.get("do") == "rotate_invite":
+                check_user_rate(membership.user_id)  # not a command (the link is the GM's secret), but a write
                 do_rotate_invite(membership)
                 messages.success(request, "A new invite link was made; the old one no longer works.")
-            else:
-                do_command(membership, {"id": f"settings-{uuid.uuid4().hex}",
-                                        "action": _settings_action(request.POST, campaign)})
+            else:  # through the pipeline's step 4, like every command: the user's limit, then the command
+                submit(membership, {"id": f"settings-{uuid.uuid4().hex}",
+                                    "action": _settings_action(request.POST, campaign)})
                 messages.success(request, "Done.")
         except ActionError as e:
             messages.error(request, e.message)

@@ -197,6 +197,23 @@ def test_the_gm_renames_changes_roles_and_removes_members_each_an_event(table):
     assert logged_in(table.watcher).get("/campaigns/torn-road/").status_code == 404
 
 
+def test_the_settings_pages_writes_count_against_the_gms_command_limit(table, settings):
+    """An earlier review's find: the settings page ran its commands past the pipeline's rate limit
+    (and made invite links without any). Its writes share the GM's one per-minute count."""
+    settings.RATE_LIMIT_USER_PER_MINUTE = 2
+    gm = logged_in(table.gm)
+    settings_post(gm, do="rename_campaign", name="The Long Road")
+    settings_post(gm, do="change_role", username="bob", role="spectator")
+    refused = gm.post("/campaigns/torn-road/settings/", {"do": "remove_member", "username": "watcher"}, follow=True)
+    assert "at most 2 commands a minute" in refused.content.decode()
+    old = Campaign.objects.get(pk=table.campaign.pk).invite_code
+    settings_post(gm, do="rotate_invite")
+    campaign = Campaign.objects.get(pk=table.campaign.pk)
+    assert campaign.invite_code == old
+    assert events_of(campaign, "member_removed") == []
+    assert Membership.objects.filter(campaign=campaign, user=table.watcher).exists()
+
+
 def test_only_the_gm_changes_members_and_never_their_own_place(table):
     with pytest.raises(ActionError) as refused:
         table.command(table.alice, {"type": "remove_member", "username": "bob"})
