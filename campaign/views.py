@@ -40,6 +40,7 @@ def home(request):
     form = CampaignForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
+            check_user_rate(request.user.pk)  # a new campaign's log gets its first events: a write like a command
             campaign = do_create_campaign(request.user, form.cleaned_data["name"], form.cleaned_data["system"])
         except ActionError as e:
             form.add_error(None, e.message)
@@ -123,8 +124,13 @@ def profile(request):
         messages.success(request, "The token was revoked." if revoked else "No such token.")
         return redirect("profile")
     if request.method == "POST" and form.is_valid():
-        new_token = ApiToken.objects.create(user=request.user, name=form.cleaned_data["name"].strip())
-        form = TokenForm()
+        try:
+            check_user_rate(request.user.pk)  # a script must not fill the table of tokens either
+        except RateLimited as e:
+            form.add_error(None, e.message)
+        else:
+            new_token = ApiToken.objects.create(user=request.user, name=form.cleaned_data["name"].strip())
+            form = TokenForm()
     tokens = ApiToken.objects.filter(user=request.user).order_by("-created_at")
     return render(request, "profile.html", {"tokens": tokens, "new_token": new_token, "form": form})
 
