@@ -35,7 +35,7 @@ from .auth import bearer_key
 from .log import events_after, serialize_event
 from .pipeline import MAX_SEQ, access_request, error_response, parse_whole_number, read_json, request_body, submit
 from .projections import visible_state
-from .ratelimit import check_user_rate
+from .ratelimit import check_preview_rate, check_user_rate
 from .sheets import character_entry, owner_name, sheet, sheet_body
 from .visibility import Viewer, for_viewer
 
@@ -132,6 +132,7 @@ def preview(request, slug):
     """Exact odds of an action before it is rolled: ``{"action": {...}}`` -> ``{"odds": {...}}``."""
     try:
         campaign, membership, body = _write_request(request, slug)
+        check_preview_rate(membership.user_id)  # after auth, like a command's: an outsider counts nothing
         action = body.get("action") if isinstance(body, dict) else None
         if not isinstance(action, dict) or not isinstance(action.get("type"), str) \
                 or action["type"] not in campaign.rules.actions:

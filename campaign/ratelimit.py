@@ -84,19 +84,28 @@ def _count_this_minute(kind: str, user_id: int) -> int:
         return 0
 
 
+def _check_this_minute(kind: str, user_id: int, limit: int, what: str) -> None:
+    """Count one ``kind`` for ``user_id``; raise :class:`RateLimited` past ``limit`` a minute."""
+    if _count_this_minute(kind, user_id) > limit:
+        raise RateLimited(f"Slow down: at most {limit} {what} a minute. Try again in a few seconds.")
+
+
 def check_user_rate(user_id: int) -> None:
     """Count one command for ``user_id``; raise :class:`RateLimited` past the limit."""
-    limit = settings.RATE_LIMIT_USER_PER_MINUTE
-    if _count_this_minute("user", user_id) > limit:
-        raise RateLimited(f"Slow down: at most {limit} commands a minute. Try again in a few seconds.")
+    _check_this_minute("user", user_id, settings.RATE_LIMIT_USER_PER_MINUTE, "commands")
 
 
 def check_message_rate(user_id: int) -> None:
     """Count one chat message for ``user_id`` (on top of the command limit): a flood of text
     fills every member's log, which a flood of rolls does less."""
-    limit = settings.RATE_LIMIT_MESSAGES_PER_MINUTE
-    if _count_this_minute("message", user_id) > limit:
-        raise RateLimited(f"Slow down: at most {limit} messages a minute. Try again in a few seconds.")
+    _check_this_minute("message", user_id, settings.RATE_LIMIT_MESSAGES_PER_MINUTE, "messages")
+
+
+def check_preview_rate(user_id: int) -> None:
+    """Count one odds preview for ``user_id``. Its own limit, not the commands': the table page asks
+    for odds by itself as a form's fields change and as its "Roll now" lines are drawn, so typing
+    must not use up the rolls a player may send; a script asking for nothing else stops here."""
+    _check_this_minute("preview", user_id, settings.RATE_LIMIT_PREVIEWS_PER_MINUTE, "odds previews")
 
 
 class SocketBucket:

@@ -276,6 +276,7 @@ SILENCED_SYSTEM_CHECKS = ["security.W021"]
 RATE_LIMIT_USER_PER_MINUTE = env_int("RATE_LIMIT_USER_PER_MINUTE", 240)
 RATE_LIMIT_MESSAGES_PER_MINUTE = env_int("RATE_LIMIT_MESSAGES_PER_MINUTE", 30)  # chat messages per user (docs/table.md#chat)
 RATE_LIMIT_SOCKET_PER_10S = env_int("RATE_LIMIT_SOCKET_PER_10S", 40)
+RATE_LIMIT_PREVIEWS_PER_MINUTE = env_int("RATE_LIMIT_PREVIEWS_PER_MINUTE", 600)  # odds previews per user (README)
 CACHES = {
     "default": (
         {

@@ -23,10 +23,11 @@ from django.views.decorators.http import require_http_methods
 from rules import get_settings, system_choices
 from rules.options import flat
 
-from .actions import ActionError, access_campaign, do_add_member, do_command, do_create_campaign, do_rotate_invite
+from .actions import ActionError, access_campaign, do_add_member, do_create_campaign, do_rotate_invite
 from .actions.campaign_options import current_options
 from .models import ROLE_CHOICES, ROLE_PLAYER, ApiToken, Campaign, Membership
-from .ratelimit import RateLimited, check_failures, client_address, record_failure
+from .pipeline import submit
+from .ratelimit import RateLimited, check_failures, check_user_rate, client_address, record_failure
 
 
 class CampaignForm(forms.Form):
@@ -39,6 +40,7 @@ def home(request):
     form = CampaignForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
+            check_user_rate(request.user.pk)  # a new campaign's log gets its first events: a write like a command
             campaign = do_create_campaign(request.user, form.cleaned_data["name"], form.cleaned_data["system"])
         except ActionError as e:
             form.add_error(None, e.message)
@@ -122,8 +124,13 @@ def profile(request):
         messages.success(request, "The token was revoked." if revoked else "No such token.")
         return redirect("profile")
     if request.method == "POST" and form.is_valid():
-        new_token = ApiToken.objects.create(user=request.user, name=form.cleaned_data["name"].strip())
-        form = TokenForm()
+        try:
+            check_user_rate(request.user.pk)  # a script must not fill the table of tokens either
+        except RateLimited as e:
+            form.add_error(None, e.message)
+        else:
+            new_token = ApiToken.objects.create(user=request.user, name=form.cleaned_data["name"].strip())
+            form = TokenForm()
     tokens = ApiToken.objects.filter(user=request.user).order_by("-created_at")
     return render(request, "profile.html", {"tokens": tokens, "new_token": new_token, "form": form})
 
@@ -148,11 +155,12 @@ def campaign_settings(request, slug):
     if request.method == "POST":
         try:
             if request.POST.get("do") == "rotate_invite":
+                check_user_rate(membership.user_id)  # not a command (the link is the GM's secret), but a write
                 do_rotate_invite(membership)
                 messages.success(request, "A new invite link was made; the old one no longer works.")
-            else:
-                do_command(membership, {"id": f"settings-{uuid.uuid4().hex}",
-                                        "action": _settings_action(request.POST, campaign)})
+            else:  # through the pipeline's step 4, like every command: the user's limit, then the command
+                submit(membership, {"id": f"settings-{uuid.uuid4().hex}",
+                                    "action": _settings_action(request.POST, campaign)})
                 messages.success(request, "Done.")
         except ActionError as e:
             messages.error(request, e.message)

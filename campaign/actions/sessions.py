@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from rules.declare import unsafe_text
+
 from .. import fairdice
 from ..log import Draft
 from ..models import Campaign, DiceSeed, Event
@@ -18,8 +20,13 @@ def decide_add_seed(campaign: Campaign, action: dict) -> Draft:
     if campaign.current_session is None:
         raise Refused("Seeds are added to a running session: wait for the GM to start one.")
     seed = action.get("seed")
-    if not isinstance(seed, str) or not 1 <= len(seed) <= fairdice.MAX_PLAYER_SEED or not seed.isprintable():
-        raise ActionError(f"'seed' must be 1 to {fairdice.MAX_PLAYER_SEED} printable characters of your choice.")
+    # The one text rule of names, reasons and chat (rules/declare.py unsafe_text): a seed is read on
+    # every member's log, so no control character or text-direction mark (a line break would also
+    # blur a v1 session's "\n"-joined mix); no-break spaces, emoji joiners and variation selectors
+    # are text like any other, which str.isprintable refused.
+    if not isinstance(seed, str) or not 1 <= len(seed) <= fairdice.MAX_PLAYER_SEED or unsafe_text(seed):
+        raise ActionError(f"'seed' must be 1 to {fairdice.MAX_PLAYER_SEED} characters of your choice, without "
+                          "control characters (tabs, line breaks) or text-direction marks.")
     return Draft("seed_added", {"seed": seed})
 
 

@@ -297,6 +297,24 @@ def test_the_verification_page_counts_one_in_the_singular(table_of, seats, real_
     expect(checks).to_contain_text("Receipts: 1 signed checkpoint (0 from your files); the log extends it.")
 
 
+def test_seeds_with_a_no_break_space_and_emoji_verify_in_the_browser(table_of, seats, real_dice):
+    """Seeds follow the one text rule (docs/fair-dice.md): the page hashes them as the server did
+    (JCS, UTF-8) at the table and on the verification page, and the session's dice still check."""
+    from tests.campaign.test_fairdice import TEXT_SEEDS
+
+    table = table_of("tote")
+    table.command(table.gm, {"type": "start_session"})
+    for seed in TEXT_SEEDS:
+        table.command(table.bob, {"type": "add_seed", "seed": seed})
+    table.command(table.alice, {"type": "roll", "notation": "3d6"})
+    table.command(table.gm, {"type": "end_session"})
+    page = seats("bob").page
+    page.get_by_role("link", name="Verify the log and the dice").click()
+    expect(page.locator("#verify-summary")).to_have_attribute("data-state", "ok", timeout=10000)
+    expect(page.locator("#verify-checks")).to_contain_text(
+        "Dice: 3 dice match their sessions' revealed seeds (session 1: 3 dice).")
+
+
 def test_a_receipt_downloads_from_the_table_signed_by_the_server(table_of, seats):
     table = table_of("tote")
     alice = seats("alice")

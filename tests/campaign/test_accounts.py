@@ -174,6 +174,23 @@ def test_tokens_are_stored_as_digests_shown_once_named_and_revocable(table):
     assert api.get("/api/campaigns/torn-road/events", HTTP_AUTHORIZATION=f"Bearer {key}").status_code == 401
 
 
+def test_new_campaigns_and_tokens_count_against_the_users_command_limit(table, settings):
+    """Found in the eighteenth session's hardening review: the home page's new campaign (whose log
+    gets its first events) and the profile's new API token were writes no limit counted, so a
+    script could make them as fast as the server answered. They share the user's one count."""
+    settings.RATE_LIMIT_USER_PER_MINUTE = 2
+    client = logged_in(table.outsider)
+    assert client.post("/", {"name": "Night Watch", "system": "tote"}).status_code == 302
+    assert client.post("/profile/", {"name": "dice bot"}).context["new_token"] is not None
+    refused = client.post("/", {"name": "Day Watch", "system": "tote"})
+    assert refused.status_code == 200 and "at most 2 commands a minute" in refused.content.decode()
+    refused = client.post("/profile/", {"name": "another bot"})
+    assert refused.context["new_token"] is None and "at most 2 commands a minute" in refused.content.decode()
+    assert list(Campaign.objects.filter(memberships__user=table.outsider).values_list("name", flat=True)) == [
+        "Night Watch"]
+    assert list(ApiToken.objects.filter(user=table.outsider).values_list("name", flat=True)) == ["dice bot"]
+
+
 # --- the GM's settings --------------------------------------------------------------------------
 
 def settings_post(client, **data):
@@ -195,6 +212,23 @@ def test_the_gm_renames_changes_roles_and_removes_members_each_an_event(table):
     assert Membership.objects.get(campaign=campaign, user=table.bob).role == "spectator"
     assert not Membership.objects.filter(campaign=campaign, user=table.watcher).exists()
     assert logged_in(table.watcher).get("/campaigns/torn-road/").status_code == 404
+
+
+def test_the_settings_pages_writes_count_against_the_gms_command_limit(table, settings):
+    """An earlier review's find: the settings page ran its commands past the pipeline's rate limit
+    (and made invite links without any). Its writes share the GM's one per-minute count."""
+    settings.RATE_LIMIT_USER_PER_MINUTE = 2
+    gm = logged_in(table.gm)
+    settings_post(gm, do="rename_campaign", name="The Long Road")
+    settings_post(gm, do="change_role", username="bob", role="spectator")
+    refused = gm.post("/campaigns/torn-road/settings/", {"do": "remove_member", "username": "watcher"}, follow=True)
+    assert "at most 2 commands a minute" in refused.content.decode()
+    old = Campaign.objects.get(pk=table.campaign.pk).invite_code
+    settings_post(gm, do="rotate_invite")
+    campaign = Campaign.objects.get(pk=table.campaign.pk)
+    assert campaign.invite_code == old
+    assert events_of(campaign, "member_removed") == []
+    assert Membership.objects.filter(campaign=campaign, user=table.watcher).exists()
 
 
 def test_only_the_gm_changes_members_and_never_their_own_place(table):

@@ -253,6 +253,29 @@ def test_player_seeds_need_a_running_session(table):
         table.command(table.alice, {"type": "add_seed", "seed": "x" * 65})
 
 
+# Text a player may well type, that str.isprintable refused: a French no-break space, an emoji family
+# (zero-width joiners), a heart with its variation selector, and 64 emoji (the limit counts characters).
+TEXT_SEEDS = ["Quoi\u00a0?", "\U0001F468\u200d\U0001F469\u200d\U0001F467 \u2764\ufe0f", "\U0001F3B2" * 64]
+
+
+def test_a_seed_follows_the_one_text_rule_of_names_reasons_and_chat(table):
+    """A play-test's find, like chat's: seeds used str.isprintable, names, reasons and chat
+    rules/declare.py's unsafe_text. Now one rule: text-direction marks and control characters are
+    refused, and nothing is stored; the rest is stored as sent."""
+    from campaign.actions import ActionError
+
+    table.command(table.gm, {"type": "start_session"})
+    stored = [table.command(table.bob, {"type": "add_seed", "seed": seed}).events[0].payload["seed"]
+              for seed in TEXT_SEEDS]
+    assert stored == TEXT_SEEDS
+    before = table.campaign.events.count()
+    for seed in ("Evil\u202eeman", "two\nlines", "a\tb", "bell\x07", "left\u2066isolate", "\x85", "", "x" * 65):
+        with pytest.raises(ActionError) as refused:
+            table.command(table.bob, {"type": "add_seed", "seed": seed})
+        assert refused.value.status == 400 and "'seed' must be 1 to 64 characters" in refused.value.message, seed
+    assert table.campaign.events.count() == before
+
+
 @settings(max_examples=200, deadline=None)
 @given(sides=st.integers(2, 10**6), index=st.integers(0, 500), command_id=st.from_regex(r"[A-Za-z0-9]{1,20}",
                                                                                         fullmatch=True))
@@ -286,7 +309,7 @@ class V1Dice:
         return face
 
 
-def write_v1_session(table, monkeypatch) -> dict:
+def write_v1_session(table, monkeypatch, player_seed: str = "bob's socks") -> dict:
     """Session 1 as the old server stored it: format-1 hashes, scheme-v1 dice, a sealed roll
     with its own commitment and a reveal carrying the sealed payload."""
     from django.db import transaction
@@ -305,8 +328,8 @@ def write_v1_session(table, monkeypatch) -> dict:
 
     put(Draft("session_started", {"session": 1, "dice_scheme": fairdice.SCHEME_V1,
                                   "dice_commitment": fairdice.seed_commitment(seed)}), table.gm)
-    put(Draft("seed_added", {"seed": "bob's socks"}), table.bob)
-    mix = fairdice.player_mix(["bob's socks"])
+    put(Draft("seed_added", {"seed": player_seed}), table.bob)
+    mix = fairdice.player_mix([player_seed])
     for name, visibility, nonce in (("public", "public", ""), ("hidden", "gm", "ab" * 16)):
         table.campaign.refresh_from_db()
         seq = table.campaign.last_seq + 1

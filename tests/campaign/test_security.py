@@ -33,6 +33,33 @@ def test_per_user_rate_limit_answers_429_with_a_clear_message(table, settings):
     assert post(other, {"id": "b1", "action": {"type": "roll", "notation": "1d6"}}).status_code == 201
 
 
+def test_odds_previews_have_their_own_per_user_limit_answered_with_the_apis_429(table, settings):
+    """An earlier review's find: the preview was limited by nothing, so a script could ask for odds
+    (a sheet folded, odds counted) as fast as the server answered. It has a limit of its own, not
+    the commands': the table page asks for odds by itself as its fields change (README)."""
+    settings.RATE_LIMIT_PREVIEWS_PER_MINUTE = 2
+    settings.RATE_LIMIT_USER_PER_MINUTE = 2
+    hero = table.create_character(table.alice, "Hero", table.campaign.rules.example_sheet)
+    action = {"type": "skill_test", "skill": "Strike", "target": 10, "character": hero.id}
+
+    def preview(user):
+        client = Client()
+        client.force_login(user)
+        return client.post("/api/campaigns/torn-road/preview", data=json.dumps({"action": action}),
+                           content_type="application/json")
+
+    answers = [preview(table.alice) for _ in range(3)]
+    assert [res.status_code for res in answers] == [200, 200, 429]
+    assert answers[2].json()["error"]["code"] == "rate_limited"
+    assert "odds previews a minute" in answers[2].json()["error"]["message"]
+    # Asking for odds used up none of her commands, and the limit is hers alone.
+    client = Client()
+    client.force_login(table.alice)
+    assert [post(client, {"id": f"p{i}", "action": {"type": "roll", "notation": "1d6"}}).status_code
+            for i in range(2)] == [201, 201]
+    assert preview(table.gm).status_code == 200
+
+
 def test_the_rate_limits_use_one_cache_client_for_every_thread(db, monkeypatch):
     """Every socket's token check and every command counts in the cache from some database thread;
     a cache client per thread (Django's own ``cache``) opened a Redis connection each (issue #12)."""

@@ -71,6 +71,29 @@ def test_a_players_export_of_a_finished_session_verifies(table, tmp_path):
     assert "1 reveal(s)" in result.stdout  # ...but checks their links, and the revealed one's body
 
 
+def test_seeds_of_any_allowed_text_verify(table, tmp_path, monkeypatch):
+    """Seeds follow the one text rule (docs/fair-dice.md): a no-break space, an emoji family and a
+    variation selector in a seed hash alike here and on the server (format 2 and format 1), and a
+    v1 session's mix over them gives the dice the old server rolled."""
+    from campaign.fairdice import verify_session
+    from tests.campaign.test_fairdice import TEXT_SEEDS, write_v1_session
+
+    write_v1_session(table, monkeypatch, player_seed=TEXT_SEEDS[1])  # session 1: format 1, scheme v1
+    table.command(table.gm, {"type": "start_session"})
+    for seed in TEXT_SEEDS:
+        table.command(table.bob, {"type": "add_seed", "seed": seed})
+        table.command(table.alice, {"type": "roll", "notation": "2d6"})
+    table.command(table.gm, {"type": "end_session"})
+    assert verify_session(table.campaign, 1).ok and verify_session(table.campaign, 2).ok
+    export = download(table, table.bob, tmp_path)
+    assert sum('"seed_added"' in line for line in open(export, encoding="utf-8")) == 1 + len(TEXT_SEEDS)
+    result = run(export)
+    assert result.returncode == 0, result.stdout + result.stderr
+    table.campaign.refresh_from_db()
+    # v1: 3d6 public and 3d6 revealed; v2: three 2d6.
+    assert result.stdout.splitlines()[-1].startswith(f"OK {table.campaign.last_seq} events, 12 dice in 2 finished")
+
+
 def test_the_gms_export_checks_every_hidden_roll_too(table, tmp_path):
     an_evening(table)
     result = run(download(table, table.gm, tmp_path), "--key-file", key_file(tmp_path))

@@ -185,6 +185,7 @@ class Cast:
 def high_rate_limits(settings):
     """Fuzzing sends hundreds of commands a minute: rate limits are tested elsewhere."""
     settings.RATE_LIMIT_USER_PER_MINUTE = 10**9
+    settings.RATE_LIMIT_PREVIEWS_PER_MINUTE = 10**9
     settings.RATE_LIMIT_SOCKET_PER_10S = 10**9
     settings.SOCKETS_PER_USER = 10**9  # some fuzzers keep every socket they opened
     return settings

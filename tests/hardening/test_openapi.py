@@ -122,7 +122,7 @@ OPERATIONS = sorted(result.ok().label for result in SCHEMA.get_all_operations())
 def server(django_db_setup):
     # No Redis for this process: the in-memory channel layer and cache are enough, and rate limits are
     # lifted (they are tested elsewhere; here they would only turn fuzzing into 429s).
-    with daphne(RATE_LIMIT_USER_PER_MINUTE="1000000000") as base:
+    with daphne(RATE_LIMIT_USER_PER_MINUTE="1000000000", RATE_LIMIT_PREVIEWS_PER_MINUTE="1000000000") as base:
         yield f"http://{base}"
 
 
