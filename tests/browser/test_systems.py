@@ -550,6 +550,26 @@ def test_mdt_the_gm_s_race_names_its_opponent_as_the_players_forms_do(table_of, 
     expect(alice.page.locator(".contest .race > span")).to_have_text(["Helena", "Tomas"])
 
 
+def test_mdt_abandon_a_project_is_offered_only_for_a_project_the_character_has(table_of, seats):
+    """A play-test's find: *Abandon a project* was offered to a character with no project (a text
+    field to guess a name into). It is offered with a project, and names the sheet's projects."""
+    table = table_of("mdt")
+    helena = table.create_character(table.alice, "Helena", get_system("mdt").example_sheet)
+    alice = seats("alice")
+    abandon = alice.page.locator("#sheet-wrap button.act", has_text="Abandon a project")
+    expect(alice.page.locator("#sheet-wrap button.act", has_text="Opposed test")).to_be_visible()
+    expect(abandon).to_have_count(0)
+    table.command(table.gm, {"type": "start_project", "character": helena.id, "name": "Restore the car",
+                             "target": 5, "attribute": "intelligence"})
+    expect(abandon).to_be_visible()
+    abandon.click()
+    expect(composer(alice).get_by_label("Project", exact=True)).to_have_value("Restore the car")
+    composer(alice).get_by_label("Reason").fill("sold it")
+    act(alice, table, alice.submit, "abandoned Restore the car at 0/5")
+    expect(abandon).to_have_count(0)
+    assert state_of(table, "Helena")["projects"] == {}
+
+
 def autopet_against_grusk(table_of, seats, action: str):
     """Alice's Autopet about to start ``action`` against Bob's Grusk, named from the table."""
     table = table_of("tale")
