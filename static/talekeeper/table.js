@@ -941,6 +941,7 @@ const resultEl = document.getElementById("result");
 const resultWanted = new Map(); // seq -> "card" | "log": the newest event of a command this page sent
 let resultKept = null; // why the shown result is more hidden than its command asked (keptNote)
 let resultSeq = null;
+let resultDismissed = false; // its ✕: a result dismissed stays so, whichever tab is shown
 
 function expectResult(seqs, show, asked) {
   const seq = Math.max(...seqs);
@@ -966,19 +967,22 @@ function showResult(seq) {
   }
   resultSeq = seq;
   resultKept = kept;
+  resultDismissed = false;
   renderResult();
-  if (!inView(resultEl)) resultEl.scrollIntoView({ block: "nearest" });
+  if (!resultEl.hidden && !inView(resultEl)) resultEl.scrollIntoView({ block: "nearest" });
 }
 
+// The card belongs to the character it was rolled for (docs/table.md): it shows under that
+// character's sheet only, so another tab never shows it as if it were that sheet's result.
 function renderResult() {
   const ev = events.get(resultSeq);
-  if (!ev) { resultEl.hidden = true; return; }
+  if (!ev || resultDismissed || (ev.character != null && ev.character !== selected)) { resultEl.hidden = true; return; }
   const d = describe(ev);
   fill(document.getElementById("result-body"),
     h("div", { class: "ev-head" }, h("strong", { class: "who" }, ev.character_name || ev.actor || ""), visibilityBadge(ev),
       ev.voided ? h("span", { class: "badge void" }, "voided") : null, h("span", { class: "spacer" }),
       h("a", { href: `#seq-${ev.seq}`, class: "small", onclick: (e) => { e.preventDefault(); showInLog(ev.seq); } }, `#${ev.seq} in the log`),
-      h("button", { type: "button", class: "small ghost", "aria-label": "Dismiss the result", onclick: () => { resultEl.hidden = true; } }, "✕")),
+      h("button", { type: "button", class: "small ghost", "aria-label": "Dismiss the result", onclick: () => { resultDismissed = true; resultEl.hidden = true; } }, "✕")),
     h("div", { class: "ev-body" },
       h("span", { class: "what" }, d.text),
       d.dice && d.dice.length ? h("span", { class: "dice" }, d.dice) : null,
@@ -1297,6 +1301,7 @@ function selectCharacter(id, focusTab = false) {
     if (on && focusTab) tab.focus();
   }
   renderHero();
+  renderResult();
 }
 
 document.getElementById("char-tabs").addEventListener("keydown", (e) => {
