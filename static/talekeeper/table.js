@@ -1783,16 +1783,26 @@ function setUpCharacterForm(form) {
       const parts = [];
       if (named) {
         const nameId = `${idFor(at)}-name`;
-        const name = h("input", { id: nameId, value: key, required: true });
+        const nameError = h("span", { class: "field-error", id: `${nameId}-error` });
+        const name = h("input", { id: nameId, class: "entry-name", value: key, required: true, "aria-describedby": nameError.id });
         name.addEventListener("change", () => {
           const obj = path.reduce((o, k) => o[k], sheet);
-          const renamed = Object.fromEntries(Object.entries(obj).map(([k, v]) => [k === key ? name.value.trim() || key : k, v]));
+          const wanted = name.value.trim() || key;
+          // A name is one entry's (the rules read names without regard to case): renamed as another,
+          // the two would become one and a rating would be lost without a word.
+          if (Object.keys(obj).some((k) => k !== key && k.toLowerCase() === wanted.toLowerCase())) {
+            nameError.textContent = `Another ${singular(labelFor(path)).toLowerCase()} is named ${wanted}: give this one its own name.`;
+            name.setAttribute("aria-invalid", "true");
+            name.value = key;
+            return;
+          }
+          const renamed = Object.fromEntries(Object.entries(obj).map(([k, v]) => [k === key ? wanted : k, v]));
           setAt(path, renamed);
           renderFields();
         });
         // "Skill name": Tale's sheet has a characteristic called Skill too (its own word, in the
         // characteristics above), and the two fields said "Skill" alike.
-        parts.push(h("div", { class: "field" }, h("label", { for: nameId }, `${singular(labelFor(path))} name`), name));
+        parts.push(h("div", { class: "field" }, h("label", { for: nameId }, `${singular(labelFor(path))} name`), name, nameError));
       }
       if (value && typeof value === "object" && !Array.isArray(value)) {
         for (const [k, v] of Object.entries(value)) parts.push(input([...at, k], v));
@@ -1811,7 +1821,13 @@ function setUpCharacterForm(form) {
     list.append(h("button", { type: "button", class: "small secondary", onclick: () => {
       const obj = path.reduce((o, k) => o[k], sheet);
       if (Array.isArray(obj)) obj.push(blank(template));
-      else { let n = 1; while (`New ${n}` in obj) n += 1; obj[`New ${n}`] = blank(template); }
+      else { // "New specialization", "New specialization 2": each its own name, saying what it is
+        const base = `New ${singular(labelFor(path)).toLowerCase()}`;
+        let n = 1;
+        const taken = (text) => Object.keys(obj).some((k) => k.toLowerCase() === text.toLowerCase());
+        while (taken(n === 1 ? base : `${base} ${n}`)) n += 1;
+        obj[n === 1 ? base : `${base} ${n}`] = blank(template);
+      }
       writeJSON();
       renderFields();
       list.parentElement?.querySelector(".sheet-row:last-of-type input")?.focus();
@@ -1824,11 +1840,14 @@ function setUpCharacterForm(form) {
     for (const [key, value] of Object.entries(sheet)) {
       const path = [key];
       const isObject = value && typeof value === "object" && !Array.isArray(value);
+      // Entries the player names (a declared group without fields: MdT specializations, Tale skills)
+      // stay so however many there are: three numbers read as a fixed set of ratings ("New 1").
+      const named = declaredAt(path)?.kind === "group" && !declaredAt(path).fields?.length;
       if (typeof value !== "object" || value === null || (Array.isArray(value) && value.every((v) => typeof v !== "object"))) {
         parts.push(input(path, value));
       } else if (Array.isArray(value)) {
         parts.push(h("fieldset", { class: "sheet-group wide" }, h("legend", null, labelFor(path)), rows(path, value.map((v, i) => [i, v]), false)));
-      } else if (isObject && Object.values(value).every((v) => typeof v === "number") && Object.keys(value).length > 2) {
+      } else if (isObject && !named && Object.values(value).every((v) => typeof v === "number") && Object.keys(value).length > 2) {
         // a fixed set of ratings (attributes, skills): one number each
         parts.push(h("fieldset", { class: "sheet-group" }, h("legend", null, labelFor(path)),
           // Named as the sheet names them ("Warrior", "Intelligence"), not as the key is stored ("warrior").
