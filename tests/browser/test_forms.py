@@ -112,3 +112,26 @@ def test_the_gm_makes_a_character_past_the_creation_limits_on_purpose(table_of, 
     assert created.payload["limits_overridden"] is True and created.payload["sheet"]["skills"]["Strike"] == 4
     expect(page.locator("#log")).to_contain_text("past the creation limits, by the GM")
     expect(form.get_by_label("Past the creation limits")).not_to_be_checked()  # each time on purpose
+
+
+def test_a_wyrm_check_with_its_dl_left_empty_waits_for_one(table_of, seats):
+    """A play-test's question: a check's DL left empty. The rules give no default (the GM sets the
+    DL: docs/rules.md), so while the check is against a DL the field is required as the player
+    types, as any other: marked under the field, the odds and the Roll wait, nothing is sent."""
+    table = table_of("wyrm")
+    table.create_character(table.alice, "Brannoc", get_system("wyrm").example_sheet)
+    alice = seats("alice")
+    form = alice.start("check:warrior")
+    alice.odds()
+    before = head_seq(table)
+    dl = form.get_by_label("DL", exact=True)
+    dl.fill("")
+    expect(form.locator("[id$=-dl-error]")).to_have_text("Required: a whole number from 0 to 60.")
+    expect(dl).to_have_attribute("aria-invalid", "true")
+    expect(form.get_by_role("button", name="Roll")).to_be_disabled()
+    expect(form.locator(".odds-text")).to_have_text("Fix the fields marked above.")
+    dl.press("Enter")  # a roll sent would be refused its unscripted die, failing the test
+    # Against an opponent their roll is the DL: the empty field no longer holds the form back.
+    form.get_by_label("Against").select_option("vs")
+    expect(form.get_by_role("button", name="Roll")).to_be_enabled()
+    assert head_seq(table) == before
