@@ -17,6 +17,7 @@
 import { h, fill, buildForm, cap, words, die, diceGroup, formatOdds, limitProblem, useVisibilities, askFirst } from "./ui.js";
 import { Chain, eventsPage, forgetHead, parseJSON, short } from "./chain.js";
 import { setUpEncounter } from "./encounter.js";
+import * as health from "./health.js";
 
 const root = document.getElementById("table");
 const data = JSON.parse(document.getElementById("table-data").textContent);
@@ -1460,10 +1461,11 @@ function declaredForm(d) {
   };
 }
 // Only actions the system's table module never names: those it names it offers its own way
-// (a sheet button, a choice on a roll such as WYRM's Fate approval).
+// (a sheet button, a choice on a roll such as WYRM's Fate approval), and so does health.js, the
+// modules' shared layout of the health track's (offered only with the track: the house rule).
 let declaredSpecsCache = null;
 const declaredSpecs = () => (declaredSpecsCache ??= (() => {
-  const moduleText = Object.values(system).filter((v) => typeof v === "function").map(String).join("\n");
+  const moduleText = [...Object.values(system), ...Object.values(health)].filter((v) => typeof v === "function").map(String).join("\n");
   return Object.values(declared.actions || {}).filter((d) => !moduleText.includes(`"${d.type}"`)).map(declaredForm).filter(Boolean);
 })());
 

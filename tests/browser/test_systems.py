@@ -570,6 +570,21 @@ def test_mdt_abandon_a_project_is_offered_only_for_a_project_the_character_has(t
     assert state_of(table, "Helena")["projects"] == {}
 
 
+@pytest.mark.parametrize("system", ["mdt", "wyrm"])
+def test_the_health_track_s_tools_are_offered_only_with_the_track(table_of, seats, system):
+    """Found beside the play-test's *Abandon a project*: without the health track (a house rule, off
+    by default) the GM was offered *Mark harm* and *Heal harm* from their declaration alone, and the
+    server refused them ("plays without a health track"). health.js lays them out, with the track."""
+    table = table_of(system)
+    table.create_character(table.alice, "Helena", get_system(system).example_sheet)
+    gm = seats("gm")
+    tools = gm.page.locator("#actions .action-group.gm")
+    expect(tools.get_by_role("button", name="Award points")).to_be_visible()
+    expect(tools.get_by_role("button", name=re.compile("harm"))).to_have_count(0)
+    table.command(table.gm, {"type": "configure_campaign", "settings": {"health.enabled": True}})
+    expect(tools.get_by_role("button", name=re.compile("harm"))).to_have_count(2)
+
+
 def autopet_against_grusk(table_of, seats, action: str):
     """Alice's Autopet about to start ``action`` against Bob's Grusk, named from the table."""
     table = table_of("tale")
