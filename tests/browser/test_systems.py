@@ -548,6 +548,9 @@ def test_mdt_the_gm_s_race_names_its_opponent_as_the_players_forms_do(table_of, 
     seq = act(alice, table, gm.submit, "vs Tomas")
     assert (payload(table, seq)["opponent_name"], payload(table, seq)["opponent"]) == ("Tomas", tomas.id)
     expect(alice.page.locator(".contest .race > span")).to_have_text(["Helena", "Tomas"])
+    # Tomas's sheet names whom he races too (a play-test's find: "Them").
+    alice.page.get_by_role("tab", name=re.compile("Tomas")).click()
+    expect(alice.page.locator(".contest .race > span")).to_have_text(["Tomas", "Helena"])
 
 
 def test_mdt_abandon_a_project_is_offered_only_for_a_project_the_character_has(table_of, seats):
