@@ -170,12 +170,14 @@ def _mirror(value, key: str | None = None):
     return value
 
 
-def side_view(system: str, event: Event, opponent: dict | None, actor_id: int) -> dict | None:
+def side_view(system: str, event: Event, opponent: dict | None, actor_id: int, actor_name: str = "") -> dict | None:
     """``event`` (decided for the acting character) as its opponent reads it; ``None``: no change.
 
-    ``opponent``: its state, ``None`` for an action that reads nothing of it (:func:`reads_opponent`)."""
+    ``opponent``: its state, ``None`` for an action that reads nothing of it (:func:`reads_opponent`).
+    ``actor_name`` is the acting character in words, what the opponent's side calls its other side
+    ("" when the table may not know it: a hidden NPC's)."""
     if system == "mdt":
-        return _mdt_side(event, actor_id)
+        return _mdt_side(event, actor_id, actor_name)
     if system != "tale":
         return None
     from .tale.sheet import damage_room
@@ -208,7 +210,7 @@ def side_view(system: str, event: Event, opponent: dict | None, actor_id: int) -
 _RACE_OUTCOMES = {"win": "loss", "loss": "win"}
 
 
-def _mdt_side(event: Event, actor_id: int) -> dict | None:
+def _mdt_side(event: Event, actor_id: int, actor_name: str) -> dict | None:
     """An MdT race event as the opponent reads it: the same race, the counts and rolls swapped."""
     p = event.payload
     if event.type == "contest_started":
@@ -217,7 +219,7 @@ def _mdt_side(event: Event, actor_id: int) -> dict | None:
         return {"label": p["label"], "attribute": p["vs_attribute"], "specialization": p["vs_specialization"],
                 "modifier": 0, "vs_pool": p["pool"], "target": p["target"], "mine": 0, "theirs": 0, "round": 0,
                 "opponent": actor_id, "pool": p["vs_pool"], "vs_attribute": p["attribute"],
-                "vs_specialization": p["specialization"]}
+                "vs_specialization": p["specialization"], "opponent_name": actor_name}
     if event.type == "contest_round_rolled":
         outcome = _RACE_OUTCOMES.get(p["outcome"], p["outcome"])
         return {"label": p["label"], "round": p["round"], "target": p["target"],

@@ -23,7 +23,7 @@ from rules.base import copy_json
 from rules.contests import CONTINUING, fill, reads_opponent, side_view
 
 from .. import hidden
-from ..models import SHOWN_FULL, VISIBILITY_GM, VISIBILITY_PUBLIC, Campaign, Character, Event, Membership
+from ..models import SHOWN_FULL, SHOWN_HIDDEN, VISIBILITY_GM, VISIBILITY_PUBLIC, Campaign, Character, Event, Membership
 from ..projections import concerning
 from ..visibility import Viewer, may_see
 from .errors import ActionError, Forbidden, NotFound, Refused, rule_refusal
@@ -71,9 +71,12 @@ def with_sides(campaign: Campaign, character: Character, opponent: Character, de
     :func:`readers_with` counts on that."""
     rules = campaign.rules
     state = copy_json(opponent.projection.state) if reads_opponent(campaign.system, kind) else None
+    # The opponent's sheet names whom it races, as the acting side's names it; a hidden NPC stays
+    # unnamed: the event reaches the players the opponent's sheet is shown to.
+    name = "" if character.npc and character.shown == SHOWN_HIDDEN else character.name
     out = []
     for event in decided:
-        view = side_view(campaign.system, event, state, character.id)
+        view = side_view(campaign.system, event, state, character.id, name)
         if view is None:
             out.append(event)
             continue

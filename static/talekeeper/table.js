@@ -17,6 +17,7 @@
 import { h, fill, buildForm, cap, words, die, diceGroup, formatOdds, limitProblem, useVisibilities, askFirst } from "./ui.js";
 import { Chain, eventsPage, forgetHead, parseJSON, short } from "./chain.js";
 import { setUpEncounter } from "./encounter.js";
+import * as health from "./health.js";
 
 const root = document.getElementById("table");
 const data = JSON.parse(document.getElementById("table-data").textContent);
@@ -941,6 +942,7 @@ const resultEl = document.getElementById("result");
 const resultWanted = new Map(); // seq -> "card" | "log": the newest event of a command this page sent
 let resultKept = null; // why the shown result is more hidden than its command asked (keptNote)
 let resultSeq = null;
+let resultDismissed = false; // its ✕: a result dismissed stays so, whichever tab is shown
 
 function expectResult(seqs, show, asked) {
   const seq = Math.max(...seqs);
@@ -966,19 +968,22 @@ function showResult(seq) {
   }
   resultSeq = seq;
   resultKept = kept;
+  resultDismissed = false;
   renderResult();
-  if (!inView(resultEl)) resultEl.scrollIntoView({ block: "nearest" });
+  if (!resultEl.hidden && !inView(resultEl)) resultEl.scrollIntoView({ block: "nearest" });
 }
 
+// The card belongs to the character it was rolled for (docs/table.md): it shows under that
+// character's sheet only, so another tab never shows it as if it were that sheet's result.
 function renderResult() {
   const ev = events.get(resultSeq);
-  if (!ev) { resultEl.hidden = true; return; }
+  if (!ev || resultDismissed || (ev.character != null && ev.character !== selected)) { resultEl.hidden = true; return; }
   const d = describe(ev);
   fill(document.getElementById("result-body"),
     h("div", { class: "ev-head" }, h("strong", { class: "who" }, ev.character_name || ev.actor || ""), visibilityBadge(ev),
       ev.voided ? h("span", { class: "badge void" }, "voided") : null, h("span", { class: "spacer" }),
       h("a", { href: `#seq-${ev.seq}`, class: "small", onclick: (e) => { e.preventDefault(); showInLog(ev.seq); } }, `#${ev.seq} in the log`),
-      h("button", { type: "button", class: "small ghost", "aria-label": "Dismiss the result", onclick: () => { resultEl.hidden = true; } }, "✕")),
+      h("button", { type: "button", class: "small ghost", "aria-label": "Dismiss the result", onclick: () => { resultDismissed = true; resultEl.hidden = true; } }, "✕")),
     h("div", { class: "ev-body" },
       h("span", { class: "what" }, d.text),
       d.dice && d.dice.length ? h("span", { class: "dice" }, d.dice) : null,
@@ -1297,6 +1302,7 @@ function selectCharacter(id, focusTab = false) {
     if (on && focusTab) tab.focus();
   }
   renderHero();
+  renderResult();
 }
 
 document.getElementById("char-tabs").addEventListener("keydown", (e) => {
@@ -1455,10 +1461,11 @@ function declaredForm(d) {
   };
 }
 // Only actions the system's table module never names: those it names it offers its own way
-// (a sheet button, a choice on a roll such as WYRM's Fate approval).
+// (a sheet button, a choice on a roll such as WYRM's Fate approval), and so does health.js, the
+// modules' shared layout of the health track's (offered only with the track: the house rule).
 let declaredSpecsCache = null;
 const declaredSpecs = () => (declaredSpecsCache ??= (() => {
-  const moduleText = Object.values(system).filter((v) => typeof v === "function").map(String).join("\n");
+  const moduleText = [...Object.values(system), ...Object.values(health)].filter((v) => typeof v === "function").map(String).join("\n");
   return Object.values(declared.actions || {}).filter((d) => !moduleText.includes(`"${d.type}"`)).map(declaredForm).filter(Boolean);
 })());
 
@@ -1778,16 +1785,26 @@ function setUpCharacterForm(form) {
       const parts = [];
       if (named) {
         const nameId = `${idFor(at)}-name`;
-        const name = h("input", { id: nameId, value: key, required: true });
+        const nameError = h("span", { class: "field-error", id: `${nameId}-error` });
+        const name = h("input", { id: nameId, class: "entry-name", value: key, required: true, "aria-describedby": nameError.id });
         name.addEventListener("change", () => {
           const obj = path.reduce((o, k) => o[k], sheet);
-          const renamed = Object.fromEntries(Object.entries(obj).map(([k, v]) => [k === key ? name.value.trim() || key : k, v]));
+          const wanted = name.value.trim() || key;
+          // A name is one entry's (the rules read names without regard to case): renamed as another,
+          // the two would become one and a rating would be lost without a word.
+          if (Object.keys(obj).some((k) => k !== key && k.toLowerCase() === wanted.toLowerCase())) {
+            nameError.textContent = `Another ${singular(labelFor(path)).toLowerCase()} is named ${wanted}: give this one its own name.`;
+            name.setAttribute("aria-invalid", "true");
+            name.value = key;
+            return;
+          }
+          const renamed = Object.fromEntries(Object.entries(obj).map(([k, v]) => [k === key ? wanted : k, v]));
           setAt(path, renamed);
           renderFields();
         });
         // "Skill name": Tale's sheet has a characteristic called Skill too (its own word, in the
         // characteristics above), and the two fields said "Skill" alike.
-        parts.push(h("div", { class: "field" }, h("label", { for: nameId }, `${singular(labelFor(path))} name`), name));
+        parts.push(h("div", { class: "field" }, h("label", { for: nameId }, `${singular(labelFor(path))} name`), name, nameError));
       }
       if (value && typeof value === "object" && !Array.isArray(value)) {
         for (const [k, v] of Object.entries(value)) parts.push(input([...at, k], v));
@@ -1806,7 +1823,13 @@ function setUpCharacterForm(form) {
     list.append(h("button", { type: "button", class: "small secondary", onclick: () => {
       const obj = path.reduce((o, k) => o[k], sheet);
       if (Array.isArray(obj)) obj.push(blank(template));
-      else { let n = 1; while (`New ${n}` in obj) n += 1; obj[`New ${n}`] = blank(template); }
+      else { // "New specialization", "New specialization 2": each its own name, saying what it is
+        const base = `New ${singular(labelFor(path)).toLowerCase()}`;
+        let n = 1;
+        const taken = (text) => Object.keys(obj).some((k) => k.toLowerCase() === text.toLowerCase());
+        while (taken(n === 1 ? base : `${base} ${n}`)) n += 1;
+        obj[n === 1 ? base : `${base} ${n}`] = blank(template);
+      }
       writeJSON();
       renderFields();
       list.parentElement?.querySelector(".sheet-row:last-of-type input")?.focus();
@@ -1819,11 +1842,14 @@ function setUpCharacterForm(form) {
     for (const [key, value] of Object.entries(sheet)) {
       const path = [key];
       const isObject = value && typeof value === "object" && !Array.isArray(value);
+      // Entries the player names (a declared group without fields: MdT specializations, Tale skills)
+      // stay so however many there are: three numbers read as a fixed set of ratings ("New 1").
+      const named = declaredAt(path)?.kind === "group" && !declaredAt(path).fields?.length;
       if (typeof value !== "object" || value === null || (Array.isArray(value) && value.every((v) => typeof v !== "object"))) {
         parts.push(input(path, value));
       } else if (Array.isArray(value)) {
         parts.push(h("fieldset", { class: "sheet-group wide" }, h("legend", null, labelFor(path)), rows(path, value.map((v, i) => [i, v]), false)));
-      } else if (isObject && Object.values(value).every((v) => typeof v === "number") && Object.keys(value).length > 2) {
+      } else if (isObject && !named && Object.values(value).every((v) => typeof v === "number") && Object.keys(value).length > 2) {
         // a fixed set of ratings (attributes, skills): one number each
         parts.push(h("fieldset", { class: "sheet-group" }, h("legend", null, labelFor(path)),
           // Named as the sheet names them ("Warrior", "Intelligence"), not as the key is stored ("warrior").

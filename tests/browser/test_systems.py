@@ -548,6 +548,44 @@ def test_mdt_the_gm_s_race_names_its_opponent_as_the_players_forms_do(table_of, 
     seq = act(alice, table, gm.submit, "vs Tomas")
     assert (payload(table, seq)["opponent_name"], payload(table, seq)["opponent"]) == ("Tomas", tomas.id)
     expect(alice.page.locator(".contest .race > span")).to_have_text(["Helena", "Tomas"])
+    # Tomas's sheet names whom he races too (a play-test's find: "Them").
+    alice.page.get_by_role("tab", name=re.compile("Tomas")).click()
+    expect(alice.page.locator(".contest .race > span")).to_have_text(["Tomas", "Helena"])
+
+
+def test_mdt_abandon_a_project_is_offered_only_for_a_project_the_character_has(table_of, seats):
+    """A play-test's find: *Abandon a project* was offered to a character with no project (a text
+    field to guess a name into). It is offered with a project, and names the sheet's projects."""
+    table = table_of("mdt")
+    helena = table.create_character(table.alice, "Helena", get_system("mdt").example_sheet)
+    alice = seats("alice")
+    abandon = alice.page.locator("#sheet-wrap button.act", has_text="Abandon a project")
+    expect(alice.page.locator("#sheet-wrap button.act", has_text="Opposed test")).to_be_visible()
+    expect(abandon).to_have_count(0)
+    table.command(table.gm, {"type": "start_project", "character": helena.id, "name": "Restore the car",
+                             "target": 5, "attribute": "intelligence"})
+    expect(abandon).to_be_visible()
+    abandon.click()
+    expect(composer(alice).get_by_label("Project", exact=True)).to_have_value("Restore the car")
+    composer(alice).get_by_label("Reason").fill("sold it")
+    act(alice, table, alice.submit, "abandoned Restore the car at 0/5")
+    expect(abandon).to_have_count(0)
+    assert state_of(table, "Helena")["projects"] == {}
+
+
+@pytest.mark.parametrize("system", ["mdt", "wyrm"])
+def test_the_health_track_s_tools_are_offered_only_with_the_track(table_of, seats, system):
+    """Found beside the play-test's *Abandon a project*: without the health track (a house rule, off
+    by default) the GM was offered *Mark harm* and *Heal harm* from their declaration alone, and the
+    server refused them ("plays without a health track"). health.js lays them out, with the track."""
+    table = table_of(system)
+    table.create_character(table.alice, "Helena", get_system(system).example_sheet)
+    gm = seats("gm")
+    tools = gm.page.locator("#actions .action-group.gm")
+    expect(tools.get_by_role("button", name="Award points")).to_be_visible()
+    expect(tools.get_by_role("button", name=re.compile("harm"))).to_have_count(0)
+    table.command(table.gm, {"type": "configure_campaign", "settings": {"health.enabled": True}})
+    expect(tools.get_by_role("button", name=re.compile("harm"))).to_have_count(2)
 
 
 def autopet_against_grusk(table_of, seats, action: str):

@@ -163,6 +163,30 @@ def test_the_gm_page_on_a_phone(table_of, seats):
         assert box["width"] >= 44 and box["height"] >= 44, box
 
 
+# The skills' names the grid cuts (its text wider than its box: the ellipsis) and the totems' names
+# that spill out of their header cell, each with its widths.
+CUT_IN_THE_GRID = """() => {
+  const pen = document.createElement("canvas").getContext("2d");
+  const wider = (e) => { const s = getComputedStyle(e); pen.font = `${s.fontWeight} ${s.fontSize} ${s.fontFamily}`;
+    return pen.measureText(e.textContent).width > e.getBoundingClientRect().width + 0.05; };
+  return [...document.querySelectorAll(".tote-grid .skill-name")].filter(wider)
+    .concat([...document.querySelectorAll(".tote-grid th")].filter((e) => e.scrollWidth > e.clientWidth))
+    .map((e) => `${e.textContent}: ${e.scrollWidth} > ${e.getBoundingClientRect().width}`);
+}"""
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, {"width": 1000, "height": 800}, PHONE], ids=["desktop", "narrow", "phone"])
+def test_the_tote_grid_shows_every_name_whole(table_of, seats, viewport):
+    """A play-test's find: the grid cut "Command" ("Comm…") in the desktop's sheet column. The GM's
+    page: its first nine skills carry their number keys, which take room too."""
+    table = table_of("tote")
+    table.create_character(table.alice, "Ayasha", get_system("tote").example_sheet)
+    gm = seats("gm", viewport=viewport)
+    expect(gm.page.locator(".tote-grid .skill-name")).to_have_count(16)
+    expect(gm.page.locator(".tote-grid button[data-key]")).to_have_count(9)
+    assert gm.page.evaluate(CUT_IN_THE_GRID) == []
+
+
 def test_your_turn_waits_for_you_and_ends_from_the_list(table_of, seats):
     table = table_of("tote")
     sheet = get_system("tote").example_sheet

@@ -9,6 +9,8 @@ None of these depends on what the dice show: each asserts text, state or what wa
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from playwright.sync_api import expect
 
@@ -211,3 +213,27 @@ def test_a_bought_advance_reprices_the_form_from_the_sheet_the_server_pushes(tab
     expect(form.get_by_label("Attribute", exact=True).locator('option[value="strength"]')).to_have_text(
         "Strength (2) (needs 6 points, has 1)")
     expect(form.get_by_label("Specialization", exact=True).locator('option[value=""]')).to_have_text("a new one (1 point)")
+
+
+def test_the_new_character_form_keeps_named_entries_named_and_apart(table_of, seats):
+    """A play-test's find: a third MdT specialization turned the rows into a fixed set of ratings
+    labelled "New 1" and "New 2" (no name to change, no Remove), and a row renamed as another
+    became one entry with it: the declaration says which are named entries, and a name is one row's."""
+    table_of("mdt")
+    alice = seats("alice")
+    form = alice.page.locator("#char-form")
+    group = form.get_by_role("group", name="Specializations")
+    add = group.get_by_role("button", name="Add an entry to Specializations")
+    add.click()
+    add.click()
+    names = group.get_by_label("Specialization name", exact=True)
+    expect(names).to_have_count(3)
+    for i, name in enumerate(["Ocultismo", "New specialization", "New specialization 2"]):
+        expect(names.nth(i)).to_have_value(name)
+    expect(group.get_by_role("button", name="Remove New specialization 2")).to_be_visible()
+    names.nth(2).fill("ocultismo")
+    names.nth(2).press("Tab")
+    expect(group).to_contain_text("Another specialization is named ocultismo: give this one its own name.")
+    expect(names.nth(2)).to_have_value("New specialization 2")
+    sheet = json.loads(form.get_by_label("Sheet (JSON)").input_value())
+    assert sheet["specializations"] == {"Ocultismo": 2, "New specialization": 0, "New specialization 2": 0}

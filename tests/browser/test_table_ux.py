@@ -243,3 +243,28 @@ def test_after_a_roll_typing_replaces_the_notation_instead_of_adding_to_it(table
     expect(alice.event(seq + 1)).to_contain_text("rolled 1d4")
     expect(alice.event(seq + 1)).to_contain_text("= 4")
     assert not alice.errors
+
+
+def test_the_result_card_belongs_to_the_character_it_was_rolled_for(table_of, seats, script_dice):
+    """A play-test's find: the GM's result for Helena stayed pinned under Tomas's sheet after a tab
+    change. The card shows with its character's sheet, and again when the GM comes back to it."""
+    table = table_of("mdt")
+    table.create_character(table.alice, "Helena", get_system("mdt").example_sheet)
+    table.create_character(table.bob, "Tomas", get_system("mdt").example_sheet)
+    gm = seats("gm")
+    gm.tab("Helena")
+    gm.start("test:intelligence")
+    script_dice([8, 1, 1])  # Intelligence 2: 1 + 2 d10s, one success
+    gm.submit("Roll for Helena")
+    result = gm.page.locator("#result")
+    expect(result).to_contain_text("Success")
+    gm.tab("Tomas")
+    expect(result).to_be_hidden()
+    gm.tab("Helena")
+    expect(result).to_be_visible()
+    expect(result).to_contain_text("Helena")
+    # Dismissed, it stays dismissed across tab changes.
+    result.get_by_role("button", name="Dismiss the result").click()
+    gm.tab("Tomas")
+    gm.tab("Helena")
+    expect(result).to_be_hidden()

@@ -137,3 +137,20 @@ def test_events_pages_through_the_log(table, alice_client):
 def test_events_rejects_bad_paging(table, alice_client, query):
     res = alice_client.get(f"/api/campaigns/torn-road/events?{query}")
     assert res.status_code == 400 and "message" in res.json()["error"]
+
+
+@pytest.mark.parametrize("dl", ["", "  ", None, "nine", 61, "absent"])
+def test_a_wyrm_check_without_a_usable_dl_is_a_clear_400_and_stores_nothing(table_for, dl):
+    """The rules set no default DL (the GM sets it): an empty or missing one is refused in words."""
+    from rules import get_system
+
+    table = table_for("wyrm")
+    hero = table.create_character(table.alice, "Brannoc", get_system("wyrm").example_sheet)
+    client = Client()
+    client.force_login(table.alice)
+    head = table.campaign.events.count()
+    action = {"type": "check", "character": hero.id, "attribute": "warrior"} | ({} if dl == "absent" else {"dl": dl})
+    res = post(client, "torn-road", {"id": "c1", "action": action})
+    assert res.status_code == 400, res.content
+    assert "dl" in res.json()["error"]["message"]
+    assert table.campaign.events.count() == head

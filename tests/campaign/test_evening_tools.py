@@ -3,6 +3,8 @@ creation-limit override, NPCs shown as the GM chooses, encounters and turn order
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from campaign.actions import ActionError, Forbidden, NotFound, Refused, access_character_for_reading
@@ -306,6 +308,25 @@ def test_an_mdt_race_between_characters_runs_on_both_sides(table_for):
     assert state(hero)["contest"]["opponent"] == rival.id
     table.command(table.alice, {"type": "end_contest", "character": hero.id, "reason": "gave up"})
     assert state(hero)["contest"] is None is state(rival)["contest"]
+    assert rebuild(table.campaign, check=True) == []
+
+
+def test_an_mdt_race_names_each_side_on_the_other_s_sheet_unless_the_npc_is_hidden(table_for):
+    # A play-test's find: the opponent's sheet showed the race against "Them".
+    table = table_for("mdt")
+    hero = table.create_character(table.alice, "Hero", get_system("mdt").example_sheet)
+    rival = table.create_character(table.bob, "Rival", get_system("mdt").example_sheet)
+    table.command(table.gm, {"type": "start_contest", "character": hero.id, "attribute": "wits",
+                             "vs_character": rival.id, "opponent": "Rival", "target": 3})  # as the table sends it
+    assert state(hero)["contest"]["opponent_name"] == "Rival"
+    assert state(rival)["contest"]["opponent_name"] == "Hero"
+    table.command(table.gm, {"type": "end_contest", "character": hero.id})
+    # A hidden NPC's race is the players' to see (it names their character), its name is not.
+    npc = make_npc(table, "Shadow")
+    table.command(table.gm, {"type": "start_contest", "character": npc.id, "attribute": "wits",
+                             "vs_character": hero.id, "opponent": "Hero", "target": 3})
+    assert "opponent_name" not in state(hero)["contest"]
+    assert "Shadow" not in json.dumps([e for e in seen_by(table, table.alice) if e])
     assert rebuild(table.campaign, check=True) == []
 
 

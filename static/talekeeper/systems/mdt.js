@@ -145,6 +145,16 @@ export function actions(state, ctx) {
       build: (v) => ({ type: "project_roll", project: p.name, ...(v.modifier ? { modifier: v.modifier } : {}) }),
       odds: (o) => oddsLine(o, [["complete", "complete"], ["dramatic_failure", "dramatic failure"]]) });
   }
+  // Offered with a project to abandon, and naming the sheet's projects: its declaration alone
+  // (a project's name as text) was offered to a character with none.
+  const projects = Object.values(state.projects || {});
+  if (projects.length) {
+    list.push({ id: "abandon_project", type: "abandon_project", group: "Projects", label: "Abandon a project", title: "Abandon a project",
+      fields: [{ name: "project", label: "Project", kind: "select", value: projects[0].name,
+        options: projects.map((p) => ({ value: p.name, label: `${p.name} (${p.progress}/${p.target})` })) },
+      { name: "reason", label: "Reason", kind: "text", optional: true }],
+      build: (v) => ({ type: "abandon_project", project: v.project, ...(v.reason ? { reason: v.reason } : {}) }) });
+  }
   const avail = state.points.earned - state.points.spent;
   const opts = state.sheet.options || {};
   // Priced by the server (ctx.advances, rules/mdt/actions.py advances): each choice says its cost,

@@ -70,7 +70,9 @@ function checkSpec(state, attribute, ctx) {
       { name: "against", label: "Against", kind: "select", value: ctx.last("check", "against", "dl"),
         options: [{ value: "dl", label: "a difficulty level (DL)" }, { value: "vs", label: "an opponent (opposed)" },
           ...(ctx.opponents?.length ? [{ value: "character", label: "a character at the table (opposed)" }] : [])] },
-      { name: "dl", label: "DL", kind: "number", value: ctx.last("check", "dl", 9), show: (v) => v.against === "dl" },
+      // Required while shown: the rules have no default DL (the GM sets it); declared optional only
+      // because an opposed check has none.
+      { name: "dl", label: "DL", kind: "number", optional: false, value: ctx.last("check", "dl", 9), show: (v) => v.against === "dl" },
       { name: "vs_attribute", declared: "vs.attribute", label: "Their attribute", kind: "number", value: 2, show: (v) => v.against === "vs" },
       { name: "vs_skills", declared: "vs.skills", label: "Their skills", kind: "number", value: 0, show: (v) => v.against === "vs" },
       // Named from the table: their numbers come from their own sheet (rules/contests.py).
