@@ -13,6 +13,7 @@ from django.db import transaction
 from campaign.asgi import application
 from campaign.models import ApiToken
 from rules import get_system
+from tests.conftest import HANG
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -57,21 +58,21 @@ async def until_ready(comm):
     """Read frames up to ``ready``; return the events before it."""
     events = []
     while True:
-        frame = await comm.receive_json_from(timeout=5)
+        frame = await comm.receive_json_from(timeout=HANG)
         if frame["type"] == "ready":
             return events, frame
         assert frame["type"] == "event", frame
         events.append(frame["event"])
 
 
-async def next_event(comm, timeout=5):
+async def next_event(comm, timeout=HANG):
     while True:
         frame = await comm.receive_json_from(timeout=timeout)
         if frame["type"] == "event":
             return frame["event"]
 
 
-async def receive(comm, timeout=5):
+async def receive(comm, timeout=HANG):
     """The next frame that is not presence (presence frames come and go as people connect)."""
     while True:
         frame = await comm.receive_json_from(timeout=timeout)
@@ -102,7 +103,7 @@ def presence_announced(monkeypatch) -> list:
 async def handled(comm) -> None:
     """Wait until ``comm``'s consumer has handled every frame sent before (frames are handled in order)."""
     await comm.send_json_to({"type": "ping"})
-    while (await comm.receive_json_from(timeout=5))["type"] != "pong":
+    while (await comm.receive_json_from(timeout=HANG))["type"] != "pong":
         pass
 
 
@@ -290,9 +291,9 @@ async def test_heartbeat_carries_the_newest_seq_and_catches_up(transactional_tab
         await command(table, table.alice, {"type": "roll", "notation": "1d6"})
     finally:
         broadcast.send = real_send
-    event = await next_event(comm, timeout=3)  # delivered by the heartbeat's check
+    event = await next_event(comm)  # delivered by the heartbeat's check
     assert event["seq"] == ready["seq"] + 1
-    frame = await receive(comm, timeout=3)
+    frame = await receive(comm)
     assert frame == {"type": "heartbeat", "seq": event["seq"], "head": {"seq": event["seq"], "hash": event["hash"]}}
     await comm.disconnect()
 
@@ -534,12 +535,12 @@ async def test_the_sockets_of_a_table_share_one_heartbeat_per_process(transactio
         await real(campaign_id, entries)
 
     monkeypatch.setattr(store, "still_here_many", spy)
-    await asyncio.wait_for(refreshed.wait(), 10)
+    await asyncio.wait_for(refreshed.wait(), HANG)
     beats = [state for (_, campaign), state in consumers._beats.items() if campaign == table.campaign.id]
     assert len(beats) == 1 and len(beats[0]["sockets"]) == 3
     assert calls[0] == sorted(s.channel_name for s in beats[0]["sockets"])
     for comm in sockets:
-        while (await comm.receive_json_from(timeout=5))["type"] != "heartbeat":
+        while (await comm.receive_json_from(timeout=HANG))["type"] != "heartbeat":
             pass
         await comm.disconnect()
     assert not [k for k in consumers._beats if k[1] == table.campaign.id]
