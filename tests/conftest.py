@@ -124,6 +124,28 @@ def _communicators_that_nest() -> None:
 
 _communicators_that_nest()
 
+# How long a test's socket waits for the server (a frame, an accept, the end of a disconnect) before the
+# test gives up: a bound on a hang, never what a test checks. A loaded 2-core machine (two workers, the
+# servers, PostgreSQL and Redis, other runs beside them) can take seconds over one frame.
+HANG = 60
+
+
+def _communicators_wait_for_a_hang_only() -> None:
+    """channels.testing gives a socket 1 s to be accepted and 1 s to end after a disconnect, and
+    raises TimeoutError after that. A consumer's disconnect leaves its groups and its presence in
+    Redis: under load that took longer than a second, and a test whose every check had passed
+    failed in its ``await comm.disconnect()``. The defaults are ``HANG`` here; a test that passes
+    its own timeout keeps it."""
+    import functools
+
+    from channels.testing import WebsocketCommunicator
+
+    WebsocketCommunicator.connect = functools.partialmethod(WebsocketCommunicator.connect, timeout=HANG)
+    WebsocketCommunicator.disconnect = functools.partialmethod(WebsocketCommunicator.disconnect, timeout=HANG)
+
+
+_communicators_wait_for_a_hang_only()
+
 
 def missing_service(what: str) -> None:
     """Skip on a laptop without the service; fail loudly in CI."""

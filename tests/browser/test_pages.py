@@ -3,9 +3,16 @@ critical accessibility violation, nothing overflows the phone's width, and (opt-
 page's screenshot is written to docs/screenshots/ for the docs.
 
 axe-core is vendored (tests/browser/vendor/axe.min.js, MPL-2.0, see vendor/README.md):
-nothing is downloaded at test time. The data is deterministic: a played evening with
-scripted dice (tests/campaign/test_audit.py ``play``), so the screenshots change only when
-the pages do. ``TALEKEEPER_SCREENSHOTS=1 pytest tests/browser`` rewrites them (a plain run never writes tracked files).
+nothing is downloaded at test time. The data is deterministic: a played evening
+(tests/campaign/test_audit.py ``play``, its two sessions) rolled with the server's own fair dice
+from fixed seeds, so the screenshots change only when the pages do.
+``TALEKEEPER_SCREENSHOTS=1 pytest tests/browser`` rewrites them (a plain run never writes tracked files).
+
+Not scripted faces (the rest of the browser suite's, tests/browser/conftest.py): two of the pages
+are the fair-dice checks (the verify page and a session's dice), which recompute every die from
+its session's revealed seed and would report a scripted face as a die the seed does not give.
+Dice from a fixed seed and fixed ids are the same every run all the same; the test checks that
+no die of the evening came from the operating system (a roll outside a session).
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import pytest
 from playwright.sync_api import expect
 
 from campaign import fairdice
+from campaign.models import Event
 from tests.browser.conftest import SCREENSHOTS, WRITE_SCREENSHOTS, Seat, off_the_loop
 from tests.campaign.test_audit import play
 
@@ -30,9 +38,10 @@ WIDTHS = {"desktop": DESKTOP, "phone": PHONE}
 
 
 def seeded_evening(table, monkeypatch):
-    """``play``'s evening with the server's own fair dice from fixed seeds and command ids, so it
-    verifies (the verify page checks every die) and rolls the same every run (``reset_sequences``
-    keeps the user ids, an input of the dice, the same too)."""
+    """``play``'s evening, both sessions, with the server's own fair dice from fixed seeds and
+    command ids (the faces ``play`` scripts for its first session are left out), so it verifies (the
+    verify page checks every die) and rolls the same every run (``reset_sequences`` keeps the
+    campaign's and the users' ids, inputs of the dice, the same too)."""
     counter = itertools.count(1)
     monkeypatch.setattr(fairdice.secrets, "token_hex", lambda n=32: f"{next(counter):0{2 * n}x}")
     ids = itertools.count(1)
@@ -40,6 +49,8 @@ def seeded_evening(table, monkeypatch):
     table.command = lambda user, action, client_id=None, dice=None: command(user, action, f"evening-{next(ids)}")
     off_the_loop(play, table)
     table.command = command
+    rolled = [e.payload for e in Event.objects.filter(campaign=table.campaign) if "dice_log" in e.payload]
+    assert rolled and all(p.get("dice_scheme") == fairdice.SCHEME for p in rolled), "a die not from a fixed seed"
     return table
 
 

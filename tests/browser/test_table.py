@@ -448,7 +448,7 @@ def test_the_gm_asks_for_a_roll_and_the_player_rolls_now(table_of, seats, script
     seq = head_seq(table) + 1
     gm.submit("Ask alice to roll")
     button = alice.event(seq).get_by_role("button", name="Roll now: a Hunt test vs T8")
-    expect(button).to_be_visible(timeout=1000)
+    expect(button).to_be_visible()
     expect(alice.event(seq)).to_contain_text("track the elk")
     expect(alice.event(seq).locator(".odds-inline")).to_contain_text("% success")
     expect(gm.event(seq)).to_contain_text("waiting for alice")

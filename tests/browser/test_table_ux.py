@@ -7,6 +7,7 @@ None of these depends on what the dice show: each asserts text, state or layout,
 
 from __future__ import annotations
 
+import datetime
 import re
 
 import pytest
@@ -95,17 +96,31 @@ def test_offline_the_status_counts_down_stays_in_view_and_rolling_waits(table_of
     action = page.locator('#sheet-wrap button[data-action="skill:Strike"]')
     expect(roll_button).to_be_enabled()
 
+    # The page's clock is the test's from here: its retries and countdown move when the test moves
+    # them, not with a loaded machine's timers (a page starved for a second skips a number).
+    page.clock.install(time=datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc))
+    page.clock.pause_at(datetime.datetime(2026, 1, 1, 1, tzinfo=datetime.timezone.utc))
+
     # Offline, every new socket refused (Seat.go_offline): the page counts down to each retry.
     alice.go_offline()
-    expect(page.locator("#conn")).to_have_attribute("data-state", "offline")
+    conn = page.locator("#conn")
+    expect(conn).to_have_attribute("data-state", "offline")
     expect(roll_button).to_be_disabled()
     expect(action).to_be_disabled()
 
-    # The countdown counts: wait for a wait of 4 s or more, then see it go down by one.
+    # The countdown counts: on to the retries (each refused waits longer: 0.5 s doubling, times
+    # 0.5-1) until one waits 4 s or more, then a second on, and it has gone down by one.
     countdown = page.locator("#conn .countdown")
-    expect(countdown).to_have_text(re.compile(r" in ([4-9]|10) s"), timeout=15000)
-    seconds = int(re.search(r"\d+", countdown.inner_text()).group())
-    expect(countdown).to_have_text(f" in {seconds - 1} s", timeout=3000)
+    for _ in range(10):
+        expect(countdown).to_have_text(re.compile(r" in \d+ s"))
+        seconds = int(re.search(r"\d+", countdown.inner_text()).group())
+        if seconds >= 4:
+            break
+        page.clock.run_for(seconds * 1000)  # to the retry: it connects, is refused, and counts down again
+        expect(conn).to_have_attribute("data-state", "offline")
+    assert seconds >= 4
+    page.clock.run_for(1005)  # a second, and the 5 ms past it where the page's next tick lands
+    expect(countdown).to_have_text(f" in {seconds - 1} s")
 
     # Scrolled to the bottom of a phone, the status and "Reconnect now" are still in view.
     page.evaluate("window.scrollTo(0, document.body.scrollHeight)")

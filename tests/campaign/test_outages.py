@@ -16,6 +16,7 @@ from django.test import Client, RequestFactory
 from campaign import outages
 from campaign.models import Command, Event
 from campaign.pipeline import outage_error
+from tests.conftest import HANG
 
 
 @pytest.fixture
@@ -133,10 +134,10 @@ async def test_a_socket_connecting_during_an_outage_hears_why_and_closes_cleanly
         comm = WebsocketCommunicator(application, "/ws/campaigns/torn-road/table/", headers=headers)
         connected, _ = await comm.connect()
         assert connected
-        frame = await comm.receive_json_from(timeout=5)
+        frame = await comm.receive_json_from(timeout=HANG)
         while frame["type"] != "error":  # frames sent before the outage met the read (none today)
-            frame = await comm.receive_json_from(timeout=5)
-        closed = await comm.receive_output(timeout=5)
+            frame = await comm.receive_json_from(timeout=HANG)
+        closed = await comm.receive_output(timeout=HANG)
     # Before: the read's exception ended the socket with 1011 and a logged traceback.
     assert (frame["code"], frame["id"]) == ("database_unavailable", None)
     assert frame["message"] == outages.READ_UNAVAILABLE_MESSAGE  # opening a socket stores nothing

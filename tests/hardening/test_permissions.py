@@ -37,6 +37,7 @@ from campaign.actions import GM_TABLE_ACTIONS, SCENE_ACTIONS
 from campaign.actions.encounters import ENCOUNTER_ACTIONS
 from campaign.models import Membership
 from rules import SYSTEM_MODULES, get_system
+from tests.conftest import HANG
 
 from .conftest import SYSTEMS, Cast, log_snapshot, token_for
 
@@ -530,8 +531,8 @@ async def test_socket_matrix_and_backlogs_hide_what_they_must(transactional_tabl
     for user, token, slug, close in ((None, None, "torn-road", 4401), (None, "forged", "torn-road", 4401),
                                      (table.outsider, None, "torn-road", 4404), (table.outsider, None, ABSENT, 4404)):
         comm = await connect(table, user, token=token, slug=slug)
-        frame = await comm.receive_json_from(timeout=5)
-        closed = await comm.receive_output(timeout=5)
+        frame = await comm.receive_json_from(timeout=HANG)
+        closed = await comm.receive_output(timeout=HANG)
         assert frame["type"] == "error" and closed == {"type": "websocket.close", "code": close}, (user, slug, frame)
         if close == 4404:
             assert frame == {"type": "error", "id": None, "code": "not_found",

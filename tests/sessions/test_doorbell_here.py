@@ -8,9 +8,27 @@ import asyncio
 
 import pytest
 
+from tests.conftest import HANG
 from tests.sessions.test_table_consumer import command, connect, next_event, until_ready
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def doorbells_wait_for_redis(monkeypatch):
+    """This process's doorbells go through Redis however slowly a loaded machine sends them.
+
+    In play a doorbell that waited ``STALE_AFTER`` (3 s) in the process's queue is dropped unsent,
+    and one Redis has not taken within ``LAYER_TIMEOUT`` (2 s) is given up: the sockets catch up
+    from the log at their next heartbeat (those drops have tests of their own,
+    tests/campaign/test_broadcast.py). The channels these tests listen on have no heartbeat: a
+    doorbell dropped on a loaded machine left them waiting for a message that never came. Here
+    the sender's clock stands still and Redis has ``HANG`` to answer."""
+    from campaign import broadcast, layers
+
+    monkeypatch.setattr(broadcast._Sender, "clock", staticmethod(lambda: 0.0))
+    monkeypatch.setattr(broadcast._Sender, "SEND_TIMEOUT", HANG)
+    monkeypatch.setattr(layers, "LAYER_TIMEOUT", HANG)
 
 
 def sends_of_the_doorbell(monkeypatch) -> list[list[str]]:
@@ -28,9 +46,25 @@ def sends_of_the_doorbell(monkeypatch) -> list[list[str]]:
     return sent
 
 
+async def doorbells_sent() -> None:
+    """Wait until this process's sender has sent every doorbell handed to it so far: the campaign's
+    own, rung as the fixture set it up. Sent once a test's socket or channel had joined the group,
+    they reached it before the roll's doorbell (seq 1 where the test waited for its roll's)."""
+    from campaign import broadcast
+
+    sender = broadcast._Sender.get()
+
+    async def drained():
+        # Handed over before this coroutine was, so each drain it started is in ``draining`` by now.
+        while sender.draining:
+            await asyncio.gather(*list(sender.draining), return_exceptions=True)
+
+    await asyncio.wait_for(asyncio.wrap_future(asyncio.run_coroutine_threadsafe(drained(), sender.loop)), HANG)
+
+
 async def doorbell(layer, channel) -> dict:
     """The next ``table.events`` message on ``channel`` (presence announcements come and go)."""
-    async with asyncio.timeout(10):
+    async with asyncio.timeout(HANG):  # a bound on a hang: the message comes, or the test fails
         while (message := await layer.receive(channel))["type"] != "table.events":
             pass
     return message
@@ -38,12 +72,13 @@ async def doorbell(layer, channel) -> dict:
 
 @pytest.mark.redis
 async def test_the_doorbell_reaches_this_process_from_memory_and_another_through_redis(
-        transactional_table, require_redis, monkeypatch):
+        transactional_table, require_redis, doorbells_wait_for_redis, monkeypatch):
     from channels.layers import channel_layers
 
     from campaign.broadcast import group_name
 
     table = transactional_table
+    await doorbells_sent()
     comm = await connect(table, table.bob)
     _, ready = await until_ready(comm)
     other = channel_layers.make_backend("default")  # another server process's layer, on the same Redis
@@ -61,13 +96,15 @@ async def test_the_doorbell_reaches_this_process_from_memory_and_another_through
 
 
 @pytest.mark.redis
-async def test_a_socket_that_left_is_rung_through_redis_again(transactional_table, require_redis, monkeypatch):
+async def test_a_socket_that_left_is_rung_through_redis_again(transactional_table, require_redis,
+                                                              doorbells_wait_for_redis):
     """Standing up takes a socket out of the process's list: a doorbell after that leaves nobody out."""
     from channels.layers import get_channel_layer
 
     from campaign import broadcast
 
     table = transactional_table
+    await doorbells_sent()
     comm = await connect(table, table.bob)
     await until_ready(comm)
     channel = next(iter(broadcast._here[broadcast.group_name(table.campaign.id)]))
@@ -124,7 +161,7 @@ async def test_a_revoke_reaches_the_socket_before_the_events_committed_after_it(
     await command(table, table.gm, {"type": "change_role", "username": "bob", "role": "player"})
     await command(table, table.gm, {"type": "roll", "notation": "1d6", "visibility": "gm"})
     while True:
-        frame = await comm.receive_output(timeout=5)
+        frame = await comm.receive_output(timeout=HANG)
         if frame["type"] == "websocket.close":
             assert frame["code"] == 4403
             break

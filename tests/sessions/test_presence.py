@@ -12,6 +12,7 @@ import uuid
 import pytest
 
 from sessions import presence
+from tests.conftest import HANG
 from tests.sessions.test_table_consumer import connect, until_ready
 
 HEAD = {"seq": 3, "hash": "a" * 64}
@@ -130,11 +131,11 @@ async def test_the_table_is_told_when_a_dead_processs_member_lapses(transactiona
         await store.arrive(table.campaign.id, "killed-process!bob", table.bob.id, "bob", "player", limit=8)
         gm = await connect(table, table.gm)
         await until_ready(gm)
-        frame = await gm.receive_json_from(timeout=5)
+        frame = await gm.receive_json_from(timeout=HANG)
         assert frame["type"] == "presence" and names(frame["members"]) == ["bob", "gm"]
         clock.pass_(presence.ttl() + 1)  # the gm's own heartbeats keep the gm (they refresh from now on)
         for _ in range(20):  # the gm's next heartbeats notice and announce it
-            frame = await gm.receive_json_from(timeout=5)
+            frame = await gm.receive_json_from(timeout=HANG)
             if frame["type"] == "presence":
                 break
         assert names(frame["members"]) == ["gm"]

@@ -15,6 +15,7 @@ from channels.db import database_sync_to_async
 from django.test import Client
 
 from rules import ScriptedDice, get_system
+from tests.conftest import HANG
 from tests.sessions.test_table_consumer import connect, until_ready
 # (who rolls, visibility) -> who sees the roll: the same for a sheet it changed
 from tests.sessions.test_visibility import SEES, VIEWERS
@@ -38,7 +39,7 @@ def run(table, user, action, faces=()):
 
 async def next_event_frame(comm) -> dict:
     while True:
-        frame = await comm.receive_json_from(timeout=5)
+        frame = await comm.receive_json_from(timeout=HANG)
         if frame["type"] == "event":
             return frame
 
@@ -111,7 +112,7 @@ async def backlog_frames(table, name: str, after: int) -> list[dict]:
     comm = await connect(table, getattr(table, name), after=after)
     frames = []
     while not frames or frames[-1]["type"] != "ready":
-        frames.append(await comm.receive_json_from(timeout=5))
+        frames.append(await comm.receive_json_from(timeout=HANG))
     await comm.disconnect()
     return [f for f in frames if f["type"] == "event"]
 

@@ -1,5 +1,6 @@
 """Two server processes sharing Redis: a roll made through one reaches a socket on the other, and commands
-racing through both keep one gap-free order."""
+racing through both keep one gap-free order. Both servers roll the dice the test scripts (``TEST_DICE_FILE``,
+campaign/dice.py), and a die beyond the script is refused."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ from campaign.models import ApiToken
 from tests.servers import daphne
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.redis]
+# How long a frame or an answer may take before the test gives up: a bound on a hang, never what is
+# checked (two daphnes, Redis and PostgreSQL share a loaded 2-core machine with the test).
+HANG = 60
 
 
 def post_roll(base, token, client_id, notation="2d6"):
@@ -23,33 +27,52 @@ def post_roll(base, token, client_id, notation="2d6"):
         headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
         method="POST",
     )
-    with urllib.request.urlopen(request, timeout=10) as response:
+    with urllib.request.urlopen(request, timeout=HANG) as response:
         return response.status, json.loads(response.read())
 
 
-def test_roll_through_one_process_reaches_a_socket_on_another(transactional_table, require_redis):
+def scripted(tmp_path, faces: list[int]) -> dict[str, str]:
+    """The servers' environment: these faces, then no die at all (``campaign.dice.QueuedDice``)."""
+    path = tmp_path / "faces.json"
+    path.write_text(json.dumps({"faces": faces}))
+    return {"TEST_DICE_FILE": str(path)}
+
+
+def script_left(env: dict[str, str]) -> dict:
+    """What is left of the script: faces never rolled, and the dice refused once it was used up."""
+    with open(env["TEST_DICE_FILE"]) as f:
+        return json.load(f)
+
+
+def faces_of(payload: dict) -> list[int]:
+    return [die["face"] for term in payload["terms"] for die in term.get("dice", ())]
+
+
+def test_roll_through_one_process_reaches_a_socket_on_another(transactional_table, require_redis, tmp_path):
     table = transactional_table
     alice = ApiToken.objects.create(user=table.alice).key
     bob = ApiToken.objects.create(user=table.bob).key
-    # Heartbeats off: only the Redis broadcast can deliver the event in time.
-    slow = {"TABLE_HEARTBEAT_SECONDS": "3600"}
-    with daphne(redis_url=require_redis, **slow) as a, daphne(redis_url=require_redis, **slow) as b:
+    # Heartbeats off: only the Redis broadcast can deliver the event before the test ends.
+    env = {"TABLE_HEARTBEAT_SECONDS": "3600", **scripted(tmp_path, [6, 2])}
+    with daphne(redis_url=require_redis, **env) as a, daphne(redis_url=require_redis, **env) as b:
 
         async def scenario():
             async with websockets.connect(f"ws://{b}/ws/campaigns/torn-road/table/?after=0",
                                           additional_headers={"Authorization": f"Bearer {bob}"}) as ws:
-                while json.loads(await asyncio.wait_for(ws.recv(), 10))["type"] != "ready":
+                while json.loads(await asyncio.wait_for(ws.recv(), HANG))["type"] != "ready":
                     pass
                 status, event = await asyncio.to_thread(post_roll, a, alice, "via-a")
                 assert status == 201
                 while True:
-                    frame = json.loads(await asyncio.wait_for(ws.recv(), 10))
+                    frame = json.loads(await asyncio.wait_for(ws.recv(), HANG))
                     if frame["type"] == "event":
                         return event, frame["event"]
 
         posted, received = asyncio.run(scenario())
+    assert faces_of(posted["payload"]) == [6, 2] and posted["payload"]["total"] == 8  # the scripted dice
     assert received["seq"] == posted["seq"]
     assert received["payload"] == posted["payload"]
+    assert script_left(env) == {"faces": []}  # each rolled once, nothing refused
 
 
 WRITERS = 6  # three per process
@@ -66,10 +89,10 @@ def test_concurrent_commands_from_two_processes_keep_one_order_without_gaps(tran
 
     table = transactional_table
     keys = {u.username: ApiToken.objects.create(user=u).key for u in (table.gm, table.alice, table.bob)}
-    faces = tmp_path / "faces.json"
     total = WRITERS * ROLLS_EACH + 2 * ROLLS_EACH
-    faces.write_text(json.dumps({"faces": [4] * total, "real": True}))  # every roll is a 1d6
-    env = {"TABLE_HEARTBEAT_SECONDS": "3600", "TEST_DICE_FILE": str(faces)}
+    # Every roll is a 1d6, rolled under the campaign's stream lock: the dice go out in log order.
+    faces = [n % 6 + 1 for n in range(total)]
+    env = {"TABLE_HEARTBEAT_SECONDS": "3600", **scripted(tmp_path, faces)}
     start = Event.objects.filter(campaign=table.campaign).count()
     with daphne(redis_url=require_redis, **env) as a, daphne(redis_url=require_redis, **env) as b:
 
@@ -87,7 +110,7 @@ def test_concurrent_commands_from_two_processes_keep_one_order_without_gaps(tran
                 seen, acked = [], []  # the backlog, then live events: one stream
                 while len(seen) < total or len(acked) < ROLLS_EACH:
                     try:
-                        frame = json.loads(await asyncio.wait_for(ws.recv(), 20))
+                        frame = json.loads(await asyncio.wait_for(ws.recv(), HANG))
                     except TimeoutError:
                         raise AssertionError(f"{name} saw {seen}, acked {acked}") from None
                     if frame["type"] == "event":
@@ -113,3 +136,6 @@ def test_concurrent_commands_from_two_processes_keep_one_order_without_gaps(tran
     rows = list(Event.objects.filter(campaign=table.campaign).order_by("seq").values_list("seq", "prev_hash", "hash"))
     assert [seq for seq, _, _ in rows] == list(range(1, start + total + 1))
     assert all(row[1] == before[2] for before, row in zip(rows, rows[1:]))
+    rolled = Event.objects.filter(campaign=table.campaign, seq__gt=start).order_by("seq").values_list("payload", flat=True)
+    assert [faces_of(payload) for payload in rolled] == [[face] for face in faces]  # each die once, in log order
+    assert script_left(env) == {"faces": []}

@@ -15,6 +15,7 @@ from channels.testing import WebsocketCommunicator
 
 from campaign.asgi import application
 from campaign.models import ApiToken, Event
+from tests.conftest import HANG
 
 from .test_table_consumer import connect, connect_signed_in, until_ready
 
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 async def closed_with(comm, code: int = 4403) -> None:
     """The socket gets a ``revoked`` error frame, then is closed with ``code``."""
     while True:
-        frame = await comm.receive_output(timeout=5)
+        frame = await comm.receive_output(timeout=HANG)
         if frame["type"] == "websocket.close":
             assert frame["code"] == code, frame
             return
@@ -41,7 +42,7 @@ async def test_removal_from_the_campaign_closes_the_members_socket_at_once(trans
     await closed_with(alice)
     # Only alice's socket: bob's stays open and hears the removal.
     while True:
-        frame = await bob.receive_json_from(timeout=5)
+        frame = await bob.receive_json_from(timeout=HANG)
         if frame["type"] == "event" and frame["event"]["type"] == "member_removed":
             break
     await bob.disconnect()
@@ -83,9 +84,9 @@ async def test_a_command_on_a_socket_whose_close_was_lost_is_refused_and_closes_
 
     before = await database_sync_to_async(deactivate_quietly)()
     await alice.send_json_to({"type": "command", "id": "late", "action": {"type": "roll", "notation": "1d6"}})
-    frame = await alice.receive_json_from(timeout=5)
+    frame = await alice.receive_json_from(timeout=HANG)
     while frame["type"] != "error":
-        frame = await alice.receive_json_from(timeout=5)
+        frame = await alice.receive_json_from(timeout=HANG)
     assert frame["code"] == "not_member"
     await closed_with(alice)
     assert await database_sync_to_async(Event.objects.count)() == before
@@ -128,9 +129,9 @@ async def test_one_user_holds_at_most_the_configured_number_of_sockets(transacti
     await until_ready(first)
     await until_ready(second)
     third = await connect(table, table.alice)
-    frame = await third.receive_json_from(timeout=5)
+    frame = await third.receive_json_from(timeout=HANG)
     assert frame["code"] == "too_many_sockets"
-    assert (await third.receive_output(timeout=5))["code"] == 4429
+    assert (await third.receive_output(timeout=HANG))["code"] == 4429
     other = await connect(table, table.bob)  # the cap is per user
     await until_ready(other)
     for comm in (first, second, other):

@@ -13,6 +13,7 @@ from django.db import transaction
 from campaign.asgi import application
 from campaign.models import ApiToken
 from rules import get_system
+from tests.conftest import HANG
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -57,21 +58,21 @@ async def until_ready(comm):
     """Read frames up to ``ready``; return the events before it."""
     events = []
     while True:
-        frame = await comm.receive_json_from(timeout=5)
+        frame = await comm.receive_json_from(timeout=HANG)
         if frame["type"] == "ready":
             return events, frame
         assert frame["type"] == "event", frame
         events.append(frame["event"])
 
 
-async def next_event(comm, timeout=5):
+async def next_event(comm, timeout=HANG):
     while True:
         frame = await comm.receive_json_from(timeout=timeout)
         if frame["type"] == "event":
             return frame["event"]
 
 
-async def receive(comm, timeout=5):
+async def receive(comm, timeout=HANG):
     """The next frame that is not presence (presence frames come and go as people connect)."""
     while True:
         frame = await comm.receive_json_from(timeout=timeout)
@@ -102,7 +103,7 @@ def presence_announced(monkeypatch) -> list:
 async def handled(comm) -> None:
     """Wait until ``comm``'s consumer has handled every frame sent before (frames are handled in order)."""
     await comm.send_json_to({"type": "ping"})
-    while (await comm.receive_json_from(timeout=5))["type"] != "pong":
+    while (await comm.receive_json_from(timeout=HANG))["type"] != "pong":
         pass
 
 
@@ -199,8 +200,8 @@ async def test_outsider_is_refused_and_learns_nothing(transactional_table):
     replies = []
     for slug in ("torn-road", "no-such-campaign"):
         comm = await connect(table, table.outsider, slug=slug)
-        replies.append(await comm.receive_json_from(timeout=5))
-        closed = await comm.receive_output(timeout=5)
+        replies.append(await comm.receive_json_from(timeout=HANG))
+        closed = await comm.receive_output(timeout=HANG)
         assert closed["type"] == "websocket.close" and closed["code"] == 4404
     assert replies[0] == replies[1]
     assert replies[0]["type"] == "error" and replies[0]["code"] == "not_found"
@@ -209,9 +210,9 @@ async def test_outsider_is_refused_and_learns_nothing(transactional_table):
 async def test_anonymous_and_bad_token_are_refused(transactional_table):
     table = transactional_table
     comm = await connect(table, None)
-    assert (await comm.receive_json_from(timeout=5))["code"] == "unauthenticated"
+    assert (await comm.receive_json_from(timeout=HANG))["code"] == "unauthenticated"
     comm = await connect(table, None, token="forged")
-    assert (await comm.receive_json_from(timeout=5))["code"] == "unauthenticated"
+    assert (await comm.receive_json_from(timeout=HANG))["code"] == "unauthenticated"
 
 
 async def test_foreign_origin_is_refused(transactional_table):
@@ -290,9 +291,9 @@ async def test_heartbeat_carries_the_newest_seq_and_catches_up(transactional_tab
         await command(table, table.alice, {"type": "roll", "notation": "1d6"})
     finally:
         broadcast.send = real_send
-    event = await next_event(comm, timeout=3)  # delivered by the heartbeat's check
+    event = await next_event(comm)  # delivered by the heartbeat's check
     assert event["seq"] == ready["seq"] + 1
-    frame = await receive(comm, timeout=3)
+    frame = await receive(comm)
     assert frame == {"type": "heartbeat", "seq": event["seq"], "head": {"seq": event["seq"], "hash": event["hash"]}}
     await comm.disconnect()
 
@@ -301,14 +302,14 @@ async def test_presence_shows_who_is_at_the_table(transactional_table):
     table = transactional_table
     gm = await connect(table, table.gm)
     await until_ready(gm)
-    assert (await gm.receive_json_from(timeout=5))["members"] == [{"username": "gm", "role": "gm", "head": None}]
+    assert (await gm.receive_json_from(timeout=HANG))["members"] == [{"username": "gm", "role": "gm", "head": None}]
     alice = await connect(table, table.alice)
     await until_ready(alice)
-    frame = await gm.receive_json_from(timeout=5)
+    frame = await gm.receive_json_from(timeout=HANG)
     assert frame["type"] == "presence"
     assert [m["username"] for m in frame["members"]] == ["alice", "gm"]
     await alice.disconnect()
-    frame = await gm.receive_json_from(timeout=5)
+    frame = await gm.receive_json_from(timeout=HANG)
     assert [m["username"] for m in frame["members"]] == ["gm"]
     await gm.disconnect()
 
@@ -347,10 +348,10 @@ async def gm_then_alice(table):
     the GM's; Alice's backlog too."""
     gm = await connect(table, table.gm)
     await until_ready(gm)
-    await gm.receive_json_from(timeout=5)  # presence: the GM alone
+    await gm.receive_json_from(timeout=HANG)  # presence: the GM alone
     alice = await connect(table, table.alice)
     backlog, _ = await until_ready(alice)
-    await gm.receive_json_from(timeout=5)  # presence: alice arrived, no head reported yet
+    await gm.receive_json_from(timeout=HANG)  # presence: alice arrived, no head reported yet
     return gm, alice, backlog
 
 
@@ -359,7 +360,7 @@ async def test_a_reported_head_reaches_everyones_presence(transactional_table, m
     gm, alice, backlog = await gm_then_alice(table)
     reported = {"seq": backlog[-1]["seq"], "hash": backlog[-1]["hash"]}
     await alice.send_json_to({"type": "head", "head": reported})
-    frame = await gm.receive_json_from(timeout=5)
+    frame = await gm.receive_json_from(timeout=HANG)
     assert frame["type"] == "presence"
     assert {m["username"]: m["head"] for m in frame["members"]} == {"alice": reported, "gm": None}
     # The same head again changes nothing, so nobody is told again.
@@ -379,10 +380,10 @@ async def test_a_malformed_head_is_refused_and_not_relayed(transactional_table, 
     table = transactional_table
     gm = await connect(table, table.gm)
     await until_ready(gm)
-    await gm.receive_json_from(timeout=5)
+    await gm.receive_json_from(timeout=HANG)
     announced = presence_announced(monkeypatch)
     await gm.send_json_to({"type": "head", "head": head})
-    frame = await gm.receive_json_from(timeout=5)
+    frame = await gm.receive_json_from(timeout=HANG)
     assert frame["type"] == "error" and frame["code"] == "bad_frame"
     await handled(gm)
     assert announced == []
@@ -408,7 +409,7 @@ async def test_a_false_head_is_refused_to_its_sender_and_never_reaches_the_other
     # A true head still goes round, the newest and an older one (read from the log) alike.
     for true in ({"seq": 1, "hash": backlog[0]["hash"]}, {"seq": newest["seq"], "hash": newest["hash"]}):
         await alice.send_json_to({"type": "head", "head": true})
-        frame = await gm.receive_json_from(timeout=5)
+        frame = await gm.receive_json_from(timeout=HANG)
         assert frame["type"] == "presence" and {m["username"]: m["head"] for m in frame["members"]} == {
             "alice": true, "gm": None}
     await alice.disconnect()
@@ -534,12 +535,12 @@ async def test_the_sockets_of_a_table_share_one_heartbeat_per_process(transactio
         await real(campaign_id, entries)
 
     monkeypatch.setattr(store, "still_here_many", spy)
-    await asyncio.wait_for(refreshed.wait(), 10)
+    await asyncio.wait_for(refreshed.wait(), HANG)
     beats = [state for (_, campaign), state in consumers._beats.items() if campaign == table.campaign.id]
     assert len(beats) == 1 and len(beats[0]["sockets"]) == 3
     assert calls[0] == sorted(s.channel_name for s in beats[0]["sockets"])
     for comm in sockets:
-        while (await comm.receive_json_from(timeout=5))["type"] != "heartbeat":
+        while (await comm.receive_json_from(timeout=HANG))["type"] != "heartbeat":
             pass
         await comm.disconnect()
     assert not [k for k in consumers._beats if k[1] == table.campaign.id]

@@ -4,6 +4,7 @@ import asyncio
 
 import pytest
 
+from tests.conftest import HANG
 from tests.sessions.test_table_consumer import connect, until_ready
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -44,11 +45,11 @@ async def test_a_socket_that_leaves_during_its_tables_beat_is_not_brought_back(t
 
     monkeypatch.setattr(store, "still_here_many", spy)
 
-    await asyncio.wait_for(entered.wait(), 10)  # the beat has its list of sockets, bob's among them
+    await asyncio.wait_for(entered.wait(), HANG)  # the beat has its list of sockets, bob's among them
     await bob.disconnect()  # bob closes his tab: disconnect() has run to its end
     assert "bob" not in [m["username"] for m in await store.members(table.campaign.id)]
     gate.set()
-    await asyncio.wait_for(refreshed.wait(), 10)
+    await asyncio.wait_for(refreshed.wait(), HANG)
     assert "bob" not in [m["username"] for m in await store.members(table.campaign.id)], \
         "the table's heartbeat brought back the presence of a socket that had left"
     await gm.disconnect()
@@ -80,14 +81,14 @@ async def test_one_sockets_stuck_catch_up_does_not_stop_the_tables_heartbeat_for
         await real_beat(self, head)
 
     monkeypatch.setattr(consumers.TableConsumer, "beat", beat)
-    await asyncio.wait_for(stuck.wait(), 10)
+    await asyncio.wait_for(stuck.wait(), HANG)
     # Drain what bob had heard so far, then he must still hear his table's heartbeat.
     while not await bob.receive_nothing(timeout=0.01):
         await bob.receive_json_from()
     heard = []
     try:
         for _ in range(200):  # a hundred heartbeat periods
-            frame = await bob.receive_json_from(timeout=5)
+            frame = await bob.receive_json_from(timeout=HANG)  # a stopped heartbeat ends the loop here
             heard.append(frame["type"])
             if frame["type"] == "heartbeat":
                 break

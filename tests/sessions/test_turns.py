@@ -213,16 +213,50 @@ async def test_commands_waiting_behind_one_refused_for_itself_still_run(threads)
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 async def test_a_table_whose_lock_is_held_keeps_one_thread_and_another_table_is_answered(
-        transactional_table, require_postgres, monkeypatch):
+        transactional_table, require_postgres, monkeypatch, settings):
     """Two database threads, three sockets of a table whose stream row another connection holds,
     and a socket of another table: that one's command is answered while the lock is still held.
-    (Without the turn the three took both threads, and the other table waited for the lock too.)"""
-    from channels.db import database_sync_to_async
+    (Without the turn the three took both threads, and the other table waited for the lock too.)
 
+    The other table's command is sent once the held table's three have asked for a thread or for
+    their turn, and the lock is released only once the other table is answered: the order is the
+    test's, not the machine's. The one clock is the held commands' own bound, ``DB_LOCK_TIMEOUT``:
+    in play 5 s, then a held command answers table_busy, and a loaded machine that took longer to
+    answer the other table failed the test with the turn working. Here it is 30 s, and the
+    commands' lock_timeout with it: far past any slow machine's answer, and what ends the wait when
+    the turn is broken (two held commands on both threads, the other table's behind them): then
+    held commands answer table_busy first, or the other table's answer does not come within the
+    sockets' bound on a hang (``HANG``); either fails the test (seen: the bound, after about 60 s)."""
+    from channels.db import database_sync_to_async
+    from django.db import connection
+
+    import campaign.actions.commands
+    import sessions.consumers
     from campaign.actions import do_create_campaign
+    from tests.conftest import HANG
     from tests.locks import stream_lock_held
     from tests.sessions.test_table_consumer import connect, receive, until_ready
 
+    settings.DB_LOCK_TIMEOUT = 30  # a held command's patience for its turn is twice that (sessions/consumers.py)
+    real_lock_stream = campaign.actions.commands.lock_stream
+
+    def lock_stream(*args, **kwargs):  # the connections' lock_timeout is DB_LOCK_TIMEOUT from their start
+        with connection.cursor() as cursor:
+            cursor.execute(f"SET LOCAL lock_timeout = '{settings.DB_LOCK_TIMEOUT}s'")
+        return real_lock_stream(*args, **kwargs)
+
+    monkeypatch.setattr(campaign.actions.commands, "lock_stream", lock_stream)
+    held_read, all_held_read = [], asyncio.Event()
+    real_command_of = sessions.consumers.command_of
+
+    def command_of(frame):  # a consumer reads its command, then (in the same step) asks for its turn
+        if frame["id"].startswith("held-"):
+            held_read.append(frame["id"])
+            if len(held_read) == 3:
+                all_held_read.set()
+        return real_command_of(frame)
+
+    monkeypatch.setattr(sessions.consumers, "command_of", command_of)
     table = transactional_table
     two = ThreadPoolExecutor(max_workers=2, thread_name_prefix="two")
     monkeypatch.setattr(sessions.db, "_executor", two)
@@ -236,10 +270,11 @@ async def test_a_table_whose_lock_is_held_keeps_one_thread_and_another_table_is_
     with stream_lock_held(table.campaign.id) as release:
         for i, comm in enumerate(sockets):
             await comm.send_json_to({"type": "command", "id": f"held-{i}", "action": {"type": "roll", "notation": "1d6"}})
+        await asyncio.wait_for(all_held_read.wait(), HANG)
         await elsewhere.send_json_to({"type": "command", "id": "elsewhere", "action": {"type": "roll", "notation": "1d6"}})
 
         async def answer(name, comm):
-            while (frame := await receive(comm, timeout=60))["type"] not in ("ack", "error"):
+            while (frame := await receive(comm))["type"] not in ("ack", "error"):
                 pass
             answered.append((name, frame["type"]))
             if name == "elsewhere":

@@ -11,6 +11,7 @@ import json
 import pytest
 from django.test import Client
 
+from tests.conftest import HANG
 from tests.sessions.test_table_consumer import command, connect, next_event, until_ready
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -118,7 +119,7 @@ async def test_spectator_reads_but_cannot_act(transactional_table):
     await until_ready(comm)
     await comm.send_json_to({"type": "command", "id": "w1", "action": {"type": "roll", "notation": "1d6"}})
     while True:
-        frame = await comm.receive_json_from(timeout=5)
+        frame = await comm.receive_json_from(timeout=HANG)
         if frame["type"] == "error":
             break
     assert frame["code"] == "forbidden"
