@@ -296,6 +296,7 @@ class Verifier:
                                            f"{event['type'].split('_')[1]} a second time")
                     continue
                 pair[event["type"]] = event
+        self._session_frames()
         checked_sessions = dice = 0
         bounds: dict = {}  # a finished session's number -> (its start's seq, its end's seq)
         for number, pair in sorted(sessions.items(), key=lambda kv: kv[0] or 0):
@@ -317,6 +318,30 @@ class Verifier:
             dice += self._session_dice(number, seed, start["payload"].get("dice_scheme"), start["seq"], end["seq"])
         self._session_bounds(bounds)
         return checked_sessions, dice
+
+    def _session_frames(self) -> None:
+        """Every session stamped on an event opens with its start and, once the log goes on past it,
+        closes with its end, both public: a start or end this member reads sealed (stored for the GM
+        alone) would leave every die of that session unchecked here."""
+        first: dict = {}
+        last: dict = {}
+        for event in self.events:
+            number = event.get("session")
+            if type(number) is int:
+                first.setdefault(number, event)
+                last[number] = event
+        final = self.events[-1]["seq"] if self.events else 0
+        for number in sorted(first):
+            # An export that starts mid-session holds no start to read (its first link is taken on trust too).
+            starts_here = first[number] is not self.events[0] or first[number]["seq"] == 1
+            frames = [("session_started", "start", first[number])] if starts_here else []
+            if last[number]["seq"] != final:  # the log goes on: the session has ended
+                frames.append(("session_ended", "end", last[number]))
+            for kind, word, event in frames:
+                if event.get("hidden") or event["type"] != kind or event["payload"].get("session") != number \
+                        or event["visibility"] != "public":
+                    self.bad(event["seq"], f"session {number}'s {word} is not a public {kind} this member can "
+                                           "read: its dice can't be checked")
 
     def _session_bounds(self, bounds: dict) -> None:
         """Every event between a finished session's start and end is stamped with it, and none outside:

@@ -120,9 +120,33 @@ function checkSessionBounds(n, start, end, events, report) {
   }
 }
 
+/** Every session stamped on an event opens with its start and, once the log goes on past it, closes
+ *  with its end, both public: a start or end sealed from this member (stored for the GM alone) would
+ *  leave every die of that session unchecked here. */
+function checkSessionFrames(events, report) {
+  const first = new Map();
+  const last = new Map();
+  for (const ev of events) {
+    if (!Number.isSafeInteger(ev.session)) continue;
+    if (!first.has(ev.session)) first.set(ev.session, ev);
+    last.set(ev.session, ev);
+  }
+  const final = events.length ? events[events.length - 1].seq : 0;
+  for (const [n, start] of first) {
+    const frames = [["session_started", "start", start]];
+    if (last.get(n).seq !== final) frames.push(["session_ended", "end", last.get(n)]); // the log goes on: it ended
+    for (const [kind, word, ev] of frames) {
+      if (isSealed(ev) || ev.type !== kind || ev.payload?.session !== n || ev.visibility !== "public") {
+        report.problem(ev.seq, `#${ev.seq} is not session ${n}'s ${word} as a public event you can read: its dice can't be checked.`);
+      }
+    }
+  }
+}
+
 async function checkDice(events, report) {
   const before = report.problems.length;
   const notes = [];
+  checkSessionFrames(events, report);
   let dice = 0;
   const started = new Set();
   for (const start of events.filter((e) => e.type === "session_started")) {

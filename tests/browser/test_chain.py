@@ -409,3 +409,23 @@ def test_the_verification_page_names_a_roll_stamped_outside_the_session_it_was_r
     expect(summary).to_have_attribute("data-state", "bad", timeout=10000)
     expect(summary).to_have_attribute("data-first-bad", str(rolled))
     expect(page.locator(f"#verify-problems li[data-seq='{rolled}']")).to_contain_text("outside any session")
+
+
+def test_the_verification_page_names_a_session_whose_start_the_host_sealed(table_of, seats, real_dice):
+    """A host's server aims Alice's die and stores the session's start for the GM alone: Bob's page read it
+    sealed, found no start of session 1, and so checked none of its dice, and said they matched."""
+    from tests.campaign import host
+
+    table = table_of("tote")
+    start = table.command(table.gm, {"type": "start_session"}).events[0].seq
+    aimed = table.command(table.alice, {"type": "roll", "notation": "1d20"}).events[0]
+    face = aimed.payload["dice_log"][0][1] % 20 + 1
+    host.edit_payload(table.campaign, aimed.seq, {**aimed.payload, "dice_log": [[20, face]], "total": face})
+    host.seal(table.campaign, start)
+    table.command(table.gm, {"type": "end_session"})  # its receipt signs the log as the host made it
+    page = seats("bob").page
+    page.get_by_role("link", name="Verify the log and the dice").click()
+    summary = page.locator("#verify-summary")
+    expect(summary).to_have_attribute("data-state", "bad", timeout=10000)
+    expect(summary).to_have_attribute("data-first-bad", str(start))
+    expect(page.locator(f"#verify-problems li[data-seq='{start}']")).to_contain_text("is not session 1's start")

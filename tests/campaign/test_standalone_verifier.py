@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from django.test import Client
 
 from tests.campaign import host
@@ -159,3 +160,23 @@ def test_a_session_started_again_with_a_new_commitment_is_named(table, tmp_path)
     result = run(download(table, table.bob, tmp_path))
     assert result.returncode == 1, result.stdout
     assert f"BAD seq {aimed.seq + 1}" in result.stdout or f"BAD seq {aimed.seq}" in result.stdout, result.stdout
+
+
+@pytest.mark.parametrize("sealed", ["session_started", "session_ended"])
+def test_a_session_whose_start_or_end_the_host_sealed_is_named(table, tmp_path, sealed):
+    """A host's server aims Alice's die and stores the session's start (or its end) for the GM alone: a
+    member reads it sealed, so the verifier found no start (or no end) of that session, and checked none
+    of its dice, and said OK."""
+    from campaign.models import Event
+
+    table.command(table.gm, {"type": "start_session"})
+    aimed = table.command(table.alice, {"type": "roll", "notation": "1d20"}).events[0]
+    table.command(table.gm, {"type": "end_session"})
+    table.command(table.bob, {"type": "roll", "notation": "1d6"})  # the log goes on after the session
+    face = aimed.payload["dice_log"][0][1] % 20 + 1
+    host.edit_payload(table.campaign, aimed.seq, {**aimed.payload, "dice_log": [[20, face]], "total": face})
+    frame = Event.objects.get(campaign=table.campaign, type=sealed).seq
+    host.seal(table.campaign, frame)
+    result = run(download(table, table.bob, tmp_path))
+    assert result.returncode == 1, result.stdout
+    assert f"BAD seq {frame}: session 1" in result.stdout, result.stdout
