@@ -236,8 +236,9 @@ export function forgetHead(slug) {
  *
  * `fetchEvents(after, limit)` pages the events API (to fill the gap between the stored head
  * and the first event the page shows); `onProblem({kind, seq, message, who})` is called for
- * each problem: kind "log" (the server's log is not the one this browser verified) or
- * "member" (another member reports a different hash for a seq); `onHead(head)` after each
+ * each problem: kind "log" (the server's log is not the one this browser verified),
+ * "member" (another member reports a different hash for a seq) or "command" (a command this
+ * browser sent was stored under another id, which keys its dice); `onHead(head)` after each
  * verified event. Work is queued so checks happen in the order things arrived.
  */
 export class Chain {
@@ -247,6 +248,7 @@ export class Chain {
     this.last = null; // {seq, hash} of the last event checked on this page
     this.seen = new Map(); // seq -> {hash, digest, payload} of every event checked here
     this.claims = new Map(); // seq -> [{hash, who}]: heads reported for seqs not checked yet
+    this.sent = new Map(); // seq -> the id this browser sent the command stored there with, until it is checked
     this.problems = [];
     this.unreproduced = 0; // events whose hash this browser could not recompute (sealed format 1)
     this.queue = Promise.resolve();
@@ -304,6 +306,27 @@ export class Chain {
     });
   }
 
+  /**
+   * A command this browser sent (with `id`) was stored at `seq`: the die it rolled must be keyed on
+   * that id (docs/fair-dice.md, section 2). A server that stored it under an id of its own choosing
+   * could have tried ids until the dice suited it, and every die would still match the seed.
+   */
+  ownCommand(seq, id) {
+    return this._enqueue(() => {
+      if (this.seen.has(seq)) this._compareCommand(seq, this.seen.get(seq).payload, id);
+      else if (!this.last || seq > this.last.seq) this.sent.set(seq, id);
+    });
+  }
+
+  _compareCommand(seq, payload, id) {
+    // No dice, dice outside a session (the verification page checks that stamp), or sealed from its actor.
+    if (!Array.isArray(payload?.dice_log) || payload.verifiable === false) return;
+    if (payload.command_id !== id) {
+      this._problem("command", seq, `#${seq} is your command, sent as ${short(id)}, but the server stored it as ${
+        short(String(payload.command_id ?? "no id"))}: it could have chosen your dice.`);
+    }
+  }
+
   _claim(seq, hash, who) {
     if (this.seen.has(seq)) this._compare(seq, hash, who);
     else if (!this.last || seq > this.last.seq) {
@@ -345,6 +368,8 @@ export class Chain {
     this.seen.set(ev.seq, { hash: ev.hash, prev_hash: ev.prev_hash, digest, payload: ev.payload });
     for (const { hash, who } of this.claims.get(ev.seq) || []) this._compare(ev.seq, hash, who);
     this.claims.delete(ev.seq);
+    if (this.sent.has(ev.seq)) this._compareCommand(ev.seq, ev.payload, this.sent.get(ev.seq));
+    this.sent.delete(ev.seq);
     if (ev.type === "roll_revealed") await this._checkReveal(ev);
     // Only a log that extends the stored head replaces it: after an alarm the evidence stays.
     if (!this.broken && (!this.stored || ev.seq >= this.stored.seq)) {

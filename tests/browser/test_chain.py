@@ -429,3 +429,44 @@ def test_the_verification_page_names_a_session_whose_start_the_host_sealed(table
     expect(summary).to_have_attribute("data-state", "bad", timeout=10000)
     expect(summary).to_have_attribute("data-first-bad", str(start))
     expect(page.locator(f"#verify-problems li[data-seq='{start}']")).to_contain_text("is not session 1's start")
+
+
+def test_the_table_names_a_roll_the_server_stored_under_a_command_id_of_its_own(table_of, seats, real_dice):
+    """A host's server that receives Alice's roll, tries command ids of its own until the seed gives the
+    dice it wants and stores her roll under that one: every die matches the seed for the id stored, so
+    every verifier said OK. Only her browser knows the id it sent; it checks the stored one now."""
+    table = table_of("tote")
+    table.command(table.gm, {"type": "start_session"})
+    alice = seats("alice")
+    chosen = "c" * 32
+
+    def swap_id(frame, to_page):  # the host's relay: the server stores the roll under the id it chose...
+        if frame.get("type") == "command":
+            swap_id.sent = frame["id"]
+            frame["id"] = chosen
+        return frame
+
+    def swap_back(frame, to_page):  # ...and answers the page with the id it sent
+        if frame.get("type") == "ack" and frame.get("id") == chosen:
+            frame["id"] = swap_id.sent
+        return frame
+
+    alice.tamper_sockets(swap_id, swap_back)
+    alice.page.reload()
+    alice.wait_live()
+    stored = newest(table)["seq"] + 1
+    alice.roll("1d20")
+    expect(alice.event(stored)).to_be_visible()
+    assert Event.objects.get(campaign=table.campaign, seq=stored).payload["command_id"] == chosen
+    alarm = alice.page.locator("#chain-alarm")
+    expect(alarm).to_be_visible()
+    expect(alarm.locator("h2")).to_have_text("The server may have chosen your dice")
+    expect(alarm.locator(f"li[data-seq='{stored}']")).to_contain_text(f"but the server stored it as {chosen[:12]}")
+
+    # An honest roll raises nothing.
+    alice.tamper_sockets()
+    alice.page.reload()
+    alice.wait_live()
+    alice.roll("1d20")
+    expect(alice.page.locator("#chain-head")).to_contain_text(f"verified to #{stored + 1}")
+    expect(alarm).to_be_hidden()
