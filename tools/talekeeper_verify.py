@@ -250,6 +250,9 @@ class Verifier:
                 return self.bad(seq, "its body_digest is not the digest of its body")
             if body is None and event.get("format", 1) == 2 and not event.get("body_digest"):
                 return self.bad(seq, "a sealed format-2 event without its body digest")
+            if body is None and event["visibility"] == "public":
+                # Every member reads a public event: sealed, its dice would go unchecked here.
+                self.bad(seq, "a public event served sealed: its body (and its dice) kept from this member")
             computed = event_hash(self.campaign_id, event, body, event.get("body_digest"))
             if computed is None:
                 unchecked += 1  # a sealed format-1 event: its hash covers a payload this member can't see

@@ -128,6 +128,18 @@ export const bodyOf = (ev) => ({ type: ev.type, version: ev.version, character: 
 /** A sealed placeholder: a hidden event as a member who may not see it receives it. */
 export const isSealed = (ev) => ev.hidden === true;
 
+/** Why a sealed placeholder can't be what the server owes this member ("" when it can, or is no seal):
+ *  its commitment must be its body digest, and a public event is every member's to read (sealed, its
+ *  dice would go unchecked). */
+export function sealProblem(ev) {
+  if (!isSealed(ev)) return "";
+  if (ev.visibility === "public") return `#${ev.seq} is public, but the server sent it sealed: its body and dice are kept from you.`;
+  if ((ev.format || 1) >= 2 && ev.payload?.commitment !== ev.body_digest) {
+    return `#${ev.seq} is sealed with a commitment that is not its body digest.`;
+  }
+  return "";
+}
+
 /**
  * Recompute an event's hash from what this member received.
  * Returns {hash, digest, exact}: `hash` null when it can't be recomputed here (a sealed
@@ -386,9 +398,8 @@ export class Chain {
     else if (again.hash !== ev.hash && again.exact) {
       this._problem("log", ev.seq, `#${ev.seq} was altered: its hash does not match its contents.`);
     } else if (again.hash !== ev.hash) this.unreproduced += 1;
-    if (isSealed(ev) && (ev.format || 1) >= 2 && ev.payload?.commitment !== ev.body_digest) {
-      this._problem("log", ev.seq, `#${ev.seq} is sealed with a commitment that is not its body digest.`);
-    }
+    const sealing = sealProblem(ev);
+    if (sealing) this._problem("log", ev.seq, sealing);
     return again.digest;
   }
 

@@ -9,7 +9,7 @@
 
 import {
   DICE_V2, GENESIS, deriveFace, deriveNonce, eventsPage, fromHex, isSealed, recomputeHash, receiptSigned,
-  revealProblem, sha256Hex, short, storedHead,
+  revealProblem, sealProblem, sha256Hex, short, storedHead,
 } from "./chain.js";
 import { fill, h, plural } from "./ui.js";
 
@@ -40,6 +40,8 @@ async function checkChain(events, head, report) {
     digests.set(ev.seq, again.digest);
     if (again.hash === null || (again.hash !== ev.hash && !again.exact)) unreproduced += 1;
     else if (again.hash !== ev.hash) report.problem(ev.seq, `#${ev.seq} was altered: its hash does not match its contents.`);
+    const sealing = sealProblem(ev);
+    if (sealing) report.problem(ev.seq, sealing);
     prev = ev.hash;
   }
   if (events.length !== head) report.problem(events.length + 1, `The server says the log has ${plural(head, "event")} but sent ${events.length}.`);

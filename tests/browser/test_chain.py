@@ -470,3 +470,29 @@ def test_the_table_names_a_roll_the_server_stored_under_a_command_id_of_its_own(
     alice.roll("1d20")
     expect(alice.page.locator("#chain-head")).to_contain_text(f"verified to #{stored + 1}")
     expect(alarm).to_be_hidden()
+
+
+def test_the_verification_page_names_a_public_roll_served_sealed(table_of, seats, real_dice):
+    """A host's server that aims Bob's public roll can show it at the table and serve it sealed to the
+    verification page: its hash checks through its body digest, so the page counted it among the events
+    sealed from this member and checked none of its dice. A public event is every member's to read."""
+    table = table_of("tote")
+    table.command(table.gm, {"type": "start_session"})
+    public = table.command(table.bob, {"type": "roll", "notation": "1d20"}).events[0].seq
+    table.command(table.gm, {"type": "end_session"})
+
+    def seal(route):
+        body = route.fetch().json()
+        for ev in body["events"]:
+            if ev["seq"] == public:
+                ev.update(hidden=True, type="sealed", version=1, character=None, character_name=None,
+                          payload={"hidden": True, "commitment": ev["body_digest"]})
+        route.fulfill(json=body)
+
+    page = seats("alice").page
+    page.route("**/api/campaigns/*/events*", seal)
+    page.get_by_role("link", name="Verify the log and the dice").click()
+    summary = page.locator("#verify-summary")
+    expect(summary).to_have_attribute("data-state", "bad", timeout=10000)
+    expect(summary).to_have_attribute("data-first-bad", str(public))
+    expect(page.locator(f"#verify-problems li[data-seq='{public}']")).to_contain_text("the server sent it sealed")

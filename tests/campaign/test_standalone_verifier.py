@@ -180,3 +180,26 @@ def test_a_session_whose_start_or_end_the_host_sealed_is_named(table, tmp_path, 
     result = run(download(table, table.bob, tmp_path))
     assert result.returncode == 1, result.stdout
     assert f"BAD seq {frame}: session 1" in result.stdout, result.stdout
+
+
+def sealed_stub(event: dict) -> dict:
+    """``event`` as a member who may not read it receives it (docs/fair-dice.md, section 4)."""
+    keys = ("seq", "format", "actor", "actor_id", "session", "scene", "visibility", "created_at", "prev_hash", "hash")
+    return {**{k: event[k] for k in keys}, "hidden": True, "type": "sealed", "version": 1, "character": None,
+            "character_name": None, "body_digest": event["body_digest"],
+            "payload": {"hidden": True, "commitment": event["body_digest"]}}
+
+
+def test_a_public_event_served_sealed_is_named(table, tmp_path):
+    """A host's server that aims Bob's public roll can serve it sealed in the exports (and the events API
+    the verification page reads) while the table shows it: its hash checks through its body digest, so
+    the verifier counted it among the events sealed from this member and checked none of its dice. No
+    member may be kept from a public event."""
+    an_evening(table)
+    export = Path(download(table, table.alice, tmp_path))
+    lines = [json.loads(line) for line in export.read_text().splitlines()]
+    lines = [sealed_stub(e) if e.get("seq") == table.public.seq else e for e in lines]
+    export.write_text("".join(json.dumps(e) + "\n" for e in lines))
+    result = run(str(export))
+    assert result.returncode == 1, result.stdout
+    assert f"BAD seq {table.public.seq}: a public event served sealed" in result.stdout
