@@ -748,3 +748,21 @@ def test_an_npc_hidden_and_shown_again_can_be_opposed_by_a_player(table_for):
     res = send(table, table.alice, check, [3, 4])
     assert res.status == 201, res.json()
     assert seen(table.bob, res.json()["seq"])["payload"]["opposition"]["attribute"] == 2
+
+
+def test_the_character_ids_a_player_reads_do_not_count_the_hidden_npcs_made_between_them(table_for):
+    """Character ids counted up: Alice read Hero 3 and Bob's Scout 5, so a character 4 existed that she
+    may not know of: a hidden NPC, made between the two. Its creation reaches her as a sealed stub that
+    says who and when, never what (the GM's secret roll reads the same); the gap said what, and how many.
+    Ids are drawn at random now, so two characters made in a row are no nearer than any other two (a
+    chance of about 2**-52 that this test fails by luck)."""
+    table = setup(table_for, "wyrm")
+    npc(table, "hidden")
+    scout = send(table, table.bob, {"type": "create_character", "name": "Scout",
+                                    "sheet": get_system("wyrm").example_sheet}).json()["character"]
+    spy = send(table, table.bob, {"type": "create_character", "name": "Spy",
+                                  "sheet": get_system("wyrm").example_sheet}).json()["character"]
+    listed = client_for(table.alice).get(f"/api/campaigns/{SLUG}/characters").json()["characters"]
+    assert [c["id"] for c in listed] == [table.hero.id, scout, spy]  # in the order they were made, as before
+    assert scout - table.hero.id != 2  # one hidden NPC between them
+    assert spy - scout != 1  # none between them
