@@ -239,8 +239,15 @@ class Verifier:
         prev = self.events[0]["prev_hash"] if self.events else GENESIS
         if expected_seq != 1:
             self.notes.append(f"the export starts at seq {expected_seq}: its first link is taken on trust")
+        newest_format = 1
         for event in self.events:
             seq = event["seq"]
+            if event.get("format", 1) < newest_format:
+                # Format 1 was followed by 2 for good: an older one later means a sealed event this member
+                # can't rehash (or dice of scheme v1, which a host can aim) slipped in.
+                return self.bad(seq, f"hash format {event.get('format', 1)} after format {newest_format}: "
+                                     "a log's format never goes back")
+            newest_format = max(newest_format, event.get("format", 1))
             if seq != expected_seq:
                 return self.bad(expected_seq, f"is missing (the next event in the export is {seq})")
             if event["prev_hash"] != prev:
@@ -316,6 +323,12 @@ class Verifier:
                 ok = False
             if not ok:
                 self.bad(end["seq"], "the revealed seed does not match the commitment published at the start")
+                continue
+            if start["payload"].get("dice_scheme") == SCHEME_V1 and start.get("format", 1) >= 2:
+                # v1 dice hang on seq and on seeds anyone adds, so a host can aim them; the sessions that
+                # have them started before hash format 2, which came with scheme v2.
+                self.bad(start["seq"], f"session {number} starts under dice scheme v1 in a format-2 event: "
+                                       "v1 ended with format 1")
                 continue
             checked_sessions += 1
             dice += self._session_dice(number, seed, start["payload"].get("dice_scheme"), start["seq"], end["seq"])

@@ -128,6 +128,14 @@ export const bodyOf = (ev) => ({ type: ev.type, version: ev.version, character: 
 /** A sealed placeholder: a hidden event as a member who may not see it receives it. */
 export const isSealed = (ev) => ev.hidden === true;
 
+/** Why `ev` can't follow `before` in the chain for its hash format ("" when it can): format 2 replaced
+ *  format 1 for good, so an older format later is an event this member can't rehash when sealed (or a
+ *  session of the old dice scheme, which a host can aim) slipped in. */
+export function formatProblem(ev, before) {
+  return before && (ev.format || 1) < (before.format || 1)
+    ? `#${ev.seq} is in hash format ${ev.format || 1} after #${before.seq} in format ${before.format}: a log's format never goes back.` : "";
+}
+
 /** Why a sealed placeholder can't be what the server owes this member ("" when it can, or is no seal):
  *  its commitment must be its body digest, and a public event is every member's to read (sealed, its
  *  dice would go unchecked). */
@@ -258,6 +266,7 @@ export class Chain {
     Object.assign(this, { slug, campaignId, fetchEvents, onProblem, onHead });
     this.stored = storedHead(slug); // what an earlier visit verified: the log must extend it
     this.last = null; // {seq, hash} of the last event checked on this page
+    this.lastEvent = null; // {seq, format} of it
     this.seen = new Map(); // seq -> {hash, digest, payload} of every event checked here
     this.claims = new Map(); // seq -> [{hash, who}]: heads reported for seqs not checked yet
     this.sent = new Map(); // seq -> the id this browser sent the command stored there with, until it is checked
@@ -372,6 +381,9 @@ export class Chain {
     } else if (ev.seq === 1 && ev.prev_hash !== GENESIS) {
       this._problem("log", 1, "#1 does not start the chain (its prev_hash is not 64 zeros).");
     }
+    const backwards = formatProblem(ev, this.lastEvent);
+    if (backwards) this._problem("log", ev.seq, backwards);
+    this.lastEvent = { seq: ev.seq, format: ev.format || 1 };
     const digest = await this._checkContents(ev);
     if (this.stored && ev.seq === this.stored.seq && ev.hash !== this.stored.hash) {
       this._problem("log", ev.seq, `This browser verified #${ev.seq} as ${short(this.stored.hash)}; the server now serves ${short(ev.hash)}: the log was rewritten.`);

@@ -8,7 +8,7 @@
 // Each problem names its seq; the summary names the first.
 
 import {
-  DICE_V2, GENESIS, deriveFace, deriveNonce, eventsPage, fromHex, isSealed, recomputeHash, receiptSigned,
+  DICE_V2, GENESIS, deriveFace, deriveNonce, eventsPage, formatProblem, fromHex, isSealed, recomputeHash, receiptSigned,
   revealProblem, sealProblem, sha256Hex, short, storedHead,
 } from "./chain.js";
 import { fill, h, plural } from "./ui.js";
@@ -36,6 +36,8 @@ async function checkChain(events, head, report) {
       return { digests, ok: false };
     }
     if (ev.prev_hash !== prev) report.problem(ev.seq, `#${ev.seq} does not link to the event before it.`);
+    const backwards = formatProblem(ev, events[index - 1]);
+    if (backwards) report.problem(ev.seq, backwards);
     const again = await recomputeHash(ev, data.campaignId);
     digests.set(ev.seq, again.digest);
     if (again.hash === null || (again.hash !== ev.hash && !again.exact)) unreproduced += 1;
@@ -159,6 +161,11 @@ async function checkDice(events, report) {
     const end = events.find((e) => e.type === "session_ended" && e.payload?.session === n);
     if (!end) { notes.push(`session ${n} is running: its seed stays secret until it ends`); continue; }
     checkSessionBounds(n, start, end, events, report);
+    if (start.payload.dice_scheme !== DICE_V2 && (start.format || 1) >= 2) {
+      // v1 dice hang on seq and on seeds anyone adds (a host can aim them); v1 sessions predate format 2.
+      report.problem(start.seq, `#${start.seq} starts session ${n} under an old dice scheme (${start.payload.dice_scheme}), which ended with the old hash format: its dice could be aimed.`);
+      continue;
+    }
     if (start.payload.dice_scheme !== DICE_V2) {
       notes.push(`session ${n} uses dice scheme v1 (dice keyed on seq), which this page does not check: manage.py verify_dice does`);
       continue;

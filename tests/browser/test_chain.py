@@ -496,3 +496,41 @@ def test_the_verification_page_names_a_public_roll_served_sealed(table_of, seats
     expect(summary).to_have_attribute("data-state", "bad", timeout=10000)
     expect(summary).to_have_attribute("data-first-bad", str(public))
     expect(page.locator(f"#verify-problems li[data-seq='{public}']")).to_contain_text("the server sent it sealed")
+
+
+def test_the_verification_page_names_a_new_session_started_under_the_old_dice_scheme(table_of, seats, real_dice):
+    """Scheme v1 keyed a die on its seq and on seeds anyone could add, so a host could aim it. The page
+    left a v1 session's dice to verify_dice with a note and said everything checked out: a host's server
+    that started a new session as v1 could roll what it liked. v1 sessions predate hash format 2."""
+    table = table_of("tote")
+    start = table.command(table.gm, {"type": "start_session"}).events[0].seq
+    table.command(table.alice, {"type": "roll", "notation": "1d20"})
+    table.command(table.gm, {"type": "end_session"})
+    campaign_id = table.campaign.id
+    served = {}
+
+    def downgrade(route):
+        body = route.fetch().json()
+        events = body["events"]
+        if events and events[0]["seq"] == 1:
+            events[start - 1]["payload"]["dice_scheme"] = "talekeeper-hmac-sha256-v1"
+            rehash(events, campaign_id, start)
+            served.update((ev["seq"], ev["hash"]) for ev in events)
+        route.fulfill(json=body)
+
+    def signed(route):  # started that way, the session end's receipt signed that log
+        body = route.fetch().json()
+        for receipt in body["checkpoints"]:
+            receipt["hash"] = served[receipt["seq"]]
+            receipt["signature"] = base64.b64encode(signing_key().sign(message(receipt))).decode("ascii")
+        route.fulfill(json=body)
+
+    page = seats("bob").page
+    page.evaluate("localStorage.clear()")  # his table page verified the honest log
+    page.route("**/api/campaigns/*/events*", downgrade)
+    page.route("**/api/campaigns/*/checkpoints", signed)
+    page.get_by_role("link", name="Verify the log and the dice").click()
+    summary = page.locator("#verify-summary")
+    expect(summary).to_have_attribute("data-state", "bad", timeout=10000)
+    expect(summary).to_have_attribute("data-first-bad", str(start))
+    expect(page.locator(f"#verify-problems li[data-seq='{start}']")).to_contain_text("under an old dice scheme")

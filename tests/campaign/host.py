@@ -93,3 +93,10 @@ def seal(campaign: Campaign, seq: int, visibility: str = "gm") -> None:
         _sql("UPDATE campaign_event SET visibility = %s WHERE campaign_id = %s AND seq = %s",
              [visibility, campaign.pk, seq])
         _rehash(campaign, seq)
+
+
+def set_format(campaign: Campaign, seq: int, format: int) -> None:
+    """Hash event ``seq`` in another format (format 1, say, as the log's oldest events are)."""
+    with _Unlocked():
+        _sql("UPDATE campaign_event SET format = %s WHERE campaign_id = %s AND seq = %s", [format, campaign.pk, seq])
+        _rehash(campaign, seq)

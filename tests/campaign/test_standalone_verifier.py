@@ -203,3 +203,51 @@ def test_a_public_event_served_sealed_is_named(table, tmp_path):
     result = run(str(export))
     assert result.returncode == 1, result.stdout
     assert f"BAD seq {table.public.seq}: a public event served sealed" in result.stdout
+
+
+def test_a_new_session_started_under_the_old_dice_scheme_is_named(table, tmp_path):
+    """Scheme v1 keyed a die on its seq and on seeds anyone could add, so a host could aim it (filler events
+    first); it is verified for the logs that have it, not trusted. A host's server that started a new
+    session as v1 rolled dice of its choosing that the verifier checked, as v1, and passed (the
+    verification page did not even look: "v1, left to verify_dice"). v1 sessions predate hash format 2:
+    a format-2 event never starts one, and a log's format never goes back to 1."""
+    from campaign.fairdice import SCHEME_V1, derive_face_v1, player_mix
+    from campaign.models import DiceSeed
+
+    start = table.command(table.gm, {"type": "start_session"}).events[0]
+    roll = table.command(table.alice, {"type": "roll", "notation": "1d20"}).events[0]
+    table.command(table.gm, {"type": "end_session"})
+    seed = DiceSeed.objects.get(campaign=table.campaign, session=1).seed
+    host.edit_payload(table.campaign, start.seq, {**start.payload, "dice_scheme": SCHEME_V1})
+    face = derive_face_v1(seed, table.campaign.id, 1, roll.seq, 0, 20, player_mix([]))  # the seq the host picked
+    payload = {k: v for k, v in roll.payload.items() if k not in ("dice_scheme", "command_id", "action")}
+    host.edit_payload(table.campaign, roll.seq, {**payload, "dice_log": [[20, face]], "total": face})
+    result = run(download(table, table.bob, tmp_path))
+    assert result.returncode == 1, result.stdout
+    assert f"BAD seq {start.seq}: session 1 starts under dice scheme v1" in result.stdout
+
+
+def test_an_old_log_of_scheme_v1_in_format_1_grown_in_format_2_still_verifies(table_for, tmp_path, monkeypatch):
+    from campaign import log
+    from tests.campaign.test_fairdice import play_a_session, write_v1_session
+
+    monkeypatch.setattr(log, "CURRENT_FORMAT", log.FORMAT_1)  # the campaign too, as the old server made it
+    table = table_for("tote")
+    write_v1_session(table, monkeypatch)
+    play_a_session(table)
+    result = run(download(table, table.gm, tmp_path))
+    assert result.returncode == 0, result.stdout
+    assert " in 2 finished session(s)" in result.stdout
+
+
+def test_a_format_1_event_after_format_2_is_named(table, tmp_path):
+    """The same session started under v1, its start hashed in format 1 as the old sessions' were: a log's
+    format never goes back (and a sealed format-1 event is one a member can't even rehash)."""
+    from campaign.fairdice import SCHEME_V1
+
+    start = table.command(table.gm, {"type": "start_session"}).events[0]
+    host.edit_payload(table.campaign, start.seq, {**start.payload, "dice_scheme": SCHEME_V1})
+    host.set_format(table.campaign, start.seq, 1)
+    result = run(download(table, table.bob, tmp_path))
+    assert result.returncode == 1, result.stdout
+    assert f"BAD seq {start.seq}: hash format 1 after format 2" in result.stdout
