@@ -332,19 +332,23 @@ export class Chain {
    * that id (docs/fair-dice.md, section 2). A server that stored it under an id of its own choosing
    * could have tried ids until the dice suited it, and every die would still match the seed.
    */
-  ownCommand(seq, id) {
+  ownCommand(seq, id, action) {
+    const sent = { id, action: JSON.parse(JSON.stringify(action)) }; // as the server received it
     return this._enqueue(() => {
-      if (this.seen.has(seq)) this._compareCommand(seq, this.seen.get(seq).payload, id);
-      else if (!this.last || seq > this.last.seq) this.sent.set(seq, id);
+      if (this.seen.has(seq)) this._compareCommand(seq, this.seen.get(seq).payload, sent);
+      else if (!this.last || seq > this.last.seq) this.sent.set(seq, sent);
     });
   }
 
-  _compareCommand(seq, payload, id) {
+  _compareCommand(seq, payload, sent) {
     // No dice, dice outside a session (the verification page checks that stamp), or sealed from its actor.
     if (!Array.isArray(payload?.dice_log) || payload.verifiable === false) return;
-    if (payload.command_id !== id) {
-      this._problem("command", seq, `#${seq} is your command, sent as ${short(id)}, but the server stored it as ${
+    if (payload.command_id !== sent.id) {
+      this._problem("command", seq, `#${seq} is your command, sent as ${short(sent.id)}, but the server stored it as ${
         short(String(payload.command_id ?? "no id"))}: it could have chosen your dice.`);
+    } else if (!sentAsStored(sent.action, payload.action)) {
+      // The same id rolls the same dice: another action (a target, a modifier) would make them say something else.
+      this._problem("command", seq, `#${seq} is your command, but the server stored another action than the one you sent.`);
     }
   }
 
@@ -446,6 +450,13 @@ export class Chain {
     const problem = await revealProblem(ev, sealed);
     if (problem) this._problem("log", ev.seq, `Forged reveal: ${problem}.`);
   }
+}
+
+/** Whether the action stored holds every key of the action sent, unchanged. It may hold more: a contest
+ *  naming an opponent gets the opponent's numbers filled in by the server (campaign/actions/contests.py). */
+function sentAsStored(sent, stored) {
+  return !!stored && typeof stored === "object"
+    && Object.keys(sent).every((k) => k in stored && jcs(stored[k]) === jcs(sent[k]));
 }
 
 /** One page of the events API, as this member may see them (numbers' source text kept). */

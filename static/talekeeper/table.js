@@ -153,7 +153,7 @@ export async function sendCommand(action, { show } = {}) {
       continue;
     }
     if (attempt) notice("");
-    chain.ownCommand(ack.seq, id); // the dice must be keyed on the id sent, not one the server chose
+    chain.ownCommand(ack.seq, id, action); // the dice keyed on the id sent, for the action sent
     if (show) expectResult(ack.seqs?.length ? ack.seqs : [ack.seq], show, action.visibility || "public");
     return ack;
   }

@@ -534,3 +534,27 @@ def test_the_verification_page_names_a_new_session_started_under_the_old_dice_sc
     expect(summary).to_have_attribute("data-state", "bad", timeout=10000)
     expect(summary).to_have_attribute("data-first-bad", str(start))
     expect(page.locator(f"#verify-problems li[data-seq='{start}']")).to_contain_text("under an old dice scheme")
+
+
+def test_the_table_names_a_roll_the_server_stored_with_another_action(table_of, seats, real_dice):
+    """The same id rolls the same dice, so a server that kept Alice's id but stored another action (a
+    bonus she never asked for, a lower target) made her dice say something else, and every die still
+    matched the seed. Her browser checks that what it sent is what was stored."""
+    table = table_of("tote")
+    table.command(table.gm, {"type": "start_session"})
+    alice = seats("alice")
+
+    def bonus(frame, to_page):
+        if frame.get("type") == "command":
+            frame["action"]["notation"] += "+5"
+        return frame
+
+    alice.tamper_sockets(bonus)
+    alice.page.reload()
+    alice.wait_live()
+    stored = newest(table)["seq"] + 1
+    alice.roll("1d20")
+    expect(alice.event(stored)).to_be_visible()
+    assert Event.objects.get(campaign=table.campaign, seq=stored).payload["action"]["notation"] == "1d20+5"
+    alarm = alice.page.locator("#chain-alarm")
+    expect(alarm.locator(f"li[data-seq='{stored}']")).to_contain_text("the server stored another action")
