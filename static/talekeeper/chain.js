@@ -269,7 +269,7 @@ export class Chain {
     this.lastEvent = null; // {seq, format} of it
     this.seen = new Map(); // seq -> {hash, digest, payload} of every event checked here
     this.claims = new Map(); // seq -> [{hash, who}]: heads reported for seqs not checked yet
-    this.sent = new Map(); // seq -> the id this browser sent the command stored there with, until it is checked
+    this.sent = new Map(); // seq -> {id, action} this browser sent the command stored there with, until checked
     this.problems = [];
     this.unreproduced = 0; // events whose hash this browser could not recompute (sealed format 1)
     this.queue = Promise.resolve();
@@ -334,6 +334,7 @@ export class Chain {
    */
   ownCommand(seq, id, action) {
     const sent = { id, action: JSON.parse(JSON.stringify(action)) }; // as the server received it
+    rememberSent(this.slug, seq, sent); // for a reveal, and the verification page, later
     return this._enqueue(() => {
       if (this.seen.has(seq)) this._compareCommand(seq, this.seen.get(seq).payload, sent);
       else if (!this.last || seq > this.last.seq) this.sent.set(seq, sent);
@@ -341,15 +342,8 @@ export class Chain {
   }
 
   _compareCommand(seq, payload, sent) {
-    // No dice, dice outside a session (the verification page checks that stamp), or sealed from its actor.
-    if (!Array.isArray(payload?.dice_log) || payload.verifiable === false) return;
-    if (payload.command_id !== sent.id) {
-      this._problem("command", seq, `#${seq} is your command, sent as ${short(sent.id)}, but the server stored it as ${
-        short(String(payload.command_id ?? "no id"))}: it could have chosen your dice.`);
-    } else if (!sentAsStored(sent.action, payload.action)) {
-      // The same id rolls the same dice: another action (a target, a modifier) would make them say something else.
-      this._problem("command", seq, `#${seq} is your command, but the server stored another action than the one you sent.`);
-    }
+    const problem = commandProblem(seq, payload, sent);
+    if (problem) this._problem("command", seq, problem);
   }
 
   _claim(seq, hash, who) {
@@ -448,8 +442,51 @@ export class Chain {
     }
     if (!sealed) return this._problem("log", ev.seq, `#${ev.seq} reveals #${target}, which is not in the log.`);
     const problem = await revealProblem(ev, sealed);
-    if (problem) this._problem("log", ev.seq, `Forged reveal: ${problem}.`);
+    if (problem) return this._problem("log", ev.seq, `Forged reveal: ${problem}.`);
+    const sent = sentCommands(this.slug).get(target); // a command of this browser's, sealed from it until now
+    if (sent) this._compareCommand(target, ev.payload.body?.payload, sent);
   }
+}
+
+/**
+ * Why the event a command of this browser's was stored as is not that command ("" when it is): the
+ * dice it rolled must be keyed on the id sent (docs/fair-dice.md, section 2), or a server could have
+ * tried ids until they suited it, every die still matching the seed; and the same id rolls the same
+ * dice, so the action must be the one sent (another target or bonus makes them say something else).
+ * `payload` is the event's (or its revealed body's); a command that rolled no session dice has none to aim.
+ */
+export function commandProblem(seq, payload, sent) {
+  if (!Array.isArray(payload?.dice_log) || payload.verifiable === false) return "";
+  if (payload.command_id !== sent.id) {
+    return `#${seq} is your command, sent as ${short(sent.id)}, but the server stored it as ${
+      short(String(payload.command_id ?? "no id"))}: it could have chosen your dice.`;
+  }
+  return sentAsStored(sent.action, payload.action) ? ""
+    : `#${seq} is your command, but the server stored another action than the one you sent.`;
+}
+
+// The commands this browser sent, by the seq they were stored at: {seq: {id, action}}, the newest
+// SENT_KEPT. Only the sender knows them, so only she can check them once they can be read (a roll
+// sealed from her until the GM reveals it; the verification page).
+const SENT_KEPT = 1000;
+const sentKey = (slug) => `talekeeper:sent:${slug}`;
+
+export function sentCommands(slug) {
+  try {
+    const kept = JSON.parse(localStorage.getItem(sentKey(slug))) || {};
+    return new Map(Object.entries(kept).map(([seq, sent]) => [Number(seq), sent]));
+  } catch {
+    return new Map(); // storage off or junk in it
+  }
+}
+
+function rememberSent(slug, seq, sent) {
+  const kept = sentCommands(slug);
+  kept.set(seq, sent);
+  const newest = [...kept.keys()].sort((a, b) => b - a).slice(0, SENT_KEPT);
+  try {
+    localStorage.setItem(sentKey(slug), JSON.stringify(Object.fromEntries(newest.map((k) => [k, kept.get(k)]))));
+  } catch { /* storage off or full: the table still checks what it can read now */ }
 }
 
 /** Whether the action stored holds every key of the action sent, unchanged. It may hold more: a contest

@@ -8,8 +8,8 @@
 // Each problem names its seq; the summary names the first.
 
 import {
-  DICE_V2, GENESIS, deriveFace, deriveNonce, eventsPage, formatProblem, fromHex, isSealed, recomputeHash, receiptSigned,
-  revealProblem, sealProblem, sha256Hex, short, storedHead,
+  DICE_V2, GENESIS, commandProblem, deriveFace, deriveNonce, eventsPage, formatProblem, fromHex, isSealed,
+  recomputeHash, receiptSigned, revealProblem, sealProblem, sentCommands, sha256Hex, short, storedHead,
 } from "./chain.js";
 import { fill, h, plural } from "./ui.js";
 
@@ -182,6 +182,28 @@ async function checkDice(events, report) {
   report.check("Dice", report.problems.length === before, `${matched}${notes.length ? ` (${notes.join("; ")})` : ""}.`);
 }
 
+/** The commands this browser sent (chain.js sentCommands): each stored under its id, with its action,
+ *  as far as the member can read it now (a roll sealed from her counts once revealed). */
+function checkCommands(events, report) {
+  const before = report.problems.length;
+  const revealed = new Map(events.filter((e) => e.type === "roll_revealed" && e.payload?.body)
+    .map((e) => [e.payload.seq, e.payload.body.payload])); // checked against their seals by checkReveals
+  let checked = 0;
+  let sealed = 0;
+  for (const [seq, sent] of sentCommands(data.slug)) {
+    const ev = events[seq - 1];
+    if (!ev) continue; // beyond the log: the chain check says so if this browser verified it
+    const payload = isSealed(ev) ? revealed.get(seq) : ev.payload;
+    if (!payload) { sealed += 1; continue; }
+    checked += 1;
+    const problem = commandProblem(seq, payload, sent);
+    if (problem) report.problem(seq, problem);
+  }
+  report.check("Your commands", report.problems.length === before,
+    `${plural(checked, "command")} this browser sent, each stored under the id it was sent with${sealed
+      ? ` (${sealed} more sealed from you)` : ""}.`);
+}
+
 /** The receipts the member picked from their own files (one checkpoint or a list per file). */
 async function keptReceipts() {
   const kept = [];
@@ -231,6 +253,7 @@ export async function verify() {
   const { digests } = await checkChain(events, head, report);
   await checkReveals(events, digests, report);
   await checkDice(events, report);
+  checkCommands(events, report);
   await checkReceipts(events, report);
   report.firstBad = report.problems.length ? Math.min(...report.problems.map((p) => p.seq)) : null;
   return report;

@@ -558,3 +558,40 @@ def test_the_table_names_a_roll_the_server_stored_with_another_action(table_of, 
     assert Event.objects.get(campaign=table.campaign, seq=stored).payload["action"]["notation"] == "1d20+5"
     alarm = alice.page.locator("#chain-alarm")
     expect(alarm.locator(f"li[data-seq='{stored}']")).to_contain_text("the server stored another action")
+
+
+def test_a_blind_roll_stored_under_another_id_is_named_once_it_is_revealed(table_of, seats, real_dice):
+    """Alice's roll only the GM sees reaches her sealed, so her table could not read the id it was stored
+    under: a host's server could aim it (an id of its own) unseen. Her browser keeps the ids it sent,
+    and checks them when the GM reveals the roll, at the table and on the verification page."""
+    table = table_of("tote")
+    table.command(table.gm, {"type": "start_session"})
+    alice = seats("alice")
+    chosen = "b" * 32
+
+    def swap_id(frame, to_page):
+        if frame.get("type") == "command":
+            swap_id.sent = frame["id"]
+            frame["id"] = chosen
+        return frame
+
+    def swap_back(frame, to_page):
+        if frame.get("type") == "ack" and frame.get("id") == chosen:
+            frame["id"] = swap_id.sent
+        return frame
+
+    alice.tamper_sockets(swap_id, swap_back)
+    alice.page.reload()
+    alice.wait_live()
+    blind = newest(table)["seq"] + 1
+    alice.roll("1d20", visibility="gm")
+    expect(alice.event(blind)).to_contain_text("sealed: ")
+    alarm = alice.page.locator("#chain-alarm")
+    expect(alarm).to_be_hidden()  # sealed from her: nothing to read yet
+    table.command(table.gm, {"type": "reveal", "seq": blind})
+    expect(alarm.locator(f"li[data-seq='{blind}']")).to_contain_text(f"but the server stored it as {chosen[:12]}")
+
+    table.command(table.gm, {"type": "end_session"})
+    alice.page.goto(f"{alice.base}/campaigns/{SLUG}/verify/")
+    expect(alice.page.locator("#verify-summary")).to_have_attribute("data-first-bad", str(blind), timeout=10000)
+    expect(alice.page.locator(f"#verify-problems li[data-seq='{blind}']")).to_contain_text("sent as")
