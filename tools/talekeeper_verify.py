@@ -466,6 +466,12 @@ def read_export(path: str) -> tuple[dict | None, list[dict]]:
                     or not all(isinstance(data[k], str) for k in ("prev_hash", "hash", "created_at")):
                 raise Malformed(f"line {number} is not an event of an export (missing or wrong: "
                                 f"{', '.join(missing) or 'seq, payload or hashes'})")
+            for key in ("session", "scene", "actor_id", "character"):
+                # JCS writes 1.0 as 1, so the hash can't tell them apart: read it as the number it is.
+                if isinstance(data[key], float) and data[key].is_integer():
+                    data[key] = int(data[key])
+                if data[key] is not None and type(data[key]) is not int:
+                    raise Malformed(f"line {number}: its {key} is neither a whole number nor null")
             events.append(data)
     return header, events
 

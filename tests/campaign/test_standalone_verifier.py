@@ -251,3 +251,24 @@ def test_a_format_1_event_after_format_2_is_named(table, tmp_path):
     result = run(download(table, table.bob, tmp_path))
     assert result.returncode == 1, result.stdout
     assert f"BAD seq {start.seq}: hash format 1 after format 2" in result.stdout
+
+
+def test_a_session_stamped_as_a_float_is_read_as_its_number(table, tmp_path):
+    """JCS writes 1.0 as 1, so an export may say "session": 1.0 and every hash still holds: the verifier
+    took such a stamp for no session's, and so missed that session's start sealed from this member."""
+    from campaign.models import Event
+
+    table.command(table.gm, {"type": "start_session"})
+    table.command(table.alice, {"type": "roll", "notation": "1d20"})
+    table.command(table.gm, {"type": "end_session"})
+    start = Event.objects.get(campaign=table.campaign, type="session_started").seq
+    host.seal(table.campaign, start)
+    export = Path(download(table, table.bob, tmp_path))
+    lines = [json.loads(line) for line in export.read_text().splitlines()]
+    for line in lines:
+        if isinstance(line.get("session"), int):
+            line["session"] = float(line["session"])
+    export.write_text("".join(json.dumps(e) + "\n" for e in lines))
+    result = run(str(export))
+    assert result.returncode == 1, result.stdout
+    assert f"BAD seq {start}: session 1's start" in result.stdout
