@@ -368,6 +368,42 @@ def test_earlier_events_paged_in_are_checked_too(table_of, seats):
     expect(alice.page.locator(f"#chain-alarm li[data-seq='{target}']")).to_contain_text(f"#{target} was altered")
 
 
+def expect_first_bad(page, seq: int, problem: str) -> None:
+    """The verification page says the log does not check out, first at ``seq``, for ``problem``."""
+    summary = page.locator("#verify-summary")
+    expect(summary).to_have_attribute("data-state", "bad", timeout=10000)
+    expect(summary).to_have_attribute("data-first-bad", str(seq))
+    expect(page.locator(f"#verify-problems li[data-seq='{seq}']")).to_contain_text(problem)
+
+
+def verify_a_forged_log(seat, campaign_id: int, forge):
+    """``seat``'s verification page on a log the server forged as it went: ``forge(events)`` changes the
+    events API's whole log in place and returns the first seq it changed; the chain is rehashed from
+    there, and the session end's receipt signed on the forged log."""
+    served = {}
+
+    def forged(route):
+        body = route.fetch().json()
+        events = body["events"]
+        if events and events[0]["seq"] == 1:
+            rehash(events, campaign_id, forge(events))
+            served.update((ev["seq"], ev["hash"]) for ev in events)
+        route.fulfill(json=body)
+
+    def signed(route):
+        body = route.fetch().json()
+        for receipt in body["checkpoints"]:
+            receipt["hash"] = served[receipt["seq"]]
+            receipt["signature"] = base64.b64encode(signing_key().sign(message(receipt))).decode("ascii")
+        route.fulfill(json=body)
+
+    page = seat.page
+    page.evaluate("localStorage.clear()")  # the table page verified the honest log: a live forger's it would not
+    page.route("**/api/campaigns/*/events*", forged)
+    page.route("**/api/campaigns/*/checkpoints", signed)
+    page.get_by_role("link", name="Verify the log and the dice").click()
+
+
 def test_the_verification_page_names_a_roll_stamped_outside_the_session_it_was_rolled_in(table_of, seats, real_dice):
     """A host's server could aim a die while a session ran by answering with dice of its choosing,
     stamped as rolled outside any session (``verifiable: false``): the page checked a session's dice by
@@ -377,38 +413,17 @@ def test_the_verification_page_names_a_roll_stamped_outside_the_session_it_was_r
     rolled = table.command(table.alice, {"type": "roll", "notation": "1d20"}).events[0].seq
     table.command(table.bob, {"type": "roll", "notation": "1d20"})
     table.command(table.gm, {"type": "end_session"})
-    campaign_id = table.campaign.id
-    served = {}
 
-    def aim(route):
-        body = route.fetch().json()
-        events = body["events"]
-        if events and events[0]["seq"] == 1:
-            target = events[rolled - 1]
-            target["payload"].pop("dice_scheme")
-            target["payload"].update(verifiable=False, dice_log=[[20, 20]], total=20)
-            target["session"] = target["scene"] = None
-            rehash(events, campaign_id, rolled)
-            served.update((ev["seq"], ev["hash"]) for ev in events)
-        route.fulfill(json=body)
+    def aim(events):
+        target = events[rolled - 1]
+        target["payload"].pop("dice_scheme")
+        target["payload"].update(verifiable=False, dice_log=[[20, 20]], total=20)
+        target["session"] = target["scene"] = None
+        return rolled
 
-    def signed(route):
-        # Aimed as the roll was made, the server signed the session end's receipt on that log.
-        body = route.fetch().json()
-        for receipt in body["checkpoints"]:
-            receipt["hash"] = served[receipt["seq"]]
-            receipt["signature"] = base64.b64encode(signing_key().sign(message(receipt))).decode("ascii")
-        route.fulfill(json=body)
-
-    page = seats("bob").page
-    page.evaluate("localStorage.clear()")  # his table page verified the honest log: a live forger's it would not
-    page.route("**/api/campaigns/*/events*", aim)
-    page.route("**/api/campaigns/*/checkpoints", signed)
-    page.get_by_role("link", name="Verify the log and the dice").click()
-    summary = page.locator("#verify-summary")
-    expect(summary).to_have_attribute("data-state", "bad", timeout=10000)
-    expect(summary).to_have_attribute("data-first-bad", str(rolled))
-    expect(page.locator(f"#verify-problems li[data-seq='{rolled}']")).to_contain_text("outside any session")
+    bob = seats("bob")
+    verify_a_forged_log(bob, table.campaign.id, aim)
+    expect_first_bad(bob.page, rolled, "outside any session")
 
 
 def test_the_verification_page_names_a_session_whose_start_the_host_sealed(table_of, seats, real_dice):
@@ -425,10 +440,27 @@ def test_the_verification_page_names_a_session_whose_start_the_host_sealed(table
     table.command(table.gm, {"type": "end_session"})  # its receipt signs the log as the host made it
     page = seats("bob").page
     page.get_by_role("link", name="Verify the log and the dice").click()
-    summary = page.locator("#verify-summary")
-    expect(summary).to_have_attribute("data-state", "bad", timeout=10000)
-    expect(summary).to_have_attribute("data-first-bad", str(start))
-    expect(page.locator(f"#verify-problems li[data-seq='{start}']")).to_contain_text("is not session 1's start")
+    expect_first_bad(page, start, "is not session 1's start")
+
+
+def store_under(seat, chosen: str) -> None:
+    """A host's relay from now on (the page reloads through it): the server stores each command of
+    ``seat``'s under the id ``chosen`` and answers the page with the id it sent."""
+    sent = {}
+
+    def swap_id(frame, to_page):
+        if frame.get("type") == "command":
+            sent["id"], frame["id"] = frame["id"], chosen
+        return frame
+
+    def swap_back(frame, to_page):
+        if frame.get("type") == "ack" and frame.get("id") == chosen:
+            frame["id"] = sent["id"]
+        return frame
+
+    seat.tamper_sockets(swap_id, swap_back)
+    seat.page.reload()
+    seat.wait_live()
 
 
 def test_the_table_names_a_roll_the_server_stored_under_a_command_id_of_its_own(table_of, seats, real_dice):
@@ -439,21 +471,7 @@ def test_the_table_names_a_roll_the_server_stored_under_a_command_id_of_its_own(
     table.command(table.gm, {"type": "start_session"})
     alice = seats("alice")
     chosen = "c" * 32
-
-    def swap_id(frame, to_page):  # the host's relay: the server stores the roll under the id it chose...
-        if frame.get("type") == "command":
-            swap_id.sent = frame["id"]
-            frame["id"] = chosen
-        return frame
-
-    def swap_back(frame, to_page):  # ...and answers the page with the id it sent
-        if frame.get("type") == "ack" and frame.get("id") == chosen:
-            frame["id"] = swap_id.sent
-        return frame
-
-    alice.tamper_sockets(swap_id, swap_back)
-    alice.page.reload()
-    alice.wait_live()
+    store_under(alice, chosen)
     stored = newest(table)["seq"] + 1
     alice.roll("1d20")
     expect(alice.event(stored)).to_be_visible()
@@ -492,10 +510,7 @@ def test_the_verification_page_names_a_public_roll_served_sealed(table_of, seats
     page = seats("alice").page
     page.route("**/api/campaigns/*/events*", seal)
     page.get_by_role("link", name="Verify the log and the dice").click()
-    summary = page.locator("#verify-summary")
-    expect(summary).to_have_attribute("data-state", "bad", timeout=10000)
-    expect(summary).to_have_attribute("data-first-bad", str(public))
-    expect(page.locator(f"#verify-problems li[data-seq='{public}']")).to_contain_text("the server sent it sealed")
+    expect_first_bad(page, public, "the server sent it sealed")
 
 
 def test_the_verification_page_names_a_new_session_started_under_the_old_dice_scheme(table_of, seats, real_dice):
@@ -506,34 +521,14 @@ def test_the_verification_page_names_a_new_session_started_under_the_old_dice_sc
     start = table.command(table.gm, {"type": "start_session"}).events[0].seq
     table.command(table.alice, {"type": "roll", "notation": "1d20"})
     table.command(table.gm, {"type": "end_session"})
-    campaign_id = table.campaign.id
-    served = {}
 
-    def downgrade(route):
-        body = route.fetch().json()
-        events = body["events"]
-        if events and events[0]["seq"] == 1:
-            events[start - 1]["payload"]["dice_scheme"] = "talekeeper-hmac-sha256-v1"
-            rehash(events, campaign_id, start)
-            served.update((ev["seq"], ev["hash"]) for ev in events)
-        route.fulfill(json=body)
+    def downgrade(events):
+        events[start - 1]["payload"]["dice_scheme"] = "talekeeper-hmac-sha256-v1"
+        return start
 
-    def signed(route):  # started that way, the session end's receipt signed that log
-        body = route.fetch().json()
-        for receipt in body["checkpoints"]:
-            receipt["hash"] = served[receipt["seq"]]
-            receipt["signature"] = base64.b64encode(signing_key().sign(message(receipt))).decode("ascii")
-        route.fulfill(json=body)
-
-    page = seats("bob").page
-    page.evaluate("localStorage.clear()")  # his table page verified the honest log
-    page.route("**/api/campaigns/*/events*", downgrade)
-    page.route("**/api/campaigns/*/checkpoints", signed)
-    page.get_by_role("link", name="Verify the log and the dice").click()
-    summary = page.locator("#verify-summary")
-    expect(summary).to_have_attribute("data-state", "bad", timeout=10000)
-    expect(summary).to_have_attribute("data-first-bad", str(start))
-    expect(page.locator(f"#verify-problems li[data-seq='{start}']")).to_contain_text("under an old dice scheme")
+    bob = seats("bob")
+    verify_a_forged_log(bob, table.campaign.id, downgrade)
+    expect_first_bad(bob.page, start, "under an old dice scheme")
 
 
 def test_the_table_names_a_roll_the_server_stored_with_another_action(table_of, seats, real_dice):
@@ -568,21 +563,7 @@ def test_a_blind_roll_stored_under_another_id_is_named_once_it_is_revealed(table
     table.command(table.gm, {"type": "start_session"})
     alice = seats("alice")
     chosen = "b" * 32
-
-    def swap_id(frame, to_page):
-        if frame.get("type") == "command":
-            swap_id.sent = frame["id"]
-            frame["id"] = chosen
-        return frame
-
-    def swap_back(frame, to_page):
-        if frame.get("type") == "ack" and frame.get("id") == chosen:
-            frame["id"] = swap_id.sent
-        return frame
-
-    alice.tamper_sockets(swap_id, swap_back)
-    alice.page.reload()
-    alice.wait_live()
+    store_under(alice, chosen)
     blind = newest(table)["seq"] + 1
     alice.roll("1d20", visibility="gm")
     expect(alice.event(blind)).to_contain_text("sealed: ")
