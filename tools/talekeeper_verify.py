@@ -16,6 +16,7 @@ It checks, and prints ``BAD seq N: why`` for the first failure of each kind (exi
 2. every finished session's dice: the revealed seed against its published commitment, and every die it
    can see (or that a reveal showed) against the seed (schemes v1 and v2), and hidden nonces;
 3. every reveal against the body digest (commitment) the sealed event carried in the chain;
+   and that no member's command id was used twice (the same id rolls the same dice);
 4. every receipt: signed by the key, and extended by the export (same hash at its seq).
 
 Everything here is specified in docs/fair-dice.md and docs/event-log.md; this file is one reading
@@ -335,6 +336,21 @@ class Verifier:
         self._session_bounds(bounds)
         return checked_sessions, dice
 
+    def command_ids(self) -> None:
+        """A member's command id is used once in a campaign (the same id rolls the same dice): a second
+        event under it would replay the dice of the first, each matching the seed."""
+        first: dict = {}
+        for event in self.events:
+            body = body_of(event) or self.revealed.get(event["seq"])
+            command_id = body["payload"].get("command_id") if body is not None else None
+            if command_id is None:
+                continue
+            key = (event["actor_id"], json.dumps(command_id))
+            if key in first:
+                self.bad(event["seq"], f"command id {command_id} of this member was used before, in #{first[key]}")
+            else:
+                first[key] = event["seq"]
+
     def _session_frames(self) -> None:
         """Every session stamped on an event opens with its start and, once the log goes on past it,
         closes with its end, both public: a start or end this member reads sealed (stored for the GM
@@ -509,6 +525,7 @@ def main(argv=None) -> int:
     verifier.chain()
     verifier.reveals()
     sessions, dice = verifier.dice()
+    verifier.command_ids()
     verifier.receipts(read_receipts(args.receipt), base64.b64decode(key_b64) if key_b64 else None)
     for note in verifier.notes:
         print(f"note: {note}")

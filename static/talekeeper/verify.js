@@ -147,10 +147,31 @@ function checkSessionFrames(events, report) {
   }
 }
 
+/** Each sealed event's payload as a reveal showed it (checked against its seal by checkReveals), by seq. */
+function revealedPayloads(events) {
+  return new Map(events.filter((e) => e.type === "roll_revealed" && !isSealed(e) && e.payload?.body)
+    .map((e) => [e.payload.seq, e.payload.body.payload]));
+}
+
+/** A member's command id is used once in a campaign: the same id rolls the same dice, so a second event
+ *  under it would replay the first one's dice, each matching the seed. */
+function checkCommandIds(events, report) {
+  const revealed = revealedPayloads(events);
+  const first = new Map();
+  for (const ev of events) {
+    const id = (isSealed(ev) ? revealed.get(ev.seq) : ev.payload)?.command_id;
+    if (id === undefined || id === null) continue;
+    const key = JSON.stringify([ev.actor_id, id]);
+    if (first.has(key)) report.problem(ev.seq, `#${ev.seq} is stored under the command id of #${first.get(key)} by the same member: the same id rolls the same dice.`);
+    else first.set(key, ev.seq);
+  }
+}
+
 async function checkDice(events, report) {
   const before = report.problems.length;
   const notes = [];
   checkSessionFrames(events, report);
+  checkCommandIds(events, report);
   let dice = 0;
   const started = new Set();
   for (const start of events.filter((e) => e.type === "session_started")) {
@@ -186,8 +207,7 @@ async function checkDice(events, report) {
  *  as far as the member can read it now (a roll sealed from her counts once revealed). */
 function checkCommands(events, report) {
   const before = report.problems.length;
-  const revealed = new Map(events.filter((e) => e.type === "roll_revealed" && e.payload?.body)
-    .map((e) => [e.payload.seq, e.payload.body.payload])); // checked against their seals by checkReveals
+  const revealed = revealedPayloads(events);
   let checked = 0;
   let sealed = 0;
   for (const [seq, sent] of sentCommands(data.slug)) {

@@ -576,3 +576,23 @@ def test_a_blind_roll_stored_under_another_id_is_named_once_it_is_revealed(table
     alice.page.goto(f"{alice.base}/campaigns/{SLUG}/verify/")
     expect(alice.page.locator("#verify-summary")).to_have_attribute("data-first-bad", str(blind), timeout=10000)
     expect(alice.page.locator(f"#verify-problems li[data-seq='{blind}']")).to_contain_text("sent as")
+
+
+def test_the_verification_page_names_a_command_id_stored_twice(table_of, seats, real_dice):
+    """A host's server that stored Alice's later roll under the id of her earlier fumble got the fumble's
+    dice again, each matching the seed: a member's id is used once, and the page says so now."""
+    table = table_of("tote")
+    table.command(table.gm, {"type": "start_session"})
+    fumble = table.command(table.alice, {"type": "roll", "notation": "1d20"}).events[0].seq
+    later = table.command(table.alice, {"type": "roll", "notation": "1d20"}).events[0].seq
+    table.command(table.gm, {"type": "end_session"})
+
+    def replay(events):
+        first = events[fumble - 1]["payload"]
+        events[later - 1]["payload"].update(command_id=first["command_id"], dice_log=first["dice_log"],
+                                            total=first["total"])
+        return later
+
+    bob = seats("bob")
+    verify_a_forged_log(bob, table.campaign.id, replay)
+    expect_first_bad(bob.page, later, f"under the command id of #{fumble}")

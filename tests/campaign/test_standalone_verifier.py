@@ -272,3 +272,20 @@ def test_a_session_stamped_as_a_float_is_read_as_its_number(table, tmp_path):
     result = run(str(export))
     assert result.returncode == 1, result.stdout
     assert f"BAD seq {start}: session 1's start" in result.stdout
+
+
+def test_a_command_id_stored_twice_is_named(table, tmp_path):
+    """The same id rolls the same dice, and a member's id is used once (the Command table's constraint).
+    A host's server that stored Alice's later test under the id of her earlier fumble got the fumble's
+    dice again, each matching the seed: the verifier checked each die and passed both."""
+    table.command(table.gm, {"type": "start_session"})
+    fumble = table.command(table.alice, {"type": "roll", "notation": "1d20"}).events[0]
+    later = table.command(table.alice, {"type": "roll", "notation": "1d20"}).events[0]
+    table.command(table.gm, {"type": "end_session"})
+    host.edit_payload(table.campaign, later.seq, {**later.payload, "command_id": fumble.payload["command_id"],
+                                                  "dice_log": fumble.payload["dice_log"],
+                                                  "total": fumble.payload["total"]})
+    result = run(download(table, table.bob, tmp_path))
+    assert result.returncode == 1, result.stdout
+    assert f"BAD seq {later.seq}: command id {fumble.payload['command_id']} of this member was used before, " \
+           f"in #{fumble.seq}" in result.stdout
