@@ -650,7 +650,7 @@ def advancement(campaign: Campaign, character_id: int | None = None) -> list[Adv
     """Points earned, spent and available for each character (or one), with the
     history of every change, rebuilt from the log like every projection."""
     acc = _advancement_fold(campaign)
-    characters = Character.objects.filter(campaign=campaign).select_related("owner").order_by("id")
+    characters = Character.objects.filter(campaign=campaign).select_related("owner")
     if character_id is not None:
         characters = characters.filter(pk=character_id)
     out = []

@@ -262,7 +262,7 @@ AWARD = "award_points"  # every rule system's (rules/*/actions.py): points and a
 
 
 def _characters(campaign) -> list[Character]:
-    return list(Character.objects.filter(campaign=campaign).select_related("owner").order_by("id"))
+    return list(Character.objects.filter(campaign=campaign).select_related("owner"))
 
 
 class AwardForm(forms.Form):

@@ -94,7 +94,7 @@ def header(campaign: Campaign, *, full: bool, session: int | None = None, viewer
     """
     User = get_user_model()
     members = list(Membership.objects.filter(campaign=campaign).select_related("user").order_by("id"))
-    characters = Character.objects.filter(campaign=campaign).select_related("owner").order_by("id")
+    characters = Character.objects.filter(campaign=campaign).select_related("owner")
     if viewer is not None and not viewer.is_gm:
         characters = characters.exclude(npc=True, shown=SHOWN_HIDDEN)  # a hidden NPC does not exist for them
     characters = list(characters)

@@ -117,6 +117,15 @@ SHOWN_CHOICES = [(SHOWN_HIDDEN, "Hidden from the players"), (SHOWN_NAME, "Player
                  (SHOWN_FULL, "Players see everything")]
 
 
+def new_character_id() -> int:
+    """A character's id, drawn at random: ids that counted up told a player, from the gap between two
+    ids she reads, that a character she may not know of (a hidden NPC) was made between them, and so
+    which sealed event made it (docs/hidden-information.md). Below 2**53, so every JSON reader
+    reads it exactly; a clash, one in billions even with millions of characters, is an error, not a
+    silent reuse (the primary key)."""
+    return secrets.randbelow(2**53 - 1) + 1
+
+
 class Character(models.Model):
     """A character's identity. Its state lives in :class:`CharacterProjection`.
 
@@ -124,6 +133,7 @@ class Character(models.Model):
     may see of it (campaign/actions/npcs.py). Both mirror the log
     (``character_created``, ``npc_shown``), as ``name`` does."""
 
+    id = models.BigIntegerField(primary_key=True, default=new_character_id, editable=False)
     campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="characters")
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True)
     name = models.CharField(max_length=80)
@@ -132,7 +142,7 @@ class Character(models.Model):
     shown = models.CharField(max_length=10, choices=SHOWN_CHOICES, default=SHOWN_FULL)
 
     class Meta:
-        ordering = ["id"]
+        ordering = ["created_at", "id"]  # the order they were made in (ids are random)
 
     def __str__(self) -> str:
         return self.name

@@ -16,6 +16,7 @@ It checks, and prints ``BAD seq N: why`` for the first failure of each kind (exi
 2. every finished session's dice: the revealed seed against its published commitment, and every die it
    can see (or that a reveal showed) against the seed (schemes v1 and v2), and hidden nonces;
 3. every reveal against the body digest (commitment) the sealed event carried in the chain;
+   and that no member's command id was used twice (the same id rolls the same dice);
 4. every receipt: signed by the key, and extended by the export (same hash at its seq).
 
 Everything here is specified in docs/fair-dice.md and docs/event-log.md; this file is one reading
@@ -239,8 +240,15 @@ class Verifier:
         prev = self.events[0]["prev_hash"] if self.events else GENESIS
         if expected_seq != 1:
             self.notes.append(f"the export starts at seq {expected_seq}: its first link is taken on trust")
+        newest_format = 1
         for event in self.events:
             seq = event["seq"]
+            if event.get("format", 1) < newest_format:
+                # Format 1 was followed by 2 for good: an older one later means a sealed event this member
+                # can't rehash (or dice of scheme v1, which a host can aim) slipped in.
+                return self.bad(seq, f"hash format {event.get('format', 1)} after format {newest_format}: "
+                                     "a log's format never goes back")
+            newest_format = max(newest_format, event.get("format", 1))
             if seq != expected_seq:
                 return self.bad(expected_seq, f"is missing (the next event in the export is {seq})")
             if event["prev_hash"] != prev:
@@ -250,6 +258,9 @@ class Verifier:
                 return self.bad(seq, "its body_digest is not the digest of its body")
             if body is None and event.get("format", 1) == 2 and not event.get("body_digest"):
                 return self.bad(seq, "a sealed format-2 event without its body digest")
+            if body is None and event["visibility"] == "public":
+                # Every member reads a public event: sealed, its dice would go unchecked here.
+                self.bad(seq, "a public event served sealed: its body (and its dice) kept from this member")
             computed = event_hash(self.campaign_id, event, body, event.get("body_digest"))
             if computed is None:
                 unchecked += 1  # a sealed format-1 event: its hash covers a payload this member can't see
@@ -296,6 +307,7 @@ class Verifier:
                                            f"{event['type'].split('_')[1]} a second time")
                     continue
                 pair[event["type"]] = event
+        self._session_frames()
         checked_sessions = dice = 0
         bounds: dict = {}  # a finished session's number -> (its start's seq, its end's seq)
         for number, pair in sorted(sessions.items(), key=lambda kv: kv[0] or 0):
@@ -313,10 +325,55 @@ class Verifier:
             if not ok:
                 self.bad(end["seq"], "the revealed seed does not match the commitment published at the start")
                 continue
+            if start["payload"].get("dice_scheme") == SCHEME_V1 and start.get("format", 1) >= 2:
+                # v1 dice hang on seq and on seeds anyone adds, so a host can aim them; the sessions that
+                # have them started before hash format 2, which came with scheme v2.
+                self.bad(start["seq"], f"session {number} starts under dice scheme v1 in a format-2 event: "
+                                       "v1 ended with format 1")
+                continue
             checked_sessions += 1
             dice += self._session_dice(number, seed, start["payload"].get("dice_scheme"), start["seq"], end["seq"])
         self._session_bounds(bounds)
         return checked_sessions, dice
+
+    def command_ids(self) -> None:
+        """A member's command id is used once in a campaign (the same id rolls the same dice): a second
+        event under it would replay the dice of the first, each matching the seed."""
+        first: dict = {}
+        for event in self.events:
+            body = body_of(event) or self.revealed.get(event["seq"])
+            command_id = body["payload"].get("command_id") if body is not None else None
+            if command_id is None:
+                continue
+            key = (event["actor_id"], json.dumps(command_id))
+            if key in first:
+                self.bad(event["seq"], f"command id {command_id} of this member was used before, in #{first[key]}")
+            else:
+                first[key] = event["seq"]
+
+    def _session_frames(self) -> None:
+        """Every session stamped on an event opens with its start and, once the log goes on past it,
+        closes with its end, both public: a start or end this member reads sealed (stored for the GM
+        alone) would leave every die of that session unchecked here."""
+        first: dict = {}
+        last: dict = {}
+        for event in self.events:
+            number = event.get("session")
+            if type(number) is int:
+                first.setdefault(number, event)
+                last[number] = event
+        final = self.events[-1]["seq"] if self.events else 0
+        for number in sorted(first):
+            # An export that starts mid-session holds no start to read (its first link is taken on trust too).
+            starts_here = first[number] is not self.events[0] or first[number]["seq"] == 1
+            frames = [("session_started", "start", first[number])] if starts_here else []
+            if last[number]["seq"] != final:  # the log goes on: the session has ended
+                frames.append(("session_ended", "end", last[number]))
+            for kind, word, event in frames:
+                if event.get("hidden") or event["type"] != kind or event["payload"].get("session") != number \
+                        or event["visibility"] != "public":
+                    self.bad(event["seq"], f"session {number}'s {word} is not a public {kind} this member can "
+                                           "read: its dice can't be checked")
 
     def _session_bounds(self, bounds: dict) -> None:
         """Every event between a finished session's start and end is stamped with it, and none outside:
@@ -425,6 +482,12 @@ def read_export(path: str) -> tuple[dict | None, list[dict]]:
                     or not all(isinstance(data[k], str) for k in ("prev_hash", "hash", "created_at")):
                 raise Malformed(f"line {number} is not an event of an export (missing or wrong: "
                                 f"{', '.join(missing) or 'seq, payload or hashes'})")
+            for key in ("session", "scene", "actor_id", "character"):
+                # JCS writes 1.0 as 1, so the hash can't tell them apart: read it as the number it is.
+                if isinstance(data[key], float) and data[key].is_integer():
+                    data[key] = int(data[key])
+                if data[key] is not None and type(data[key]) is not int:
+                    raise Malformed(f"line {number}: its {key} is neither a whole number nor null")
             events.append(data)
     return header, events
 
@@ -462,6 +525,7 @@ def main(argv=None) -> int:
     verifier.chain()
     verifier.reveals()
     sessions, dice = verifier.dice()
+    verifier.command_ids()
     verifier.receipts(read_receipts(args.receipt), base64.b64decode(key_b64) if key_b64 else None)
     for note in verifier.notes:
         print(f"note: {note}")

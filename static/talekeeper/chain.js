@@ -128,6 +128,26 @@ export const bodyOf = (ev) => ({ type: ev.type, version: ev.version, character: 
 /** A sealed placeholder: a hidden event as a member who may not see it receives it. */
 export const isSealed = (ev) => ev.hidden === true;
 
+/** Why `ev` can't follow `before` in the chain for its hash format ("" when it can): format 2 replaced
+ *  format 1 for good, so an older format later is an event this member can't rehash when sealed (or a
+ *  session of the old dice scheme, which a host can aim) slipped in. */
+export function formatProblem(ev, before) {
+  return before && (ev.format || 1) < (before.format || 1)
+    ? `#${ev.seq} is in hash format ${ev.format || 1} after #${before.seq} in format ${before.format}: a log's format never goes back.` : "";
+}
+
+/** Why a sealed placeholder can't be what the server owes this member ("" when it can, or is no seal):
+ *  its commitment must be its body digest, and a public event is every member's to read (sealed, its
+ *  dice would go unchecked). */
+export function sealProblem(ev) {
+  if (!isSealed(ev)) return "";
+  if (ev.visibility === "public") return `#${ev.seq} is public, but the server sent it sealed: its body and dice are kept from you.`;
+  if ((ev.format || 1) >= 2 && ev.payload?.commitment !== ev.body_digest) {
+    return `#${ev.seq} is sealed with a commitment that is not its body digest.`;
+  }
+  return "";
+}
+
 /**
  * Recompute an event's hash from what this member received.
  * Returns {hash, digest, exact}: `hash` null when it can't be recomputed here (a sealed
@@ -236,8 +256,9 @@ export function forgetHead(slug) {
  *
  * `fetchEvents(after, limit)` pages the events API (to fill the gap between the stored head
  * and the first event the page shows); `onProblem({kind, seq, message, who})` is called for
- * each problem: kind "log" (the server's log is not the one this browser verified) or
- * "member" (another member reports a different hash for a seq); `onHead(head)` after each
+ * each problem: kind "log" (the server's log is not the one this browser verified),
+ * "member" (another member reports a different hash for a seq) or "command" (a command this
+ * browser sent was stored under another id, which keys its dice); `onHead(head)` after each
  * verified event. Work is queued so checks happen in the order things arrived.
  */
 export class Chain {
@@ -245,8 +266,10 @@ export class Chain {
     Object.assign(this, { slug, campaignId, fetchEvents, onProblem, onHead });
     this.stored = storedHead(slug); // what an earlier visit verified: the log must extend it
     this.last = null; // {seq, hash} of the last event checked on this page
+    this.lastEvent = null; // {seq, format} of it
     this.seen = new Map(); // seq -> {hash, digest, payload} of every event checked here
     this.claims = new Map(); // seq -> [{hash, who}]: heads reported for seqs not checked yet
+    this.sent = new Map(); // seq -> {id, action} this browser sent the command stored there with, until checked
     this.problems = [];
     this.unreproduced = 0; // events whose hash this browser could not recompute (sealed format 1)
     this.queue = Promise.resolve();
@@ -304,6 +327,25 @@ export class Chain {
     });
   }
 
+  /**
+   * A command this browser sent (with `id`) was stored at `seq`: the die it rolled must be keyed on
+   * that id (docs/fair-dice.md, section 2). A server that stored it under an id of its own choosing
+   * could have tried ids until the dice suited it, and every die would still match the seed.
+   */
+  ownCommand(seq, id, action) {
+    const sent = { id, action: JSON.parse(JSON.stringify(action)) }; // as the server received it
+    rememberSent(this.slug, seq, sent); // for a reveal, and the verification page, later
+    return this._enqueue(() => {
+      if (this.seen.has(seq)) this._compareCommand(seq, this.seen.get(seq).payload, sent);
+      else if (!this.last || seq > this.last.seq) this.sent.set(seq, sent);
+    });
+  }
+
+  _compareCommand(seq, payload, sent) {
+    const problem = commandProblem(seq, payload, sent);
+    if (problem) this._problem("command", seq, problem);
+  }
+
   _claim(seq, hash, who) {
     if (this.seen.has(seq)) this._compare(seq, hash, who);
     else if (!this.last || seq > this.last.seq) {
@@ -337,6 +379,9 @@ export class Chain {
     } else if (ev.seq === 1 && ev.prev_hash !== GENESIS) {
       this._problem("log", 1, "#1 does not start the chain (its prev_hash is not 64 zeros).");
     }
+    const backwards = formatProblem(ev, this.lastEvent);
+    if (backwards) this._problem("log", ev.seq, backwards);
+    this.lastEvent = { seq: ev.seq, format: ev.format || 1 };
     const digest = await this._checkContents(ev);
     if (this.stored && ev.seq === this.stored.seq && ev.hash !== this.stored.hash) {
       this._problem("log", ev.seq, `This browser verified #${ev.seq} as ${short(this.stored.hash)}; the server now serves ${short(ev.hash)}: the log was rewritten.`);
@@ -345,6 +390,8 @@ export class Chain {
     this.seen.set(ev.seq, { hash: ev.hash, prev_hash: ev.prev_hash, digest, payload: ev.payload });
     for (const { hash, who } of this.claims.get(ev.seq) || []) this._compare(ev.seq, hash, who);
     this.claims.delete(ev.seq);
+    if (this.sent.has(ev.seq)) this._compareCommand(ev.seq, ev.payload, this.sent.get(ev.seq));
+    this.sent.delete(ev.seq);
     if (ev.type === "roll_revealed") await this._checkReveal(ev);
     // Only a log that extends the stored head replaces it: after an alarm the evidence stays.
     if (!this.broken && (!this.stored || ev.seq >= this.stored.seq)) {
@@ -361,9 +408,8 @@ export class Chain {
     else if (again.hash !== ev.hash && again.exact) {
       this._problem("log", ev.seq, `#${ev.seq} was altered: its hash does not match its contents.`);
     } else if (again.hash !== ev.hash) this.unreproduced += 1;
-    if (isSealed(ev) && (ev.format || 1) >= 2 && ev.payload?.commitment !== ev.body_digest) {
-      this._problem("log", ev.seq, `#${ev.seq} is sealed with a commitment that is not its body digest.`);
-    }
+    const sealing = sealProblem(ev);
+    if (sealing) this._problem("log", ev.seq, sealing);
     return again.digest;
   }
 
@@ -396,8 +442,58 @@ export class Chain {
     }
     if (!sealed) return this._problem("log", ev.seq, `#${ev.seq} reveals #${target}, which is not in the log.`);
     const problem = await revealProblem(ev, sealed);
-    if (problem) this._problem("log", ev.seq, `Forged reveal: ${problem}.`);
+    if (problem) return this._problem("log", ev.seq, `Forged reveal: ${problem}.`);
+    const sent = sentCommands(this.slug).get(target); // a command of this browser's, sealed from it until now
+    if (sent) this._compareCommand(target, ev.payload.body?.payload, sent);
   }
+}
+
+/**
+ * Why the event a command of this browser's was stored as is not that command ("" when it is): the
+ * dice it rolled must be keyed on the id sent (docs/fair-dice.md, section 2), or a server could have
+ * tried ids until they suited it, every die still matching the seed; and the same id rolls the same
+ * dice, so the action must be the one sent (another target or bonus makes them say something else).
+ * `payload` is the event's (or its revealed body's); a command that rolled no session dice has none to aim.
+ */
+export function commandProblem(seq, payload, sent) {
+  if (!Array.isArray(payload?.dice_log) || payload.verifiable === false) return "";
+  if (payload.command_id !== sent.id) {
+    return `#${seq} is your command, sent as ${short(sent.id)}, but the server stored it as ${
+      short(String(payload.command_id ?? "no id"))}: it could have chosen your dice.`;
+  }
+  return sentAsStored(sent.action, payload.action) ? ""
+    : `#${seq} is your command, but the server stored another action than the one you sent.`;
+}
+
+// The commands this browser sent, by the seq they were stored at: {seq: {id, action}}, the newest
+// SENT_KEPT. Only the sender knows them, so only she can check them once they can be read (a roll
+// sealed from her until the GM reveals it; the verification page).
+const SENT_KEPT = 1000;
+const sentKey = (slug) => `talekeeper:sent:${slug}`;
+
+export function sentCommands(slug) {
+  try {
+    const kept = JSON.parse(localStorage.getItem(sentKey(slug))) || {};
+    return new Map(Object.entries(kept).map(([seq, sent]) => [Number(seq), sent]));
+  } catch {
+    return new Map(); // storage off or junk in it
+  }
+}
+
+function rememberSent(slug, seq, sent) {
+  const kept = sentCommands(slug);
+  kept.set(seq, sent);
+  const newest = [...kept.keys()].sort((a, b) => b - a).slice(0, SENT_KEPT);
+  try {
+    localStorage.setItem(sentKey(slug), JSON.stringify(Object.fromEntries(newest.map((k) => [k, kept.get(k)]))));
+  } catch { /* storage off or full: the table still checks what it can read now */ }
+}
+
+/** Whether the action stored holds every key of the action sent, unchanged. It may hold more: a contest
+ *  naming an opponent gets the opponent's numbers filled in by the server (campaign/actions/contests.py). */
+function sentAsStored(sent, stored) {
+  return !!stored && typeof stored === "object"
+    && Object.keys(sent).every((k) => k in stored && jcs(stored[k]) === jcs(sent[k]));
 }
 
 /** One page of the events API, as this member may see them (numbers' source text kept). */

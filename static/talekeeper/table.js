@@ -154,6 +154,7 @@ export async function sendCommand(action, { show } = {}) {
       continue;
     }
     if (attempt) notice("");
+    chain.ownCommand(ack.seq, id, action); // the dice keyed on the id sent, for the action sent
     if (show) expectResult(ack.seqs?.length ? ack.seqs : [ack.seq], show, action.visibility || "public");
     return ack;
   }
@@ -304,7 +305,9 @@ function showProblem(problem) {
   fill(document.getElementById("chain-problems"),
     ...chain.problems.map((p) => h("li", { dataset: { seq: p.seq, kind: p.kind } }, p.message)));
   document.getElementById("chain-alarm-title").textContent = chain.broken
-    ? "This server's log is not the one your browser verified" : "Another member is shown a different log";
+    ? "This server's log is not the one your browser verified"
+    : chain.problems.some((p) => p.kind === "command") ? "The server may have chosen your dice"
+      : "Another member is shown a different log";
   document.getElementById("chain-alarm").hidden = false;
   chainHeadEl.dataset.state = "alarm";
   chainHeadEl.textContent = `log problem at #${problem.seq}`;

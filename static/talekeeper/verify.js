@@ -8,8 +8,8 @@
 // Each problem names its seq; the summary names the first.
 
 import {
-  DICE_V2, GENESIS, deriveFace, deriveNonce, eventsPage, fromHex, isSealed, recomputeHash, receiptSigned,
-  revealProblem, sha256Hex, short, storedHead,
+  DICE_V2, GENESIS, commandProblem, deriveFace, deriveNonce, eventsPage, formatProblem, fromHex, isSealed,
+  recomputeHash, receiptSigned, revealProblem, sealProblem, sentCommands, sha256Hex, short, storedHead,
 } from "./chain.js";
 import { fill, h, plural } from "./ui.js";
 
@@ -36,10 +36,14 @@ async function checkChain(events, head, report) {
       return { digests, ok: false };
     }
     if (ev.prev_hash !== prev) report.problem(ev.seq, `#${ev.seq} does not link to the event before it.`);
+    const backwards = formatProblem(ev, events[index - 1]);
+    if (backwards) report.problem(ev.seq, backwards);
     const again = await recomputeHash(ev, data.campaignId);
     digests.set(ev.seq, again.digest);
     if (again.hash === null || (again.hash !== ev.hash && !again.exact)) unreproduced += 1;
     else if (again.hash !== ev.hash) report.problem(ev.seq, `#${ev.seq} was altered: its hash does not match its contents.`);
+    const sealing = sealProblem(ev);
+    if (sealing) report.problem(ev.seq, sealing);
     prev = ev.hash;
   }
   if (events.length !== head) report.problem(events.length + 1, `The server says the log has ${plural(head, "event")} but sent ${events.length}.`);
@@ -120,9 +124,54 @@ function checkSessionBounds(n, start, end, events, report) {
   }
 }
 
+/** Every session stamped on an event opens with its start and, once the log goes on past it, closes
+ *  with its end, both public: a start or end sealed from this member (stored for the GM alone) would
+ *  leave every die of that session unchecked here. */
+function checkSessionFrames(events, report) {
+  const first = new Map();
+  const last = new Map();
+  for (const ev of events) {
+    if (!Number.isSafeInteger(ev.session)) continue;
+    if (!first.has(ev.session)) first.set(ev.session, ev);
+    last.set(ev.session, ev);
+  }
+  const final = events.length ? events[events.length - 1].seq : 0;
+  for (const [n, start] of first) {
+    const frames = [["session_started", "start", start]];
+    if (last.get(n).seq !== final) frames.push(["session_ended", "end", last.get(n)]); // the log goes on: it ended
+    for (const [kind, word, ev] of frames) {
+      if (isSealed(ev) || ev.type !== kind || ev.payload?.session !== n || ev.visibility !== "public") {
+        report.problem(ev.seq, `#${ev.seq} is not session ${n}'s ${word} as a public event you can read: its dice can't be checked.`);
+      }
+    }
+  }
+}
+
+/** Each sealed event's payload as a reveal showed it (checked against its seal by checkReveals), by seq. */
+function revealedPayloads(events) {
+  return new Map(events.filter((e) => e.type === "roll_revealed" && !isSealed(e) && e.payload?.body)
+    .map((e) => [e.payload.seq, e.payload.body.payload]));
+}
+
+/** A member's command id is used once in a campaign: the same id rolls the same dice, so a second event
+ *  under it would replay the first one's dice, each matching the seed. */
+function checkCommandIds(events, report) {
+  const revealed = revealedPayloads(events);
+  const first = new Map();
+  for (const ev of events) {
+    const id = (isSealed(ev) ? revealed.get(ev.seq) : ev.payload)?.command_id;
+    if (id === undefined || id === null) continue;
+    const key = JSON.stringify([ev.actor_id, id]);
+    if (first.has(key)) report.problem(ev.seq, `#${ev.seq} is stored under the command id of #${first.get(key)} by the same member: the same id rolls the same dice.`);
+    else first.set(key, ev.seq);
+  }
+}
+
 async function checkDice(events, report) {
   const before = report.problems.length;
   const notes = [];
+  checkSessionFrames(events, report);
+  checkCommandIds(events, report);
   let dice = 0;
   const started = new Set();
   for (const start of events.filter((e) => e.type === "session_started")) {
@@ -133,6 +182,11 @@ async function checkDice(events, report) {
     const end = events.find((e) => e.type === "session_ended" && e.payload?.session === n);
     if (!end) { notes.push(`session ${n} is running: its seed stays secret until it ends`); continue; }
     checkSessionBounds(n, start, end, events, report);
+    if (start.payload.dice_scheme !== DICE_V2 && (start.format || 1) >= 2) {
+      // v1 dice hang on seq and on seeds anyone adds (a host can aim them); v1 sessions predate format 2.
+      report.problem(start.seq, `#${start.seq} starts session ${n} under an old dice scheme (${start.payload.dice_scheme}), which ended with the old hash format: its dice could be aimed.`);
+      continue;
+    }
     if (start.payload.dice_scheme !== DICE_V2) {
       notes.push(`session ${n} uses dice scheme v1 (dice keyed on seq), which this page does not check: manage.py verify_dice does`);
       continue;
@@ -147,6 +201,27 @@ async function checkDice(events, report) {
   if (unverifiable) notes.push(`${plural(unverifiable, "roll")} outside a session ${unverifiable === 1 ? "is" : "are"} not verifiable`);
   const matched = plural(dice, "die matches its session's revealed seed", "dice match their sessions' revealed seeds");
   report.check("Dice", report.problems.length === before, `${matched}${notes.length ? ` (${notes.join("; ")})` : ""}.`);
+}
+
+/** The commands this browser sent (chain.js sentCommands): each stored under its id, with its action,
+ *  as far as the member can read it now (a roll sealed from her counts once revealed). */
+function checkCommands(events, report) {
+  const before = report.problems.length;
+  const revealed = revealedPayloads(events);
+  let checked = 0;
+  let sealed = 0;
+  for (const [seq, sent] of sentCommands(data.slug)) {
+    const ev = events[seq - 1];
+    if (!ev) continue; // beyond the log: the chain check says so if this browser verified it
+    const payload = isSealed(ev) ? revealed.get(seq) : ev.payload;
+    if (!payload) { sealed += 1; continue; }
+    checked += 1;
+    const problem = commandProblem(seq, payload, sent);
+    if (problem) report.problem(seq, problem);
+  }
+  report.check("Your commands", report.problems.length === before,
+    `${plural(checked, "command")} this browser sent, each stored under the id it was sent with${sealed
+      ? ` (${sealed} more sealed from you)` : ""}.`);
 }
 
 /** The receipts the member picked from their own files (one checkpoint or a list per file). */
@@ -198,6 +273,7 @@ export async function verify() {
   const { digests } = await checkChain(events, head, report);
   await checkReveals(events, digests, report);
   await checkDice(events, report);
+  checkCommands(events, report);
   await checkReceipts(events, report);
   report.firstBad = report.problems.length ? Math.min(...report.problems.map((p) => p.seq)) : null;
   return report;

@@ -386,6 +386,42 @@ def test_earlier_events_paged_in_are_checked_too(table_of, seats):
     expect(alice.page.locator(f"#chain-alarm li[data-seq='{target}']")).to_contain_text(f"#{target} was altered")
 
 
+def expect_first_bad(page, seq: int, problem: str) -> None:
+    """The verification page says the log does not check out, first at ``seq``, for ``problem``."""
+    summary = page.locator("#verify-summary")
+    expect(summary).to_have_attribute("data-state", "bad", timeout=10000)
+    expect(summary).to_have_attribute("data-first-bad", str(seq))
+    expect(page.locator(f"#verify-problems li[data-seq='{seq}']")).to_contain_text(problem)
+
+
+def verify_a_forged_log(seat, campaign_id: int, forge):
+    """``seat``'s verification page on a log the server forged as it went: ``forge(events)`` changes the
+    events API's whole log in place and returns the first seq it changed; the chain is rehashed from
+    there, and the session end's receipt signed on the forged log."""
+    served = {}
+
+    def forged(route):
+        body = route.fetch().json()
+        events = body["events"]
+        if events and events[0]["seq"] == 1:
+            rehash(events, campaign_id, forge(events))
+            served.update((ev["seq"], ev["hash"]) for ev in events)
+        route.fulfill(json=body)
+
+    def signed(route):
+        body = route.fetch().json()
+        for receipt in body["checkpoints"]:
+            receipt["hash"] = served[receipt["seq"]]
+            receipt["signature"] = base64.b64encode(signing_key().sign(message(receipt))).decode("ascii")
+        route.fulfill(json=body)
+
+    page = seat.page
+    page.evaluate("localStorage.clear()")  # the table page verified the honest log: a live forger's it would not
+    page.route("**/api/campaigns/*/events*", forged)
+    page.route("**/api/campaigns/*/checkpoints", signed)
+    page.get_by_role("link", name="Verify the log and the dice").click()
+
+
 def test_the_verification_page_names_a_roll_stamped_outside_the_session_it_was_rolled_in(table_of, seats, real_dice):
     """A host's server could aim a die while a session ran by answering with dice of its choosing,
     stamped as rolled outside any session (``verifiable: false``): the page checked a session's dice by
@@ -395,35 +431,186 @@ def test_the_verification_page_names_a_roll_stamped_outside_the_session_it_was_r
     rolled = table.command(table.alice, {"type": "roll", "notation": "1d20"}).events[0].seq
     table.command(table.bob, {"type": "roll", "notation": "1d20"})
     table.command(table.gm, {"type": "end_session"})
-    campaign_id = table.campaign.id
-    served = {}
 
-    def aim(route):
-        body = route.fetch().json()
-        events = body["events"]
-        if events and events[0]["seq"] == 1:
-            target = events[rolled - 1]
-            target["payload"].pop("dice_scheme")
-            target["payload"].update(verifiable=False, dice_log=[[20, 20]], total=20)
-            target["session"] = target["scene"] = None
-            rehash(events, campaign_id, rolled)
-            served.update((ev["seq"], ev["hash"]) for ev in events)
-        route.fulfill(json=body)
+    def aim(events):
+        target = events[rolled - 1]
+        target["payload"].pop("dice_scheme")
+        target["payload"].update(verifiable=False, dice_log=[[20, 20]], total=20)
+        target["session"] = target["scene"] = None
+        return rolled
 
-    def signed(route):
-        # Aimed as the roll was made, the server signed the session end's receipt on that log.
-        body = route.fetch().json()
-        for receipt in body["checkpoints"]:
-            receipt["hash"] = served[receipt["seq"]]
-            receipt["signature"] = base64.b64encode(signing_key().sign(message(receipt))).decode("ascii")
-        route.fulfill(json=body)
+    bob = seats("bob")
+    verify_a_forged_log(bob, table.campaign.id, aim)
+    expect_first_bad(bob.page, rolled, "outside any session")
 
+
+def test_the_verification_page_names_a_session_whose_start_the_host_sealed(table_of, seats, real_dice):
+    """A host's server aims Alice's die and stores the session's start for the GM alone: Bob's page read it
+    sealed, found no start of session 1, and so checked none of its dice, and said they matched."""
+    from tests.campaign import host
+
+    table = table_of("tote")
+    start = table.command(table.gm, {"type": "start_session"}).events[0].seq
+    aimed = table.command(table.alice, {"type": "roll", "notation": "1d20"}).events[0]
+    face = aimed.payload["dice_log"][0][1] % 20 + 1
+    host.edit_payload(table.campaign, aimed.seq, {**aimed.payload, "dice_log": [[20, face]], "total": face})
+    host.seal(table.campaign, start)
+    table.command(table.gm, {"type": "end_session"})  # its receipt signs the log as the host made it
     page = seats("bob").page
-    page.evaluate("localStorage.clear()")  # his table page verified the honest log: a live forger's it would not
-    page.route("**/api/campaigns/*/events*", aim)
-    page.route("**/api/campaigns/*/checkpoints", signed)
     page.get_by_role("link", name="Verify the log and the dice").click()
-    summary = page.locator("#verify-summary")
-    expect(summary).to_have_attribute("data-state", "bad", timeout=10000)
-    expect(summary).to_have_attribute("data-first-bad", str(rolled))
-    expect(page.locator(f"#verify-problems li[data-seq='{rolled}']")).to_contain_text("outside any session")
+    expect_first_bad(page, start, "is not session 1's start")
+
+
+def store_under(seat, chosen: str) -> None:
+    """A host's relay from now on (the page reloads through it): the server stores each command of
+    ``seat``'s under the id ``chosen`` and answers the page with the id it sent."""
+    sent = {}
+
+    def swap_id(frame, to_page):
+        if frame.get("type") == "command":
+            sent["id"], frame["id"] = frame["id"], chosen
+        return frame
+
+    def swap_back(frame, to_page):
+        if frame.get("type") == "ack" and frame.get("id") == chosen:
+            frame["id"] = sent["id"]
+        return frame
+
+    seat.tamper_sockets(swap_id, swap_back)
+    seat.page.reload()
+    seat.wait_live()
+
+
+def test_the_table_names_a_roll_the_server_stored_under_a_command_id_of_its_own(table_of, seats, real_dice):
+    """A host's server that receives Alice's roll, tries command ids of its own until the seed gives the
+    dice it wants and stores her roll under that one: every die matches the seed for the id stored, so
+    every verifier said OK. Only her browser knows the id it sent; it checks the stored one now."""
+    table = table_of("tote")
+    table.command(table.gm, {"type": "start_session"})
+    alice = seats("alice")
+    chosen = "c" * 32
+    store_under(alice, chosen)
+    stored = newest(table)["seq"] + 1
+    alice.roll("1d20")
+    expect(alice.event(stored)).to_be_visible()
+    assert Event.objects.get(campaign=table.campaign, seq=stored).payload["command_id"] == chosen
+    alarm = alice.page.locator("#chain-alarm")
+    expect(alarm).to_be_visible()
+    expect(alarm.locator("h2")).to_have_text("The server may have chosen your dice")
+    expect(alarm.locator(f"li[data-seq='{stored}']")).to_contain_text(f"but the server stored it as {chosen[:12]}")
+
+    # An honest roll raises nothing.
+    alice.tamper_sockets()
+    alice.page.reload()
+    alice.wait_live()
+    alice.roll("1d20")
+    expect(alice.page.locator("#chain-head")).to_contain_text(f"verified to #{stored + 1}")
+    expect(alarm).to_be_hidden()
+
+
+def test_the_verification_page_names_a_public_roll_served_sealed(table_of, seats, real_dice):
+    """A host's server that aims Bob's public roll can show it at the table and serve it sealed to the
+    verification page: its hash checks through its body digest, so the page counted it among the events
+    sealed from this member and checked none of its dice. A public event is every member's to read."""
+    table = table_of("tote")
+    table.command(table.gm, {"type": "start_session"})
+    public = table.command(table.bob, {"type": "roll", "notation": "1d20"}).events[0].seq
+    table.command(table.gm, {"type": "end_session"})
+
+    def seal(route):
+        body = route.fetch().json()
+        for ev in body["events"]:
+            if ev["seq"] == public:
+                ev.update(hidden=True, type="sealed", version=1, character=None, character_name=None,
+                          payload={"hidden": True, "commitment": ev["body_digest"]})
+        route.fulfill(json=body)
+
+    page = seats("alice").page
+    page.route("**/api/campaigns/*/events*", seal)
+    page.get_by_role("link", name="Verify the log and the dice").click()
+    expect_first_bad(page, public, "the server sent it sealed")
+
+
+def test_the_verification_page_names_a_new_session_started_under_the_old_dice_scheme(table_of, seats, real_dice):
+    """Scheme v1 keyed a die on its seq and on seeds anyone could add, so a host could aim it. The page
+    left a v1 session's dice to verify_dice with a note and said everything checked out: a host's server
+    that started a new session as v1 could roll what it liked. v1 sessions predate hash format 2."""
+    table = table_of("tote")
+    start = table.command(table.gm, {"type": "start_session"}).events[0].seq
+    table.command(table.alice, {"type": "roll", "notation": "1d20"})
+    table.command(table.gm, {"type": "end_session"})
+
+    def downgrade(events):
+        events[start - 1]["payload"]["dice_scheme"] = "talekeeper-hmac-sha256-v1"
+        return start
+
+    bob = seats("bob")
+    verify_a_forged_log(bob, table.campaign.id, downgrade)
+    expect_first_bad(bob.page, start, "under an old dice scheme")
+
+
+def test_the_table_names_a_roll_the_server_stored_with_another_action(table_of, seats, real_dice):
+    """The same id rolls the same dice, so a server that kept Alice's id but stored another action (a
+    bonus she never asked for, a lower target) made her dice say something else, and every die still
+    matched the seed. Her browser checks that what it sent is what was stored."""
+    table = table_of("tote")
+    table.command(table.gm, {"type": "start_session"})
+    alice = seats("alice")
+
+    def bonus(frame, to_page):
+        if frame.get("type") == "command":
+            frame["action"]["notation"] += "+5"
+        return frame
+
+    alice.tamper_sockets(bonus)
+    alice.page.reload()
+    alice.wait_live()
+    stored = newest(table)["seq"] + 1
+    alice.roll("1d20")
+    expect(alice.event(stored)).to_be_visible()
+    assert Event.objects.get(campaign=table.campaign, seq=stored).payload["action"]["notation"] == "1d20+5"
+    alarm = alice.page.locator("#chain-alarm")
+    expect(alarm.locator(f"li[data-seq='{stored}']")).to_contain_text("the server stored another action")
+
+
+def test_a_blind_roll_stored_under_another_id_is_named_once_it_is_revealed(table_of, seats, real_dice):
+    """Alice's roll only the GM sees reaches her sealed, so her table could not read the id it was stored
+    under: a host's server could aim it (an id of its own) unseen. Her browser keeps the ids it sent,
+    and checks them when the GM reveals the roll, at the table and on the verification page."""
+    table = table_of("tote")
+    table.command(table.gm, {"type": "start_session"})
+    alice = seats("alice")
+    chosen = "b" * 32
+    store_under(alice, chosen)
+    blind = newest(table)["seq"] + 1
+    alice.roll("1d20", visibility="gm")
+    expect(alice.event(blind)).to_contain_text("sealed: ")
+    alarm = alice.page.locator("#chain-alarm")
+    expect(alarm).to_be_hidden()  # sealed from her: nothing to read yet
+    table.command(table.gm, {"type": "reveal", "seq": blind})
+    expect(alarm.locator(f"li[data-seq='{blind}']")).to_contain_text(f"but the server stored it as {chosen[:12]}")
+
+    table.command(table.gm, {"type": "end_session"})
+    alice.page.goto(f"{alice.base}/campaigns/{SLUG}/verify/")
+    expect(alice.page.locator("#verify-summary")).to_have_attribute("data-first-bad", str(blind), timeout=10000)
+    expect(alice.page.locator(f"#verify-problems li[data-seq='{blind}']")).to_contain_text("sent as")
+
+
+def test_the_verification_page_names_a_command_id_stored_twice(table_of, seats, real_dice):
+    """A host's server that stored Alice's later roll under the id of her earlier fumble got the fumble's
+    dice again, each matching the seed: a member's id is used once, and the page says so now."""
+    table = table_of("tote")
+    table.command(table.gm, {"type": "start_session"})
+    fumble = table.command(table.alice, {"type": "roll", "notation": "1d20"}).events[0].seq
+    later = table.command(table.alice, {"type": "roll", "notation": "1d20"}).events[0].seq
+    table.command(table.gm, {"type": "end_session"})
+
+    def replay(events):
+        first = events[fumble - 1]["payload"]
+        events[later - 1]["payload"].update(command_id=first["command_id"], dice_log=first["dice_log"],
+                                            total=first["total"])
+        return later
+
+    bob = seats("bob")
+    verify_a_forged_log(bob, table.campaign.id, replay)
+    expect_first_bad(bob.page, later, f"under the command id of #{fumble}")

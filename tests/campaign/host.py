@@ -84,3 +84,19 @@ def delete_and_renumber(campaign: Campaign, seq: int) -> None:
         for pk in list(later):
             _sql("UPDATE campaign_event SET seq = seq - 1 WHERE id = %s", [pk])
         _rehash(campaign, seq)
+
+
+def seal(campaign: Campaign, seq: int, visibility: str = "gm") -> None:
+    """Store event ``seq`` with another visibility (the GM's alone, say): members who may not read it
+    receive it sealed, its hash still checks through its body digest."""
+    with _Unlocked():
+        _sql("UPDATE campaign_event SET visibility = %s WHERE campaign_id = %s AND seq = %s",
+             [visibility, campaign.pk, seq])
+        _rehash(campaign, seq)
+
+
+def set_format(campaign: Campaign, seq: int, format: int) -> None:
+    """Hash event ``seq`` in another format (format 1, say, as the log's oldest events are)."""
+    with _Unlocked():
+        _sql("UPDATE campaign_event SET format = %s WHERE campaign_id = %s AND seq = %s", [format, campaign.pk, seq])
+        _rehash(campaign, seq)

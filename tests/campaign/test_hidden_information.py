@@ -867,3 +867,21 @@ def test_a_players_race_round_against_a_sheet_with_a_secret_roll_is_public(table
     stored = Event.objects.get(campaign=table.campaign, seq=res.json()["seq"])
     assert stored.visibility == "public", res.json()
     assert seen(table.watcher, stored.seq)["payload"]["round"] == 1
+
+
+def test_the_character_ids_a_player_reads_do_not_count_the_hidden_npcs_made_between_them(table_for):
+    """Character ids counted up: Alice read Hero 3 and Bob's Scout 5, so a character 4 existed that she
+    may not know of: a hidden NPC, made between the two. Its creation reaches her as a sealed stub that
+    says who and when, never what (the GM's secret roll reads the same); the gap said what, and how many.
+    Ids are drawn at random now, so two characters made in a row are no nearer than any other two (a
+    chance of about 2**-52 that this test fails by luck)."""
+    table = setup(table_for, "wyrm")
+    npc(table, "hidden")
+    scout = send(table, table.bob, {"type": "create_character", "name": "Scout",
+                                    "sheet": get_system("wyrm").example_sheet}).json()["character"]
+    spy = send(table, table.bob, {"type": "create_character", "name": "Spy",
+                                  "sheet": get_system("wyrm").example_sheet}).json()["character"]
+    listed = client_for(table.alice).get(f"/api/campaigns/{SLUG}/characters").json()["characters"]
+    assert [c["id"] for c in listed] == [table.hero.id, scout, spy]  # in the order they were made, as before
+    assert scout - table.hero.id != 2  # one hidden NPC between them
+    assert spy - scout != 1  # none between them

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from django.test import Client
 
 from tests.campaign import host
@@ -182,3 +183,132 @@ def test_a_session_started_again_with_a_new_commitment_is_named(table, tmp_path)
     result = run(download(table, table.bob, tmp_path))
     assert result.returncode == 1, result.stdout
     assert f"BAD seq {aimed.seq + 1}" in result.stdout or f"BAD seq {aimed.seq}" in result.stdout, result.stdout
+
+
+@pytest.mark.parametrize("sealed", ["session_started", "session_ended"])
+def test_a_session_whose_start_or_end_the_host_sealed_is_named(table, tmp_path, sealed):
+    """A host's server aims Alice's die and stores the session's start (or its end) for the GM alone: a
+    member reads it sealed, so the verifier found no start (or no end) of that session, and checked none
+    of its dice, and said OK."""
+    from campaign.models import Event
+
+    table.command(table.gm, {"type": "start_session"})
+    aimed = table.command(table.alice, {"type": "roll", "notation": "1d20"}).events[0]
+    table.command(table.gm, {"type": "end_session"})
+    table.command(table.bob, {"type": "roll", "notation": "1d6"})  # the log goes on after the session
+    face = aimed.payload["dice_log"][0][1] % 20 + 1
+    host.edit_payload(table.campaign, aimed.seq, {**aimed.payload, "dice_log": [[20, face]], "total": face})
+    frame = Event.objects.get(campaign=table.campaign, type=sealed).seq
+    host.seal(table.campaign, frame)
+    result = run(download(table, table.bob, tmp_path))
+    assert result.returncode == 1, result.stdout
+    assert f"BAD seq {frame}: session 1" in result.stdout, result.stdout
+
+
+def sealed_stub(event: dict) -> dict:
+    """``event`` as a member who may not read it receives it (docs/fair-dice.md, section 4)."""
+    keys = ("seq", "format", "actor", "actor_id", "session", "scene", "visibility", "created_at", "prev_hash", "hash")
+    return {**{k: event[k] for k in keys}, "hidden": True, "type": "sealed", "version": 1, "character": None,
+            "character_name": None, "body_digest": event["body_digest"],
+            "payload": {"hidden": True, "commitment": event["body_digest"]}}
+
+
+def test_a_public_event_served_sealed_is_named(table, tmp_path):
+    """A host's server that aims Bob's public roll can serve it sealed in the exports (and the events API
+    the verification page reads) while the table shows it: its hash checks through its body digest, so
+    the verifier counted it among the events sealed from this member and checked none of its dice. No
+    member may be kept from a public event."""
+    an_evening(table)
+    export = Path(download(table, table.alice, tmp_path))
+    lines = [json.loads(line) for line in export.read_text().splitlines()]
+    lines = [sealed_stub(e) if e.get("seq") == table.public.seq else e for e in lines]
+    export.write_text("".join(json.dumps(e) + "\n" for e in lines))
+    result = run(str(export))
+    assert result.returncode == 1, result.stdout
+    assert f"BAD seq {table.public.seq}: a public event served sealed" in result.stdout
+
+
+def test_a_new_session_started_under_the_old_dice_scheme_is_named(table, tmp_path):
+    """Scheme v1 keyed a die on its seq and on seeds anyone could add, so a host could aim it (filler events
+    first); it is verified for the logs that have it, not trusted. A host's server that started a new
+    session as v1 rolled dice of its choosing that the verifier checked, as v1, and passed (the
+    verification page did not even look: "v1, left to verify_dice"). v1 sessions predate hash format 2:
+    a format-2 event never starts one, and a log's format never goes back to 1."""
+    from campaign.fairdice import SCHEME_V1, derive_face_v1, player_mix
+    from campaign.models import DiceSeed
+
+    start = table.command(table.gm, {"type": "start_session"}).events[0]
+    roll = table.command(table.alice, {"type": "roll", "notation": "1d20"}).events[0]
+    table.command(table.gm, {"type": "end_session"})
+    seed = DiceSeed.objects.get(campaign=table.campaign, session=1).seed
+    host.edit_payload(table.campaign, start.seq, {**start.payload, "dice_scheme": SCHEME_V1})
+    face = derive_face_v1(seed, table.campaign.id, 1, roll.seq, 0, 20, player_mix([]))  # the seq the host picked
+    payload = {k: v for k, v in roll.payload.items() if k not in ("dice_scheme", "command_id", "action")}
+    host.edit_payload(table.campaign, roll.seq, {**payload, "dice_log": [[20, face]], "total": face})
+    result = run(download(table, table.bob, tmp_path))
+    assert result.returncode == 1, result.stdout
+    assert f"BAD seq {start.seq}: session 1 starts under dice scheme v1" in result.stdout
+
+
+def test_an_old_log_of_scheme_v1_in_format_1_grown_in_format_2_still_verifies(table_for, tmp_path, monkeypatch):
+    from campaign import log
+    from tests.campaign.test_fairdice import play_a_session, write_v1_session
+
+    monkeypatch.setattr(log, "CURRENT_FORMAT", log.FORMAT_1)  # the campaign too, as the old server made it
+    table = table_for("tote")
+    write_v1_session(table, monkeypatch)
+    play_a_session(table)
+    result = run(download(table, table.gm, tmp_path))
+    assert result.returncode == 0, result.stdout
+    assert " in 2 finished session(s)" in result.stdout
+
+
+def test_a_format_1_event_after_format_2_is_named(table, tmp_path):
+    """The same session started under v1, its start hashed in format 1 as the old sessions' were: a log's
+    format never goes back (and a sealed format-1 event is one a member can't even rehash)."""
+    from campaign.fairdice import SCHEME_V1
+
+    start = table.command(table.gm, {"type": "start_session"}).events[0]
+    host.edit_payload(table.campaign, start.seq, {**start.payload, "dice_scheme": SCHEME_V1})
+    host.set_format(table.campaign, start.seq, 1)
+    result = run(download(table, table.bob, tmp_path))
+    assert result.returncode == 1, result.stdout
+    assert f"BAD seq {start.seq}: hash format 1 after format 2" in result.stdout
+
+
+def test_a_session_stamped_as_a_float_is_read_as_its_number(table, tmp_path):
+    """JCS writes 1.0 as 1, so an export may say "session": 1.0 and every hash still holds: the verifier
+    took such a stamp for no session's, and so missed that session's start sealed from this member."""
+    from campaign.models import Event
+
+    table.command(table.gm, {"type": "start_session"})
+    table.command(table.alice, {"type": "roll", "notation": "1d20"})
+    table.command(table.gm, {"type": "end_session"})
+    start = Event.objects.get(campaign=table.campaign, type="session_started").seq
+    host.seal(table.campaign, start)
+    export = Path(download(table, table.bob, tmp_path))
+    lines = [json.loads(line) for line in export.read_text().splitlines()]
+    for line in lines:
+        if isinstance(line.get("session"), int):
+            line["session"] = float(line["session"])
+    export.write_text("".join(json.dumps(e) + "\n" for e in lines))
+    result = run(str(export))
+    assert result.returncode == 1, result.stdout
+    assert f"BAD seq {start}: session 1's start" in result.stdout
+
+
+def test_a_command_id_stored_twice_is_named(table, tmp_path):
+    """The same id rolls the same dice, and a member's id is used once (the Command table's constraint).
+    A host's server that stored Alice's later test under the id of her earlier fumble got the fumble's
+    dice again, each matching the seed: the verifier checked each die and passed both."""
+    table.command(table.gm, {"type": "start_session"})
+    fumble = table.command(table.alice, {"type": "roll", "notation": "1d20"}).events[0]
+    later = table.command(table.alice, {"type": "roll", "notation": "1d20"}).events[0]
+    table.command(table.gm, {"type": "end_session"})
+    host.edit_payload(table.campaign, later.seq, {**later.payload, "command_id": fumble.payload["command_id"],
+                                                  "dice_log": fumble.payload["dice_log"],
+                                                  "total": fumble.payload["total"]})
+    result = run(download(table, table.bob, tmp_path))
+    assert result.returncode == 1, result.stdout
+    assert f"BAD seq {later.seq}: command id {fumble.payload['command_id']} of this member was used before, " \
+           f"in #{fumble.seq}" in result.stdout
