@@ -867,3 +867,28 @@ def test_a_players_race_round_against_a_sheet_with_a_secret_roll_is_public(table
     stored = Event.objects.get(campaign=table.campaign, seq=res.json()["seq"])
     assert stored.visibility == "public", res.json()
     assert seen(table.watcher, stored.seq)["payload"]["round"] == 1
+
+
+# --- a sealed contest's opponent, whatever the rules decided ------------------------------------
+
+@pytest.mark.parametrize("gms_hidden_action", [
+    {"type": "start_contest", "vs_pool": 3},  # a contest of Alice's hero already runs: hers is refused
+    {"type": "straight_roll", "target": 5},  # nothing in her way: hers starts
+])
+def test_whether_a_sealed_contest_was_refused_does_not_reach_its_opponent(table_for, gms_hidden_action):
+    """A reviewer's find (the eighteenth session): Alice's contest naming Bob's rival, on top of the
+    GM's hidden action on her hero, is sealed from her. Started, it was a side of Rival (a change Bob
+    may not see: his next roll of Rival sealed); refused by what the GM hid, it was not (his roll
+    public). So the table, from Bob's roll, learned what the GM did to Alice's hero. Whether the rules
+    refused a sealed decision is hidden; whom it concerns is not: Rival is its side either way."""
+    table = setup(table_for, "tale")
+    rival = table.create_character(table.bob, "Rival", get_system("tale").example_sheet)
+    hidden = send(table, table.gm, {**gms_hidden_action, "character": table.hero.id, "visibility": "gm"}, [3] * 10)
+    assert hidden.status == 201, hidden.json()
+    start = send(table, table.alice, {"type": "start_contest", "character": table.hero.id, "skill": "Ride",
+                                      "vs_character": rival.id, "vs_skill": "Ride"})
+    assert start.status == 201 and start.json()["hidden"] is True, start.json()
+    bobs = send(table, table.bob, {"type": "straight_roll", "character": rival.id, "skill": "Ride", "target": 5},
+                [3] * 10)
+    assert bobs.status == 201 and bobs.json().get("hidden") is True, bobs.json()  # before: public after a refusal
+    sealed_for_everyone_but_the_gm(table, bobs.json()["seq"])
