@@ -892,3 +892,22 @@ def test_whether_a_sealed_contest_was_refused_does_not_reach_its_opponent(table_
                 [3] * 10)
     assert bobs.status == 201 and bobs.json().get("hidden") is True, bobs.json()  # before: public after a refusal
     sealed_for_everyone_but_the_gm(table, bobs.json()["seq"])
+
+
+@pytest.mark.parametrize("their_pool", [30, 5])  # past the largest pool with her modifier, or not
+def test_whether_a_sealed_race_round_was_refused_does_not_reach_the_opponents_round(table_for, their_pool):
+    """The same through an MdT race, whose rounds read nothing of the opponent: after the GM's hidden
+    change of the pool Alice's race holds for Bob's rival, her round is sealed, refused or rolled; Bob's
+    round after it was public after a refused one (his race untouched), sealed after a rolled one."""
+    table = setup(table_for, "mdt")
+    rival = table.create_character(table.bob, "Rival", get_system("mdt").example_sheet)
+    round_ = mdt_race(table, rival.id)
+    send(table, table.gm, {"type": "test", "character": table.hero.id, "attribute": "wits", "visibility": "gm"},
+         [8, 8, 8])
+    kept = send(table, table.gm, {"type": "adjust_sheet", "character": table.hero.id,
+                                  "changes": {"contest.vs_pool": their_pool}, "reason": "help arrives"})
+    sealed_for_everyone_but_the_gm(table, kept.json()["seq"])
+    hers = send(table, table.alice, {**round_, "vs_modifier": 5}, [1] * 40)
+    assert hers.status == 201 and hers.json()["hidden"] is True, hers.json()
+    bobs = send(table, table.bob, {"type": "contest_round", "character": rival.id}, [1] * 40)
+    assert bobs.status == 201 and bobs.json().get("hidden") is True, bobs.json()  # before: public after a refusal
