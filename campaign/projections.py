@@ -41,7 +41,8 @@ CAMPAIGN_WIDE = frozenset({"scene_started", "scene_ended", "session_started", "s
 # An event of one character that other characters' projections read too (a contest's
 # round, campaign/actions/contests.py): ``payload["sides"]`` maps each other character's
 # id (a string) to the payload as that side reads it (``true`` on a bundle, whose inner
-# events carry their own ``sides``).
+# events carry their own ``sides``, and on a sealed refusal of a contest's action, which changes
+# no side but concerns it as the decision would have: campaign/actions/contests.py with_sides).
 SIDES = "sides"
 VOID = "event_voided"
 # Several rule events one hidden command decided, stored as one event

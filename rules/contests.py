@@ -36,12 +36,22 @@ CONTINUING = {"tale": frozenset({"iterated_round", "combat_round", "end_contest"
 # round or an end is that event swapped (:func:`_mdt_side` gets no state). Not Tale's: a contest's
 # end says how much damage the opponent has room for (``damage_room``), and a round may end it.
 OWN_SIDE_ONLY = {"mdt": CONTINUING["mdt"]}
+# The actions the opponent's state reads too, whatever the rules decide: starting a contest against
+# it and continuing one (:func:`side_view` gives its side of each event they decide). Not a WYRM
+# opposed check or an MdT opposed test: one roll that changes neither sheet.
+SIDED = {"tale": CONTINUING["tale"] | {"start_contest", "start_combat"},
+         "mdt": CONTINUING["mdt"] | {"start_contest"}}
 
 
 def reads_opponent(system: str, kind) -> bool:
     """Whether deciding the action ``kind`` against an opponent reads the opponent's state: naming it
     fills its numbers (:func:`fill`); continuing a contest, its side of the events may read it."""
     return kind not in OWN_SIDE_ONLY.get(system, ())
+
+
+def has_sides(system: str, kind) -> bool:
+    """Whether the action ``kind`` naming an opponent is a side of it, decided or refused."""
+    return kind in SIDED.get(system, ())
 
 
 def _text(value, name: str) -> str | None:

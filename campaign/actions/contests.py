@@ -20,7 +20,7 @@ from __future__ import annotations
 from rules import Event as RulesEvent
 from rules import RuleError
 from rules.base import copy_json
-from rules.contests import CONTINUING, fill, reads_opponent, side_view
+from rules.contests import CONTINUING, fill, has_sides, reads_opponent, side_view
 
 from .. import hidden
 from ..models import SHOWN_FULL, SHOWN_HIDDEN, VISIBILITY_GM, VISIBILITY_PUBLIC, Campaign, Character, Event, Membership
@@ -68,7 +68,12 @@ def with_sides(campaign: Campaign, character: Character, opponent: Character, de
     """The decided events, each carrying how the opponent reads it (``sides``) when it changes the opponent.
 
     An action that reads nothing of the opponent (``kind``: an MdT round) gets no state of it to read:
-    :func:`readers_with` counts on that."""
+    :func:`readers_with` counts on that.
+
+    A decision sealed from its actor that the rules refused (campaign.hidden.REFUSED) of an action that
+    is a side of the opponent (:func:`rules.contests.has_sides`) is a side of it still, with no view
+    (``true``, as on a bundle): whether the rules refused is hidden, and a side or none would say it to
+    whoever acts for the opponent next (its sheet holding a change they may not see, or not)."""
     rules = campaign.rules
     state = copy_json(opponent.projection.state) if reads_opponent(campaign.system, kind) else None
     # The opponent's sheet names whom it races, as the acting side's names it; a hidden NPC stays
@@ -78,6 +83,8 @@ def with_sides(campaign: Campaign, character: Character, opponent: Character, de
     for event in decided:
         view = side_view(campaign.system, event, state, character.id, name)
         if view is None:
+            if event.type == hidden.REFUSED and has_sides(campaign.system, kind):
+                event = RulesEvent(event.type, {**event.payload, "sides": {str(opponent.id): True}}, event.version)
             out.append(event)
             continue
         if state is not None:

@@ -885,3 +885,47 @@ def test_the_character_ids_a_player_reads_do_not_count_the_hidden_npcs_made_betw
     assert [c["id"] for c in listed] == [table.hero.id, scout, spy]  # in the order they were made, as before
     assert scout - table.hero.id != 2  # one hidden NPC between them
     assert spy - scout != 1  # none between them
+
+
+# --- a sealed contest's opponent, whatever the rules decided ------------------------------------
+
+@pytest.mark.parametrize("gms_hidden_action", [
+    {"type": "start_contest", "vs_pool": 3},  # a contest of Alice's hero already runs: hers is refused
+    {"type": "straight_roll", "target": 5},  # nothing in her way: hers starts
+])
+def test_whether_a_sealed_contest_was_refused_does_not_reach_its_opponent(table_for, gms_hidden_action):
+    """A reviewer's find (the eighteenth session): Alice's contest naming Bob's rival, on top of the
+    GM's hidden action on her hero, is sealed from her. Started, it was a side of Rival (a change Bob
+    may not see: his next roll of Rival sealed); refused by what the GM hid, it was not (his roll
+    public). So the table, from Bob's roll, learned what the GM did to Alice's hero. Whether the rules
+    refused a sealed decision is hidden; whom it concerns is not: Rival is its side either way."""
+    table = setup(table_for, "tale")
+    rival = table.create_character(table.bob, "Rival", get_system("tale").example_sheet)
+    hidden = send(table, table.gm, {**gms_hidden_action, "character": table.hero.id, "visibility": "gm"}, [3] * 10)
+    assert hidden.status == 201, hidden.json()
+    start = send(table, table.alice, {"type": "start_contest", "character": table.hero.id, "skill": "Ride",
+                                      "vs_character": rival.id, "vs_skill": "Ride"})
+    assert start.status == 201 and start.json()["hidden"] is True, start.json()
+    bobs = send(table, table.bob, {"type": "straight_roll", "character": rival.id, "skill": "Ride", "target": 5},
+                [3] * 10)
+    assert bobs.status == 201 and bobs.json().get("hidden") is True, bobs.json()  # before: public after a refusal
+    sealed_for_everyone_but_the_gm(table, bobs.json()["seq"])
+
+
+@pytest.mark.parametrize("their_pool", [30, 5])  # past the largest pool with her modifier, or not
+def test_whether_a_sealed_race_round_was_refused_does_not_reach_the_opponents_round(table_for, their_pool):
+    """The same through an MdT race, whose rounds read nothing of the opponent: after the GM's hidden
+    change of the pool Alice's race holds for Bob's rival, her round is sealed, refused or rolled; Bob's
+    round after it was public after a refused one (his race untouched), sealed after a rolled one."""
+    table = setup(table_for, "mdt")
+    rival = table.create_character(table.bob, "Rival", get_system("mdt").example_sheet)
+    round_ = mdt_race(table, rival.id)
+    send(table, table.gm, {"type": "test", "character": table.hero.id, "attribute": "wits", "visibility": "gm"},
+         [8, 8, 8])
+    kept = send(table, table.gm, {"type": "adjust_sheet", "character": table.hero.id,
+                                  "changes": {"contest.vs_pool": their_pool}, "reason": "help arrives"})
+    sealed_for_everyone_but_the_gm(table, kept.json()["seq"])
+    hers = send(table, table.alice, {**round_, "vs_modifier": 5}, [1] * 40)
+    assert hers.status == 201 and hers.json()["hidden"] is True, hers.json()
+    bobs = send(table, table.bob, {"type": "contest_round", "character": rival.id}, [1] * 40)
+    assert bobs.status == 201 and bobs.json().get("hidden") is True, bobs.json()  # before: public after a refusal
