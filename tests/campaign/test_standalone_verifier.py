@@ -72,13 +72,16 @@ def test_a_players_export_of_a_finished_session_verifies(table, tmp_path):
     assert "1 reveal(s)" in result.stdout  # ...but checks their links, and the revealed one's body
 
 
-def test_seeds_of_any_allowed_text_verify(table, tmp_path, monkeypatch):
+def test_seeds_of_any_allowed_text_verify(table_for, tmp_path, monkeypatch):
     """Seeds follow the one text rule (docs/fair-dice.md): a no-break space, an emoji family and a
     variation selector in a seed hash alike here and on the server (format 2 and format 1), and a
     v1 session's mix over them gives the dice the old server rolled."""
+    from campaign import log
     from campaign.fairdice import verify_session
     from tests.campaign.test_fairdice import TEXT_SEEDS, write_v1_session
 
+    monkeypatch.setattr(log, "CURRENT_FORMAT", log.FORMAT_1)  # the campaign too, as the old server made it
+    table = table_for("tote")
     write_v1_session(table, monkeypatch, player_seed=TEXT_SEEDS[1])  # session 1: format 1, scheme v1
     table.command(table.gm, {"type": "start_session"})
     for seed in TEXT_SEEDS:
