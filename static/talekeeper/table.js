@@ -762,8 +762,12 @@ function updateFollow(li, ev) {
   const active = document.activeElement;
   const hadFocus = box.contains(active);
   if (hadFocus && active.matches("input, select, textarea") && !active.form?.dataset.sent) return;
+  // The log was scrolled to its newest line before this box was drawn under it (the sheet it
+  // reads may come later): a log that was at its end stays there, the buttons in view.
+  const stick = li === logEl.lastElementChild && logEl.scrollHeight - logEl.scrollTop - logEl.clientHeight < 2;
   fill(box, ...nodes);
   box.hidden = !box.childElementCount;
+  if (stick) logEl.scrollTop = logEl.scrollHeight;
   if (hadFocus) { // keyboard users keep their place: the next choice, or the log line itself
     const next = box.querySelector("button, input, select");
     if (next) next.focus();
