@@ -1266,6 +1266,7 @@ function orderedCharacters() {
 }
 
 function renderCharacters() {
+  onEncounterEvent.charactersChanged?.();
   const tabs = document.getElementById("char-tabs");
   const list = orderedCharacters();
   if (selected === null || !chars.has(selected)) {
