@@ -578,3 +578,19 @@ def test_tale_a_combat_against_a_character_at_the_table(table_of, seats):
     contest = payload(table, seq)["contest"]
     assert (contest["kind"], contest["theirs"], contest["opponent"]) == ("combat", 4 + 3, rival.id)  # brawn + skill
     assert contest["label"] == "Grusk"  # the combat is called by its opponent's name
+
+
+def test_tale_a_contest_started_with_no_name_reads_right(table_of, seats):
+    """Play-test: "What" left empty (it is optional) gave "started a contest: , 7D vs 6D",
+    ", round 1: …" and a sheet headed "Iterated: "."""
+    table = table_of("tale")
+    hero = table.create_character(table.alice, "Autopet", get_system("tale").example_sheet)
+    alice = seats("alice")
+    started = act(alice, table, lambda: (alice.start("start_contest"), alice.submit()))
+    expect(alice.event(started).locator(".what")).to_have_text(re.compile(r"^started a contest, \d+D vs 6D$"))
+    expect(alice.page.locator(".contest h3")).to_have_text("Iterated contest")
+    round_ = {"type": "iterated_round", "character": hero.id}
+    seq = table.command(table.alice, round_, dice=dice_for(table, "tale", "Autopet", round_, 3)).events[0].seq
+    expect(alice.event(seq).locator(".what")).to_have_text(re.compile(r"^the contest, round 1: \d+ vs \d+$"))
+    ended = table.command(table.alice, {"type": "end_contest", "character": hero.id, "winner": "mine"}).events[0].seq
+    expect(alice.event(ended).locator(".what")).to_contain_text(re.compile(r"^the contest ended after 1 round"))
