@@ -1272,11 +1272,12 @@ function renderCharacters() {
   if (selected === null || !chars.has(selected)) {
     selected = (list.find((c) => canAct(c) && !isGM) || list[0])?.id ?? null;
   }
+  // An NPC's tab says so: the GM's read "Ghoul (you)", every one of them, and the players' "Ghoul · gm".
   fill(tabs, ...list.map((c) => h("button", {
     type: "button", role: "tab", id: `tab-${c.id}`, "aria-selected": c.id === selected ? "true" : "false", "aria-controls": "sheet-wrap",
     tabindex: c.id === selected ? 0 : -1, class: c.owner === me.username ? "mine" : "",
     onclick: () => selectCharacter(c.id),
-  }, c.name, h("span", { class: "tab-owner" }, c.owner === me.username ? " (you)" : ` · ${c.owner}`))));
+  }, c.name, h("span", { class: "tab-owner" }, c.npc ? " · NPC" : c.owner === me.username ? " (you)" : ` · ${c.owner}`))));
   // the roll form's "for" and the GM's owner list follow the characters and members
   const rollFor = document.getElementById("roll-character");
   if (rollFor) {

@@ -334,3 +334,16 @@ def test_the_gms_add_list_follows_the_characters_made_during_the_encounter(table
     expect(add.locator("option")).to_have_text(["Every character is in it"])
     expect(add).to_be_disabled()
     expect(gm.page.locator("#encounter-add button")).to_be_disabled()
+
+
+def test_an_npcs_tab_says_npc_on_every_page(table_of, seats):
+    """Play-test: the GM's NPC tabs each read "(you)" ("Ghoul (you)", "Bandit (you)"), the players' "· gm"."""
+    table = table_of("wyrm")
+    table.create_character(table.alice, "Mira", get_system("wyrm").example_sheet)
+    npc(table, "Bandit", "name")
+    gm, alice = seats("gm", "alice")
+    npc(table, "Ghoul", "full")  # made while the pages are open
+    for seat in (gm, alice):
+        expect(seat.page.locator("#char-tabs [role=tab]")).to_contain_text(["Bandit · NPC", "Ghoul · NPC"])
+    expect(alice.page.get_by_role("tab", name="Mira (you)")).to_be_visible()
+    expect(gm.page.get_by_role("tab", name="Mira · alice")).to_be_visible()
