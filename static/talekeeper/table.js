@@ -652,10 +652,14 @@ function followCtx(ev) {
     // Choices on a roll are offered to its player (the GM only for their own NPCs, and for
     // what is theirs to answer, such as approving Fate); the GM acts for anyone from the sheet.
     h, me, isGM, char: c, state: c?.state, canAct: !!c && !isSpectator && c.owner === me.username, latest, laterEvents, send,
-    // a button that sends `action` at once
+    // a button that sends `action` at once, or (attrs.ask: what can't be taken back) once asked first
     act(label, action, attrs = {}) {
       return h("button", { type: "button", class: `small ${attrs.class || ""}`, title: attrs.title, "aria-label": attrs.label,
         onclick: async (e) => {
+          if (attrs.ask) {
+            askFirst(e.currentTarget, { question: attrs.ask, yes: `Yes, ${label.toLowerCase()}`, no: "No, keep it going", onYes: () => send(action) });
+            return;
+          }
           e.target.disabled = true;
           try { await send(action); } catch { e.target.disabled = false; }
         } }, label);

@@ -395,7 +395,8 @@ export function followUps(ev, state, ctx) {
       out.push(ctx.act(`Next round (${c.mine}D vs ${c.theirs}D)`, { type: "iterated_round" }, { class: "primary" }));
       out.push(ctx.odds({ type: "iterated_round" }, (o) => oddsLine(o, [["win", "win"], ["lose", "lose"]])));
     }
-    out.push(ctx.act("End the contest", { type: "end_contest" }, { class: "secondary" }));
+    // One click ended it, undecided, for good: asked first (a winner is chosen from the sheet's "End it").
+    out.push(ctx.act("End the contest", { type: "end_contest" }, { class: "secondary", ask: `End the ${c.kind === "iterated" ? "contest" : c.kind === "hide" ? "hiding" : c.kind}${c.label ? ` (${c.label})` : ""} with nobody winning?` }));
     return out;
   }
   if (state.unassigned_damage && ["contest_ended", "damage_taken", "combat_round_rolled"].includes(ev.type)
