@@ -49,8 +49,12 @@ export function setUpEncounter({ data, chars, me, isGM, canAct, sendCommand, sel
     if (add) {
       const inIt = new Set(encounter.combatants.map((c) => c.character));
       const chosen = add.value; // a re-render (any event) must not undo the GM's choice
-      fill(add, ...[...chars.values()].filter((c) => !inIt.has(c.id))
-        .map((c) => h("option", { value: c.id }, c.name)));
+      const left = [...chars.values()].filter((c) => !inIt.has(c.id));
+      // An empty list and an Add that did nothing said nothing: the list says why it is empty.
+      fill(add, ...(left.length ? left.map((c) => h("option", { value: c.id }, c.name))
+        : [h("option", { value: "" }, "Every character is in it")]));
+      add.disabled = !left.length;
+      add.form.querySelector("button").disabled = !left.length;
       if ([...add.options].some((o) => o.value === chosen)) add.value = chosen;
     }
   }
@@ -116,5 +120,8 @@ export function setUpEncounter({ data, chars, me, isGM, canAct, sendCommand, sel
     if (id) send({ type: "add_combatant", character: id });
   });
   render();
-  return (ev) => { if (ev.seq > pageHead) apply(ev); };
+  const onEvent = (ev) => { if (ev.seq > pageHead) apply(ev); };
+  // A character made (or shown, or gone) while the encounter runs: the GM's "Add" list follows.
+  onEvent.charactersChanged = render;
+  return onEvent;
 }

@@ -656,10 +656,14 @@ function followCtx(ev) {
     // Choices on a roll are offered to its player (the GM only for their own NPCs, and for
     // what is theirs to answer, such as approving Fate); the GM acts for anyone from the sheet.
     h, me, isGM, char: c, state: c?.state, canAct: !!c && !isSpectator && c.owner === me.username, latest, laterEvents, send,
-    // a button that sends `action` at once
+    // a button that sends `action` at once, or (attrs.ask: what can't be taken back) once asked first
     act(label, action, attrs = {}) {
       return h("button", { type: "button", class: `small ${attrs.class || ""}`, title: attrs.title, "aria-label": attrs.label,
         onclick: async (e) => {
+          if (attrs.ask) {
+            askFirst(e.currentTarget, { question: attrs.ask, yes: `Yes, ${label.toLowerCase()}`, no: "No, keep it going", onYes: () => send(action) });
+            return;
+          }
           e.target.disabled = true;
           try { await send(action); } catch { e.target.disabled = false; }
         } }, label);
@@ -766,8 +770,12 @@ function updateFollow(li, ev) {
   const active = document.activeElement;
   const hadFocus = box.contains(active);
   if (hadFocus && active.matches("input, select, textarea") && !active.form?.dataset.sent) return;
+  // The log was scrolled to its newest line before this box was drawn under it (the sheet it
+  // reads may come later): a log that was at its end stays there, the buttons in view.
+  const stick = li === logEl.lastElementChild && logEl.scrollHeight - logEl.scrollTop - logEl.clientHeight < 2;
   fill(box, ...nodes);
   box.hidden = !box.childElementCount;
+  if (stick) logEl.scrollTop = logEl.scrollHeight;
   if (hadFocus) { // keyboard users keep their place: the next choice, or the log line itself
     const next = box.querySelector("button, input, select");
     if (next) next.focus();
@@ -1270,16 +1278,18 @@ function orderedCharacters() {
 }
 
 function renderCharacters() {
+  onEncounterEvent.charactersChanged?.();
   const tabs = document.getElementById("char-tabs");
   const list = orderedCharacters();
   if (selected === null || !chars.has(selected)) {
     selected = (list.find((c) => canAct(c) && !isGM) || list[0])?.id ?? null;
   }
+  // An NPC's tab says so: the GM's read "Ghoul (you)", every one of them, and the players' "Ghoul · gm".
   fill(tabs, ...list.map((c) => h("button", {
     type: "button", role: "tab", id: `tab-${c.id}`, "aria-selected": c.id === selected ? "true" : "false", "aria-controls": "sheet-wrap",
     tabindex: c.id === selected ? 0 : -1, class: c.owner === me.username ? "mine" : "",
     onclick: () => selectCharacter(c.id),
-  }, c.name, h("span", { class: "tab-owner" }, c.owner === me.username ? " (you)" : ` · ${c.owner}`))));
+  }, c.name, h("span", { class: "tab-owner" }, c.npc ? " · NPC" : c.owner === me.username ? " (you)" : ` · ${c.owner}`))));
   // the roll form's "for" and the GM's owner list follow the characters and members
   const rollFor = document.getElementById("roll-character");
   if (rollFor) {

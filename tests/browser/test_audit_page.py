@@ -10,7 +10,8 @@ import pytest
 from playwright.sync_api import expect
 
 from campaign.models import CharacterProjection, Event
-from tests.browser.conftest import SCREENSHOTS, WRITE_SCREENSHOTS, off_the_loop
+from rules import get_system
+from tests.browser.conftest import PHONE, SCREENSHOTS, WRITE_SCREENSHOTS, off_the_loop
 from tests.campaign.test_audit import play
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -133,3 +134,21 @@ def test_the_gm_awards_the_evening_from_the_advancement_page(table_of, seats, sc
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.set_viewport_size({"width": 1440, "height": 900})
         page.screenshot(path=str(SCREENSHOTS / "advancement.png"), full_page=True)
+
+
+def test_the_audit_pages_fit_a_phone(table_of, seats):
+    """Play-test: on a phone the audit page was laid out 769px wide, so the phone shrank all of it
+    to fit: the screen-reader words of the log's links ("… 's sheet"), positioned outside the
+    tables' sideways scroll, stretched the page past the tables' right edges."""
+    table = table_of("wyrm")
+    hero = table.create_character(table.alice, "Mira", get_system("wyrm").example_sheet)
+    table.command(table.gm, {"type": "start_session"})
+    for n in range(3):
+        table.command(table.gm, {"type": "award_points", "character": hero.id, "points": 1, "reason": f"deed {n}"})
+    table.command(table.gm, {"type": "end_session"})
+    gm = seats("gm", viewport=PHONE)
+    base = f"{gm.base}/campaigns/{table.campaign.slug}/audit/"
+    for page in ("", "advancement/", f"sheet/?character={hero.id}"):
+        gm.page.goto(base + page)
+        expect(gm.page.locator("h1")).to_be_visible()
+        assert gm.page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"], page or "audit"

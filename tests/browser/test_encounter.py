@@ -313,3 +313,37 @@ def test_the_quick_npc_form_fits_its_panel_and_offers_only_what_applies(table_of
     form.get_by_label("Sheet", exact=True).select_option("")
     expect(example).to_be_visible()
     expect(override).to_be_visible()
+
+
+def test_the_gms_add_list_follows_the_characters_made_during_the_encounter(table_of, seats):
+    """Play-test: the GM started the fight, then made the ambushers as quick NPCs: they never reached
+    "Add to the encounter" until a reload; and once everyone was in, "Add" did nothing and said nothing."""
+    table = table_of("wyrm")
+    hero = table.create_character(table.alice, "Mira", get_system("wyrm").example_sheet)
+    gm = seats("gm")
+    gm.page.locator("#encounter-name").fill("Ambush at the ford")
+    gm.page.get_by_role("button", name="Start an encounter").click()
+    add = gm.page.locator("#encounter-character")
+    expect(add.locator("option")).to_have_text(["Mira"])
+    bandit = npc(table, "Bandit", "name")
+    expect(add.locator("option")).to_have_text(["Mira", "Bandit"])
+    for character in (hero, bandit):
+        add.select_option(str(character.id))
+        gm.page.locator("#encounter-add button").click()
+        expect(gm.page.locator(f'#turn-order li[data-character="{character.id}"]')).to_be_attached()
+    expect(add.locator("option")).to_have_text(["Every character is in it"])
+    expect(add).to_be_disabled()
+    expect(gm.page.locator("#encounter-add button")).to_be_disabled()
+
+
+def test_an_npcs_tab_says_npc_on_every_page(table_of, seats):
+    """Play-test: the GM's NPC tabs each read "(you)" ("Ghoul (you)", "Bandit (you)"), the players' "· gm"."""
+    table = table_of("wyrm")
+    table.create_character(table.alice, "Mira", get_system("wyrm").example_sheet)
+    npc(table, "Bandit", "name")
+    gm, alice = seats("gm", "alice")
+    npc(table, "Ghoul", "full")  # made while the pages are open
+    for seat in (gm, alice):
+        expect(seat.page.locator("#char-tabs [role=tab]")).to_contain_text(["Bandit · NPC", "Ghoul · NPC"])
+    expect(alice.page.get_by_role("tab", name="Mira (you)")).to_be_visible()
+    expect(gm.page.get_by_role("tab", name="Mira · alice")).to_be_visible()

@@ -275,7 +275,8 @@ def test_tale_at_the_table(table_of, seats, script_dice):
     script_dice([1] * 7 + [6] * 4)
     seq = act(alice, table, lambda: fight.get_by_role("button", name="Fight").click(), "combat, round 1")
     assert payload(table, seq)["damage"] == {"to_me": 2, "to_them": 0}
-    act(alice, table, alice.event(seq).get_by_role("button", name="End the contest").click, "ended")
+    alice.event(seq).get_by_role("button", name="End the contest").click()
+    act(alice, table, alice.event(seq).get_by_role("button", name="Yes, end the contest").click, "ended")
     gm.tab("Autopet")
     gm.start("take_damage")
     composer(gm).get_by_label("Dice of damage").fill("2")
@@ -616,3 +617,43 @@ def test_tale_a_combat_against_a_character_at_the_table(table_of, seats):
     contest = payload(table, seq)["contest"]
     assert (contest["kind"], contest["theirs"], contest["opponent"]) == ("combat", 4 + 3, rival.id)  # brawn + skill
     assert contest["label"] == "Grusk"  # the combat is called by its opponent's name
+
+
+def test_tale_a_contest_started_with_no_name_reads_right(table_of, seats):
+    """Play-test: "What" left empty (it is optional) gave "started a contest: , 7D vs 6D",
+    ", round 1: …" and a sheet headed "Iterated: "."""
+    table = table_of("tale")
+    hero = table.create_character(table.alice, "Autopet", get_system("tale").example_sheet)
+    alice = seats("alice")
+    started = act(alice, table, lambda: (alice.start("start_contest"), alice.submit()))
+    expect(alice.event(started).locator(".what")).to_have_text(re.compile(r"^started a contest, \d+D vs 6D$"))
+    expect(alice.page.locator(".contest h3")).to_have_text("Iterated contest")
+    round_ = {"type": "iterated_round", "character": hero.id}
+    seq = table.command(table.alice, round_, dice=dice_for(table, "tale", "Autopet", round_, 3)).events[0].seq
+    expect(alice.event(seq).locator(".what")).to_have_text(re.compile(r"^the contest, round 1: \d+ vs \d+$"))
+    ended = table.command(table.alice, {"type": "end_contest", "character": hero.id, "winner": "mine"}).events[0].seq
+    expect(alice.event(ended).locator(".what")).to_contain_text(re.compile(r"^the contest ended after 1 round"))
+
+
+
+@pytest.mark.parametrize("system, start, end, question", [
+    ("tale", {"type": "start_contest", "characteristics": ["brawn", "deft"], "vs_pool": 2, "label": "the chase"},
+     "End the contest", "End the contest (the chase) with nobody winning?"),
+    ("mdt", {"type": "start_contest", "attribute": "dexterity", "vs_pool": 4, "target": 3},
+     "End the race", "End the race before anyone reaches the target?"),
+])
+def test_ending_a_contest_from_the_log_asks_first(table_of, seats, system, start, end, question):
+    """Play-test: "End the contest" under the roll ended it at once, undecided, for good, beside "Next round"."""
+    table = table_of(system)
+    hero = table.create_character(table.alice, "Autopet", get_system(system).example_sheet)
+    starter = table.gm if system == "mdt" else table.alice  # an MdT race is one of the GM's tools
+    seq = table.command(starter, {**start, "character": hero.id}).events[0].seq
+    alice = seats("alice")
+    alice.event(seq).get_by_role("button", name=end).click()
+    asked = alice.event(seq).get_by_role("group", name=question)
+    expect(asked).to_be_visible()
+    asked.get_by_role("button", name="No, keep it going").click()
+    expect(alice.event(seq).get_by_role("button", name=end)).to_be_visible()
+    assert head_seq(table) == seq  # nothing was sent
+    alice.event(seq).get_by_role("button", name=end).click()
+    act(alice, table, alice.event(seq).get_by_role("button", name=f"Yes, {end.lower()}").click, "ended")

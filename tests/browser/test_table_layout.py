@@ -205,3 +205,42 @@ def test_your_turn_waits_for_you_and_ends_from_the_list(table_of, seats):
     expect(alice.event(turn + 1)).to_contain_text("gave the turn to Rival (round 1)")
     expect(waiting).to_be_hidden()
     assert Event.objects.get(campaign=table.campaign, seq=turn + 1).payload["acting"] == rival.id
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, {"width": 1440, "height": 900}, PHONE], ids=["1280", "1440", "phone"])
+def test_the_chat_box_is_wide_enough_to_write_in(table_of, seats, viewport):
+    """Play-test: at 1280px the log's column is narrow, and "Say" got what "As" and "Send" left of it:
+    65px, its placeholder cut after "Enter sends;". The text box takes the form's first row."""
+    table = table_of("wyrm")
+    table.create_character(table.alice, "Mira", get_system("wyrm").example_sheet)
+    alice = seats("alice", viewport=viewport)
+    form = alice.page.locator("#chat-form").bounding_box()
+    text = alice.page.locator("#chat-text").bounding_box()
+    assert text["width"] >= form["width"] * 0.6, (text["width"], form["width"])
+
+
+# How much wider the select is than its longest option's words, in its own font (its arrow needs about 20px).
+ROOM = """(sel) => {
+  const probe = document.createElement("span");
+  probe.style.font = getComputedStyle(sel).font;
+  probe.style.whiteSpace = "nowrap";
+  probe.style.position = "absolute";
+  document.body.append(probe);
+  let widest = 0;
+  for (const o of sel.options) { probe.textContent = o.textContent; widest = Math.max(widest, probe.getBoundingClientRect().width); }
+  probe.remove();
+  return sel.clientWidth - widest;
+}"""
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, {"width": 1440, "height": 900}, PHONE], ids=["1280", "1440", "phone"])
+def test_the_dice_box_shows_its_choices_whole(table_of, seats, viewport):
+    """Play-test: at 1280px the dice box's "For" and "Who sees the dice" read "NPC / nc" and "Everyon":
+    the log's column is narrow on a desktop too, and the label field took the row's room; on a phone,
+    side by side, "NPC / no charact"."""
+    table = table_of("wyrm")
+    table.create_character(table.alice, "Mira", get_system("wyrm").example_sheet)
+    for seat in seats("gm", "alice", viewport=viewport):  # the GM's "NPC / no character", Alice's "Only me and the GM"
+        for select in ("#roll-character", "#visibility"):
+            room = seat.page.locator(select).evaluate(ROOM)
+            assert room >= 20, (seat.username, select, room)

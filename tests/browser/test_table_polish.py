@@ -237,3 +237,25 @@ def test_the_new_character_form_keeps_named_entries_named_and_apart(table_of, se
     expect(names.nth(2)).to_have_value("New specialization 2")
     sheet = json.loads(form.get_by_label("Sheet (JSON)").input_value())
     assert sheet["specializations"] == {"Ocultismo": 2, "New specialization": 0, "New specialization 2": 0}
+
+
+def test_the_log_keeps_a_new_rolls_follow_up_buttons_in_view(table_of, seats, script_dice):
+    """The result card says "what you can do next is on the roll in the log": the log scrolled to
+    the roll before its Fate buttons were drawn under it, so they sat below the log's edge."""
+    table = table_of("wyrm")
+    table.create_character(table.alice, "Mira", get_system("wyrm").example_sheet)
+    for n in range(12):  # a log longer than its box, so that where it is scrolled matters
+        table.command(table.gm, {"type": "roll", "notation": "1d6", "label": f"warm-up {n}"},
+                      dice=ScriptedDice([3]))
+    alice = seats("alice")
+    alice.start("check:rogue")
+    alice.page.locator("#composer").get_by_label("DL", exact=True).fill("9")
+    seq = head_seq(table) + 1
+    script_dice([1])  # 1 + Rogue 3 = 4 vs DL 9: a failure Fate can reroll
+    alice.submit()
+    reroll = alice.event(seq).get_by_role("button", name="Reroll (Fate)")
+    expect(reroll).to_be_visible()
+    log = alice.page.locator("#log")
+    # The buttons are drawn and the scroll follows in the same task: no wait for it.
+    gap = log.evaluate("(el) => el.scrollHeight - el.scrollTop - el.clientHeight")
+    assert gap <= 1, f"the log stops {gap}px above its newest line's end"

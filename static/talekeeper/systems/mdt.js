@@ -307,7 +307,7 @@ export function followUps(ev, state, ctx) {
   if ((ev.type === "contest_round_rolled" || ev.type === "contest_started") && state.contest && ctx.latest(ev, ["contest_round_rolled", "contest_started", "contest_ended"])) {
     return [ctx.act(`Next round (${state.contest.mine}–${state.contest.theirs} of ${state.contest.target})`, { type: "contest_round" }, { class: "primary" }),
       ctx.odds({ type: "contest_round" }, raceOdds),
-      ctx.act("End the race", { type: "end_contest" }, { class: "secondary" })];
+      ctx.act("End the race", { type: "end_contest" }, { class: "secondary", ask: "End the race before anyone reaches the target?" })];
   }
   if (ev.type === "project_rolled" || ev.type === "project_started") {
     const name = ev.payload.project || ev.payload.name;

@@ -13,6 +13,9 @@ const DIFFICULTY = [["trivial", 2], ["almost trivial", 3], ["very easy", 4], ["e
   ["difficult", 8], ["very difficult", 9], ["extremely difficult", 10]];
 
 const current = (state, c) => Math.max(0, state.sheet.characteristics[c] - (state.damage[c] || 0));
+// A contest started with no "What" has an empty label (hiding and combat get one from the rules): its
+// lines then say "the contest", not ", round 1".
+const named = (p) => p.label || "the contest";
 const damageTargets = (state) => (state.sheet.primary === "skill" ? ["skill"] : [state.sheet.primary, "skill"]);
 
 function skills(state) {
@@ -55,7 +58,7 @@ export function renderSheet(state, ctx) {
     // The character by name: every member reads this sheet, its player or not.
     const who = ctx.char?.name || "The character";
     contest = h("div", { class: "box contest" },
-      h("h3", null, `${cap(c.kind)}: ${c.label}`),
+      h("h3", null, c.label ? `${cap(c.kind)}: ${c.label}` : `${cap(c.kind)} contest`),
       h("div", { class: "race" },
         h("span", null, who), h("progress", { max: Math.max(c.start_mine, 1), value: c.mine, "aria-label": `${who}'s dice` }), h("b", null, `${c.mine}D`),
         h("span", null, "Them"), h("progress", { max: Math.max(c.start_theirs, 1), value: c.theirs, "aria-label": "their dice" }), h("b", null, `${c.theirs}D`)),
@@ -339,12 +342,12 @@ export function describe(ev, ctx) {
     }
     case "contest_started": {
       const c = p.contest;
-      return { text: `started ${c.kind === "combat" ? "a combat" : c.kind === "hide" ? "hiding" : "a contest"}: ${c.label}, ${c.mine}D vs ${c.theirs}D${c.rounds_left ? ` (${c.rounds_left} rounds)` : ""}` };
+      return { text: `started ${c.kind === "combat" ? "a combat" : c.kind === "hide" ? "hiding" : "a contest"}${c.label ? `: ${c.label}` : ""}, ${c.mine}D vs ${c.theirs}D${c.rounds_left ? ` (${c.rounds_left} rounds)` : ""}` };
     }
     case "round_rolled": {
       const elim = p.eliminated;
       return {
-        text: `${p.label}, round ${p.round}: ${p.mine_sum} vs ${p.theirs_sum}`,
+        text: `${named(p)}, round ${p.round}: ${p.mine_sum} vs ${p.theirs_sum}`,
         dice: [diceGroup(who, faces(p.sorted.mine, "sel")), diceGroup("them", faces(p.sorted.theirs, "theirs"))],
         outcome: { label: p.outcome === "tie" ? "Tie" : p.outcome === "win" ? "Won the round" : "Lost the round", tone: p.outcome === "win" ? "good" : p.outcome === "lose" ? "bad" : "neutral" },
         detail: [`knocked out: ${who} ${elim.mine}, them ${elim.theirs}`, `now ${p.mine_after}D vs ${p.theirs_after}D`,
@@ -355,7 +358,7 @@ export function describe(ev, ctx) {
       const x = p.exchanges;
       const word = { hit: "hit", even: "even", miss: "missed", no_attack: "no attack" };
       return {
-        text: `${p.label}, round ${p.round}: ${who} ${word[x.mine.outcome]} (${x.mine.attack_sum} vs ${x.mine.defence_sum}), they ${word[x.theirs.outcome]} (${x.theirs.attack_sum} vs ${x.theirs.defence_sum})`,
+        text: `${named(p)}, round ${p.round}: ${who} ${word[x.mine.outcome]} (${x.mine.attack_sum} vs ${x.mine.defence_sum}), they ${word[x.theirs.outcome]} (${x.theirs.attack_sum} vs ${x.theirs.defence_sum})`,
         dice: [diceGroup(`${who}'s attack`, faces(p.dice.my_attack, "sel")), diceGroup("defence", faces(p.dice.my_defence)),
           diceGroup("their attack", faces(p.dice.their_attack, "theirs")), diceGroup("defence", faces(p.dice.their_defence, "theirs"))],
         outcome: { label: `dealt ${p.damage.to_them}D, took ${p.damage.to_me}D`, tone: p.damage.to_them > p.damage.to_me ? "good" : p.damage.to_me > p.damage.to_them ? "bad" : "neutral" },
@@ -364,7 +367,7 @@ export function describe(ev, ctx) {
     }
     case "contest_ended": {
       const result = p.result ? ` (${p.result})` : "";
-      return { text: `${p.label} ended after ${p.rounds} round${p.rounds === 1 ? "" : "s"}: ${p.winner === "mine" ? "won" : p.winner === "theirs" ? "lost" : "undecided"}${result}`,
+      return { text: `${named(p)} ended after ${p.rounds} round${p.rounds === 1 ? "" : "s"}: ${p.winner === "mine" ? "won" : p.winner === "theirs" ? "lost" : "undecided"}${result}`,
         outcome: p.winner ? { label: p.winner === "mine" ? "Won" : "Lost", tone: p.winner === "mine" ? "good" : "bad" } : null,
         detail: [p.damage_to_assign ? `${p.damage_to_assign}D of damage to spread` : "", p.why || ""].filter(Boolean).join(" · ") };
     }
@@ -392,7 +395,8 @@ export function followUps(ev, state, ctx) {
       out.push(ctx.act(`Next round (${c.mine}D vs ${c.theirs}D)`, { type: "iterated_round" }, { class: "primary" }));
       out.push(ctx.odds({ type: "iterated_round" }, (o) => oddsLine(o, [["win", "win"], ["lose", "lose"]])));
     }
-    out.push(ctx.act("End the contest", { type: "end_contest" }, { class: "secondary" }));
+    // One click ended it, undecided, for good: asked first (a winner is chosen from the sheet's "End it").
+    out.push(ctx.act("End the contest", { type: "end_contest" }, { class: "secondary", ask: `End the ${c.kind === "iterated" ? "contest" : c.kind === "hide" ? "hiding" : c.kind}${c.label ? ` (${c.label})` : ""} with nobody winning?` }));
     return out;
   }
   if (state.unassigned_damage && ["contest_ended", "damage_taken", "combat_round_rolled"].includes(ev.type)
