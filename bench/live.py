@@ -1,4 +1,4 @@
-"""Issue #12's live-path scenarios, each against the bare relay in the same run, on 1 and on 2 processes.
+"""The live-path scenarios, each against the bare relay in the same run, on 1 and on 2 processes.
 
 * ``rules``: 20 tables x 8 sockets at 2 rolls/s per table; players roll their characters' rule
   actions (a WYRM check, a TOTE skill test, a Tale straight roll, an MdT test, ...) and plain
@@ -135,7 +135,7 @@ def profiled(a, procs, label: str):
 
 
 def run_live(a, env: dict, run_id: str, log_dir, log) -> dict:
-    """Every issue #12 live scenario on each process count of ``a.live_procs``; see the module doc."""
+    """Every live scenario on each process count of ``a.live_procs``; see the module doc."""
     app_env = {**env, "DJANGO_SETTINGS_MODULE": a.app_settings,
                # the writers post back to back: measure the command path, not the per-user limiter
                "RATE_LIMIT_USER_PER_MINUTE": "1000000"}
@@ -253,7 +253,7 @@ def _disk(app: dict) -> str:
 
 
 def targets(live: dict) -> list[dict]:
-    """Each live-path target of issue #12 against its floor, from this run's numbers (PASS/MISS)."""
+    """Each live-path target (docs/performance.md) against its floor, from this run's numbers (PASS/MISS)."""
     out = []
     for key in (f"{p}proc" for p in live.get("procs", [])):
         res = live.get(key)

@@ -16,7 +16,7 @@
   API as the GM and as a player who may not see a secret roll);
 * every odds form of every system, first call from cold caches (``bench/odds.py``);
 
-and each target of issue #12 on the store side against its floor (``targets``).
+and each store-side target (docs/performance.md) against its floor (``targets``).
 
 Django must be set up (``common.setup_django``) before this is imported.
 """
@@ -247,8 +247,7 @@ def bench_append_floor(n: int, prefix: str, rounds: int = 10) -> dict:
     ``do_command``'s own two statements (the lock with its join, the one write of the
     command row, the event and the stream head) with the same events, straight through
     psycopg. Between it and the bare loop is what the command writes beyond the floor;
-    between ``do_command`` and it, the command's Python (docs/performance.md, the
-    thirteenth session).
+    between ``do_command`` and it, the command's Python (docs/performance.md).
     """
     (table,) = data.make_tables(f"{prefix}-floor", 1, 2, system="wyrm")
     campaign = Campaign.objects.get(slug=table["slug"])
@@ -403,7 +402,7 @@ def bench_as_of(n: int, count: int, seed: int = 1, progress=None) -> dict:
 
 
 def targets(result: dict) -> list[dict]:
-    """Each store target of issue #12 against its floor, from this run's numbers."""
+    """Each store target against its floor, from this run's numbers."""
     out = []
     floor = result.get("append_floor")
     if floor:

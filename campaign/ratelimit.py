@@ -26,7 +26,7 @@ def _store() -> tuple:
     """The counters' cache and its Redis client (None on another cache): one per process.
     ``django.core.cache.cache`` is one per thread and asyncio context, and each RedisCache opens
     its own connection pool, so every socket's token check and every command on a database thread
-    opened a new Redis connection (issue #12). redis-py's pool is thread-safe, as is LocMemCache,
+    would open a new Redis connection. redis-py's pool is thread-safe, as is LocMemCache,
     so one serves every thread."""
     global _shared
     shared = _shared
@@ -51,7 +51,7 @@ def _count(key: str, timeout: int) -> int:
     """One more in the counter ``key`` (a new counter lives ``timeout`` seconds): its count now.
 
     On Redis one pipelined round trip, SET NX then INCR: the cache's ``add`` and ``incr`` took
-    three (its ``incr`` asks EXISTS first) and two new clients, on every command (issue #12). The
+    three (its ``incr`` asks EXISTS first) and two new clients, on every command. The
     counter is what ``add`` would have stored (the cache keeps whole numbers unpickled). In one
     MULTI/EXEC: between a plain pipeline's SET (the key still there) and its INCR the key could
     expire, and INCR would make a counter with no expiry: a key left in Redis for good (its name

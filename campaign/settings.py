@@ -134,7 +134,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # A startup option, not a SET: a SET in a transaction that rolls back is undone.
     # A statement waits at most DB_LOCK_TIMEOUT seconds for a lock (a command for its campaign's
     # stream row): then it fails, the command answers 503 table_busy (nothing was stored), and its
-    # thread and connection serve the other tables again (campaign/outages.py, issue #12).
+    # thread and connection serve the other tables again (campaign/outages.py).
     DATABASES["default"]["OPTIONS"]["options"] = " ".join(
         filter(None, [DATABASES["default"]["OPTIONS"].get("options"), "-c plan_cache_mode=force_generic_plan",
                       f"-c lock_timeout={DB_LOCK_TIMEOUT * 1000}"]))

@@ -62,7 +62,7 @@ def test_odds_previews_have_their_own_per_user_limit_answered_with_the_apis_429(
 
 def test_the_rate_limits_use_one_cache_client_for_every_thread(db, monkeypatch):
     """Every socket's token check and every command counts in the cache from some database thread;
-    a cache client per thread (Django's own ``cache``) opened a Redis connection each (issue #12)."""
+    a cache client per thread (Django's own ``cache``) would open a Redis connection each."""
     import threading
 
     from django.core.cache import caches
