@@ -518,5 +518,6 @@ def run_store(appends: int, rebuild_sizes: list[int], rebuild_repeat: int, read_
     progress(f"odds first call: worst {result['odds']['max_ms']} ms of {result['odds']['count']} forms")
     result["targets"] = targets(result)
     for t in result["targets"]:
-        progress(f"TARGET {'MET ' if t['met'] else 'MISSED'} {t['target']}: {t['measured']} (floor {t['floor']})")
+        verdict = "INFO" if t["met"] is None else "MET " if t["met"] else "MISSED"
+        progress(f"TARGET {verdict} {t['target']}: {t['measured']} (floor {t['floor']})")
     return result
