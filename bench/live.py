@@ -308,8 +308,8 @@ def targets(live: dict) -> list[dict]:
                         "met": s["max_rss_mb"] is not None and s["max_rss_mb"] <= 200})
         if "writers" in res:
             w = res["writers"]
-            out.append({"target": f"{w['talekeeper']['writers']} concurrent HTTP writers, {key} (reported; the issue "
-                                  "sets no number)",
+            out.append({"target": f"{w['talekeeper']['writers']} concurrent HTTP writers, {key} (reported; no number "
+                                  "set)",
                         "floor": f"PostgreSQL floor p50/p99 {w['postgres_floor']['latency_ms']['p50']}/"
                                  f"{w['postgres_floor']['latency_ms']['p99']} ms; relay HTTP "
                                  f"{w['relay_http']['latency_ms']['p50']}/{w['relay_http']['latency_ms']['p99']} ms",

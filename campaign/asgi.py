@@ -46,7 +46,7 @@ application = ProtocolTypeRouter(
 )
 
 # Everything imported so far lives as long as the process. Frozen, the collector's full passes
-# (gen2) no longer walk it: in the 20x8 load on one process (docs/performance.md, "Garbage collection")
+# (gen2) no longer walk it: in the 20x8 load on one process (docs/performance.md, "Where the time goes")
 # they paused every table of the process for 80-100 ms, 20-50 ms once frozen.
 gc.collect()
 gc.freeze()

@@ -271,7 +271,7 @@ def test_tote_hidden_aspect_penalty_and_injuries_stay_out_of_previews_and_public
     before = preview(table.alice, test)
     send(table, table.gm, {"type": "gm_invoke_aspect", "character": table.hero.id, "visibility": "gm"})
     send(table, table.gm, {"type": "mark_injury", "character": table.hero.id, "count": 2, "visibility": "gm"})
-    # Before: Alice's odds dropped (125/216 to 11/72 in the issue) though her sheet showed nothing.
+    # Her odds must not drop (125/216 to 11/72) while her sheet shows nothing.
     assert preview(table.alice, test) == before
     assert preview(table.gm, test) != before  # the GM sees what the rules will use
     res = send(table, table.alice, test, [4, 5, 3])
