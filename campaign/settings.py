@@ -277,13 +277,16 @@ RATE_LIMIT_USER_PER_MINUTE = env_int("RATE_LIMIT_USER_PER_MINUTE", 240)
 RATE_LIMIT_MESSAGES_PER_MINUTE = env_int("RATE_LIMIT_MESSAGES_PER_MINUTE", 30)  # chat messages per user (docs/table.md#chat)
 RATE_LIMIT_SOCKET_PER_10S = env_int("RATE_LIMIT_SOCKET_PER_10S", 40)
 RATE_LIMIT_PREVIEWS_PER_MINUTE = env_int("RATE_LIMIT_PREVIEWS_PER_MINUTE", 600)  # odds previews per user (README)
+# Where the counters live (campaign/ratelimit.py, the `limits` library's storage URIs): Redis
+# when configured, so every process counts together; else this process's memory.
+RATE_LIMIT_STORAGE = env_str("RATE_LIMIT_STORAGE") or REDIS_URL or "memory://"
+# The cache holds recomputable values (campaign/softcache.py), so an outage costs recomputing.
 CACHES = {
     "default": (
         {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
-            # The cache only holds rate-limit counters, which fail open: never
-            # let a frozen Redis hold a command for redis-py's default 5 s.
+            # Never let a frozen Redis hold a request for redis-py's default 5 s.
             "OPTIONS": {"socket_timeout": 0.5, "socket_connect_timeout": 0.5},
         }
         if REDIS_URL
