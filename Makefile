@@ -2,7 +2,11 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed-$(shell cksum requirements.txt | cut -d' ' -f1)
+# One stamp per installed set, named by its files' checksum: a changed file installs again.
+# The server's packages (requirements.txt) for `make run`; with the tests' and the bench's
+# (requirements-dev.txt, which includes requirements.txt) for everything else.
+STAMP := $(VENV)/.installed-$(shell cat requirements.txt | cksum | cut -d' ' -f1)
+DEV_STAMP := $(VENV)/.installed-dev-$(shell cat requirements.txt requirements-dev.txt | cksum | cut -d' ' -f1)
 
 # make test runs against the real servers; override for another machine.
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/talekeeper
@@ -15,7 +19,7 @@ PORT ?= 8000
 # ALLOWED_HOSTS=... (in the environment or on the command line) replaces them; '*' allows any name.
 RUN_ALLOWED_HOSTS = $(or $(ALLOWED_HOSTS),$(shell $(PYTHON) -m campaign.lan $(HOST)))
 
-.PHONY: install run demo test test-postgres test-fast test-sqlite lint-imports openapi bench clean
+.PHONY: install install-dev run demo test test-postgres test-fast test-sqlite lint-imports openapi bench clean
 
 $(STAMP): requirements.txt
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -24,7 +28,17 @@ $(STAMP): requirements.txt
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
+# Installs the server's packages too, so it stamps both sets.
+$(DEV_STAMP): requirements.txt requirements-dev.txt
+	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	rm -f $(VENV)/.installed-*
+	touch $(STAMP) $(DEV_STAMP)
+
 install: $(STAMP)
+
+install-dev: $(DEV_STAMP)
 
 # One command on a laptop: SQLite, the in-memory channel layer, one daphne.
 run: install
@@ -45,33 +59,33 @@ XDIST = -n $(TEST_WORKERS) --dist loadgroup
 # time, the database suites again on SQLite (what `make run` uses): the SQLite pass shares nothing
 # with the other (no Redis, its own database files) and fills the cores the PostgreSQL part leaves
 # idle (docs/testing.md). Each part's output is printed whole when it ends.
-test: install
+test: install-dev
 	$(MAKE) --no-print-directory -j2 --output-sync=target test-postgres test-sqlite
 
-test-postgres: install
+test-postgres: install-dev
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) HYPOTHESIS_PROFILE=$(HYPOTHESIS_PROFILE) $(PY) -m pytest -q --durations=20 $(XDIST)
 
 # The quick Hypothesis budget: the searches already ran thoroughly on PostgreSQL; this pass checks
 # that the same code works on the other database, not the rules again.
-test-sqlite: install
+test-sqlite: install-dev
 	DATABASE_URL= REDIS_URL= HYPOTHESIS_PROFILE=quick $(PY) -m pytest -q $(XDIST) -m "not postgres and not redis and not browser" tests/campaign tests/sessions tests/contract
 
 # Rules engines only (their tests, the shared rules contract, the import contracts): no database,
 # no Django, the quick hypothesis budget, no `slow` simulations. Under a minute on a loaded 2-core machine.
 # (-W: without the django plugin, pytest.ini's DJANGO_SETTINGS_MODULE is an unknown option.)
-test-fast: install
+test-fast: install-dev
 	HYPOTHESIS_PROFILE=quick $(PY) -m pytest -q -p no:django -W "ignore:Unknown config option" \
 		-m "not slow" tests/rules tests/contract/test_rules.py
 
 # The import contracts alone (also part of every test run).
-lint-imports: install
+lint-imports: install-dev
 	$(VENV)/bin/lint-imports --no-cache
 
 # The part of docs/openapi.json generated from the rules' declarations (docs/declaring-actions.md).
 openapi: install
 	$(PY) manage.py openapi
 
-bench: install
+bench: install-dev
 	$(PY) bench/run.py $(BENCH_ARGS)
 
 clean:

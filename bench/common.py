@@ -228,7 +228,7 @@ def commit_watch(database_url: str, every_s: float = 0.02):
     ``every_s`` while the block runs; yields the list their durations go to.
 
     The disk's own tail in the same window: a machine whose WAL flush stalls for 100-800 ms now
-    and then (this one: docs/performance.md, the eleventh session) stalls every command's ack with
+    and then (docs/performance.md, "Where the time goes") stalls every command's ack with
     it, which the relay, with no database, never pays. The commits go to a database of their own
     in the same cluster (the same WAL, the same disk), so the CPU counted for the bench database's
     backends (``load._service_cpu``) leaves them out."""

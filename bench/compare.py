@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/compare.py bench/results/<before>.json bench/results/<after>.json
 
-Each row is one target of issue #12 (`targets` in the JSON), with the floor and the measurement of each run
+Each row is one target (docs/performance.md; `targets` in the JSON), with the floor and the measurement of each run
 (every floor was measured in its own run: compare ratios, not milliseconds across runs).
 """
 

@@ -59,8 +59,8 @@ def make_tables(prefix: str, tables: int, clients: int, system: str = "tote") ->
     return made
 
 
-# Each system's own repeatable actions for a character (issue #12: "characters' rule actions, not only
-# 2d6"), the ones an evening is mostly made of; a plain roll sits beside them as players also use one.
+# Each system's own repeatable actions for a character (the load plays characters' rule actions, not
+# only 2d6), the ones an evening is mostly made of; a plain roll sits beside them as players also use one.
 RULE_ACTIONS = {
     "tote": [{"type": "skill_test", "skill": "Strike", "target": 12},
              {"type": "effect_test", "dice": 2, "label": "damage"}],

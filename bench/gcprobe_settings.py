@@ -1,6 +1,6 @@
 """The app's settings, plus a log line for every garbage collection that pauses the process for more
 than 5 ms (``GCPAUSE gen<n> <ms>ms collected=<count>``, on stderr: the daphne's log in
-``bench/results/logs/<run>/``). For the experiment in docs/performance.md (sixth session):
+``bench/results/logs/<run>/``). For the garbage-collection experiment in docs/performance.md:
 
     .venv/bin/python bench/run.py --only live --live-procs 1 --live-scenarios rules --rounds 1 \\
         --app-settings bench.gcprobe_settings

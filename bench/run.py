@@ -39,7 +39,7 @@ def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="a smoke-sized run (under a minute)")
     p.add_argument("--only", choices=["live", "store", "load"],
-                   help="run only issue #12's live scenarios, only the store benchmarks, or only the older "
+                   help="run only the live scenarios, only the store benchmarks, or only the older "
                         "2d6 load scenarios (10x6 and 20x10, --tables/--clients/...); default: live and store")
     g = p.add_argument_group("load")
     g.add_argument("--procs", type=int, default=2, help="daphne processes (app and relay alike) [2]")
@@ -69,7 +69,7 @@ def parse_args(argv=None):
     g.add_argument("--app-settings", default="campaign.settings", metavar="MODULE",
                    help="DJANGO_SETTINGS_MODULE of the Talekeeper daphnes, for an experiment of your own "
                         "[campaign.settings]")
-    g = p.add_argument_group("live (issue #12: rule actions, reconnect storm, HTTP writers)")
+    g = p.add_argument_group("live (rule actions, reconnect storm, HTTP writers)")
     g.add_argument("--live-procs", type=lambda t: [int(x) for x in t.split(",")], default=[1, 2],
                    help="daphne process counts to run every live scenario on [1,2]")
     g.add_argument("--live-tables", type=int, default=20, help="tables of the rule-actions load [20]")
@@ -267,7 +267,7 @@ def _line(r: dict) -> str:
 
 
 def report_targets(result: dict) -> list[dict]:
-    """Every issue #12 target measured in this run, each beside its floor: one PASS/MISS line each."""
+    """Every target (docs/performance.md) measured in this run, each beside its floor: one PASS/MISS line each."""
     rows = []
     if "live" in result:
         from bench.live import targets as live_targets
@@ -276,7 +276,7 @@ def report_targets(result: dict) -> list[dict]:
     if "store" in result:
         rows += result["store"].get("targets", [])
     if rows:
-        log(f"issue #12 targets (run {result['run_id']}, machine load {result['machine']['load_average']} at start):")
+        log(f"targets (run {result['run_id']}, machine load {result['machine']['load_average']} at start):")
         for t in rows:
             verdict = "INFO" if t["met"] is None else "PASS" if t["met"] else "MISS"
             log(f"  {verdict}  {t['target']}: {t['measured']}  [floor: {t['floor']}]")
@@ -324,7 +324,7 @@ def main(argv=None) -> int:
             if a.only in (None, "live"):
                 from bench.live import run_live
 
-                log(f"live scenarios of issue #12 on {' and '.join(map(str, a.live_procs))} process(es)")
+                log(f"live scenarios on {' and '.join(map(str, a.live_procs))} process(es)")
                 result["live"] = run_live(a, env, run_id, log_dir, log)
             if a.only in (None, "store"):
                 from bench.store import run_store

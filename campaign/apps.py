@@ -13,7 +13,7 @@ class CampaignConfig(AppConfig):
 
         retry_connections_steadily()  # the pool reconnects within a second of PostgreSQL's return
         # Import every rule system now, not in the first request that reads a campaign of it:
-        # that request paid 60-230 ms for it (a sheet as of a seq, docs/performance.md round 3).
+        # that request paid 60-230 ms for it (a sheet as of a seq).
         from rules import SYSTEM_MODULES, get_system
 
         for name in SYSTEM_MODULES:

@@ -18,7 +18,7 @@ class OneHopASGIHandler(ASGIHandler):
     then hops to the request's thread for its ``process_request`` and again for its
     ``process_response``, the view once more, and a middleware that is only synchronous
     (WhiteNoise) hops back: about fifteen thread switches per request, half the CPU a
-    command over HTTP cost daphne (issue #12, round 3). Here the whole chain is synchronous
+    command over HTTP cost daphne. Here the whole chain is synchronous
     and runs in one ``sync_to_async``: the request's thread, as Django's would use. Reading
     the body, the request signals and sending the response stay Django's (streamed exports
     included)."""
@@ -46,7 +46,7 @@ application = ProtocolTypeRouter(
 )
 
 # Everything imported so far lives as long as the process. Frozen, the collector's full passes
-# (gen2) no longer walk it: in the 20x8 load on one process (docs/performance.md, sixth session)
+# (gen2) no longer walk it: in the 20x8 load on one process (docs/performance.md, "Where the time goes")
 # they paused every table of the process for 80-100 ms, 20-50 ms once frozen.
 gc.collect()
 gc.freeze()

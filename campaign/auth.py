@@ -69,7 +69,7 @@ class BearerTokenMiddleware:
 
     Checking it here, before the handshake is accepted, queued every reconnect
     behind the database and daphne aborts handshakes not accepted within 5 s
-    (issue #12, "storm collapse")."""
+    (a reconnect storm would collapse into retries)."""
 
     def __init__(self, app):
         self.app = app

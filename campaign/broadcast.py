@@ -13,8 +13,8 @@ only reaches consumers of this process, so it is called on their loop.
 A table's sockets in the committing process hear its doorbell straight from
 memory (``sit_down_here``): on their own event loop, with no trip through
 Redis, no serialization and no broadcast thread. The channel layer carries
-it to every other socket of the group only (issue #12: on one process that
-was four Redis round trips and a thread hop between a commit and its table).
+it to every other socket of the group only (through Redis, on one process, that
+would be four Redis round trips and a thread hop between a commit and its table).
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ def _group_send(group: str, message: dict, exclude: frozenset[str] = frozenset()
     if isinstance(layer, InMemoryChannelLayer):
         # It reaches only this process's sockets: with none in the group there is no one to ring
         # for, and async_to_sync from a thread without a loop starts a thread and a loop per call
-        # (most of a management command's or a test's append, issue #12).
+        # (most of a management command's or a test's append).
         channels = [c for c in list(layer.groups.get(group, ())) if c not in exclude]  # one step: the loop may change it
         if channels:
             async_to_sync(_send_each)(layer, channels, message)
@@ -211,8 +211,8 @@ class _Sender:
     (one that overtook the doorbell before it would send those sockets to the log for what they
     seemed to miss; two database threads committing at once may still hand theirs over the other way
     round, which the sockets' seq check covers). A burst wakes the loop once, and a doorbell costs no
-    future or task of its own: this thread shares the GIL with the sockets and the database threads
-    (issue #12). One after another caps a process at about a thousand doorbells a second (a send is
+    future or task of its own: this thread shares the GIL with the sockets and the database threads.
+    One after another caps a process at about a thousand doorbells a second (a send is
     two round trips to Redis); the bench's busiest load rings 40.
 
     While Redis does not answer, each send gives up after ``LAYER_TIMEOUT`` (campaign/layers.py) and

@@ -165,7 +165,7 @@ def decide(rules, character: Character, actor: Viewer, action: dict, visibility:
         if not actor.is_gm:
             # Hers to read, and stored ``gm`` naming her, not ``secret``: the sealed envelope would
             # tell the table which of the two it was, i.e. whether the GM keeps a change of this
-            # character from her (a reviewer, the fourteenth session).
+            # character from her.
             return decided, VISIBILITY_GM, named(character.campaign_id, [actor.user_id])
         return decided, *kept_from_the_table(character, actor, live, revealed)
     return _decide_unseen(rules, character, actor, action, dice, input_errors), VISIBILITY_GM, []
@@ -225,7 +225,7 @@ def readers_of(event: Event) -> tuple[str, list[dict]]:
     """The visibility (and, for ``gm``, the readers it names besides the GM) of a GM's mark on ``event`` (a void) that
     exactly ``event``'s readers may see: public once ``event`` is, else the GM and the members who
     may see it. (Public, a void of a sealed roll named its character to the table, and came with
-    that character's sheet: a reviewer, the thirteenth session.)"""
+    that character's sheet.)"""
     if event.visibility == VISIBILITY_PUBLIC or revealed(event):
         return VISIBILITY_PUBLIC, []
     data = {"seq": event.seq, "visibility": event.visibility, "actor_id": event.actor_id, "payload": event.payload}

@@ -136,7 +136,7 @@ class ResilientRedisChannelLayer(RedisChannelLayer):
         group's cleanup and read in one pipeline, then per Redis host one script that drops each
         channel's expired messages and adds the message (channels-redis sends those two apart). A
         group with no one left to ring costs one. Every doorbell of a campaign comes through here, on
-        a thread that shares the GIL with the sockets and the database threads (issue #12)."""
+        a thread that shares the GIL with the sockets and the database threads."""
         assert self.require_valid_group_name(group), "Group name not valid"
         async with asyncio.timeout(LAYER_TIMEOUT):
             key = self._group_key(group)

@@ -170,7 +170,7 @@ def _cursor():
     if db.connection.prepare_threshold is None:
         # Django opens connections with preparing switched off (for poolers), and psycopg
         # then ignores ``prepare=True`` too: every command's lock and write were parsed
-        # and planned again (issue #12, round 3). Django's own cursors never prepare, so
+        # and planned again. Django's own cursors never prepare, so
         # only the statements that ask for it (these) are prepared.
         db.connection.prepare_threshold = ONLY_WHEN_ASKED
         # Each is planned once per connection, too (plan_cache_mode, campaign/settings.py).

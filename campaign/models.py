@@ -194,7 +194,7 @@ class Event(models.Model):
 
     # No index of its own: every index below starts with the campaign. A lone one looked
     # as cheap to a planner with stale statistics as (campaign, seq), and it then read
-    # a whole 100k log to find one block of it (docs/performance.md, round 3).
+    # a whole 100k log to find one block of it (docs/performance.md).
     campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="events", db_index=False)
     seq = models.PositiveBigIntegerField()
     type = models.CharField(max_length=40)

@@ -43,7 +43,7 @@ READ_UNAVAILABLE_MESSAGE = "The server can't reach its database right now. Try a
 # A command that waited ``DB_LOCK_TIMEOUT`` for its campaign's stream lock gives up before it wrote
 # anything: a holder that does not let go (a stalled transaction, a long rebuild) must not pin a
 # database thread and a pooled connection per waiting command until every table of the process
-# waits with it (issue #12).
+# waits with it.
 BUSY_MESSAGE = "This table is busy finishing an earlier action; nothing was stored. Try again in a moment."
 LOCK_NOT_AVAILABLE = "55P03"  # PostgreSQL's SQLSTATE for lock_timeout
 

@@ -1,8 +1,9 @@
 """Rate limits: per user (all their commands, every process) and per socket.
 
-Fixed windows in the cache (Redis when configured, so limits hold across
-server processes). If the cache is unreachable the limit fails open: a table
-must keep playing when Redis hiccups, and the log is safe either way.
+Fixed windows counted by the ``limits`` library: in Redis when ``RATE_LIMIT_STORAGE`` names
+it (``REDIS_URL`` by default, so limits hold across server processes), else in this process's
+memory. If the store is unreachable the limit fails open: a table must keep playing when Redis
+hiccups, and the log is safe either way.
 """
 
 from __future__ import annotations
@@ -12,34 +13,41 @@ import threading
 import time
 
 from django.conf import settings
-from django.core.cache import caches
-from django.core.cache.backends.redis import RedisCache
+from limits import RateLimitItemPerMinute, RateLimitItemPerSecond
+from limits.storage import storage_from_string
+from limits.strategies import FixedWindowRateLimiter
 
 from .actions import ActionError
 
 log = logging.getLogger(__name__)
-_shared: tuple | None = None  # (the CACHES setting it was made from, the cache, its Redis client or None)
+_shared: tuple | None = None  # (the storage URI it was made from, the limiter)
 _making = threading.Lock()
+# A frozen Redis must not hold a command for redis-py's default timeouts: the counters fail open.
+REDIS_TIMEOUTS = {"socket_timeout": 0.5, "socket_connect_timeout": 0.5}
 
 
-def _store() -> tuple:
-    """The counters' cache and its Redis client (None on another cache): one per process.
-    ``django.core.cache.cache`` is one per thread and asyncio context, and each RedisCache opens
-    its own connection pool, so every socket's token check and every command on a database thread
-    opened a new Redis connection (issue #12). redis-py's pool is thread-safe, as is LocMemCache,
-    so one serves every thread."""
+def _limiter() -> FixedWindowRateLimiter:
+    """The counters' limiter, one per process and storage URI: every socket's token check and every
+    command counts from some database thread, and one Redis client (its pool is thread-safe) serves
+    them all; a client per thread would open a Redis connection each."""
     global _shared
+    uri = settings.RATE_LIMIT_STORAGE
     shared = _shared
-    if shared is None or shared[0] is not settings.CACHES:
+    if shared is None or shared[0] != uri:
         with _making:  # database threads start together: one of them makes it
             shared = _shared
-            if shared is None or shared[0] is not settings.CACHES:
-                store = caches.create_connection("default")
-                # The cache's own client (its pool, its database), made once: Django makes a new
-                # redis.Redis for every call (0.2 ms of CPU each) and has no public name for it.
-                client = store._cache.get_client(write=True) if isinstance(store, RedisCache) else None
-                shared = _shared = (settings.CACHES, store, client)
-    return shared[1:]
+            if shared is None or shared[0] != uri:
+                options = REDIS_TIMEOUTS if uri.startswith(("redis://", "rediss://", "redis+unix://")) else {}
+                shared = _shared = (uri, FixedWindowRateLimiter(storage_from_string(uri, **options)))
+    return shared[1]
+
+
+def reset() -> None:
+    """Forget every counter (tests: a window must not leak from one test into the next)."""
+    try:
+        _limiter().storage.reset()
+    except Exception as e:  # nothing to forget in a store that is down
+        log.warning("rate limit store unavailable: %r", e)
 
 
 class RateLimited(ActionError):
@@ -47,46 +55,17 @@ class RateLimited(ActionError):
     code = "rate_limited"
 
 
-def _count(key: str, timeout: int) -> int:
-    """One more in the counter ``key`` (a new counter lives ``timeout`` seconds): its count now.
+def _check_this_minute(kind: str, user_id: int, limit: int, what: str) -> None:
+    """Count one ``kind`` for ``user_id``; raise :class:`RateLimited` past ``limit`` a minute.
 
-    On Redis one pipelined round trip, SET NX then INCR: the cache's ``add`` and ``incr`` took
-    three (its ``incr`` asks EXISTS first) and two new clients, on every command (issue #12). The
-    counter is what ``add`` would have stored (the cache keeps whole numbers unpickled). In one
-    MULTI/EXEC: between a plain pipeline's SET (the key still there) and its INCR the key could
-    expire, and INCR would make a counter with no expiry: a key left in Redis for good (its name
-    holds its window, so no one is refused for longer). Redis 7.0 and later runs a transaction at
-    one instant, so nothing expires between the two; an older Redis still counts right but for
-    that rare leak."""
-    store, redis = _store()
-    if redis is not None:
-        name = store.make_and_validate_key(key)
-        return redis.pipeline(transaction=True).set(name, 0, ex=timeout, nx=True).incr(name).execute()[1]
-    return 1 if store.add(key, 1, timeout=timeout) else store.incr(key)
-
-
-def _counts(keys: list[str]) -> list[int]:
-    """The counts of the counters ``keys`` that exist (:func:`_count`'s), in one round trip."""
-    store, redis = _store()
-    if redis is None:
-        return list(store.get_many(keys).values())
-    if not keys:
-        return []
-    return [int(value) for value in redis.mget([store.make_and_validate_key(key) for key in keys]) if value is not None]
-
-
-def _count_this_minute(kind: str, user_id: int) -> int:
-    """One more for ``user_id`` in this minute's window of ``kind``; 0 when the store is down (fail open)."""
+    On Redis one round trip (the library's script increments the counter and, for a new window,
+    sets its expiry, atomically); 0 counted when the store is down (fail open)."""
     try:
-        return _count(f"rate:{kind}:{user_id}:{int(time.time() // 60)}", timeout=70)
+        allowed = _limiter().hit(RateLimitItemPerMinute(limit), kind, str(user_id))
     except Exception as e:  # fail open
         log.warning("rate limit store unavailable: %r", e)
-        return 0
-
-
-def _check_this_minute(kind: str, user_id: int, limit: int, what: str) -> None:
-    """Count one ``kind`` for ``user_id``; raise :class:`RateLimited` past ``limit`` a minute."""
-    if _count_this_minute(kind, user_id) > limit:
+        return
+    if not allowed:
         raise RateLimited(f"Slow down: at most {limit} {what} a minute. Try again in a few seconds.")
 
 
@@ -150,27 +129,30 @@ def client_address(meta_or_scope) -> str:
     return remote[:64]
 
 
-def _failure_keys(kind: str, who: dict[str, str]) -> list[str]:
-    window = int(time.time() // FAILURE_WINDOW)
-    return [f"fail:{kind}:{name}:{value}:{window}" for name, value in who.items() if value]
+def _failure_item() -> RateLimitItemPerSecond:
+    return RateLimitItemPerSecond(settings.LOGIN_FAILURES_PER_5_MINUTES, FAILURE_WINDOW)
 
 
 def check_failures(kind: str, **who: str) -> None:
     """Refuse while any of ``who`` (an account, an address) failed too often in this window."""
-    limit = settings.LOGIN_FAILURES_PER_5_MINUTES
+    item = _failure_item()
     try:
-        counts = _counts(_failure_keys(kind, who))
+        limiter = _limiter()
+        refused = any(not limiter.test(item, kind, name, value) for name, value in who.items() if value)
     except Exception as e:  # fail open, like the command limit
         log.warning("rate limit store unavailable: %r", e)
         return
-    if any(count >= limit for count in counts):
+    if refused:
         raise RateLimited("Too many failed attempts: wait a few minutes and try again.")
 
 
 def record_failure(kind: str, **who: str) -> None:
-    for key in _failure_keys(kind, who):
+    item = _failure_item()
+    for name, value in who.items():
+        if not value:
+            continue
         try:
-            _count(key, timeout=FAILURE_WINDOW + 10)
+            _limiter().hit(item, kind, name, value)
         except Exception as e:
             log.warning("rate limit store unavailable: %r", e)
             return

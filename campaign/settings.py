@@ -134,7 +134,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # A startup option, not a SET: a SET in a transaction that rolls back is undone.
     # A statement waits at most DB_LOCK_TIMEOUT seconds for a lock (a command for its campaign's
     # stream row): then it fails, the command answers 503 table_busy (nothing was stored), and its
-    # thread and connection serve the other tables again (campaign/outages.py, issue #12).
+    # thread and connection serve the other tables again (campaign/outages.py).
     DATABASES["default"]["OPTIONS"]["options"] = " ".join(
         filter(None, [DATABASES["default"]["OPTIONS"].get("options"), "-c plan_cache_mode=force_generic_plan",
                       f"-c lock_timeout={DB_LOCK_TIMEOUT * 1000}"]))
@@ -277,13 +277,16 @@ RATE_LIMIT_USER_PER_MINUTE = env_int("RATE_LIMIT_USER_PER_MINUTE", 240)
 RATE_LIMIT_MESSAGES_PER_MINUTE = env_int("RATE_LIMIT_MESSAGES_PER_MINUTE", 30)  # chat messages per user (docs/table.md#chat)
 RATE_LIMIT_SOCKET_PER_10S = env_int("RATE_LIMIT_SOCKET_PER_10S", 40)
 RATE_LIMIT_PREVIEWS_PER_MINUTE = env_int("RATE_LIMIT_PREVIEWS_PER_MINUTE", 600)  # odds previews per user (README)
+# Where the counters live (campaign/ratelimit.py, the `limits` library's storage URIs): Redis
+# when configured, so every process counts together; else this process's memory.
+RATE_LIMIT_STORAGE = env_str("RATE_LIMIT_STORAGE") or REDIS_URL or "memory://"
+# The cache holds recomputable values (campaign/softcache.py), so an outage costs recomputing.
 CACHES = {
     "default": (
         {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
-            # The cache only holds rate-limit counters, which fail open: never
-            # let a frozen Redis hold a command for redis-py's default 5 s.
+            # Never let a frozen Redis hold a request for redis-py's default 5 s.
             "OPTIONS": {"socket_timeout": 0.5, "socket_connect_timeout": 0.5},
         }
         if REDIS_URL

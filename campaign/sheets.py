@@ -1,7 +1,7 @@
 """Character sheets as a member may see them: fetched (``GET .../characters/<id>``) or pushed with events.
 
-A browser used to fetch the sheet of every character an event concerned, once
-per event and per browser (issue #12). Now the broadcast of an event carries
+A browser does not fetch the sheet of every character an event concerns (once
+per event and per browser): the broadcast of an event carries
 the changed sheets, once per *sheet class*, and each socket picks its class
 (sessions/consumers.py). The sheets of a public action of a player's character
 with nothing hidden are the ones its command holds (:func:`sheets_in_hand`, no

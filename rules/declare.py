@@ -172,7 +172,7 @@ _CONTROLS = "".join(chr(i) for i in (*range(0x20), *range(0x7f, 0xa0)))  # Unico
 @functools.lru_cache(maxsize=None)
 def _unsafe(allowed: str) -> re.Pattern:
     # One compiled class per ``allowed``: a character-by-character category lookup was the main
-    # cost of checking a long reason (issue #12's per-command CPU).
+    # cost of checking a long reason (a command's CPU).
     banned = "".join(c for c in _CONTROLS if c not in allowed) + "".join(sorted(BIDI_CONTROLS))
     return re.compile("[" + re.escape(banned) + "]")
 
@@ -424,7 +424,7 @@ class ActionSpec:
         """``given`` as :meth:`validate` would leave it, every other declared field absent (its default),
         without the checks: for the rules' own calls with values already in the declared form (a
         sheet's own names), where validating each again was most of the call's time (a pushed sheet's
-        advance prices, issue #12)."""
+        advance prices)."""
         return {"type": self.type, **{name: given[name] if name in given else None if spec.default is NOT_GIVEN
                                       else spec.default for name, spec in self.fields.items()}}
 

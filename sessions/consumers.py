@@ -79,7 +79,7 @@ class TableConsumer(AsyncWebsocketConsumer):
         """Channels' dispatch without its ``aclose_old_connections`` before every handler: that is a hop
         to the one synchronous thread (which HTTP views share) for every doorbell of every socket. This
         consumer uses the database only through sessions.db, whose calls hand their connections back
-        when they end, so there is nothing to close (issue #12)."""
+        when they end, so there is nothing to close."""
         handler = getattr(self, get_handler_name(message), None)
         if handler is None:
             raise ValueError(f"No handler for message type {message['type']}")
@@ -103,7 +103,7 @@ class TableConsumer(AsyncWebsocketConsumer):
 
     async def connect(self):
         # Accept first: daphne drops a handshake not accepted within 5 s, and a
-        # reconnect storm must not turn slow reads into retries (issue #12).
+        # reconnect storm must not turn slow reads into retries.
         await self.accept()
         self.send_lock = asyncio.Lock()
         self.early: dict[int, dict] = {}  # first seq -> a doorbell that rang before the one it follows
@@ -454,7 +454,7 @@ def _command_and_head(membership, body: dict):
 
 # --- one frame per visibility class -----------------------------------------------
 # Every socket of a process that may see an event the same way gets the same
-# text: it is filtered and serialized once, not once per socket (issue #12).
+# text: it is filtered and serialized once, not once per socket.
 
 FRAMES_KEPT = 4096
 _frames: OrderedDict = OrderedDict()
@@ -487,7 +487,7 @@ def event_frame(data: dict, viewer: Viewer, revealed=frozenset(), sheets: list |
 # Every few seconds the sockets of a table in this process are caught up and told the
 # head, their presence is refreshed and they re-join their groups: one head read, one
 # presence pipeline and one group pipeline for all of them, not five round trips per
-# socket (issue #12). Tables beat at jittered times, so tables opened together do not
+# socket. Tables beat at jittered times, so tables opened together do not
 # ask at once ever after.
 
 _beats: dict[tuple, dict] = {}  # (event loop, campaign) -> {"sockets": set of consumers, "task"}

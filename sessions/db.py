@@ -1,7 +1,7 @@
 """Database calls from the socket consumers, with real concurrency.
 
 ``database_sync_to_async`` runs every call of a process on ONE thread, so the
-appends and reads of twenty tables queued behind each other (issue #12). On
+appends and reads of twenty tables would queue behind each other. On
 PostgreSQL, :func:`db` runs each call on a bounded pool of threads instead,
 as many as the connection pool can serve; every call gives its connection
 back to the pool when it ends (``close_old_connections``, as Channels does).
@@ -36,7 +36,7 @@ _executor: ThreadPoolExecutor | None = None
 def workers() -> int:
     """Threads for socket database work: ``DB_SOCKET_THREADS``, and never more than the pool's size
     minus a few for HTTP views and broadcasts. (Two, four and eighteen measured alike in the 20 x 8
-    load on one process: docs/performance.md, the eleventh session.)"""
+    load on one process: docs/performance.md.)"""
     pool = settings.DATABASES["default"].get("OPTIONS", {}).get("pool")
     size = pool.get("max_size", 4) if isinstance(pool, dict) else 4
     return max(1, min(settings.DB_SOCKET_THREADS, size - 2))

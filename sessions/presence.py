@@ -2,7 +2,7 @@
 
 Presence is not part of the log (nothing happened in the game), and writing a
 row on every connect and every heartbeat queued behind the appends on the
-database (issue #12). So each open socket is an entry with a deadline:
+database. So each open socket is an entry with a deadline:
 
 * with Redis (``REDIS_URL``, several processes): two sorted sets per campaign
   and user, ``channel -> deadline``, and a hash ``channel -> member``; every

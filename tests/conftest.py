@@ -242,7 +242,10 @@ def _test_settings(request):
         settings.SECURE_SSL_REDIRECT = False
         from django.core.cache import cache
 
-        cache.clear()  # rate-limit windows must not leak from one test into the next
+        from campaign import ratelimit
+
+        cache.clear()  # cached values must not leak from one test into the next
+        ratelimit.reset()  # nor rate-limit windows
     yield
     if request.config.pluginmanager.has_plugin("django"):
         # Each test runs its own event loop; a channel layer instance must not outlive it

@@ -160,7 +160,7 @@ def _link_request(campaign: Campaign, action: dict, drafts: list[Draft], actor: 
     A request is open until an answer that still counts: voiding the answer (a mistaken
     roll) opens the request again, as the table shows it, and voiding the request closes it.
     An answer the actor may not see does not close it for her: "already answered in #19" told a
-    player what the sealed #19 was (a reviewer, the thirteenth session), so she answers it as her
+    player what the sealed #19 was, so she answers it as her
     table shows it, and the GM reads both."""
     seq = action.get("request")
     if seq is None:

@@ -53,7 +53,7 @@ def decide_reveal(campaign: Campaign, membership: Membership, action: dict) -> l
 
     Its voids come out with it: a void is read by its target's readers (decide_void), and a
     revealed roll that its sealed void kept out of every sheet would have the table read a roll
-    that counts on the log and nowhere else (a reviewer, the fifteenth session). One reveal each,
+    that counts on the log and nowhere else. One reveal each,
     in this command."""
     target = check_seq(campaign, action)
     if target.visibility == VISIBILITY_PUBLIC:

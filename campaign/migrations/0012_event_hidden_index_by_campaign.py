@@ -1,4 +1,4 @@
-"""The hidden events' index by campaign first (issue #12).
+"""The hidden events' index by campaign first.
 
 Every command's lock asks whether its character has a hidden change (campaign.log.lock_stream),
 and every sheet a member fetches asks for its hidden events (projections.visible_fold). Both

@@ -3,7 +3,7 @@
 Django hands psycopg_pool ``ConnectionPool.check_connection`` when ``CONN_HEALTH_CHECKS``
 is on: an empty query before every checkout. Under ASGI every database call checks a
 connection out, so every command paid one more round trip to PostgreSQL, and on a busy
-process each wait costs the thread a turn at the GIL (issue #12, docs/performance.md).
+process each wait costs the thread a turn at the GIL (docs/performance.md).
 
 :func:`check_without_round_trip` asks the socket instead. A connection PostgreSQL dropped
 (a restart, a stop, an administrator's ``pg_terminate_backend``) has something to read: the

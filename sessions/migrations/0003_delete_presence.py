@@ -1,5 +1,5 @@
 # Presence moved off the database (sessions/presence.py): a row per socket,
-# written on every connect and heartbeat, queued behind the appends (issue #12).
+# written on every connect and heartbeat, queued behind the appends.
 
 from django.db import migrations
 

@@ -115,7 +115,7 @@ def test_the_gm_audits_an_evening(table_of, seats, real_dice):
 def test_the_gm_awards_the_evening_from_the_advancement_page(table_of, seats, script_dice):
     """Real Chromium, a real daphne, the form's CSRF token and its answer: one click, two awards."""
     table = table_of("tote")
-    script_dice([3] * 3 + [7] * 7 * 2 + [5] * 2)  # play's second session: 3d6+1, two 7d13kh6, 2d10
+    script_dice([3] * 3 + [7] * 7 * 2 + [5] * 2)  # the second of play's sessions: 3d6+1, two 7d13kh6, 2d10
     off_the_loop(play, table)
     gm, alice = seats("gm", "alice")
     page = gm.page

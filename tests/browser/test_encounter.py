@@ -109,7 +109,7 @@ def test_an_encounter_with_turns_reaches_every_page_and_brings_your_controls_for
 
 
 def test_a_name_only_npcs_tab_says_the_gm_keeps_its_sheet(table_of, seats):
-    """A play-test's find (the thirteenth session): the tab said "Loading the sheet…" for good."""
+    """The tab must not say "Loading the sheet…" for good."""
     table = table_of("wyrm")
     table.create_character(table.alice, "Mira", get_system("wyrm").example_sheet)
     npc(table, "Bandit", "name")

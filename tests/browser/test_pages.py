@@ -39,7 +39,7 @@ WIDTHS = {"desktop": DESKTOP, "phone": PHONE}
 
 def seeded_evening(table, monkeypatch):
     """``play``'s evening, both sessions, with the server's own fair dice from fixed seeds and
-    command ids (the faces ``play`` scripts for its first session are left out), so it verifies (the
+    command ids (the faces ``play`` scripts for the first of its sessions are left out), so it verifies (the
     verify page checks every die) and rolls the same every run (``reset_sequences`` keeps the
     campaign's and the users' ids, inputs of the dice, the same too)."""
     counter = itertools.count(1)

@@ -272,7 +272,7 @@ def award_while_offline(server, table, seat, hero) -> int:
 
 
 def test_the_backlog_after_a_reconnect_brings_its_sheets_so_the_page_fetches_none(table_of, seats, server):
-    """A reconnect storm must not turn into a sheet fetch per page and character (issue #12): the
+    """A reconnect storm must not turn into a sheet fetch per page and character: the
     backlog's last event carries the sheets the backlog changed, and the page shows them."""
     table = table_of("tale")
     hero = table.create_character(table.alice, "Autopet", get_system("tale").example_sheet)
@@ -535,7 +535,7 @@ def test_the_page_is_usable_by_keyboard_at_phone_width(table_of, seats, script_d
 
 
 def test_a_request_answered_by_a_sealed_roll_reads_answered_on_the_other_pages(table_of, seats):
-    """A play-test's find (the thirteenth session): the sealed answer has no character, and the page
+    """The sealed answer has no character, and the page
     linked answers to requests by character, so Bob's page said "waiting for alice" for good."""
     table = table_of("tote")
     hero = table.create_character(table.alice, "Ayasha", get_system("tote").example_sheet)

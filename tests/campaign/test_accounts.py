@@ -175,7 +175,7 @@ def test_tokens_are_stored_as_digests_shown_once_named_and_revocable(table):
 
 
 def test_new_campaigns_and_tokens_count_against_the_users_command_limit(table, settings):
-    """Found in the eighteenth session's hardening review: the home page's new campaign (whose log
+    """The home page's new campaign (whose log
     gets its first events) and the profile's new API token were writes no limit counted, so a
     script could make them as fast as the server answered. They share the user's one count."""
     settings.RATE_LIMIT_USER_PER_MINUTE = 2

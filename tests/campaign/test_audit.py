@@ -403,7 +403,7 @@ def test_the_gm_awards_the_evening_from_the_advancement_page_once(table_for, sys
 
 
 def test_the_award_form_sent_twice_does_not_say_it_awarded_twice(played):
-    """A reviewer's find: the same form sent again stores nothing (its ids replay), so it must not say
+    """The same form sent again stores nothing (its ids replay), so it must not say
     "Awarded" again: a GM reading two "Awarded 2 to Hero" lines believes Hero got 4."""
     gm = client_for(played.gm)
     form = {"token": award_form(gm, played), f"points-{played.hero.id}": "2", "reason": "the bridge held"}

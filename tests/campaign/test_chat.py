@@ -152,7 +152,7 @@ def test_a_whisper_in_the_api_answer_and_csv_for_the_sender(table):
 
 @pytest.mark.parametrize("name", ["Evil\u202eeman", "a\t=1+1", "Two\nlines", "Left\u2066isolate", "bell\x07"])
 def test_a_name_with_control_or_text_direction_characters_is_refused_and_stores_nothing(table, name):
-    """A reviewer's find (the thirteenth session): chat refused these, names took them, so a
+    """Chat refuses these and so must names: else a
     character could be named to read as another on the table, the audit and the exports."""
     before = table.campaign.events.count()
     res = send(table, table.alice, {"type": "create_character", "name": name, "sheet": get_system("tote").example_sheet})

@@ -111,7 +111,7 @@ def test_a_platform_sentence_fills_as_the_table_fills_it():
     # Said by whoever gave the turn: "alice · round 1: Borin's turn" read as if alice had chosen Borin.
     assert describe({"type": "turn_advanced", "payload": {"round": 2, "name": "O'Brien"}}) == "gave the turn to O'Brien (round 2)"
     assert describe({"type": "encounter_ended", "payload": {"name": "Ambush"}}) == "ended the encounter “Ambush” after ? rounds"
-    # Ended before its first turn: no "round 0" (the eleventh session's note); a count agrees with its noun.
+    # Ended before its first turn: no "round 0"; a count agrees with its noun.
     assert describe({"type": "encounter_ended", "payload": {"name": "Ambush", "rounds": 0}}) == (
         "ended the encounter “Ambush” after 0 rounds")
     assert describe({"type": "encounter_ended", "payload": {"name": "Ambush", "rounds": 1}}) == (

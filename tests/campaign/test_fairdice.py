@@ -1,6 +1,6 @@
 """Dice anyone can verify: committed seeds, dice no one can aim, sealed hidden rolls, replayed rules.
 
-The attacks are those of issue #9, made as a dishonest host would make them
+The attacks are those of docs/fair-dice.md, made as a dishonest host would make them
 (tests/campaign/host.py), each shown to fail or to be named by seq.
 """
 

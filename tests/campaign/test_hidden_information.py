@@ -1,6 +1,6 @@
 """Hidden rolls don't leak through what the server decides next (docs/hidden-information.md).
 
-Each test replays one leak found in issue #10: a decision, refusal message,
+Each test replays one leak: a decision, refusal message,
 preview or public payload that was computed from an event the member may not
 see. Members read the table through the HTTP API, as a client would.
 """
@@ -78,7 +78,7 @@ def test_tote_spend_resolve_that_succeeds_on_a_hidden_test_is_hidden_too(table_f
 
 
 def test_a_player_cannot_open_her_own_sealed_command_once_the_seed_is_out(table_for):
-    """A reviewer's attack (the thirteenth session): the sealed refusal's nonce came from the seed,
+    """An attack on the sealed refusal: its nonce came from the seed,
     her user id and her command id, all hers once the session ended and published the seed, so she
     tried each message the rules can give against the digest and read the hidden test's total
     ("makes 11, still short of T14"). Her sealed command's nonce is drawn now."""
@@ -108,7 +108,7 @@ def test_a_player_cannot_open_her_own_sealed_command_once_the_seed_is_out(table_
 
 
 def test_the_gms_answer_on_top_of_a_players_secret_roll_is_shared_with_her_so_she_keeps_her_character(table_for):
-    """A play-test's find (the thirteenth session): the GM's grant on a character with Alice's secret
+    """The GM's grant on a character with Alice's secret
     roll was stored ``gm``, so the character was hidden-shaped for Alice, and her own next public test
     came back sealed to her. Now she reads it too (she saw everything it read): stored ``gm``, naming
     her in its payload; the table still sees it sealed, and her character stays hers."""
@@ -250,7 +250,7 @@ def test_the_gms_answer_on_top_of_their_own_hidden_roll_stays_the_gms(table_for)
 
 
 def test_a_request_answered_by_a_roll_she_may_not_see_is_still_hers_to_answer(table_for):
-    """A reviewer's find (the thirteenth session): "That request was already answered in #19" told
+    """A refusal "That request was already answered in #19" would tell
     a player that the sealed #19 answered it, and so what it was and on whom."""
     table = tote_table(table_for)
     test = {"type": "skill_test", "character": table.hero.id, "skill": "Strike", "target": 9}
@@ -271,7 +271,7 @@ def test_tote_hidden_aspect_penalty_and_injuries_stay_out_of_previews_and_public
     before = preview(table.alice, test)
     send(table, table.gm, {"type": "gm_invoke_aspect", "character": table.hero.id, "visibility": "gm"})
     send(table, table.gm, {"type": "mark_injury", "character": table.hero.id, "count": 2, "visibility": "gm"})
-    # Before: Alice's odds dropped (125/216 to 11/72 in the issue) though her sheet showed nothing.
+    # Her odds must not drop (125/216 to 11/72) while her sheet shows nothing.
     assert preview(table.alice, test) == before
     assert preview(table.gm, test) != before  # the GM sees what the rules will use
     res = send(table, table.alice, test, [4, 5, 3])
@@ -438,7 +438,7 @@ def test_a_void_does_not_name_the_type_of_a_sealed_event(table_for):
 
 
 def test_a_void_is_read_by_its_targets_readers_only(table_for):
-    """A reviewer's find (the thirteenth session): the void of a sealed event was public and named
+    """The void of a sealed event was public and named
     its character (with that character's sheet), which the sealed stub keeps from the table."""
     table = tote_table(table_for)
     rival = table.create_character(table.bob, "Rival", get_system("tote").example_sheet).id
@@ -464,7 +464,7 @@ def test_a_void_is_read_by_its_targets_readers_only(table_for):
 
 
 def test_revealing_a_voided_roll_reveals_its_void_with_it(table_for):
-    """A reviewer's find (the fifteenth session): the GM voids her GM-only grant (the void is hers too)
+    """The GM voids her GM-only grant (the void is hers too)
     and reveals it. The table read the grant, not its void, and so a sheet without it: what the log
     said and what the sheet counted disagreed. The reveal now brings its void out too."""
     from campaign.log import events_after
@@ -735,7 +735,7 @@ def test_a_hidden_contest_shapes_the_sheet_of_the_opponent_it_names_on_every_dat
 
 
 def test_an_npc_hidden_and_shown_again_can_be_opposed_by_a_player(table_for):
-    """A reviewer's find (the sixteenth session): hiding an NPC is the GM's note (``npc_shown`` stored
+    """Hiding an NPC is the GM's note (``npc_shown`` stored
     ``gm``), and it counted as a hidden change of the NPC's state, which it is not: shown again, the
     NPC kept a sheet "holding what she may not see", and Alice's opposed check against it was refused."""
     table = setup(table_for, "wyrm")
@@ -768,7 +768,7 @@ def wyrm_rivals(table_for):
 
 
 def test_a_players_contest_on_her_own_secret_roll_is_hers_to_read(table_for):
-    """A reviewer's find (the eighteenth session): Alice's opposed check on top of her own secret check
+    """Alice's opposed check on top of her own secret check
     was stored for the GM alone (naming an opponent dropped her as its reader), so she could not read
     her own contest. It read her secret roll, which she sees, and Rival's public sheet: hers and the
     GM's, and to the rest of the table one more GM-only event."""
@@ -831,7 +831,7 @@ def mdt_race(table, opponent: int) -> dict:
 
 
 def test_a_players_race_round_against_a_kept_npc_stays_hers_after_a_change_it_does_not_read(table_for):
-    """A reviewer's find: after any hidden change of the name-only bandit Alice races, every later
+    """After any hidden change of the name-only bandit Alice races, every later
     round of hers was sealed from her. A round reads her race (the bandit's pool as the GM named it,
     docs/rules.md MdT 17) and her sheet, nothing of the bandit's: the GM raising its presence unseen
     shapes none of it. A round the GM rolled unseen from the bandit's side changed her race: after
@@ -894,7 +894,7 @@ def test_the_character_ids_a_player_reads_do_not_count_the_hidden_npcs_made_betw
     {"type": "straight_roll", "target": 5},  # nothing in her way: hers starts
 ])
 def test_whether_a_sealed_contest_was_refused_does_not_reach_its_opponent(table_for, gms_hidden_action):
-    """A reviewer's find (the eighteenth session): Alice's contest naming Bob's rival, on top of the
+    """Alice's contest naming Bob's rival, on top of the
     GM's hidden action on her hero, is sealed from her. Started, it was a side of Rival (a change Bob
     may not see: his next roll of Rival sealed); refused by what the GM hid, it was not (his roll
     public). So the table, from Bob's roll, learned what the GM did to Alice's hero. Whether the rules

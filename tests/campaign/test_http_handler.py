@@ -1,5 +1,5 @@
 """HTTP under daphne (campaign/asgi.py): the middleware and the view on one trip to the request's
-thread (issue #12, round 3: what an HTTP command cost daphne).
+thread (what an HTTP command costs daphne).
 
 These go through the ASGI handler daphne runs, as daphne calls it; Django's test clients build
 handlers of their own."""

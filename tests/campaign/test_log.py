@@ -168,7 +168,7 @@ class TestRoundTrips:
 
     def test_the_lock_and_the_write_are_prepared_once_per_connection(self, table):
         # Django opens connections with preparing off, and psycopg then ignored prepare=True:
-        # PostgreSQL parsed and planned both statements for every command (issue #12, round 3).
+        # PostgreSQL would parse and plan both statements for every command.
         membership = table.membership(table.alice)
         for n in range(2):
             do_command(membership, {"id": f"p{n}", "action": {"type": "roll", "notation": "2d6"}},
@@ -237,7 +237,7 @@ def test_a_command_waits_for_postgresql_four_times_as_the_bare_loop(transactiona
     lock, the write, COMMIT, and nothing else (no read after COMMIT; the pooled connection's check
     costs none either: tests/campaign/test_postgresql_backend.py). BEGIN with the lock and COMMIT
     with the write in psycopg pipelines made two, but cost more CPU than the waits they saved on
-    loopback: docs/performance.md, the ninth session."""
+    loopback: docs/performance.md."""
     from bench.store import round_trips  # libpq's trace: the bench counts the same way
 
     table = transactional_table

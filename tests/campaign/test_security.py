@@ -60,18 +60,16 @@ def test_odds_previews_have_their_own_per_user_limit_answered_with_the_apis_429(
     assert preview(table.gm).status_code == 200
 
 
-def test_the_rate_limits_use_one_cache_client_for_every_thread(db, monkeypatch):
-    """Every socket's token check and every command counts in the cache from some database thread;
-    a cache client per thread (Django's own ``cache``) opened a Redis connection each (issue #12)."""
+def test_the_rate_limits_use_one_store_for_every_thread(db, settings, monkeypatch):
+    """Every socket's token check and every command counts from some database thread; a store
+    (a Redis client) per thread would open a Redis connection each."""
     import threading
-
-    from django.core.cache import caches
 
     from campaign import ratelimit
 
     made = []
-    create = caches.create_connection
-    monkeypatch.setattr(caches, "create_connection", lambda alias: made.append(alias) or create(alias))
+    make = ratelimit.storage_from_string
+    monkeypatch.setattr(ratelimit, "storage_from_string", lambda uri, **kw: made.append(uri) or make(uri, **kw))
     monkeypatch.setattr(ratelimit, "_shared", None, raising=False)
 
     def check(n):
@@ -83,7 +81,36 @@ def test_the_rate_limits_use_one_cache_client_for_every_thread(db, monkeypatch):
         t.start()
     for t in threads:
         t.join(timeout=30)
-    assert made == ["default"]
+    assert made == [settings.RATE_LIMIT_STORAGE]
+
+
+def test_the_rate_limits_fail_open_while_their_store_is_down(db, settings, caplog):
+    """A table keeps playing when Redis is away: no command, login or token check is refused or
+    fails for want of its counter (nothing listens on port 1)."""
+    from campaign import ratelimit
+
+    settings.RATE_LIMIT_STORAGE = "redis://127.0.0.1:1/0"
+    settings.RATE_LIMIT_USER_PER_MINUTE = 0  # every command over the limit, if it were counted
+    ratelimit.check_user_rate(1)
+    ratelimit.check_preview_rate(1)
+    ratelimit.record_failure("login", account="alice", address="10.0.0.1")
+    ratelimit.check_failures("login", account="alice", address="10.0.0.1")
+    assert "rate limit store unavailable" in caplog.text
+
+
+def test_failures_refuse_at_the_limit_for_the_account_or_the_address(db, settings):
+    from campaign import ratelimit
+
+    settings.LOGIN_FAILURES_PER_5_MINUTES = 2
+    for _ in range(2):
+        ratelimit.check_failures("login", account="alice", address="10.0.0.1")
+        ratelimit.record_failure("login", account="alice", address="10.0.0.1")
+    with pytest.raises(ratelimit.RateLimited):
+        ratelimit.check_failures("login", account="alice", address="10.0.0.9")  # the account failed twice
+    with pytest.raises(ratelimit.RateLimited):
+        ratelimit.check_failures("login", account="bob", address="10.0.0.1")  # the address did
+    ratelimit.check_failures("login", account="bob", address="10.0.0.9")
+    ratelimit.check_failures("token", address="10.0.0.1")  # each kind counts apart
 
 
 def test_check_deploy_is_clean_with_debug_off():
@@ -108,29 +135,28 @@ def test_check_deploy_warns_without_a_secret_key():
 
 @pytest.mark.redis
 def test_a_command_is_counted_in_one_round_trip_to_redis(db, require_redis, settings, monkeypatch):
-    """The per-user counter is one pipelined round trip in one transaction (the cache's add and incr were three);
-    a new window's counter expires with it, and the cache reads the count it stored."""
+    """The per-user counter is one round trip: one script increments it and gives a new window's
+    counter its expiry, atomically (a key that never expired would hold its count for good)."""
     import redis
-    from django.core.cache import caches
 
     from campaign import ratelimit
 
-    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
-                                   "LOCATION": require_redis}}
+    settings.RATE_LIMIT_STORAGE = require_redis
+    settings.RATE_LIMIT_USER_PER_MINUTE = 2
+    ratelimit.check_user_rate(10**9)  # the script is loaded once per Redis: not a command's cost
     trips = []
-    one, pipelined = redis.Redis.execute_command, redis.client.Pipeline.execute
+    one = redis.Redis.execute_command
     monkeypatch.setattr(redis.Redis, "execute_command",
                         lambda self, *args, **kw: trips.append(args[0]) or one(self, *args, **kw))
-    # A transaction (MULTI/EXEC): a plain pipeline lets the key expire between SET NX and INCR.
-    monkeypatch.setattr(redis.client.Pipeline, "execute",
-                        lambda self, *args, **kw: trips.append(f"pipeline transaction={self.transaction}")
-                        or pipelined(self, *args, **kw))
-    key = f"rate:round-trips:{uuid.uuid4().hex}"  # its own window, whatever the clock does meanwhile
-    counts = [ratelimit._count(key, timeout=70) for _ in range(3)]
-    assert counts == [1, 2, 3] and trips == ["pipeline transaction=True"] * 3
-    store, client = ratelimit._store()
-    assert 0 < client.ttl(store.make_and_validate_key(key)) <= 70
-    assert caches.create_connection("default").get(key) == 3
+    user = uuid.uuid4().int % 10**9  # its own window, whatever the clock does meanwhile
+    ratelimit.check_user_rate(user)
+    ratelimit.check_user_rate(user)
+    with pytest.raises(ratelimit.RateLimited):
+        ratelimit.check_user_rate(user)
+    assert trips == ["EVALSHA"] * 3
+    client = ratelimit._limiter().storage.storage
+    (key,) = client.keys(f"*user/{user}/*")
+    assert int(client.get(key)) == 3 and 0 < client.ttl(key) <= 60
 
 
 def test_the_app_stores_passwords_with_pbkdf2_only_test_servers_use_the_suites_fast_hasher():

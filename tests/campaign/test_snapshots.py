@@ -179,7 +179,7 @@ def test_rebuilt_snapshots_are_each_a_fold_from_seq_one(evening):
 def test_no_index_of_the_log_is_the_campaign_alone(db):
     """A planner with stale statistics (a campaign that grew since the last ANALYZE) took a lone
     campaign index to be as cheap as (campaign, seq) and read the whole log to replay one block
-    of it (docs/performance.md, round 3). Every index starting with the campaign says more."""
+    of it (docs/performance.md). Every index starting with the campaign says more."""
     from django.db import connection
 
     with connection.cursor() as cursor:

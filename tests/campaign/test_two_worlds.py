@@ -38,7 +38,7 @@ from tests.campaign import served
 pytestmark = pytest.mark.django_db
 
 # A tenth of the active profile's examples (each plays two campaigns, slowly): a
-# few by default, many under the thorough profile; the leaks issue #10 found are
+# few by default, many under the thorough profile; the known leaks are
 # always played too (KNOWN_LEAKS).
 EXAMPLES = max(3, settings.default.max_examples // 10)
 SIDES = {"tote": 6, "tale": 6, "wyrm": 6, "mdt": 10}  # each system rolls one size of die
@@ -107,7 +107,7 @@ def pad(faces: list[int]) -> list[int]:
     return faces + [1] * (60 - len(faces))
 
 
-# Steps (move, visibility, dice, the other world's dice) replaying each leak of issue #10.
+# Steps (move, visibility, dice, the other world's dice) replaying each known leak.
 KNOWN_LEAKS = {
     "tote": [[(4, "gm", pad([5, 2, 5]), pad([2, 2, 2])), (1, "public", pad([]), pad([]))]],
     "tale": [[(1, "public", pad([]), pad([])), (2, "gm", pad([1] * 7 + [6] * 3), pad([6] * 7 + [1] * 3)),

@@ -3,7 +3,7 @@
 Armed with :meth:`CommitProxy.lose_next_commit`, it forwards the next ``COMMIT`` a
 client sends, lets PostgreSQL commit and answer, then closes that client's connection
 instead of passing the answer on: the transaction is stored, and the server that sent it
-sees its connection die at COMMIT. That is the doubled-roll fault of issue #12, made
+sees its connection die at COMMIT. That is the doubled-roll fault (docs/event-log.md), made
 exact (no timing, no luck).
 
 psycopg sends ``COMMIT`` as a simple-protocol Query message: ``Q``, its length (11) and

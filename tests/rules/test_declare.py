@@ -223,7 +223,7 @@ def test_an_optional_part_of_a_sentence_is_said_only_with_its_values():
 @pytest.mark.parametrize("text", ["Evil\u202eeman", "two\nlines", "tab\there", "\u2066isolated\u2069"])
 def test_declared_text_refuses_control_characters_and_text_direction_marks(text):
     """A player's text is read on every member's log: an override mark reorders the line it is on
-    (a reviewer's find: a Tale contest's reason took U+202E). Joiners stay (emoji sequences)."""
+    (a Tale contest's reason must not take U+202E). Joiners stay (emoji sequences)."""
     from rules.declare import Text
 
     with pytest.raises(RuleError, match="text-direction marks"):

@@ -1,7 +1,7 @@
 """Sheets pushed with events: each viewer gets exactly the sheet a fetch would give them.
 
-The browser no longer fetches ``GET .../characters/<id>`` after every event
-(issue #12): the event frame carries the sheets it changed, filtered for the
+The browser does not fetch ``GET .../characters/<id>`` after every event:
+the event frame carries the sheets it changed, filtered for the
 viewer (campaign/sheets.py). For every role (gm, the owner, another player, a
 spectator) and every visibility, the pushed sheet must equal the fetched one,
 and a viewer who may not see an event gets no sheet with it (that would say

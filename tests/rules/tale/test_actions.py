@@ -496,7 +496,7 @@ def test_preview_matches_the_event_odds():
 
 
 def test_a_spread_moves_only_the_damage_still_owed():
-    """Voiding a take_damage after its damage was spread: the replay must not owe -2D (issue #10)."""
+    """Voiding a take_damage after its damage was spread: the replay must not owe -2D."""
     st = state()
     spread = Event("assign_damage", {"damage": {"brawn": 1, "skill": 1}, "unassigned_before": 2})
     after = SYSTEM.evolve(st, spread)  # the take_damage before it was voided
