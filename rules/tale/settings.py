@@ -23,6 +23,10 @@ OPTIONS = (
            "own: half the price of the skill's own next die (ceil(N/2)); pool: half the price of the whole "
            "pool it reaches (ceil((two characteristics + N)/2)).", kind="choice", choices=("own", "pool"),
            reading="Tale 33"),
+    Option("fights.defence", "each", "Defence against several attackers",
+           "each: one defence roll stands against every attack on the side; split: the defence is portioned "
+           "per attacker, each part rolled against that attacker alone (rules/fights.py).", kind="choice",
+           choices=("each", "split"), reading="Fights 2"),
 )
 
 # Action fields a setting supplies when the action leaves them out.

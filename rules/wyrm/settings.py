@@ -26,6 +26,9 @@ OPTIONS = (
     Option("fate_per_roll", 1, "Fate points one roll can take",
            "\"Reroll a single die roll or add +2 to a single check\": one, so Fate can't buy success.",
            lo=1, hi=5, reading="WYRM 13"),
+    Option("fights.passive_rolls", "each", "A passive side opposed by several",
+           "each: it rolls once per check against it; once: one roll sets its DL for every check against it "
+           "that round (rules/fights.py).", kind="choice", choices=("each", "once"), reading="Fights 5"),
     Option("health.enabled", False, "Health track (house rule)",
            "The text has no hit points; on, the GM marks harm and healing on a track.",
            kind="bool", reading="WYRM 21", house_rule=True),
