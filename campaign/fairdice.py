@@ -40,7 +40,7 @@ MAX_PLAYER_SEED = 64
 # What the server adds to a command's first event beside what the rules decided;
 # a replay of the rules compares the rest of the payload.
 RECORD_KEYS = frozenset({"command_id", "action", "dice_log", "dice_scheme", "nonce", "nonce_drawn", "verifiable",
-                         "answers", "sides", "shared_with"})  # sides: how the other characters of a contest read it (campaign/actions/contests.py)
+                         "answers", "sides", "shared_with", "filled"})  # sides: how the other characters of a contest read it (campaign/actions/contests.py)
 
 
 def new_seed(campaign: Campaign, session: int) -> DiceSeed:
@@ -363,6 +363,14 @@ def decide_again(campaign: Campaign, first: Event, action: dict, dice) -> list:
     """What the rules decide for ``action`` with ``dice``, on the state before ``first``."""
     if action.get("type") == "roll":
         return [roll_event(action, dice)]
+    if action.get("type") == "choose_in_fight":
+        # A fight's round: decided from what the server read (``filled``) and the action alone.
+        from rules.fights import round_events
+
+        filled = first.payload.get("filled")
+        if not isinstance(filled, dict):
+            raise RuleError("the round does not record what it read")
+        return round_events(campaign.system, filled, action, dice)
     from .projections import state_as_of
 
     state = state_as_of(first.character, first.seq - 1) if first.character_id else None

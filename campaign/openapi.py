@@ -64,8 +64,9 @@ def table_vocabulary() -> dict:
     """The platform's own action types (not a rule system's), from the code that runs them."""
     from campaign.actions import GM_TABLE_ACTIONS, SCENE_ACTIONS
     from campaign.actions.encounters import ENCOUNTER_ACTIONS
+    from campaign.actions.fights import FIGHT_ACTIONS
 
-    return {"table": ["roll", "add_seed", "create_character", *ENCOUNTER_ACTIONS, "post_message"],
+    return {"table": ["roll", "add_seed", "create_character", *ENCOUNTER_ACTIONS, *FIGHT_ACTIONS, "post_message"],
             "gm_only": sorted([*SCENE_ACTIONS, *GM_TABLE_ACTIONS])}
 
 

@@ -108,8 +108,9 @@ STATELESS = frozenset({"roll"})
 # What no member's view of a character turns on: a plain roll, a void (it only takes back its
 # target, whose own visibility says who saw it; a void is read by exactly its target's readers), and
 # what the players are shown of an NPC (``npc_shown``: the GM's note when she hides it, no state; as a
-# hidden change, an NPC hidden once and shown again kept a sheet "holding what she may not see").
-NO_HIDDEN_CHANGE = STATELESS | {VOID, "npc_shown"}
+# hidden change, an NPC hidden once and shown again kept a sheet "holding what she may not see"), and a
+# side's sealed choice in a fight (it changes no state: the round reads it from the log, campaign/actions/fights.py).
+NO_HIDDEN_CHANGE = STATELESS | {VOID, "npc_shown", "fight_choice_made"}
 
 
 def hidden_changes(character: Character):

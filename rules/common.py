@@ -107,8 +107,17 @@ def earn_points(state: dict, p: Mapping) -> None:
     state["points"]["earned"] += p["points"]
 
 
+def _fight(state: dict, p: Mapping) -> None:
+    """A side's part of a fight of several sides (rules/fights.py): its numbers in the fight, ``None``
+    once it ends (Tale's end also leaves damage to spread: rules/tale/evolve.py)."""
+    state["fight"] = copy_json(p.get("fight"))
+
+
 HANDLERS = {
     CONFIGURED: apply_configured,
+    "fight_started": _fight,
+    "fight_round_rolled": _fight,
+    "fight_ended": _fight,
     ADJUSTED: _adjust,
     "harm_marked": _harm,
     "harm_healed": _harm,
@@ -121,6 +130,10 @@ EVENTS = (
     EventSpec(ADJUSTED, "the GM adjusted the sheet"),
     EventSpec("harm_marked", "marked {marked} boxes of harm ({harm_after} of {boxes})"),
     EventSpec("harm_healed", "healed {healed} boxes of harm ({harm_after} of {boxes})"),
+    EventSpec("fight_started", "a fight started"),
+    EventSpec("fight_choice_made", "chose for the round"),
+    EventSpec("fight_round_rolled", "a round of the fight"),
+    EventSpec("fight_ended", "the fight ended"),
 )
 
 

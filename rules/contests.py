@@ -122,8 +122,8 @@ def _fill_mdt(action: dict, opponent: Mapping) -> dict:
     # "both characters roll the same attribute": 1 + attribute + specialization, as the character's own pool.
     filled = {"vs_pool": 1 + sheet["attributes"][attribute] + rating}
     if action["type"] == "start_contest":
-        if opponent.get("contest"):
-            raise RuleError("The opponent is already in a race: it must end first.")
+        if opponent.get("contest") or opponent.get("fight"):
+            raise RuleError("The opponent is already in a race or a fight: it must end first.")
         # The opponent's side of the race recomputes its pool from these, as the acting side does.
         filled.update(vs_attribute=attribute, vs_specialization=name)
     return filled
@@ -133,8 +133,8 @@ def _fill_tale(action: dict, opponent: Mapping) -> dict:
     from .tale.settings import options
     from .tale.sheet import current, skill_pool
 
-    if opponent.get("contest"):
-        raise RuleError("The opponent is already in a contest: it must end first.")
+    if opponent.get("contest") or opponent.get("fight"):
+        raise RuleError("The opponent is already in a contest or a fight: it must end first.")
     if opponent.get("unassigned_damage"):
         raise RuleError("The opponent must spread its damage first (assign_damage).")
     if action["type"] == "start_combat":

@@ -32,10 +32,11 @@ setting (``fights.*`` in each system's settings.py) and an entry of docs/rules.m
 
 from __future__ import annotations
 
+import copy
 from fractions import Fraction
 from typing import Iterable, Mapping
 
-from .base import DiceSource, RuleError, odds_json
+from .base import DiceSource, Event, RuleError, odds_json
 
 MAX_SIDES = 12
 MAX_EXCHANGES = 66  # every pair of twelve sides
@@ -89,8 +90,8 @@ def _desc(faces: list[int]) -> list[int]:
 TALE_DEFENCE = ("each", "split")
 
 
-def read_tale_portions(choices: Mapping, sides: Mapping[Side, Mapping], defence_rule: str
-                       ) -> dict[Side, dict]:
+def read_tale_portions(choices: Mapping, sides: Mapping[Side, Mapping], defence_rule: str,
+                       names: Mapping[Side, str] | None = None) -> dict[Side, dict]:
     """Each side's portions: ``{"attack": {target: n}, "defence": n}`` (``split``: ``{attacker: n}``),
     within the dice it may portion out this round (``sides[s]["available"]``)."""
     from .tale.odds import MAX_POOL
@@ -116,7 +117,7 @@ def read_tale_portions(choices: Mapping, sides: Mapping[Side, Mapping], defence_
             defence = _count(defence, "The defence portion", MAX_POOL)
             spent = sum(attack.values()) + defence
         if spent > info["available"]:
-            raise RuleError(f"Side {side} has only {info['available']}D to portion out this round, not {spent}D.",
+            raise RuleError(f"{(names or {}).get(side, side)} has only {info['available']}D to portion out this round, not {spent}D.",
                             "invalid")
         out[side] = {"attack": attack, "defence": defence}
     return out
@@ -325,3 +326,220 @@ def wyrm_opposed_round(sides: Mapping[Side, Mapping], exchanges, dice: DiceSourc
         out.append({"by": by, "against": against, "passive": passive, "dice": chain, "total": total,
                     "outcome": "success" if success else "failure", "odds": odds_json(chances)})
     return {"kind": "opposed", "passive_rolls": passive_rolls, "exchanges": out}
+
+
+# --- a fight's life: started, each side's choice, rounds, ended ----------------------------------
+#
+# Campaign-level events (campaign/actions/fights.py stores them); each side's character state folds
+# its own part of them through ``sides`` (rules/common.py ``fight``: its numbers in the fight).
+
+STARTED, CHOSEN, ROUND, ENDED = "fight_started", "fight_choice_made", "fight_round_rolled", "fight_ended"
+EVENTS = frozenset({STARTED, CHOSEN, ROUND, ENDED})
+KINDS = {"tale": ("combat", "iterated"), "mdt": ("race", "opposed"), "wyrm": ("opposed",)}
+KIND_WORDS = {"combat": "a combat", "iterated": "an iterated contest", "race": "a race", "opposed": "an opposed test"}
+MAX_TEAM = 40
+
+
+def read_kind(system: str, kind) -> str:
+    kinds = KINDS.get(system, ())
+    if not kinds:
+        raise RuleError("This system's text has no opposed test: there is nothing to fight with several sides.")
+    if kind is None:
+        return kinds[0]
+    if kind not in kinds:
+        raise RuleError(f"A fight here is one of: {', '.join(kinds)}.", "invalid")
+    return kind
+
+
+def side_entry(system: str, kind: str, state: Mapping, spec: Mapping) -> dict:
+    """A side's numbers in a new fight, read from its character's state and what the GM named for it
+    (``spec``: Tale ``with_secondary`` for a combat, ``skill``/``characteristics`` for an iterated
+    contest; MdT ``attribute``, ``specialization``; WYRM ``attribute``, ``skills``)."""
+    spec = spec if isinstance(spec, Mapping) else {}
+    if state.get("fight"):
+        raise RuleError("is already in a fight: it must end first.")
+    if state.get("contest"):
+        raise RuleError("is in a contest: it must end first.")
+    if system == "tale":
+        from .tale.actions import combat_pool
+        from .tale.sheet import current, skill_pool
+
+        if state["unassigned_damage"]:
+            raise RuleError("must spread its damage first.")
+        if kind == "combat":
+            with_secondary = spec.get("with_secondary", False)
+            if not isinstance(with_secondary, bool):
+                raise RuleError("'with_secondary' must be true or false.", "invalid")
+            dice = sum(current(state, c) for c in combat_pool(state, with_secondary))
+        else:
+            dice = skill_pool(state, {"skill": spec.get("skill"), "characteristics": spec.get("characteristics")})["pool"]
+        if dice < 1:
+            raise RuleError("has no dice to fight with.")
+        return {"dice": dice, "start": dice, "penalty": 0, "damage_taken": 0}
+    if system == "mdt":
+        filled = contests_fill("mdt", spec, state)
+        return {"pool": filled["vs_pool"], "mine": 0}
+    filled = contests_fill("wyrm", spec, state)["vs"]
+    return {"bonus": filled["attribute"] + 2 * filled["skills"], "explodes": filled["skills"] > 0}
+
+
+def contests_fill(system: str, spec: Mapping, state: Mapping) -> dict:
+    """A side's numbers as an opposed test reads an opponent's (rules/contests.py), from its spec."""
+    from .contests import _fill_mdt, _fill_wyrm
+
+    if system == "mdt":
+        return _fill_mdt({"type": "opposed_test", "vs_attribute": spec.get("attribute"),
+                          "vs_specialization": spec.get("specialization")}, state)
+    return _fill_wyrm({"type": "check", "vs_attribute": spec.get("attribute"), "vs_skills": spec.get("skills") or []},
+                      state)
+
+
+def settings_of(system: str, state: Mapping) -> dict:
+    """The campaign settings a fight plays under, fixed when it starts (the first side's options)."""
+    if system == "tale":
+        from .tale.settings import options
+
+        chosen = options(state)
+        return {"ties": chosen["ties"], "defence": chosen["fights"]["defence"]}
+    from .options import complete
+
+    if system == "mdt":
+        from .mdt.settings import OPTIONS as MDT
+
+        chosen = complete(MDT, state["sheet"].get("options"))
+        return {k: chosen[k] for k in ("luck_ten_successes", "luck_dramatic_failure")}
+    from .wyrm.settings import OPTIONS as WYRM
+
+    chosen = complete(WYRM, state["sheet"].get("options"))
+    return {"ties_succeed": chosen["ties_succeed"], "passive_rolls": chosen["fights"]["passive_rolls"]}
+
+
+def standing(system: str, fight: Mapping) -> list[Side]:
+    """The sides still in the fight, in order: a Tale side with no dice left is out."""
+    if system != "tale":
+        return list(fight["order"])
+    return [s for s in fight["order"] if fight["entries"][s]["dice"] > 0]
+
+
+def read_choice(system: str, fight: Mapping, side: Side, choice: Mapping) -> dict:
+    """What ``side`` does this round, checked: Tale combat ``attack``/``defence``; Tale iterated and
+    WYRM ``against`` (the sides it acts against); MdT nothing (every side rolls)."""
+    up = standing(system, fight)
+    if side not in up:
+        raise RuleError("That side is out of the fight.")
+    if fight["kind"] == "combat":
+        sides = {s: {"dice": fight["entries"][s]["dice"],
+                     "available": max(0, fight["entries"][s]["dice"] - fight["entries"][s]["penalty"])} for s in up}
+        return read_tale_portions({side: {"attack": choice.get("attack"), "defence": choice.get("defence")}},
+                                  sides, fight["settings"]["defence"], fight["names"])[side]
+    if system == "mdt":
+        return {}
+    against = choice.get("against") or []
+    if not isinstance(against, list) or any(str(a) not in up or str(a) == side for a in against) \
+            or len(set(map(str, against))) != len(against):
+        raise RuleError("'against' lists other sides still in the fight, each once.", "invalid")
+    return {"against": [str(a) for a in against]}
+
+
+def _teams_up(fight: Mapping, up: list[Side]) -> set[str]:
+    return {fight["teams"][s] for s in up}
+
+
+def resolve(system: str, fight: Mapping, choices: Mapping[Side, dict], dice: DiceSource) -> dict:
+    """The round every standing side has chosen for: ``{"round", "result", "entries", "ended"}``;
+    ``ended`` (``None`` while it goes on) is ``{"winner": team or None, "reason"}``."""
+    kind, settings, entries = fight["kind"], fight["settings"], fight["entries"]
+    up = standing(system, fight)
+    after = {s: dict(e) for s, e in entries.items()}
+    ended = None
+    if kind == "combat":
+        sides = {s: {"dice": entries[s]["dice"], "available": max(0, entries[s]["dice"] - entries[s]["penalty"])}
+                 for s in up}
+        result = tale_combat_round(sides, {s: choices.get(s, {}) for s in up}, dice, settings["ties"],
+                                   settings["defence"])
+        for s in up:
+            after[s].update(dice=result["after"][s], penalty=result["penalties"][s],
+                            damage_taken=entries[s]["damage_taken"] + result["damage"][s])
+    elif kind == "iterated":
+        exchanges = [{"by": s, "against": a} for s in up for a in choices.get(s, {}).get("against", [])]
+        if not exchanges:
+            raise RuleError("Nobody acts against anybody this round: name whom each side acts against.")
+        result = tale_iterated_round({s: entries[s]["dice"] for s in up}, exchanges, dice, settings["ties"])
+        for s in up:
+            after[s].update(dice=result["after"][s],
+                            damage_taken=entries[s]["damage_taken"] + result["eliminated"][s])
+    elif kind == "race":
+        result = mdt_race_round({s: entries[s] for s in up}, fight["target"], dice, settings)
+        for s in up:
+            after[s]["mine"] = result["totals"][s]
+        if result["winner"] is not None:
+            ended = {"winner": fight["teams"][result["winner"]], "reason": "target_reached"}
+    elif system == "mdt":
+        result = mdt_opposed({s: entries[s]["pool"] for s in up}, dice, settings)
+        ended = {"winner": None if result["winner"] is None else fight["teams"][result["winner"]],
+                 "reason": "most_successes" if result["winner"] is not None else "tie"}
+    else:
+        exchanges = [{"by": s, "against": a} for s in up for a in choices.get(s, {}).get("against", [])]
+        if not exchanges:
+            raise RuleError("Nobody acts against anybody this round: name whom each side acts against.")
+        result = wyrm_opposed_round({s: entries[s] for s in up}, exchanges, dice, settings["ties_succeed"],
+                                    settings["passive_rolls"])
+    if kind in ("combat", "iterated"):
+        left = [s for s in up if after[s]["dice"] > 0]
+        teams = _teams_up(fight, left)
+        if len(teams) <= 1:
+            ended = {"winner": next(iter(teams)) if teams else None,
+                     "reason": "pool_exhausted" if teams else "both_exhausted"}
+    return {"round": fight["round"] + 1, "result": result, "entries": after, "ended": ended}
+
+
+def ending(fight: Mapping) -> dict[Side, dict]:
+    """Each side's part of a fight's end: ``{"fight": None}``, and for a Tale combat the damage it
+    took, to spread (the character's state caps it at what its primary characteristic and Skill have
+    room for, rules/tale/evolve.py, so the end reads no side's sheet)."""
+    out = {}
+    for s in fight["order"]:
+        view: dict = {"fight": None}
+        if fight["kind"] == "combat":
+            view["damage_taken"] = fight["entries"][s]["damage_taken"]
+        out[s] = view
+    return out
+
+
+def round_events(system: str, filled: Mapping, action: Mapping, dice: DiceSource) -> list[Event]:
+    """The round the acting side's choice completes, from what the server read (``filled``: the
+    running ``fight``, the seq of its start, the other sides' ``choices``) and the action: the
+    ``fight_round_rolled`` event, and ``fight_ended`` when the round decided the fight. What a replay
+    of the command decides again (campaign/fairdice.py)."""
+    fight = filled["fight"]
+    side = str(action.get("character"))
+    choices = {**filled["choices"], side: read_choice(system, fight, side, action)}
+    decided = resolve(system, fight, choices, dice)
+    events = [Event(ROUND, {"fight": filled["seq"], "label": fight["label"], "kind": fight["kind"],
+                            "round": decided["round"], "choices": choices, "result": decided["result"],
+                            "entries": decided["entries"]})]
+    if decided["ended"] is not None:
+        events.append(Event(ENDED, {"fight": filled["seq"], "label": fight["label"], **decided["ended"],
+                                    "rounds": decided["round"]}))
+    return events
+
+
+def evolve(fight: dict | None, kind: str, payload: Mapping) -> dict | None:
+    """The running fight after one of its campaign-level events (``None``: none running)."""
+    if kind == STARTED:
+        return {**copy.deepcopy(dict(payload["fight"])), "round": 0}
+    if fight is None:
+        return None
+    if kind == ROUND:
+        fight["round"] = payload["round"]
+        fight["entries"] = copy.deepcopy(payload["entries"])
+    elif kind == ENDED:
+        return None
+    return fight
+
+
+def fold(events: Iterable[tuple[str, Mapping]]) -> dict | None:
+    fight = None
+    for kind, payload in events:
+        fight = evolve(fight, kind, payload)
+    return fight

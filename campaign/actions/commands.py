@@ -37,6 +37,7 @@ from .adjustments import decide_adjust_sheet
 from .campaign_options import decide_configure_campaign
 from .campaigns import decide_rename_campaign
 from .encounters import ENCOUNTER_ACTIONS
+from .fights import FIGHT_ACTIONS
 from .npcs import decide_show_npc, stored_readers, stored_visibility
 from .characters import decide_create_character
 from .errors import INPUT_ERRORS, ActionError, Conflict, Forbidden, Refused, rule_refusal
@@ -241,11 +242,15 @@ def _decide(campaign: Campaign, membership: Membership, action: dict, dice, char
         if ENCOUNTER_ACTIONS[kind][0]:
             require_gm(membership, ENCOUNTER_ACTIONS[kind][0])
         return [ENCOUNTER_ACTIONS[kind][1](campaign, membership, action)]
+    if kind in FIGHT_ACTIONS:
+        if FIGHT_ACTIONS[kind][0]:
+            require_gm(membership, FIGHT_ACTIONS[kind][0])
+        return FIGHT_ACTIONS[kind][1](campaign, membership, action, dice)
     # Anything else is the campaign's rule system's to decide.
     rules = campaign.rules
     if kind not in rules.actions:
         known = sorted(["roll", "add_seed", "create_character", "post_message", *SCENE_ACTIONS, *GM_TABLE_ACTIONS,
-                        *ENCOUNTER_ACTIONS, *rules.actions])
+                        *ENCOUNTER_ACTIONS, *FIGHT_ACTIONS, *rules.actions])
         raise ActionError(f"Unknown action '{kind[:40]}'. Known actions: {', '.join(known)}.", "unknown_action")
     if kind in rules.gm_actions:
         require_gm(membership, f"take the action '{kind}'")

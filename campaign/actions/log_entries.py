@@ -17,7 +17,9 @@ UNVOIDABLE = frozenset({"campaign_created", "member_joined", "character_created"
                         # Campaign-wide or of several characters: a new event corrects them
                         # (configure again, show the NPC again, the encounter's own commands).
                         "campaign_configured", "npc_shown", "encounter_started", "combatant_added",
-                        "turn_order_set", "turn_advanced", "encounter_ended"})
+                        "turn_order_set", "turn_advanced", "encounter_ended",
+                        # A fight's rounds read its own earlier events: the GM ends it instead.
+                        "fight_started", "fight_choice_made", "fight_round_rolled", "fight_ended"})
 
 
 def check_seq(campaign: Campaign, action: dict) -> Event:

@@ -257,6 +257,8 @@ def start_contest(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     state holds the same race seen from its side (rules/contests.py)."""
     if state.get("contest"):
         raise RuleError("A contest is already running; finish it or end it with end_contest first.")
+    if state.get("fight"):
+        raise RuleError("The character is in a fight: it must end first.")
     attribute, specialization = action["attribute"], _specialization(state, action)
     modifier = action["modifier"]
     pool = _check_pool(_pool(state, attribute, specialization, modifier)["pool"])

@@ -74,6 +74,8 @@ def _ready_to_roll(state: dict) -> None:
 def _no_contest(state: dict) -> None:
     if state.get("contest"):
         raise RuleError("A contest is already running: finish it or end it first.")
+    if state.get("fight"):
+        raise RuleError("The character is in a fight: it must end first.")
 
 
 def _contest(state: dict, combat: bool) -> dict:

@@ -55,6 +55,13 @@ def _scene_ended(state: dict, p: dict) -> None:
         state["unassigned_damage"] += min(contest["damage_taken"], damage_room(state))
 
 
+def _fight_ended(state: dict, p: dict) -> None:
+    # A fight of several sides (rules/fights.py) ends as a contest does: its damage waits to be spread,
+    # at most what fits (the end names the damage taken; each state caps it by its own room).
+    state["fight"] = None
+    state["unassigned_damage"] += min(p.get("damage_taken", 0), damage_room(state))
+
+
 def _take_damage(state: dict, p: dict) -> None:
     state["unassigned_damage"] += p["taken"]
 
@@ -96,6 +103,8 @@ HANDLERS: dict[str, Callable[[dict, dict], None]] = {
     "points_awarded": common.earn_points,
     "advance_bought": _buy_advance,
 }
+# Tale's own reading of a fight's end, over the one every system shares (rules/common.py).
+FIGHT_HANDLERS = {"fight_ended": _fight_ended}
 
 # Every event Tale records, once. Logs from before the past-tense names stored the
 # action's name (``start_contest``, ...): those rows keep it and read as today's.
@@ -116,4 +125,4 @@ EVENTS = EventBook([
 ])
 
 # The state after an event; unknown types (generic rolls, ...) change nothing.
-evolve = evolver({**HANDLERS, **common.HANDLERS}, EVENTS)
+evolve = evolver({**HANDLERS, **common.HANDLERS, **FIGHT_HANDLERS}, EVENTS)

@@ -35,6 +35,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 from campaign.actions import GM_TABLE_ACTIONS, SCENE_ACTIONS
 from campaign.actions.encounters import ENCOUNTER_ACTIONS
+from campaign.actions.fights import FIGHT_ACTIONS
 from campaign.models import Membership
 from rules import SYSTEM_MODULES, get_system
 from tests.conftest import HANG
@@ -380,6 +381,8 @@ TABLE_ROWS = {
     "configure_campaign": "gm", "adjust_sheet": "gm", "show_npc": "gm",
     "start_encounter": "gm", "add_combatant": "gm", "set_turn_order": "gm", "end_encounter": "gm",
     "advance_turn": "player",  # the GM, or the acting character's player (tests/campaign/test_evening_tools.py)
+    "start_fight": "gm", "end_fight": "gm",
+    "choose_in_fight": "owner",  # each side's choice is its controller's (tests/campaign/test_fights.py)
 }
 # Sub-permissions inside an action: (action, expectation).
 EXTRA_ROWS = [
@@ -440,7 +443,7 @@ def test_every_action_has_a_row(db, system):
     assert {a for a, who in SYSTEM_ROWS[system].items() if who == "gm"} == set(rules.gm_actions), \
         f"{system}: the rows and the system's gm_actions disagree about who may act"
     assert set(TABLE_ROWS) == {"roll", "add_seed", "create_character", "post_message", *SCENE_ACTIONS,
-                               *GM_TABLE_ACTIONS, *ENCOUNTER_ACTIONS}
+                               *GM_TABLE_ACTIONS, *ENCOUNTER_ACTIONS, *FIGHT_ACTIONS}
     assert vocabulary(system) == set(TABLE_ROWS) | set(SYSTEM_ROWS[system]), \
         f"{system}: the server knows actions the matrix does not (or the other way round)"
 

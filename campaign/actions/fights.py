@@ -1,0 +1,159 @@
+"""Fights of several sides: any number of characters and NPCs in one Tale combat or iterated contest,
+MdT race or opposed test, or WYRM round of opposed checks. rules/fights.py decides; this stores.
+
+The GM starts a fight naming its sides, each with its team (allies share one) and what it rolls. Each
+round every side still standing chooses what it does (whom it attacks, with how many dice, and its
+defence; whom it acts against; or just that it rolls), each chosen by whoever controls that side:
+the player her own character, the GM the NPCs (``access_character``). A choice is stored sealed
+(``secret``: its player and the GM; an NPC's ``gm``) and changes no state: nobody else learns a
+side's split before the round resolves. The choice that completes the round rolls it: one public,
+campaign-level event that quotes every choice it read (``filled``), so the round reveals them, and
+every side's character state folds its own part (``sides``, rules/common.py). A round reads only
+the fight's own public events and the choices, so no hidden change of a side's sheet reaches it;
+the fight's events are never voided (the GM ends the fight instead).
+"""
+
+from __future__ import annotations
+
+from rules import Event as RulesEvent
+from rules import RuleError
+from rules import fights as F
+
+from .. import hidden
+from ..log import Draft
+from ..models import SHOWN_HIDDEN, VISIBILITY_GM, VISIBILITY_SECRET, Campaign, Character, Event, Membership
+from ..visibility import Viewer
+from .access import access_character
+from .checks import check_name
+from .errors import ActionError, Refused, rule_refusal
+
+
+def current_fight(campaign: Campaign) -> dict | None:
+    """The running fight (``None`` if none), with ``seq``: the seq of its start."""
+    start = (Event.objects.filter(campaign=campaign, type=F.STARTED).order_by("-seq")
+             .values_list("seq", flat=True).first())
+    if start is None:
+        return None
+    rows = (Event.objects.filter(campaign=campaign, type__in=(F.STARTED, F.ROUND, F.ENDED), seq__gte=start)
+            .order_by("seq").values_list("type", "payload"))
+    fight = F.fold(rows)
+    return None if fight is None else {**fight, "seq": start}
+
+
+def _running(campaign: Campaign) -> dict:
+    fight = current_fight(campaign)
+    if fight is None:
+        raise Refused("No fight is running: the GM starts one first.")
+    return fight
+
+
+def _views(fight: dict, seq: int, entries: dict) -> dict:
+    """Each side's part of the fight, as its character state folds it."""
+    return {s: {"fight": {"seq": seq, "kind": fight["kind"], "label": fight["label"], **entries[s]}}
+            for s in fight["order"]}
+
+
+def decide_start_fight(campaign: Campaign, membership: Membership, action: dict, dice) -> list[Draft]:
+    """GM: ``{"sides": [{"character", "team"?, ...what it rolls}], "kind"?, "label"?, "target"?}``."""
+    if current_fight(campaign) is not None:
+        raise Refused("A fight is already running: end it first.")
+    try:
+        kind = F.read_kind(campaign.system, action.get("kind"))
+        named = F.read_sides([s.get("character") if isinstance(s, dict) else None for s in action.get("sides")]
+                             if isinstance(action.get("sides"), list) else action.get("sides"))
+    except RuleError as e:
+        raise rule_refusal(e)
+    label = check_name(action.get("label") or F.KIND_WORDS[kind], "A fight's label")
+    entries, teams, names, first_state = {}, {}, {}, None
+    for spec, side in zip(action["sides"], named):
+        character = access_character(membership, spec.get("character"))
+        if character.npc and character.shown == SHOWN_HIDDEN:
+            raise Refused(f"{character.name} is hidden from the players, and a fight is the table's: "
+                          "show it by name first (show_npc).")
+        if hidden.hidden_shaped(character, [hidden.EVERYONE])[0]:
+            raise Refused(f"{character.name}'s sheet holds what not every member may see: reveal it first, "
+                          "or leave it out of the fight.")
+        state = character.projection.state
+        try:
+            entries[side] = F.side_entry(campaign.system, kind, state, spec)
+        except RuleError as e:
+            raise rule_refusal(e if e.code == "invalid" else RuleError(f"{character.name} {e.message}", e.code))
+        team = spec.get("team", side)
+        if not isinstance(team, (str, int)) or isinstance(team, bool) or not 1 <= len(str(team)) <= F.MAX_TEAM:
+            raise ActionError(f"A side's 'team' must be a short name (1 to {F.MAX_TEAM} characters).")
+        teams[side], names[side] = str(team), character.name
+        first_state = first_state or state
+    if len(set(teams.values())) < 2:
+        raise ActionError("A fight needs at least two teams: give the sides who fight each other different teams.")
+    fight = {"kind": kind, "label": label, "order": named, "teams": teams, "names": names, "entries": entries,
+             "settings": F.settings_of(campaign.system, first_state)}
+    if kind == "race":
+        target = action.get("target")
+        if isinstance(target, bool) or not isinstance(target, int) or not 1 <= target <= 50:
+            raise ActionError("A race needs a 'target': the successes to reach first, 1 to 50.")
+        fight["target"] = target
+    # Its seq is not known yet: a side's state names the fight by its label and kind; the rounds name it
+    # by the seq of its start.
+    views = {s: {"fight": {"seq": None, "kind": kind, "label": label, **entries[s]}} for s in named}
+    return [Draft(F.STARTED, {"fight": fight, "sides": views})]
+
+
+def decide_fight_choice(campaign: Campaign, membership: Membership, action: dict, dice) -> list[Draft]:
+    """A side's choice for this round: ``{"character", "attack"?, "defence"?, "against"?}``, by whoever
+    controls the character. Stored sealed, or, when it completes the round, the round itself."""
+    character = access_character(membership, action.get("character"))
+    fight = _running(campaign)
+    side = str(character.id)
+    if side not in fight["order"]:
+        raise Refused(f"{character.name} is not in the fight.")
+    try:
+        choice = F.read_choice(campaign.system, fight, side, action)
+    except RuleError as e:
+        raise rule_refusal(e)
+    chosen = _choices(campaign, fight)
+    if side in chosen:
+        raise Refused(f"{character.name} has already chosen for round {fight['round'] + 1}.")
+    waiting = [s for s in F.standing(campaign.system, fight) if s != side and s not in chosen]
+    if waiting:
+        visibility = VISIBILITY_GM if character.npc else VISIBILITY_SECRET
+        return [Draft(F.CHOSEN, {"fight": fight["seq"], "round": fight["round"] + 1, "choice": choice},
+                      1, character, visibility)]
+    filled = {"fight": {k: v for k, v in fight.items() if k != "seq"}, "seq": fight["seq"], "choices": chosen}
+    try:
+        decided = F.round_events(campaign.system, filled, action, dice)
+    except RuleError as e:
+        raise rule_refusal(e)
+    return [_with_sides(fight, event, filled) for event in decided]
+
+
+def _with_sides(fight: dict, event: RulesEvent, filled: dict) -> Draft:
+    payload = dict(event.payload)
+    if event.type == F.ROUND:
+        payload.update(filled=filled, sides=_views(fight, fight["seq"], payload["entries"]))
+    else:
+        payload["sides"] = F.ending(fight)
+    return Draft(event.type, payload, event.version)
+
+
+def _choices(campaign: Campaign, fight: dict) -> dict:
+    """The choices made for the fight's current round, by side."""
+    rows = (Event.objects.filter(campaign=campaign, type=F.CHOSEN, seq__gt=fight["seq"],
+                                 payload__fight=fight["seq"], payload__round=fight["round"] + 1)
+            .order_by("seq").values_list("character_id", "payload"))
+    return {str(character_id): payload["choice"] for character_id, payload in rows}
+
+
+def decide_end_fight(campaign: Campaign, membership: Membership, action: dict, dice) -> list[Draft]:
+    """GM: end the running fight now, undecided; a Tale combat's damage taken waits to be spread."""
+    fight = _running(campaign)
+    payload = {"fight": fight["seq"], "label": fight["label"], "winner": None, "reason": "ended",
+               "rounds": fight["round"], "sides": F.ending(fight)}
+    return [Draft(F.ENDED, payload)]
+
+
+# type -> (what only the GM may do, or None when the function checks it, decide function)
+FIGHT_ACTIONS = {
+    "start_fight": ("start fights", decide_start_fight),
+    "choose_in_fight": (None, decide_fight_choice),
+    "end_fight": ("end fights", decide_end_fight),
+}
