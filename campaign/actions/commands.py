@@ -37,7 +37,7 @@ from .adjustments import decide_adjust_sheet
 from .campaign_options import decide_configure_campaign
 from .campaigns import decide_rename_campaign
 from .encounters import ENCOUNTER_ACTIONS
-from .fights import FIGHT_ACTIONS
+from .fights import FIGHT_ACTIONS, check_controls_both
 from .npcs import decide_show_npc, stored_readers, stored_visibility
 from .characters import decide_create_character
 from .errors import INPUT_ERRORS, ActionError, Conflict, Forbidden, Refused, rule_refusal
@@ -259,6 +259,7 @@ def _decide(campaign: Campaign, membership: Membership, action: dict, dice, char
     character = access_character(membership, action["character"], character)
     # A contest naming another character reads its sheet and is read by it (campaign/actions/contests.py).
     opponent = contests.opponent_of(campaign, membership, character, action)
+    check_controls_both(campaign, membership, opponent, kind)
     try:
         # Who may see the decision depends on what hidden events it reads (campaign/hidden.py).
         decided, visibility, shared = hidden.decide(rules, character, Viewer.of(membership), action, visibility,

@@ -25,7 +25,7 @@ from ..models import SHOWN_HIDDEN, VISIBILITY_GM, VISIBILITY_SECRET, Campaign, C
 from ..visibility import Viewer
 from .access import access_character
 from .checks import check_name
-from .errors import ActionError, Refused, rule_refusal
+from .errors import ActionError, Forbidden, Refused, rule_refusal
 
 
 def current_fight(campaign: Campaign) -> dict | None:
@@ -149,6 +149,24 @@ def decide_end_fight(campaign: Campaign, membership: Membership, action: dict, d
     payload = {"fight": fight["seq"], "label": fight["label"], "winner": None, "reason": "ended",
                "rounds": fight["round"], "sides": F.ending(fight)}
     return [Draft(F.ENDED, payload)]
+
+
+# A two-sided contest's actions that decide for the opponent's side too: Tale's combat round sets both
+# sides' portions, and an end ends it for both.
+BOTH_SIDES = {"tale": frozenset({"combat_round", "end_contest"})}
+
+
+def check_controls_both(campaign: Campaign, membership: Membership, opponent: Character | None, kind: str) -> None:
+    """Each side's choices belong to whoever controls it: a member who does not control the opponent
+    (the GM's NPC, another player's character) may not take an action that decides for its side.
+    Whether she may depends only on who owns the opponent, never on its sheet."""
+    if opponent is None or kind not in BOTH_SIDES.get(campaign.system, ()):
+        return
+    if membership.is_gm or opponent.owner_id == membership.user_id:
+        return
+    whose = "the GM's" if opponent.npc else "its player's"
+    raise Forbidden(f"{opponent.name}'s side is {whose} to choose: fight it as a fight of sides "
+                    "(start_fight), where each side chooses its own.")
 
 
 # type -> (what only the GM may do, or None when the function checks it, decide function)

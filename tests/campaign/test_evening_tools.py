@@ -255,11 +255,16 @@ def test_a_tale_combat_runs_on_both_sides_and_the_shared_opponent_keeps_its_woun
     assert state(bandit)["contest"]["opponent"] == hero.id
     # My attack 6,6,6 against their defence 1,1,1: three of theirs eliminated; their attack 1 misses my 6.
     faces = [6, 6, 6] + [6] + [1] + [1, 1, 1]
-    table.command(table.alice, {"type": "combat_round", "character": hero.id, "attack": 3, "defence": 1,
-                                "their_attack": 1, "their_defence": 3}, dice=ScriptedDice(faces))
+    with pytest.raises(Forbidden, match="Bandit's side is the GM's to choose"):
+        table.command(table.alice, {"type": "combat_round", "character": hero.id, "attack": 3, "defence": 1,
+                                    "their_attack": 1, "their_defence": 3})
+    table.command(table.gm, {"type": "combat_round", "character": hero.id, "attack": 3, "defence": 1,
+                             "their_attack": 1, "their_defence": 3}, dice=ScriptedDice(faces))
     assert state(hero)["contest"]["damage_dealt"] == 3 == state(bandit)["contest"]["damage_taken"]
     assert state(bandit)["contest"]["mine"] == 3 and state(bandit)["contest"]["penalties"][0]["side"] == "mine"
-    table.command(table.alice, {"type": "end_contest", "character": hero.id, "winner": "mine"})
+    with pytest.raises(Forbidden, match="the GM's to choose"):
+        table.command(table.alice, {"type": "end_contest", "character": hero.id, "winner": "mine"})
+    table.command(table.gm, {"type": "end_contest", "character": hero.id, "winner": "mine"})
     assert state(hero)["contest"] is None is state(bandit)["contest"]
     assert state(bandit)["unassigned_damage"] == 3 and state(hero)["unassigned_damage"] == 0
     # The next fighter meets the wounded bandit once its damage is spread.
@@ -363,9 +368,12 @@ def test_a_contest_between_characters_replays_from_the_session_seed(table_for):
     friend = table.create_character(table.bob, "Friend", get_system("tale").example_sheet)
     table.command(table.gm, {"type": "start_session"})
     table.command(table.bob, {"type": "start_combat", "character": friend.id, "vs_character": hero.id})
-    table.command(table.bob, {"type": "combat_round", "character": friend.id, "attack": 4, "defence": 3,
-                              "their_attack": 4, "their_defence": 3})
-    table.command(table.bob, {"type": "end_contest", "character": friend.id})
+    with pytest.raises(Forbidden, match="Hero's side is its player's to choose"):
+        table.command(table.bob, {"type": "combat_round", "character": friend.id, "attack": 4, "defence": 3,
+                                  "their_attack": 4, "their_defence": 3})
+    table.command(table.gm, {"type": "combat_round", "character": friend.id, "attack": 4, "defence": 3,
+                             "their_attack": 4, "their_defence": 3})
+    table.command(table.gm, {"type": "end_contest", "character": friend.id})
     table.command(table.gm, {"type": "end_session"})
     report = verify_session(type(table.campaign).objects.get(pk=table.campaign.pk), 1)
     assert report.ok, report.problems

@@ -634,25 +634,26 @@ def test_a_player_naming_a_shown_npc_does_not_publish_what_the_gm_did_to_it_unse
 
 def test_a_players_round_against_a_kept_npc_says_nothing_of_what_the_gm_did_to_it_since(table_for):
     """The GM pits Alice's hero against a name-only bandit in public (her disclosure of the numbers
-    the fight reads then) and, mid-fight, deals the bandit hidden damage (stored for the GM). Alice
-    ends the fight in public: its side for the bandit said how much of the damage it took it had
-    room for (damage_to_assign 1 of 3): what the GM's hidden damage left of its sheet."""
+    the fight reads then) and, mid-fight, deals the bandit hidden damage (stored for the GM). A combat
+    round or an end decides for the bandit's side too, which is the GM's: Alice is refused with the
+    same words before and after the hidden damage (who owns the bandit decides, never its sheet); the
+    end is the GM's, whose numbers of a kept NPC are hers to disclose."""
     table = setup(table_for, "tale")
     bandit = npc(table, "name", {"template": "veteran"}, name="Bandit")  # brawn 3 + skill 3
     start = send(table, table.gm, {"type": "start_combat", "character": table.hero.id, "vs_character": bandit})
     assert start.status == 201 and start.json()["visibility"] == "public"
     fight = {"type": "combat_round", "character": table.hero.id, "attack": 3, "defence": 1, "their_attack": 1,
              "their_defence": 3}
-    assert send(table, table.alice, fight, [6, 6, 6, 6, 1, 1, 1, 1]).json().get("hidden") is None  # 3 dealt
+    end = {"type": "end_contest", "character": table.hero.id, "winner": "mine"}
+    before = [send(table, table.alice, action).json() for action in (fight, end)]
+    assert all(answer["error"]["code"] == "forbidden" for answer in before), before
+    assert send(table, table.gm, fight, [6, 6, 6, 6, 1, 1, 1, 1]).json().get("hidden") is None  # 3 dealt
     hurt = send(table, table.gm, {"type": "take_damage", "character": bandit, "dice": 5, "reason": "a trap"})
     sealed_for_everyone_but_the_gm(table, hurt.json()["seq"])
-    end = send(table, table.alice, {"type": "end_contest", "character": table.hero.id, "winner": "mine"})
-    assert end.status == 201, end.json()
-    for event in end.json()["events"]:
-        # Sealed, or saying nothing the hidden damage decided.
-        side = (event.get("payload") or {}).get("sides", {}).get(str(bandit))
-        assert event.get("hidden") is True or side is None or side.get("damage_to_assign") == 3, event
-    stored = Event.objects.get(campaign=table.campaign, seq=end.json()["seq"])
+    assert [send(table, table.alice, action).json() for action in (fight, end)] == before
+    ended = send(table, table.gm, end)
+    assert ended.status == 201, ended.json()
+    stored = Event.objects.get(campaign=table.campaign, seq=ended.json()["seq"])
     assert stored.payload["sides"][str(bandit)]["damage_to_assign"] == 1  # the GM's sheet holds it
 
 
