@@ -18,6 +18,7 @@ import { h, fill, buildForm, cap, words, die, diceGroup, formatOdds, limitProble
 import { Chain, eventsPage, forgetHead, parseJSON, short } from "./chain.js";
 import { setUpEncounter } from "./encounter.js";
 import * as health from "./health.js";
+import { fitLog, focusInPanel } from "./layout.js";
 
 const root = document.getElementById("table");
 const data = JSON.parse(document.getElementById("table-data").textContent);
@@ -1682,6 +1683,7 @@ function chatLimits() {
   const count = document.getElementById("chat-count");
   count.textContent = `${text.length} / ${CHAT_MAX}`;
   count.classList.toggle("bad-text", text.length > CHAT_MAX);
+  count.hidden = text.length < CHAT_MAX * 0.9; // said near the limit, where it matters
   // Sending waits for something to send, and never more than the server takes.
   chatForm.querySelector("button[type=submit]").disabled = !text || text.length > CHAT_MAX;
 }
@@ -1951,8 +1953,8 @@ document.addEventListener("keydown", (e) => {
   const typing = t.closest?.("input, textarea, select, [contenteditable], dialog");
   if (e.key === "Escape" && composer && !typing) { closeComposer(true); return; }
   if (typing) return;
-  if (e.key === "/") { e.preventDefault(); document.getElementById("notation")?.focus(); }
-  else if (e.key === "t") { e.preventDefault(); document.getElementById("chat-text").focus(); }
+  if (e.key === "/") { e.preventDefault(); focusInPanel(document.getElementById("notation")); }
+  else if (e.key === "t") { e.preventDefault(); focusInPanel(document.getElementById("chat-text")); }
   else if (e.key === "?") { e.preventDefault(); keysDialog.showModal(); }
   else if (e.key === "[") stepCharacter(-1);
   else if (e.key === "]") stepCharacter(1);
@@ -1980,6 +1982,7 @@ window.talekeeperTable = {
   seqs() { return [...logEl.querySelectorAll(":scope > li[data-seq]")].map((li) => Number(li.dataset.seq)); },
 };
 
+fitLog(document.querySelector(".log-panel"));
 setUpAlerts();
 chatLimits();
 const onEncounterEvent = setUpEncounter({

@@ -364,11 +364,15 @@ class Seat:
                           && !el.getAttribute("aria-labelledby") && !(el.tagName === "BUTTON" && el.textContent.trim()))
           .map((el) => el.outerHTML.slice(0, 120))""")
 
-    def screenshot(self, name: str, full_page: bool = False):
+    def screenshot(self, name: str, full_page: bool = False, at: str | None = None):
+        """Written to docs/screenshots/ on request: the page's top, or scrolled to the element ``at``."""
         if not WRITE_SCREENSHOTS:
             return
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        self.page.evaluate("window.scrollTo(0, 0)")
+        if at:
+            self.page.locator(at).evaluate("(e) => e.scrollIntoView({ block: 'start' })")
+        else:
+            self.page.evaluate("window.scrollTo(0, 0)")
         self.page.screenshot(path=str(SCREENSHOTS / name), full_page=full_page)
 
     def close(self):

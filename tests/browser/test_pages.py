@@ -122,6 +122,8 @@ def test_every_page_passes_axe_and_fits_the_width(table_of, browser, server, mon
                     problems[name] = found
                 if WRITE_SCREENSHOTS:
                     seat.screenshot(f"{name}-{width}.png", full_page=False)
+                    if name.endswith("table") and width == "phone":  # the log's panel: log, dice box and chat
+                        seat.screenshot(f"{name}-log-{width}.png", at=".log-panel")
             assert not seat.errors, seat.errors
         finally:
             seat.close()
