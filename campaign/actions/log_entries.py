@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import hidden
 from ..log import Draft, event_body, hashed_fields
-from ..models import VISIBILITY_PUBLIC, Campaign, Event, Membership
+from ..models import VISIBILITY_PUBLIC, Campaign, Character, Event, Membership
 from .access import access_character
 from .checks import check_reason
 from .errors import ActionError, Refused
@@ -73,14 +73,40 @@ def _reveal(event: Event) -> Draft:
     return Draft("roll_revealed", {"seq": event.seq, "body": event_body(hashed_fields(event))}, 1, event.character)
 
 
-def decide_request_roll(campaign: Campaign, membership: Membership, action: dict) -> Draft:
-    """Ask a player for a roll: the suggested action appears on their page, one click away."""
-    character = access_character(membership, action.get("character"))
+MAX_ASKED = 30
+
+
+def decide_request_roll(campaign: Campaign, membership: Membership, action: dict) -> list[Draft]:
+    """Ask players for a roll: the suggested action appears on their pages, one click away. One
+    character (``character``), or several at once (``characters``: a list of ids, or ``"players"``:
+    every player's character) asked the same: one request each, which each player answers alone."""
     wanted = action.get("action")
     if not isinstance(wanted, dict) or not isinstance(wanted.get("type"), str):
         raise ActionError("'action' must be the action to ask for, such as {\"type\": \"skill_test\", ...}.")
     if wanted["type"] not in campaign.rules.actions and wanted["type"] != "roll":
         raise ActionError(f"{campaign.rules.title} has no action '{wanted['type'][:40]}'.", "unknown_action")
+    note = check_reason({"reason": action.get("note")})
+    return [_request(character, wanted, note) for character in _asked(campaign, membership, action)]
+
+
+def _asked(campaign: Campaign, membership: Membership, action: dict) -> list[Character]:
+    named = action.get("characters")
+    if named is None:
+        return [access_character(membership, action.get("character"))]
+    if action.get("character") is not None:
+        raise ActionError("Give 'character' or 'characters', not both.")
+    if named == "players":
+        # In the order they were made; the GM's own characters are hers to roll, not to ask for.
+        asked = list(Character.objects.filter(campaign=campaign, npc=False).exclude(owner_id=membership.user_id))
+        if not asked:
+            raise Refused("No player has a character to ask yet.")
+        return asked[:MAX_ASKED]
+    if not isinstance(named, list) or not 1 <= len(named) <= MAX_ASKED or len(set(map(repr, named))) != len(named):
+        raise ActionError(f"'characters' must list 1 to {MAX_ASKED} character ids, each once, or be \"players\".")
+    return [access_character(membership, character) for character in named]
+
+
+def _request(character: Character, wanted: dict, note: str | None) -> Draft:
     wanted = {**wanted, "character": character.id}
-    return Draft("roll_requested", {"action": wanted, "note": check_reason({"reason": action.get("note")})},
+    return Draft("roll_requested", {"action": wanted, "note": note},
                  1, character, stored_visibility(character, VISIBILITY_PUBLIC))

@@ -1520,7 +1520,9 @@ function openComposer(spec, charId, opener) {
   const full = asking ? {
     ...spec,
     fields: [...(spec.fields || []), { name: "__note", kind: "text", label: `Note for ${c.owner} (when asking)`, optional: true, maxlength: 200 }],
-    extraButtons: [{ name: "ask", label: `Ask ${c.owner} to roll` }],
+    // One request to every player's character at once (several players, one test): each answers alone.
+    extraButtons: [{ name: "ask", label: `Ask ${c.owner} to roll` },
+      ...(playerCount() > 1 ? [{ name: "ask_all", label: "Ask every player" }] : [])],
     submit: `Roll for ${c.name}`,
   } : spec;
   const form = buildForm(full, {
@@ -1530,10 +1532,11 @@ function openComposer(spec, charId, opener) {
     // A note is only sent when asking: Enter in the note, or with a note written, asks the player.
     enterButton: asking ? (field, values) => (field.name === "__note" || values.__note ? "ask" : null) : undefined,
     submit: async (action, { button, values }) => {
-      if (button === "ask") {
+      if (button === "ask" || button === "ask_all") {
         const { visibility, ...wanted } = action;
         if (visibility) wanted.visibility = visibility;
-        await sendCommand({ type: "request_roll", character: charId, action: wanted, note: values.__note || "" }, { show: "card" });
+        const asked = button === "ask_all" ? { characters: "players" } : { character: charId };
+        await sendCommand({ type: "request_roll", ...asked, action: wanted, note: values.__note || "" }, { show: "card" });
       } else {
         await sendCommand({ ...action, character: charId }, { show: "card" });
       }
@@ -1552,6 +1555,11 @@ function openComposer(spec, charId, opener) {
   form.firstInput().focus({ preventScroll: true });
   if (form.firstInput().select) form.firstInput().select();
   if (!inView(composerEl)) composerEl.scrollIntoView({ block: "nearest" });
+}
+
+// How many of the characters are players' (not an NPC, not the GM's own): who "Ask every player" asks.
+function playerCount() {
+  return [...chars.values()].filter((c) => !c.npc && members.get(c.owner) !== "gm").length;
 }
 
 function closeComposer(returnFocus) {
