@@ -19,12 +19,16 @@ from campaign.actions.encounters import current_encounter
 from campaign.actions.npcs import characters_for, sheet_hidden_from
 from campaign.actions.sessions import current_scene_name
 from campaign.audit import LINES
-from campaign.models import SHOWN_CHOICES, VISIBILITY_SECRET, VISIBILITY_WORDS, Character
+from campaign.models import (SHOWN_CHOICES, VISIBILITY_GM, VISIBILITY_PUBLIC, VISIBILITY_SECRET, VISIBILITY_SHARED,
+                             VISIBILITY_WHISPER, VISIBILITY_WORDS, Character)
 from campaign.openapi import declared
 from campaign.projections import visible_fold
 from campaign.sheets import character_entry, priced
 from campaign.visibility import Viewer
 from rules.npc import TEMPLATES as QUICK_TEMPLATES
+
+# The order the forms offer "who sees the dice" in: from the most seen to the least.
+OFFERED_ORDER = [VISIBILITY_PUBLIC, VISIBILITY_SECRET, VISIBILITY_GM, VISIBILITY_WHISPER, VISIBILITY_SHARED]
 
 RECENT_EVENTS = 200  # events the page shows on load; earlier ones on demand
 
@@ -78,8 +82,10 @@ def table(request, slug):
         # Said once in campaign/models.py and campaign/actions/log_entries.py; the page reads them here.
         # The GM is not offered "Only me and the GM": for her it is "Only the GM" under another badge
         # ("secret"). Only the choice goes: the server takes it still, and its badge reads as ever.
-        "visibilities": [{"value": value, **words, **({"choose": None} if membership.is_gm and value == VISIBILITY_SECRET else {})}
-                         for value, words in VISIBILITY_WORDS.items()],
+        # Offered from the most to the least seen: everyone, me and the GM, the GM only.
+        "visibilities": [{"value": value, **VISIBILITY_WORDS[value],
+                          **({"choose": None} if membership.is_gm and value == VISIBILITY_SECRET else {})}
+                         for value in sorted(VISIBILITY_WORDS, key=OFFERED_ORDER.index)],
         # What the players see of an NPC (create_character's and show_npc's "shown"), in campaign/models.py's words.
         "shown": [{"value": value, "label": label} for value, label in SHOWN_CHOICES],
         "unvoidable": sorted(UNVOIDABLE),

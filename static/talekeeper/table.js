@@ -19,6 +19,7 @@ import { Chain, eventsPage, forgetHead, parseJSON, short } from "./chain.js";
 import { setUpEncounter } from "./encounter.js";
 import * as health from "./health.js";
 import { fitLog, focusInPanel } from "./layout.js";
+import { setUpChat } from "./chat.js";
 
 const root = document.getElementById("table");
 const data = JSON.parse(document.getElementById("table-data").textContent);
@@ -1639,6 +1640,10 @@ const rollForm = document.getElementById("roll-form");
 let rollForChosen = false; // the player picked "For" herself: her choice stands (renderCharacters)
 if (rollForm) {
   rollForm.character.addEventListener("change", () => { rollForChosen = true; });
+  // Esc leaves the dice box's fields (the page's keys work again), as it leaves the chat's.
+  rollForm.addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && e.target.matches("input")) { e.preventDefault(); e.stopPropagation(); e.target.blur(); }
+  });
   rollForm.addEventListener("submit", async (e) => {
     e.preventDefault();
     const err = document.getElementById("roll-error");
@@ -1660,66 +1665,22 @@ if (rollForm) {
       rollForm.notation.focus({ preventScroll: true });
       // Rolled: the old notation selected, so typing the next roll replaces it and Enter repeats it
       // (a keyboard player's "1d4" once went on the end of "3d6 keyboard"). Refused: kept to be fixed.
-      // The label was this roll's ("gm secret" once went on to the next): it goes. "For" and "Who
-      // sees the dice" stay, the dice box's own (docs/table.md).
+      // The label was this roll's ("gm secret" once went on to the next): it goes, and so does a
+      // hidden "Who sees the dice": the next roll is everyone's unless hidden again on purpose (a
+      // public roll made hidden by a choice left over is a roll the table never sees). "For" stays.
       if (rolled) {
         rollForm.notation.select();
         rollForm.label.value = "";
+        rollForm.visibility.value = "public";
       }
     }
   });
 }
 
-// --- talking: messages and whispers (events like every other: docs/table.md#chat) ----------------
+// --- talking: messages and whispers (./chat.js) -------------------------------------------------
 
-const chatForm = document.getElementById("chat-form");
-const CHAT_MAX = 2000;
-function renderChatOptions() {
-  const as = document.getElementById("chat-as");
-  const current = as.value;
-  fill(as, as.options[0], ...orderedCharacters().filter(canAct).map((c) =>
-    h("option", { value: c.id, selected: String(c.id) === current }, `${c.name} (in character)`)));
-  const to = document.getElementById("chat-to");
-  const ticked = new Set([...to.querySelectorAll("input:checked")].map((i) => i.value));
-  const names = [...members.keys()].filter((name) => name !== me.username).sort();
-  fill(to, to.querySelector("legend"), ...names.map((name) => h("label", { class: "check", for: `chat-to-${name}` },
-    h("input", { type: "checkbox", id: `chat-to-${name}`, value: name, checked: ticked.has(name) }), ` ${name}`,
-    members.get(name) === "gm" ? " (GM)" : "")));
-}
-function chatLimits() {
-  const text = chatForm.text.value.trim();
-  const count = document.getElementById("chat-count");
-  count.textContent = `${text.length} / ${CHAT_MAX}`;
-  count.classList.toggle("bad-text", text.length > CHAT_MAX);
-  count.hidden = text.length < CHAT_MAX * 0.9; // said near the limit, where it matters
-  // Sending waits for something to send, and never more than the server takes.
-  chatForm.querySelector("button[type=submit]").disabled = !text || text.length > CHAT_MAX;
-}
-chatForm.addEventListener("input", chatLimits);
-chatForm.addEventListener("submit", async (e) => {
-  e.preventDefault();
-  const err = document.getElementById("chat-error");
-  err.textContent = "";
-  const text = chatForm.text.value.trim();
-  if (!text) { err.textContent = "Write something first."; return; }
-  if (text.length > CHAT_MAX) { err.textContent = `A message is at most ${CHAT_MAX} characters.`; return; }
-  const action = { type: "post_message", text };
-  if (chatForm.as.value) Object.assign(action, { kind: "ic", character: Number(chatForm.as.value) });
-  const to = [...chatForm.querySelectorAll("#chat-to input:checked")].map((i) => i.value);
-  if (to.length) action.to = to;
-  const button = chatForm.querySelector("button[type=submit]");
-  button.disabled = true;
-  try {
-    await sendCommand(action, { show: "log" });
-    chatForm.text.value = "";
-  } catch (problem) {
-    err.textContent = problem.message;
-  } finally {
-    button.disabled = false;
-    chatLimits();
-    chatForm.text.focus({ preventScroll: true });
-  }
-});
+const chat = setUpChat({ me, isGM, members, characters: () => orderedCharacters().filter(canAct), sendCommand });
+function renderChatOptions() { chat.renderOptions(); }
 
 const memberForm = document.getElementById("member-form");
 if (memberForm) {
@@ -1992,7 +1953,6 @@ window.talekeeperTable = {
 
 fitLog(document.querySelector(".log-panel"));
 setUpAlerts();
-chatLimits();
 const onEncounterEvent = setUpEncounter({
   data, chars, me, isGM, canAct, sendCommand, selectCharacter, announce: (text) => { liveEl.textContent = text; },
 });

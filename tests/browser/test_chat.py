@@ -57,3 +57,49 @@ def test_messages_and_whispers_at_the_table(table_of, seats):
     expect(send).to_be_disabled()
     page.get_by_label("Say").fill("ok")
     expect(send).to_be_enabled()
+
+
+def test_the_send_button_names_the_readers_and_a_whisper_is_one_messages(table_of, seats):
+    table = table_of("tote")
+    alice, gm = seats("alice", "gm")
+    page = alice.page
+    send = page.locator("#chat-form button[type=submit]")
+    expect(send).to_have_text("Send to everyone")
+    to = page.locator("#chat-to")
+    to.get_by_label("bob").check()
+    # The GM reads every whisper: the button says so.
+    expect(send).to_have_text("Send to bob and the GM")
+    to.get_by_label("gm").check()
+    expect(send).to_have_text("Send to bob and gm (GM)")
+    to.get_by_label("gm").uncheck()
+    page.get_by_label("Say").fill("meet me at the mill")
+    seq = head_seq(table) + 1
+    send.click()
+    expect(alice.event(seq)).to_contain_text("whisper to bob")
+    # Sent: the ticks are cleared, so the next message is everyone's unless whispered again.
+    expect(to.get_by_label("bob")).not_to_be_checked()
+    expect(send).to_have_text("Send to everyone")
+    page.get_by_label("Say").fill("Good evening, all.")
+    page.get_by_label("Say").press("Enter")
+    expect(alice.event(seq + 1)).to_contain_text("Good evening, all.")
+    assert Event.objects.get(campaign=table.campaign, seq=seq + 1).visibility == "public"
+    # The GM's whisper names only its readers: she reads it herself.
+    gm.page.locator("#chat-to").get_by_label("alice").check()
+    expect(gm.page.locator("#chat-form button[type=submit]")).to_have_text("Send to alice")
+
+
+def test_esc_leaves_the_chat_and_the_keys_work_again(table_of, seats):
+    table = table_of("tote")
+    table.create_character(table.alice, "Ayasha", get_system("tote").example_sheet)
+    alice = seats("alice")
+    page = alice.page
+    page.keyboard.press("t")
+    say = page.get_by_label("Say")
+    expect(say).to_be_focused()
+    page.keyboard.type("half a thought")
+    page.keyboard.press("Escape")
+    expect(say).not_to_be_focused()
+    expect(say).to_have_value("half a thought")
+    page.keyboard.press("?")  # a page key, no longer typed into the box
+    expect(page.locator("#keys")).to_be_visible()
+    expect(say).to_have_value("half a thought")

@@ -93,10 +93,10 @@ def test_the_dice_box_rolls_for_a_players_only_character_and_clears_the_label(ta
     expect(alice.event(seq)).to_contain_text("gm secret")
     expect(alice.event(seq)).to_contain_text("= 5")
     expect(alice.event(seq).locator(".who")).to_have_text("Mira")
-    # The label was that roll's; the notation is selected to be replaced, who sees the dice and "For" stay.
+    # The label and the hidden choice were that roll's; the notation is selected to be replaced, "For" stays.
     expect(page.locator("#roll-label")).to_have_value("")
     expect(page.locator("#notation")).to_have_value("1d6")
-    expect(page.locator("#visibility")).to_have_value("secret")
+    expect(page.locator("#visibility")).to_have_value("public")
     expect(page.locator("#roll-character")).to_have_value(str(mira.id))
     assert stored(table, seq).character_id == mira.id
     # Her own choice of "no character" stands when the characters are drawn again.
@@ -115,7 +115,7 @@ def test_the_gm_is_offered_one_way_of_keeping_the_dice_to_herself(table_of, seat
         seat.start("test:intelligence")
     for where in ("#visibility", "#composer [name=visibility]"):
         expect(gm.page.locator(where).locator("option")).to_have_text(["Everyone", "Only the GM"])
-        expect(alice.page.locator(where).locator("option")).to_have_text(["Everyone", "Only the GM", "Only me and the GM"])
+        expect(alice.page.locator(where).locator("option")).to_have_text(["Everyone", "Only me and the GM", "Only the GM"])
 
 
 def test_end_session_says_why_it_waits_while_a_scene_runs(table_of, seats):

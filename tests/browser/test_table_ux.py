@@ -8,7 +8,9 @@ None of these depends on what the dice show: each asserts text, state or layout,
 from __future__ import annotations
 
 import datetime
+import json
 import re
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -283,3 +285,46 @@ def test_the_result_card_belongs_to_the_character_it_was_rolled_for(table_of, se
     gm.tab("Tomas")
     gm.tab("Helena")
     expect(result).to_be_hidden()
+
+
+def test_the_dice_box_is_back_to_everyone_after_a_hidden_roll(table_of, seats, script_dice):
+    table = table_of("tote")
+    alice, gm = seats("alice", "gm")
+    box = alice.page.locator("#visibility")
+    # From the most seen to the least; the GM has no "Only me and the GM" (hers is "Only the GM").
+    assert box.locator("option").all_inner_texts() == ["Everyone", "Only me and the GM", "Only the GM"]
+    assert gm.page.locator("#visibility option").all_inner_texts() == ["Everyone", "Only the GM"]
+    for visibility, reads in (("secret", "= 4"), ("gm", "did something in secret")):
+        seq = head_seq(table) + 1
+        script_dice([4])
+        alice.roll("1d6", visibility=visibility)
+        expect(alice.event(seq)).to_contain_text(reads)
+        expect(box).to_have_value("public")
+    seq = head_seq(table) + 1
+    script_dice([2])
+    alice.page.locator("#notation").fill("1d6")
+    alice.page.locator("#roll-form button[type=submit]").click()
+    expect(alice.event(seq)).to_contain_text("= 2")
+    assert Event.objects.get(campaign=table.campaign, seq=seq).visibility == "public"
+
+
+def test_a_players_gm_only_roll_is_in_her_export_once_revealed(table_of, seats, script_dice):
+    table = table_of("tote")
+    alice, gm = seats("alice", "gm")
+    seq = head_seq(table) + 1
+    script_dice([6, 5, 1])
+    alice.roll("3d6", visibility="gm", label="the hidden door")
+
+    def exported():
+        with alice.page.expect_download() as download:
+            alice.page.get_by_role("link", name="JSON Lines").click()
+        lines = [json.loads(line) for line in Path(download.value.path()).read_text().splitlines()]
+        return next(e for e in lines if e["seq"] == seq)
+
+    expect(alice.event(seq)).to_contain_text("did something in secret")
+    assert exported().get("hidden") is True  # hers to make, not to read
+    gm.event(seq).get_by_role("button", name=f"Reveal event {seq} to everyone").click()
+    gm.page.get_by_role("button", name=f"Yes, reveal #{seq} to everyone").click()
+    expect(alice.event(seq)).to_contain_text("= 12")
+    mine = exported()
+    assert not mine.get("hidden") and mine["payload"]["total"] == 12 and mine["payload"]["label"] == "the hidden door"
