@@ -16,6 +16,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
@@ -58,6 +59,19 @@ def safe_next(request) -> str | None:
             target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
         return target
     return None
+
+
+def auth_next(request) -> dict:
+    """Context for every page: where "Log in" and "Sign up" lead back to (``auth_next``): the page's own
+    ``?next=`` (an invite link's way through the login page), else the page itself; none on the login
+    and sign-up pages themselves. So a visitor who came by an invite link keeps it whichever of the
+    header's links she follows."""
+    if request.user.is_authenticated:
+        return {}
+    target = safe_next(request)
+    if target is None and request.path not in (reverse("login"), reverse("signup"), "/"):
+        target = request.get_full_path()
+    return {"auth_next": target or ""}
 
 
 def signup(request):

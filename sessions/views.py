@@ -92,6 +92,8 @@ def table(request, slug):
         # The platform's event sentences, said once for the audit page and the table.
         "lines": LINES,
     }
+    # A player without a character of their own lands on the "new character" form, open (table.js).
+    table_data["needsCharacter"] = membership.role == "player" and not any(c.owner_id == request.user.id for c in characters)
     return render(request, "table.html", {
         "campaign": campaign,
         "membership": membership,
@@ -102,8 +104,7 @@ def table(request, slug):
         # The GM's quick NPCs (create_character's "quick", rules/npc.py): a template, every trait at its rating.
         "quick_npcs": [{"template": name, "rating": rating} for name, rating in QUICK_TEMPLATES.items()],
         "table_data": table_data,
-        # A player without a character of their own starts with the "new character" form open.
-        "needs_character": membership.role == "player" and not any(c.owner_id == request.user.id for c in characters),
+        "needs_character": table_data["needsCharacter"],
     })
 
 

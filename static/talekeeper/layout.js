@@ -24,3 +24,12 @@ export function focusInPanel(field) {
   const box = field.getBoundingClientRect();
   if (box.top < 0 || box.bottom > window.innerHeight) field.scrollIntoView({ block: "nearest" });
 }
+
+// A player without a character lands on her own "new character" form (the page's data says so):
+// on a phone it is far below the sheets, which are other players' characters, not hers.
+export function landOn(section, field) {
+  if (!section) return;
+  if ("open" in section) section.open = true;
+  section.scrollIntoView({ block: "nearest" });
+  field?.focus({ preventScroll: true });
+}

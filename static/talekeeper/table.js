@@ -18,7 +18,7 @@ import { h, fill, buildForm, cap, words, die, diceGroup, formatOdds, limitProble
 import { Chain, eventsPage, forgetHead, parseJSON, short } from "./chain.js";
 import { setUpEncounter } from "./encounter.js";
 import * as health from "./health.js";
-import { fitLog, focusInPanel } from "./layout.js";
+import { fitLog, focusInPanel, landOn } from "./layout.js";
 import { setUpChat } from "./chat.js";
 
 const root = document.getElementById("table");
@@ -1959,6 +1959,7 @@ const onEncounterEvent = setUpEncounter({
 renderMembers();
 renderSession();
 renderCharacters();
+if (data.needsCharacter) landOn(document.getElementById("new-char"), document.getElementById("char-name"));
 chain.start(lastSeq);
 connect();
 loadReceipts();
