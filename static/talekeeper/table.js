@@ -1347,6 +1347,17 @@ function sheetCtx(c, specs, placed) {
     opponents: [...chars.values()].filter((o) => o.id !== c.id && (isGM || !o.npc || o.shown === "full"))
       .map((o) => ({ value: o.id, label: o.name, state: o.state || null })),
     last: (type, name, fallback) => lastValues[type]?.[name] ?? fallback,
+    // The first value `pick(event)` gives, newest event first (of those this page holds and may read).
+    recent(pick) {
+      for (const seq of [...events.keys()].sort((a, b) => b - a)) {
+        const ev = events.get(seq);
+        if (ev.hidden || ev.voided) continue;
+        const value = pick(ev);
+        if (value !== undefined && value !== null) return value;
+      }
+      return undefined;
+    },
+    roleOf: (username) => members.get(username),
     // a button in the sheet that starts action `id` (plain text for those who can't act)
     button(id, content, attrs = {}) {
       const spec = specs.get(id);

@@ -58,6 +58,25 @@ function theirSkillFields(ctx) {
   }));
 }
 
+// The DL the GM set last on this page's log: a check she asked for, or one she rolled (her NPCs').
+function gmDl(ctx) {
+  return ctx.recent?.((ev) => {
+    if (ev.type === "roll_requested" && ev.payload?.action?.type === "check") return ev.payload.action.dl;
+    if (ev.type === "attribute_checked" && ctx.roleOf?.(ev.actor) === "gm" && !ev.payload.opposed) return ev.payload.dl_base;
+    return undefined;
+  });
+}
+
+// Whether rerolling the check's die can turn its failure into a success: the best face (any
+// total, when the die explodes) with the check's bonus against its DL. A success has nothing to
+// gain from a reroll, and a failure the best face cannot save is a point spent for nothing.
+export function rerollCanSave(p) {
+  if (p.success) return false;
+  if (p.explodes) return true;
+  const best = 6 + (p.total - p.die_total);
+  return p.ties_succeed ? best >= p.dl : best > p.dl;
+}
+
 function checkSpec(state, attribute, ctx) {
   const known = state.skills.map((s) => s.name);
   const own = state.skills.filter((s) => s.attribute === attribute).map((s) => s.name);
@@ -70,9 +89,10 @@ function checkSpec(state, attribute, ctx) {
       { name: "against", label: "Against", kind: "select", value: ctx.last("check", "against", "dl"),
         options: [{ value: "dl", label: "a difficulty level (DL)" }, { value: "vs", label: "an opponent (opposed)" },
           ...(ctx.opponents?.length ? [{ value: "character", label: "a character at the table (opposed)" }] : [])] },
-      // Required while shown: the rules have no default DL (the GM sets it); declared optional only
-      // because an opposed check has none.
-      { name: "dl", label: "DL", kind: "number", optional: false, value: ctx.last("check", "dl", 9), show: (v) => v.against === "dl" },
+      // Required while shown: the rules have no default DL (the GM sets it), so the form opens at the
+      // DL the GM set last (asked for, or rolled against), else this page's last, else empty and
+      // required; declared optional only because an opposed check has none.
+      { name: "dl", label: "DL", kind: "number", optional: false, value: gmDl(ctx) ?? ctx.last("check", "dl"), show: (v) => v.against === "dl" },
       { name: "vs_attribute", declared: "vs.attribute", label: "Their attribute", kind: "number", value: 2, show: (v) => v.against === "vs" },
       { name: "vs_skills", declared: "vs.skills", label: "Their skills", kind: "number", value: 0, show: (v) => v.against === "vs" },
       // Named from the table: their numbers come from their own sheet (rules/contests.py).
@@ -245,7 +265,7 @@ export function describe(ev) {
       return { text: `automatic success: ${cap(p.attribute)} with ${p.skill}`, outcome: { label: "Success", tone: "good" }, detail: p.task ? `“${p.task}”` : "", tone: "gm" };
     case "fate_requested":
       return { text: `asks to spend Fate: ${USES[p.use] || p.use}${p.roll ? ` (roll #${p.roll}${p.die ? `, die ${p.die}` : ""})` : ""}`,
-        detail: p.detail ? `“${p.detail}”` : "", outcome: { label: "needs the GM", tone: "neutral" } };
+        detail: p.detail ? `“${p.detail}”` : "", outcome: { label: "asks the GM", tone: "neutral" } };
     case "fate_spent": {
       if (p.use === "reroll") {
         return { text: `Fate reroll of roll #${p.roll}: total ${p.original_total} → ${p.total}`,
@@ -282,17 +302,25 @@ export function followUps(ev, state, ctx) {
       out.push(ctx.form({ title: "Fate reroll", submit: "Reroll (Fate)", fields: [{ name: "die", label: "Die", kind: "select", numeric: true,
         options: p.die_totals.map((t, i) => ({ value: i + 1, label: `die ${i + 1} (${t})` })), value: 1 }],
       build: (v) => ({ type: "spend_fate", use: "reroll", die: v.die }) }));
-    } else {
+    } else if (rerollCanSave(p)) {
       out.push(ctx.act("Reroll (Fate)", { type: "spend_fate", use: "reroll" }, { class: "secondary" }));
     }
     // +2 only where it turns this failure into a success (an evening's play-test: it was offered on a
     // success, and on a failure +2 could not save); the server still takes it if asked (docs/table.md).
     const saves = !p.success && (p.ties_succeed ? p.total + 2 >= p.dl : p.total + 2 > p.dl);
     if (ev.type === "attribute_checked" && saves) out.push(ctx.act("+2 (Fate)", { type: "spend_fate", use: "plus_two" }, { class: "secondary" }));
-    return out;
+    if (out.length > 1) return out;
+    return p.success ? [] : [ctx.h("span", { class: "muted small" }, "No Fate spend can change this roll.")];
   }
   if (ev.type === "fate_requested") {
-    if (!state.pending_fate || !ctx.latest(ev, ["fate_requested"])) return [];
+    // Answered (spent or denied) or withdrawn: the line says which, for everyone.
+    const answer = ctx.laterEvents(ev).find((e) => ["fate_spent", "fate_denied", "fate_requested"].includes(e.type));
+    if (answer?.type === "fate_spent") return [ctx.h("span", { class: "muted small" }, "approved in ", ctx.h("a", { href: `#seq-${answer.seq}` }, `#${answer.seq}`))];
+    if (answer?.type === "fate_denied") return [ctx.h("span", { class: "muted small" }, "denied in ", ctx.h("a", { href: `#seq-${answer.seq}` }, `#${answer.seq}`))];
+    if (answer || !state.pending_fate || !ctx.latest(ev, ["fate_requested"])) {
+      // Nothing answered it and nothing waits: the scene ended (a request lapses with it) or its roll was voided.
+      return [ctx.h("span", { class: "muted small withdrawn" }, "Withdrawn: the GM never answered it, and it no longer waits (its scene ended, or its roll was voided).")];
+    }
     if (ctx.isGM) {
       return [ctx.act("Approve", { type: "approve_fate" }, { class: "primary", label: `Approve ${ctx.char?.name}'s Fate request` }),
         ctx.form({ type: "deny_fate", title: "Deny the Fate request", submit: "Deny", fields: [{ name: "reason", label: "Reason (optional)", kind: "text", optional: true }],
