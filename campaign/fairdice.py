@@ -40,7 +40,7 @@ MAX_PLAYER_SEED = 64
 # What the server adds to a command's first event beside what the rules decided;
 # a replay of the rules compares the rest of the payload.
 RECORD_KEYS = frozenset({"command_id", "action", "dice_log", "dice_scheme", "nonce", "nonce_drawn", "verifiable",
-                         "answers", "sides", "shared_with", "filled"})  # sides: how the other characters of a contest read it (campaign/actions/contests.py)
+                         "answers", "sides", "shared_with", "filled", "applies"})  # sides: how the other characters of a contest read it (campaign/actions/contests.py)
 
 
 def new_seed(campaign: Campaign, session: int) -> DiceSeed:

@@ -67,7 +67,7 @@ def table_vocabulary() -> dict:
     from campaign.actions.fights import FIGHT_ACTIONS
 
     return {"table": ["roll", "add_seed", "create_character", *ENCOUNTER_ACTIONS, *FIGHT_ACTIONS, "post_message"],
-            "gm_only": sorted([*SCENE_ACTIONS, *GM_TABLE_ACTIONS])}
+            "gm_only": sorted([*SCENE_ACTIONS, *GM_TABLE_ACTIONS, "apply_damage"])}
 
 
 def generated(spec: dict) -> dict:

@@ -98,6 +98,9 @@ def _adjust(state: dict, p: Mapping) -> None:
 
 def _harm(state: dict, p: Mapping) -> None:
     state["harm"] = p["harm_after"]
+    # What the last blow marked, which WYRM's "ignore an attack that would have killed the character"
+    # clears (rules/wyrm/actions.py approve_fate); a heal settles it.
+    state["last_harm"] = p.get("marked", 0)
 
 
 def earn_points(state: dict, p: Mapping) -> None:
@@ -130,10 +133,10 @@ EVENTS = (
     EventSpec(ADJUSTED, "the GM adjusted the sheet"),
     EventSpec("harm_marked", "marked {marked} boxes of harm ({harm_after} of {boxes})"),
     EventSpec("harm_healed", "healed {healed} boxes of harm ({harm_after} of {boxes})"),
-    EventSpec("fight_started", "a fight started"),
-    EventSpec("fight_choice_made", "chose for the round"),
-    EventSpec("fight_round_rolled", "a round of the fight"),
-    EventSpec("fight_ended", "the fight ended"),
+    EventSpec("fight_started", "started the fight “{label}”"),
+    EventSpec("fight_choice_made", "chose for round {round} of the fight"),
+    EventSpec("fight_round_rolled", "{label}, round {round}"),
+    EventSpec("fight_ended", "the fight “{label}” ended after {rounds|round|rounds}"),
 )
 
 

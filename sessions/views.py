@@ -16,6 +16,7 @@ from django.shortcuts import render
 
 from campaign.actions import UNVOIDABLE, ActionError, access_campaign
 from campaign.actions.encounters import current_encounter
+from campaign.actions.fights import fight_for
 from campaign.actions.npcs import characters_for, sheet_hidden_from
 from campaign.actions.sessions import current_scene_name
 from campaign.audit import LINES
@@ -73,6 +74,7 @@ def table(request, slug):
         "sceneName": scene_name,
         "characters": [_character_json(c, membership, rules) for c in characters],
         "encounter": current_encounter(campaign),
+        "fight": fight_for(campaign, membership),
         "members": [{"username": m.user.username, "role": m.role} for m in members],
         "exampleSheet": dict(rules.example_sheet),
         "actions": sorted(rules.actions),

@@ -37,6 +37,7 @@ from .adjustments import decide_adjust_sheet
 from .campaign_options import decide_configure_campaign
 from .campaigns import decide_rename_campaign
 from .encounters import ENCOUNTER_ACTIONS
+from .damage import APPLY, as_rules_action
 from .fights import FIGHT_ACTIONS, check_controls_both
 from .npcs import decide_show_npc, stored_readers, stored_visibility
 from .characters import decide_create_character
@@ -214,6 +215,10 @@ def _decide(campaign: Campaign, membership: Membership, action: dict, dice, char
     It writes nothing but identity rows (a new character, a new member);
     ``append`` moves the stream's session and scene counters."""
     kind = action["type"]
+    applies = None
+    if kind == APPLY:  # the system's own GM action, naming the roll it applies (campaign/actions/damage.py)
+        action, applies = as_rules_action(campaign, membership, action)
+        kind = action["type"]
     visibility = action.get("visibility", VISIBILITY_PUBLIC)
     if kind == "post_message":  # spectators too: watching a table includes talking at it
         return [decide_post_message(campaign, membership, action)]
@@ -250,7 +255,7 @@ def _decide(campaign: Campaign, membership: Membership, action: dict, dice, char
     rules = campaign.rules
     if kind not in rules.actions:
         known = sorted(["roll", "add_seed", "create_character", "post_message", *SCENE_ACTIONS, *GM_TABLE_ACTIONS,
-                        *ENCOUNTER_ACTIONS, *FIGHT_ACTIONS, *rules.actions])
+                        *ENCOUNTER_ACTIONS, *FIGHT_ACTIONS, APPLY, *rules.actions])
         raise ActionError(f"Unknown action '{kind[:40]}'. Known actions: {', '.join(known)}.", "unknown_action")
     if kind in rules.gm_actions:
         require_gm(membership, f"take the action '{kind}'")
@@ -273,8 +278,11 @@ def _decide(campaign: Campaign, membership: Membership, action: dict, dice, char
                                                    visibility, shared)
     visibility, shared = stored_readers(character, visibility, shared, opponent)
     # Only the server names an event's readers: a payload key of the rules' own would let its members read it.
-    return [Draft(e.type, hidden.naming_readers({k: v for k, v in e.payload.items() if k != "shared_with"}, shared),
-                  e.version, character, visibility) for e in decided]
+    drafts = [Draft(e.type, hidden.naming_readers({k: v for k, v in e.payload.items() if k != "shared_with"}, shared),
+                    e.version, character, visibility) for e in decided]
+    if applies is not None:  # the roll it came from, as a request's answer names its request
+        drafts[0] = replace(drafts[0], payload={**drafts[0].payload, "applies": applies})
+    return drafts
 
 
 GM_TABLE_ACTIONS = {

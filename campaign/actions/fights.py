@@ -40,6 +40,22 @@ def current_fight(campaign: Campaign) -> dict | None:
     return None if fight is None else {**fight, "seq": start}
 
 
+def fight_for(campaign: Campaign, membership: Membership) -> dict | None:
+    """The running fight as the table page shows it to ``membership``: the fight, its last round's
+    result, and the sides whose choice for this round she may know of (the GM: all; a player: the ones
+    she chose herself, whose sealed events she reads)."""
+    fight = current_fight(campaign)
+    if fight is None:
+        return None
+    rows = (Event.objects.filter(campaign=campaign, type=F.CHOSEN, seq__gt=fight["seq"],
+                                 payload__fight=fight["seq"], payload__round=fight["round"] + 1)
+            .values_list("character_id", "actor_id"))
+    chosen = [str(c) for c, actor in rows if membership.is_gm or actor == membership.user_id]
+    last = (Event.objects.filter(campaign=campaign, type=F.ROUND, seq__gt=fight["seq"]).order_by("-seq")
+            .values_list("payload", flat=True).first())
+    return {**fight, "chosen": chosen, "last": last["result"] if last else None}
+
+
 def _running(campaign: Campaign) -> dict:
     fight = current_fight(campaign)
     if fight is None:
@@ -70,7 +86,10 @@ def decide_start_fight(campaign: Campaign, membership: Membership, action: dict,
         if character.npc and character.shown == SHOWN_HIDDEN:
             raise Refused(f"{character.name} is hidden from the players, and a fight is the table's: "
                           "show it by name first (show_npc).")
-        if hidden.hidden_shaped(character, [hidden.EVERYONE])[0]:
+        # The fight's start publishes each side's dice. An NPC's numbers are the GM's to disclose, which
+        # starting the fight does (as naming it in a contest does); a player's character whose sheet
+        # holds what not everyone may see would publish her secret: reveal it first.
+        if not character.npc and hidden.hidden_shaped(character, [hidden.EVERYONE])[0]:
             raise Refused(f"{character.name}'s sheet holds what not every member may see: reveal it first, "
                           "or leave it out of the fight.")
         state = character.projection.state
@@ -95,7 +114,7 @@ def decide_start_fight(campaign: Campaign, membership: Membership, action: dict,
     # Its seq is not known yet: a side's state names the fight by its label and kind; the rounds name it
     # by the seq of its start.
     views = {s: {"fight": {"seq": None, "kind": kind, "label": label, **entries[s]}} for s in named}
-    return [Draft(F.STARTED, {"fight": fight, "sides": views})]
+    return [Draft(F.STARTED, {"label": label, "fight": fight, "sides": views})]
 
 
 def decide_fight_choice(campaign: Campaign, membership: Membership, action: dict, dice) -> list[Draft]:

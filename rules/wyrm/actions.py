@@ -322,6 +322,10 @@ def approve_fate(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
         if last["kind"] == "check":
             payload.update(dl=last["dl"], original_outcome=_outcome(last["success"]))
         payload.update(_reroll(last, request["die"], dice) if use == "reroll" else _plus_two(last))
+    if use == "ignore_attack" and state["sheet"]["options"].get("health", {}).get("enabled") and state.get("last_harm"):
+        # "Ignore an attack that would have killed the character": with the health track on, the boxes
+        # the last blow marked are cleared (docs/rules.md, WYRM 12).
+        payload.update(harm_cleared=state["last_harm"], harm_after=max(0, state.get("harm", 0) - state["last_harm"]))
     return [Event("fate_spent", payload)]
 
 

@@ -50,6 +50,8 @@ def _fate_requested(state: dict, p: dict) -> None:
 def _fate_spent(state: dict, p: dict) -> None:
     state["fate"] = max(0, state["fate"] - 1)
     state["pending_fate"] = None
+    if "harm_after" in p:  # an ignored killing attack: its boxes cleared
+        state["harm"], state["last_harm"] = p["harm_after"], 0
     last = state["last_roll"]
     if p["use"] in ("reroll", "plus_two") and last is not None and last["roll"] == p["roll"]:
         # How many Fate points changed this roll (False before any; the campaign's fate_per_roll caps it).

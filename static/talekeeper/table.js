@@ -17,6 +17,7 @@
 import { h, fill, buildForm, cap, words, die, diceGroup, formatOdds, limitProblem, useVisibilities, askFirst } from "./ui.js";
 import { Chain, eventsPage, forgetHead, parseJSON, short } from "./chain.js";
 import { setUpEncounter } from "./encounter.js";
+import { describeFight, setUpFight } from "./fight.js";
 import * as health from "./health.js";
 import { fitLog, focusInPanel, landOn } from "./layout.js";
 import { setUpChat } from "./chat.js";
@@ -531,7 +532,7 @@ function describe(ev) {
   const ctx = { h, char: chars.get(ev.character), charName: ev.character_name };
   let d = null;
   try {
-    d = describeCore(ev) || system.describe(ev, ctx);
+    d = describeCore(ev) || describeFight(ev, chars) || system.describe(ev, ctx);
   } catch (problem) {
     console.error("describe failed", ev, problem);
   }
@@ -712,7 +713,13 @@ function requestFollow(ev, ctx) {
 }
 
 // What can be done about an event now (buttons, small forms), for this member.
+// What can be done about an event now, and the GM's "Apply to …" on a roll that deals damage (fight.js).
 function followNodes(ev) {
+  if (ev.hidden || ev.voided || !events.has(ev.seq)) return [];
+  return [...followNodesOf(ev), ...onFightEvent.applyButtons(ev)];
+}
+
+function followNodesOf(ev) {
   if (ev.hidden || ev.voided || !events.has(ev.seq)) return [];
   if (ev.type === "turn_advanced") return turnFollow(ev);
   if (!ev.character) return [];
@@ -1049,6 +1056,9 @@ function afterEvent(ev, sheets) {
     if (!loading) updateFollow(document.getElementById(`seq-${ev.seq}`), ev);
   }
   onEncounterEvent(ev);
+  onFightEvent(ev);
+  const appliedLine = p.applies && !loading && document.getElementById(`seq-${p.applies}`);
+  if (appliedLine && events.has(p.applies)) updateFollow(appliedLine, events.get(p.applies)); // "applied to …" now
   const fresh = ev.seq > pageHead; // the page's sheets already include everything up to pageHead
   const pushed = Array.isArray(sheets);
   switch (ev.type) {
@@ -1281,6 +1291,7 @@ function orderedCharacters() {
 
 function renderCharacters() {
   onEncounterEvent.charactersChanged?.();
+  onFightEvent.charactersChanged?.();
   const tabs = document.getElementById("char-tabs");
   const list = orderedCharacters();
   if (selected === null || !chars.has(selected)) {
@@ -1967,6 +1978,7 @@ setUpAlerts();
 const onEncounterEvent = setUpEncounter({
   data, chars, me, isGM, canAct, sendCommand, selectCharacter, announce: (text) => { liveEl.textContent = text; },
 });
+const onFightEvent = setUpFight({ data, chars, me, isGM, canAct, sendCommand, events, notice });
 renderMembers();
 renderSession();
 renderCharacters();

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from rules import get_system
-from tests.browser.conftest import faces_for, head_seq
+from campaign.models import Event
+from rules import ScriptedDice, get_system
+from tests.browser.conftest import PHONE, faces_for, head_seq
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -34,3 +35,90 @@ def test_one_request_asks_every_player_and_each_rolls_with_one_click(table_of, s
     bob.event(first + 1).get_by_role("button", name="Roll now: a Hunt test vs T8").click()
     expect(gm.event(first + 1)).to_contain_text("answered in")
     expect(alice.event(first + 1)).to_contain_text("answered in")
+
+
+def test_two_against_one_each_chooses_her_own_and_the_npcs_split_stays_sealed(table_of, seats, script_dice):
+    """Tale, two heroes against a bandit: the GM starts the fight from the page, each member chooses
+    only for her own side, the bandit's split reaches the players with the round that reads it."""
+    table = table_of("tale")
+    sheet = get_system("tale").example_sheet
+    table.create_character(table.alice, "Ana", sheet)
+    table.create_character(table.bob, "Ben", sheet)
+    table.command(table.gm, {"type": "create_character", "npc": True, "name": "Bandit", "shown": "full",
+                             "quick": {"rating": 3}})
+    gm = seats("gm", viewport={"width": 1280, "height": 800})
+    alice, bob = seats("alice", "bob")
+    phone = seats("alice", viewport=PHONE)
+    start = gm.page.locator("#fight details.fight-start")
+    start.locator("summary").click()
+    start.get_by_label("Name").fill("Ambush at the ford")
+    for who in ("Ana", "Ben", "Bandit"):
+        start.get_by_label(who, exact=True).check()
+    start.get_by_role("button", name="Start the fight").click()
+    for seat in (gm, alice, bob, phone):
+        expect(seat.page.locator("#fight h2")).to_have_text("Ambush at the ford")
+    # Each member has a form for her own side only; the GM for the NPC's.
+    expect(alice.page.get_by_role("form", name="Ana's choice")).to_be_visible()
+    expect(alice.page.get_by_role("form", name="Bandit's choice")).to_have_count(0)
+    expect(alice.page.get_by_role("form", name="Ben's choice")).to_have_count(0)
+    expect(gm.page.get_by_role("form", name="Ana's choice")).to_have_count(0)
+    bandit_form = gm.page.get_by_role("form", name="Bandit's choice")
+    bandit_form.get_by_label("Attack Ana").fill("2")
+    bandit_form.get_by_label("Defence").fill("4")
+    chose = head_seq(table) + 1
+    bandit_form.get_by_role("button", name="Choose for Bandit").click()
+    expect(gm.event(chose)).to_contain_text("chose for round 1")
+    expect(alice.event(chose)).to_contain_text("did something in secret")  # the split is sealed
+    expect(gm.page.locator("#fight [data-side]", has_text="Bandit")).to_contain_text("chose for round 1")
+    ana = alice.page.get_by_role("form", name="Ana's choice")
+    ana.get_by_label("Attack Bandit").fill("3")
+    ana.get_by_label("Defence").fill("3")
+    ana.get_by_role("button", name="Choose for Ana").click()
+    expect(alice.page.locator("#fight [data-side]", has_text="Ana")).to_contain_text("chose for round 1")
+    expect(bob.page.locator("#fight [data-side]", has_text="Ana")).not_to_contain_text("chose")
+    # Sides in the start form's order (Ana, Bandit, Ben). Attacks: Ana 3, the bandit 2 (at Ana), Ben 2;
+    # defences: Ana's 3, the bandit's 4 (Ben is not attacked: he rolls none).
+    script_dice([6, 6, 5] + [2, 2] + [1, 1] + [5, 5, 5] + [4, 3, 2, 1])
+    ben = bob.page.get_by_role("form", name="Ben's choice")
+    ben.get_by_label("Attack Bandit").fill("2")
+    rolled = head_seq(table) + 1
+    ben.get_by_role("button", name="Choose for Ben").click()
+    for seat in (gm, alice, bob):
+        expect(seat.event(rolled)).to_contain_text("Ambush at the ford, round 1")
+        last = seat.page.locator("#fight .fight-last")
+        expect(last).to_contain_text("Ana → Bandit: 17 vs 10, hit, 3 dice off")
+        expect(last).to_contain_text("Ben → Bandit: 2 vs 10, miss")
+        expect(last).to_contain_text("Bandit → Ana: 4 vs 15, miss")
+        expect(last).to_contain_text("to hit)")
+    expect(alice.page.locator("#fight [data-side]", has_text="Bandit")).to_contain_text("3D of 6D")
+    expect(bob.page.locator("#fight [data-side]", has_text="Ben")).to_contain_text("−1D next round")
+    gm.screenshot("fight-desktop.png", at="#fight")
+    phone.screenshot("fight-phone.png", at="#fight")
+    gm.page.get_by_role("button", name="End the fight").click()
+    gm.page.get_by_role("button", name="Yes, end the fight").click()
+    for seat in (alice, bob):
+        expect(seat.page.locator("#fight")).to_be_hidden()
+
+
+def test_a_damage_roll_reaches_its_targets_track_with_one_click(table_of, seats, script_dice):
+    """WYRM with the health track: Ana's damage roll in a fight offers the GM "Apply 5 to Ogre" on its
+    line; one click marks the ogre's track with an event naming the roll."""
+    table = table_of("wyrm")
+    ana = table.create_character(table.alice, "Ana", get_system("wyrm").example_sheet)
+    ogre = table.command(table.gm, {"type": "create_character", "npc": True, "name": "Ogre", "shown": "full",
+                                    "quick": {"rating": 2}}).events[0].character
+    table.command(table.gm, {"type": "configure_campaign", "settings": {"health.enabled": True}})
+    table.command(table.gm, {"type": "start_fight", "sides": [
+        {"character": ana.id, "attribute": "warrior", "team": "A"},
+        {"character": ogre.id, "attribute": "warrior", "team": "B"}]})
+    gm, alice = seats("gm", "alice")
+    rolled = table.command(table.alice, {"type": "damage", "character": ana.id, "dice": 1, "bonus": 1},
+                           dice=ScriptedDice([4])).events[0].seq
+    apply = gm.event(rolled).get_by_role("button", name="Apply 5 to Ogre")
+    expect(apply).to_be_visible()
+    expect(alice.event(rolled).get_by_role("button", name="Apply 5 to Ogre")).to_have_count(0)  # the GM's
+    apply.click()
+    expect(gm.event(rolled)).to_contain_text(f"applied to Ogre in #{rolled + 1}")
+    expect(alice.event(rolled + 1)).to_contain_text("marked 5 boxes of harm")
+    marked = Event.objects.get(campaign=table.campaign, seq=rolled + 1)
+    assert (marked.type, marked.character_id, marked.payload["applies"]) == ("harm_marked", ogre.id, rolled)

@@ -112,6 +112,52 @@ TURNS = {
 }
 
 
+# Two against one and a group race, as fights of several sides (docs/rules.md "Fights of several
+# sides"): each side chosen by its controller, the NPC's by the GM. TOTE's text has no opposed test;
+# WYRM's has opposed checks but no race.
+HEROES_V_BANDIT = [{"character": "HERO", "team": "heroes"}, {"character": "FRIEND", "team": "heroes"},
+                   {"character": "BANDIT", "team": "bandit"}]
+FIGHTS = {
+    "tale": [
+        ("gm", {"type": "start_fight", "kind": "iterated", "label": "race to the ford",
+                "sides": [{"character": c, "skill": "Ride"} for c in ("HERO", "FRIEND", "BANDIT")]}),
+        ("gm", {"type": "choose_in_fight", "character": "BANDIT", "against": []}),
+        ("alice", {"type": "choose_in_fight", "character": "HERO", "against": ["FRIEND", "BANDIT"]}),
+        ("bob", {"type": "choose_in_fight", "character": "FRIEND", "against": ["BANDIT"]}),
+        ("gm", {"type": "end_fight"}),
+        ("gm", {"type": "start_fight", "label": "two against the bandit", "sides": HEROES_V_BANDIT}),
+        ("gm", {"type": "choose_in_fight", "character": "BANDIT", "attack": {"HERO": 2}, "defence": 2}),
+        ("alice", {"type": "choose_in_fight", "character": "HERO", "attack": {"BANDIT": 2}, "defence": 2}),
+        ("bob", {"type": "choose_in_fight", "character": "FRIEND", "attack": {"BANDIT": 2}, "defence": 1}),
+        ("gm", {"type": "end_fight"}),
+        ("spread", "BANDIT"),
+        ("spread", "HERO"),
+        ("spread", "FRIEND"),
+    ],
+    "mdt": [
+        ("gm", {"type": "start_fight", "kind": "opposed", "label": "two against the bandit",
+                "sides": [{**s, "attribute": "strength"} for s in HEROES_V_BANDIT]}),
+        ("gm", {"type": "choose_in_fight", "character": "BANDIT"}),
+        ("alice", {"type": "choose_in_fight", "character": "HERO"}),
+        ("bob", {"type": "choose_in_fight", "character": "FRIEND"}),  # one round decides it
+        ("gm", {"type": "start_fight", "kind": "race", "target": 40, "label": "race to the ford",
+                "sides": [{"character": c, "attribute": "dexterity"} for c in ("HERO", "FRIEND", "BANDIT")]}),
+        ("alice", {"type": "choose_in_fight", "character": "HERO"}),
+        ("gm", {"type": "choose_in_fight", "character": "BANDIT"}),
+        ("bob", {"type": "choose_in_fight", "character": "FRIEND"}),
+        ("gm", {"type": "end_fight"}),
+    ],
+    "wyrm": [
+        ("gm", {"type": "start_fight", "label": "two against the bandit",
+                "sides": [{**s, "attribute": "warrior"} for s in HEROES_V_BANDIT]}),
+        ("gm", {"type": "choose_in_fight", "character": "BANDIT", "against": []}),
+        ("alice", {"type": "choose_in_fight", "character": "HERO", "against": ["BANDIT"]}),
+        ("bob", {"type": "choose_in_fight", "character": "FRIEND", "against": ["BANDIT"]}),
+        ("gm", {"type": "end_fight"}),
+    ],
+}
+
+
 def fold_events(rules, character_id: int, state: dict | None, events) -> dict | None:
     """``state`` after ``events`` as the rules fold them for this character."""
     for event in events:
@@ -138,8 +184,8 @@ def resolve(value, ids):
         return ids[value]
     if isinstance(value, list):
         return [resolve(v, ids) for v in value]
-    if isinstance(value, dict):
-        return {k: resolve(v, ids) for k, v in value.items()}
+    if isinstance(value, dict):  # a fight's portions are keyed by side: the character's id as text
+        return {str(ids[k]) if k in ids else k: resolve(v, ids) for k, v in value.items()}
     return value
 
 
@@ -152,7 +198,7 @@ def spread(rules, table, who: str, ids) -> tuple | None:
     primary = state["sheet"]["primary"]
     first = min(owed, state["sheet"]["characteristics"][primary] - state["damage"][primary])
     damage = {primary: first, **({"skill": owed - first} if owed - first else {})}
-    player = "gm" if who == "BANDIT" else "alice"
+    player = {"BANDIT": "gm", "HERO": "alice", "FRIEND": "bob"}[who]
     return player, {"type": "assign_damage", "character": ids[who], "damage": damage}
 
 
@@ -169,7 +215,7 @@ def test_an_evening_with_a_shared_opponent_an_npc_turns_settings_and_an_adjustme
     ids = {"HERO": hero.id, "FRIEND": friend.id, "BANDIT": bandit.id, "INN": inn.id}
     everyone = list(ids.values())
     history = {cid: {} for cid in everyone}
-    steps = OPENING + TURNS[system] + CLOSING
+    steps = OPENING + TURNS[system] + FIGHTS.get(system, []) + CLOSING
     read_both = 0
     for who, action in steps:
         if who == "spread":

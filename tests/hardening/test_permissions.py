@@ -383,6 +383,7 @@ TABLE_ROWS = {
     "advance_turn": "player",  # the GM, or the acting character's player (tests/campaign/test_evening_tools.py)
     "start_fight": "gm", "end_fight": "gm",
     "choose_in_fight": "owner",  # each side's choice is its controller's (tests/campaign/test_fights.py)
+    "apply_damage": "gm",
 }
 # Sub-permissions inside an action: (action, expectation).
 EXTRA_ROWS = [
@@ -443,7 +444,7 @@ def test_every_action_has_a_row(db, system):
     assert {a for a, who in SYSTEM_ROWS[system].items() if who == "gm"} == set(rules.gm_actions), \
         f"{system}: the rows and the system's gm_actions disagree about who may act"
     assert set(TABLE_ROWS) == {"roll", "add_seed", "create_character", "post_message", *SCENE_ACTIONS,
-                               *GM_TABLE_ACTIONS, *ENCOUNTER_ACTIONS, *FIGHT_ACTIONS}
+                               *GM_TABLE_ACTIONS, *ENCOUNTER_ACTIONS, *FIGHT_ACTIONS, "apply_damage"}
     assert vocabulary(system) == set(TABLE_ROWS) | set(SYSTEM_ROWS[system]), \
         f"{system}: the server knows actions the matrix does not (or the other way round)"
 

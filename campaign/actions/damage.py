@@ -1,0 +1,63 @@
+"""Damage that reaches a track: the GM applies a roll's damage to a character in one command
+(``apply_damage``: ``{"character": target, "roll": seq}``), stored as the target's own event of its
+system (WYRM and MdT: ``harm_marked`` on the health track; Tale: ``damage_taken``, to spread) with
+``"applies": seq``, the roll it came from.
+
+Which rolls deal damage, and how much (docs/rules.md, "Damage that reaches a track"): WYRM's damage
+roll its total; an MdT test or opposed test its successes (the World of Darkness family's reading);
+any generic dice roll its total, in every system. The decision is the system's own GM action
+(``mark_harm``, ``take_damage``), so it is refused, sealed and stored as that action is; a roll
+applies at most once to each character.
+"""
+
+from __future__ import annotations
+
+from ..models import VISIBILITY_GM, VISIBILITY_PUBLIC, Campaign, Event, Membership
+from .. import hidden
+from .access import access_character, require_gm
+from .errors import ActionError, Refused
+from .log_entries import check_seq
+
+APPLY = "apply_damage"
+# system -> {event type: the payload key that says how much damage it deals}
+DAMAGE_ROLLS = {
+    "wyrm": {"damage_rolled": "total", "roll": "total"},
+    "mdt": {"test_rolled": "successes", "opposed_test_rolled": "successes", "roll": "total"},
+    "tale": {"roll": "total"},
+}
+MAX_HARM = 30  # rules/health.py MAX_HARM_STEP
+MAX_TALE_DICE = 40  # rules/tale/odds.py MAX_POOL
+
+
+def as_rules_action(campaign: Campaign, membership: Membership, action: dict) -> tuple[dict, int]:
+    """The system's own action that applies the roll ``action["roll"]`` to ``action["character"]``,
+    and the roll's seq (which the stored event names as ``applies``)."""
+    require_gm(membership, "apply damage")
+    target = access_character(membership, action.get("character"))
+    roll = check_seq(campaign, {"seq": action.get("roll")})
+    dealt = DAMAGE_ROLLS.get(campaign.system, {})
+    if roll.type not in dealt:
+        kinds = ", ".join(sorted(dealt)) or "none"
+        raise ActionError(f"Event {roll.seq} is not a roll that deals damage here ({kinds}).")
+    if Event.objects.filter(campaign=campaign, type="event_voided", payload__seq=roll.seq).exists():
+        raise Refused(f"Roll #{roll.seq} was voided: there is nothing to apply.")
+    applied = list(Event.objects.filter(campaign=campaign, character=target, payload__applies=roll.seq)
+                   .order_by("seq").values_list("seq", flat=True))
+    voided = set(Event.objects.filter(campaign=campaign, type="event_voided", payload__seq__in=applied)
+                 .values_list("payload__seq", flat=True)) if applied else set()
+    done = next((seq for seq in applied if seq not in voided), None)  # a voided application can be redone
+    if done is not None:
+        raise Refused(f"Roll #{roll.seq} was already applied to {target.name} in #{done}.")
+    amount = roll.payload.get(dealt[roll.type])
+    if isinstance(amount, bool) or not isinstance(amount, int) or amount < 1:
+        raise Refused(f"Roll #{roll.seq} dealt no damage: there is nothing to apply.")
+    reason = f"damage from #{roll.seq}"
+    if campaign.system == "tale":
+        rules_action = {"type": "take_damage", "dice": min(amount, MAX_TALE_DICE), "reason": reason}
+    else:
+        rules_action = {"type": "mark_harm", "amount": min(amount, MAX_HARM), "reason": reason}
+    # A hidden roll's total is not the table's to read through what it did: applied, it stays the GM's
+    # unless she says otherwise (or reveals the roll first).
+    shown = roll.visibility == VISIBILITY_PUBLIC or hidden.revealed(roll)
+    visibility = action.get("visibility") or (VISIBILITY_PUBLIC if shown else VISIBILITY_GM)
+    return {**rules_action, "character": target.id, "visibility": visibility}, roll.seq
