@@ -42,6 +42,7 @@ install-dev: $(DEV_STAMP)
 
 # One command on a laptop: SQLite, the in-memory channel layer, one daphne.
 run: install
+	DEBUG=1 $(PY) manage.py create_signing_key --exist-ok
 	DEBUG=1 $(PY) manage.py migrate --noinput
 	DEBUG=1 $(PY) manage.py demo
 	@$(PYTHON) -m campaign.lan --urls $(HOST) $(PORT)

@@ -26,7 +26,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from rules import RuleError, odds_json
 
-from . import checkpoints
+from . import checkpoints, signing
 from .actions import (
     ActionError, Forbidden, access_character, access_character_for_reading, do_checkpoint, opponent_of, rule_refusal,
 )
@@ -149,8 +149,11 @@ def preview(request, slug):
 
 @require_GET
 def signing_key(request):
-    """The public half of the key that signs checkpoints (public: anyone may check a receipt)."""
-    return JsonResponse({"algorithm": checkpoints.ALGORITHM, "public_key": checkpoints.public_key_b64()})
+    """The public half of the key that signs checkpoints now, and every key with its validity (public:
+    anyone may check a receipt). ``public_key`` stays the current one, as before keys rotated."""
+    listed = signing.keys()
+    return JsonResponse({"algorithm": signing.ALGORITHM, "public_key": listed[-1].public_key,
+                         "keys": [k.as_json() for k in listed]})
 
 
 @csrf_exempt

@@ -31,6 +31,16 @@ class OneHopASGIHandler(ASGIHandler):
 
 
 django.setup(set_prefix=False)
+
+from campaign import signing  # noqa: E402
+
+try:
+    # Before any socket is accepted: a server without the key would fail its first checkpoint (a
+    # session's end) long after it started, and must never make a key of its own (campaign/signing.py).
+    signing.require_key()
+except signing.MissingKey as e:
+    raise SystemExit(f"Talekeeper can't start: {e}") from None
+
 django_app = OneHopASGIHandler()
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402

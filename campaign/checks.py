@@ -1,7 +1,7 @@
 """Deployment checks of our own (shown by `manage.py check --deploy`)."""
 
 from django.conf import settings
-from django.core.checks import Tags, Warning, register
+from django.core.checks import Error, Tags, Warning, register
 
 
 @register(Tags.security, deploy=True)
@@ -14,3 +14,14 @@ def secret_key_from_environment(app_configs, **kwargs):
         hint="Set SECRET_KEY to a long random string (e.g. python -c 'import secrets; print(secrets.token_urlsafe(50))').",
         id="talekeeper.W001",
     )]
+
+
+@register(Tags.security, deploy=True)
+def signing_key_present(app_configs, **kwargs):
+    from . import signing
+
+    try:
+        signing.require_key()
+    except signing.MissingKey as e:
+        return [Error(str(e), hint=f"Run `{signing.CREATE_COMMAND}` once.", id="talekeeper.E001")]
+    return []

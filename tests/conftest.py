@@ -9,6 +9,7 @@ users are built.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -27,6 +28,28 @@ settings.register_profile("quick", max_examples=25, deadline=None)
 settings.register_profile("thorough", max_examples=100, deadline=None, print_blob=True)
 settings.register_profile("deep", max_examples=1000, deadline=None, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("thorough" if CI else "quick"))
+
+
+def _a_signing_key() -> None:
+    """The run's checkpoint-signing key, made explicitly as a host makes one (``create_signing_key``):
+    the server never makes its own, and every server a test starts must find it. One per run, in a
+    temporary directory the first process of the run makes; the xdist workers and the servers the
+    tests start inherit ``SIGNING_KEY_PATH``. A ``SIGNING_KEY_PATH`` set by hand is used as it is."""
+    if os.environ.get("SIGNING_KEY_PATH"):
+        return
+    import atexit
+    import shutil
+    import tempfile
+
+    from campaign import signing
+
+    directory = tempfile.mkdtemp(prefix="talekeeper-test-key-")
+    os.environ["SIGNING_KEY_PATH"] = os.path.join(directory, "signing.key")
+    signing.create_key(Path(os.environ["SIGNING_KEY_PATH"]))
+    atexit.register(shutil.rmtree, directory, True)
+
+
+_a_signing_key()
 
 
 def _bounded_cancel_all_tasks(loop) -> None:

@@ -7,8 +7,9 @@
 EXPORT.jsonl is a member's export (``GET /api/campaigns/<slug>/export.jsonl?header=1``, or
 ``manage.py export_log``), exactly as that member sees it: hidden events arrive sealed and are checked
 through their body digest. Receipts are checkpoint JSON files (one checkpoint or a list) from
-``GET /api/campaigns/<slug>/checkpoints``; the key is ``public_key`` of ``GET /api/key`` (or that whole
-JSON as a file).
+``GET /api/campaigns/<slug>/checkpoints``; the keys are ``GET /api/key``'s JSON as a file (``--key-file``:
+every key with its validity, or, from a server before keys rotated, its one ``public_key``), or one key
+as base64 (``--key``, valid at any time).
 
 It checks, and prints ``BAD seq N: why`` for the first failure of each kind (exit status 1):
 
@@ -17,7 +18,8 @@ It checks, and prints ``BAD seq N: why`` for the first failure of each kind (exi
    can see (or that a reveal showed) against the seed (schemes v1 and v2), and hidden nonces;
 3. every reveal against the body digest (commitment) the sealed event carried in the chain;
    and that no member's command id was used twice (the same id rolls the same dice);
-4. every receipt: signed by the key, and extended by the export (same hash at its seq).
+4. every receipt: signed by the server key that was valid at its ``created_at``, and extended by the export
+   (same hash at its seq).
 
 Everything here is specified in docs/fair-dice.md and docs/event-log.md; this file is one reading
 of those pages, kept free of Talekeeper's own code on purpose.
@@ -427,11 +429,12 @@ class Verifier:
                 self.bad(seq, "the hidden roll's nonce is not the one the seed gives")
         return count
 
-    def receipts(self, receipts: list[dict], public_key: bytes | None) -> None:
+    def receipts(self, receipts: list[dict], keys: list[tuple[bytes, str | None, str | None]] | None) -> None:
+        """``keys``: ``(public key, valid_from, valid_until)``, a bound ``None`` when open."""
         last = self.events[-1]["seq"] if self.events else 0
         for receipt in receipts:
             seq = receipt.get("seq")
-            if public_key is None:
+            if keys is None:
                 self.notes.append(f"receipt at seq {seq}: signature not checked (no --key)")
             else:
                 message = jcs({k: receipt.get(k) for k in ("campaign", "seq", "hash", "created_at")})
@@ -439,7 +442,10 @@ class Verifier:
                     signature = base64.b64decode(receipt.get("signature", ""), validate=True)
                 except (ValueError, TypeError):
                     signature = b""
-                if not ed25519_verify(public_key, message, signature):
+                at = receipt.get("created_at")
+                if not isinstance(at, str) or not any(
+                        (start is None or start <= at) and (end is None or at < end)
+                        and ed25519_verify(key, message, signature) for key, start, end in keys):
                     self.bad(seq, "the receipt's signature is not the server key's")
                     continue
             if not isinstance(seq, int) or seq == 0:
@@ -506,7 +512,7 @@ def main(argv=None) -> int:
     parser.add_argument("export", help="JSON Lines export, as a member downloaded it (header line optional)")
     parser.add_argument("--receipt", action="append", default=[], metavar="FILE", help="a checkpoint JSON file")
     parser.add_argument("--key", help="the server's Ed25519 public key, base64 (GET /api/key)")
-    parser.add_argument("--key-file", help="a file holding GET /api/key's JSON")
+    parser.add_argument("--key-file", help="a file holding GET /api/key's JSON (every key, with its validity)")
     parser.add_argument("--campaign-id", type=int, help="the campaign's id (needed when the export has no header)")
     args = parser.parse_args(argv)
     try:
@@ -517,16 +523,18 @@ def main(argv=None) -> int:
     campaign_id = args.campaign_id if args.campaign_id is not None else (header or {}).get("campaign", {}).get("id")
     if campaign_id is None:
         parser.error("the export has no header line: pass --campaign-id")
-    key_b64 = args.key
+    keys = [(base64.b64decode(args.key), None, None)] if args.key else None
     if args.key_file:
         with open(args.key_file, encoding="utf-8") as f:
-            key_b64 = json.load(f)["public_key"]
+            answer = json.load(f)
+        listed = answer.get("keys") or [{"public_key": answer["public_key"], "valid_from": None, "valid_until": None}]
+        keys = [(base64.b64decode(k["public_key"]), k.get("valid_from"), k.get("valid_until")) for k in listed]
     verifier = Verifier(events, campaign_id)  # in file order: a reordered file must fail, not be sorted back
     verifier.chain()
     verifier.reveals()
     sessions, dice = verifier.dice()
     verifier.command_ids()
-    verifier.receipts(read_receipts(args.receipt), base64.b64decode(key_b64) if key_b64 else None)
+    verifier.receipts(read_receipts(args.receipt), keys)
     for note in verifier.notes:
         print(f"note: {note}")
     if verifier.problems:

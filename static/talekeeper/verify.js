@@ -253,7 +253,7 @@ async function checkReceipts(events, report) {
   ]);
   const receipts = [...(list.checkpoints || []), ...kept];
   for (const c of receipts) {
-    if (!receiptSigned(c, key.public_key)) report.problem(c.seq, `The receipt for #${c.seq} is not signed by the server's key.`);
+    if (!receiptSigned(c, key)) report.problem(c.seq, `The receipt for #${c.seq} is not signed by the server's key.`);
     else if (c.seq > 0 && events[c.seq - 1]?.hash !== c.hash) {
       report.problem(c.seq, `The log no longer extends the receipt signed for #${c.seq} (${short(c.hash)}).`);
     }

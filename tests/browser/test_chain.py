@@ -16,7 +16,7 @@ import pytest
 from playwright.sync_api import expect
 
 from campaign.canonical import jcs
-from campaign.checkpoints import message, public_key_b64, signature_ok, signing_key
+from campaign.checkpoints import message, signature_ok, signing_key
 from campaign.fairdice import derive_face, derive_nonce
 from campaign.log import canonical_json
 from campaign.models import GENESIS_HASH, Event
@@ -324,7 +324,7 @@ def test_a_receipt_downloads_from_the_table_signed_by_the_server(table_of, seats
     receipt = json.loads(open(download.value.path()).read())
     assert download.value.suggested_filename == f"talekeeper-{SLUG}-receipt-{head['seq']}.json"
     assert {k: receipt[k] for k in ("campaign", "seq", "hash")} == {"campaign": SLUG, **head}
-    assert off_the_loop(signature_ok, receipt, off_the_loop(public_key_b64))
+    assert off_the_loop(signature_ok, receipt)
     expect(alice.page.locator("#receipt-list li")).to_have_count(1)
     expect(alice.page.locator("#receipt-list")).to_contain_text(f"#{head['seq']} · {head['hash'][:12]}")
     expect(alice.page.locator("#chain-alarm")).to_be_hidden()

@@ -139,13 +139,3 @@ def test_a_receipt_file_that_is_not_json_is_a_clear_error(table, tmp_path):
     assert "is not JSON" in refused(table, str(path))
     assert "a receipt must be a checkpoint" in refused(table, write(tmp_path, {"seq": 1}))
 
-
-def test_the_key_is_made_once_owner_only_and_kept(tmp_path, monkeypatch, db):
-    from campaign import checkpoints
-
-    path = tmp_path / "signing.key"
-    monkeypatch.setenv("SIGNING_KEY_PATH", str(path))
-    first = checkpoints.public_key_b64()
-    assert path.stat().st_mode & 0o777 == 0o600
-    checkpoints._KEYS.clear()  # a restarted server reads the same file
-    assert checkpoints.public_key_b64() == first

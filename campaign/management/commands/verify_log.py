@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from campaign.checkpoints import receipt_problem
 from campaign.log import verify_chain
+from campaign.signing import MissingKey
 from campaign.models import Campaign
 
 
@@ -26,7 +27,10 @@ class Command(BaseCommand):
         if not report.ok:
             raise CommandError(f"BAD seq {report.bad_seq}: {report.reason}")
         for receipt in receipts:
-            problem = receipt_problem(campaign, receipt)
+            try:
+                problem = receipt_problem(campaign, receipt)
+            except MissingKey as e:  # no key to check a signature with: say so, never make one
+                raise CommandError(str(e)) from None
             if problem is not None:
                 seq, reason = problem
                 raise CommandError(f"BAD seq {seq}: {reason}" if seq is not None else f"BAD receipt: {reason}")
