@@ -7,6 +7,7 @@ and WebSocket (``BearerTokenMiddleware``, checked by ``socket_user``); tokens co
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 from urllib.parse import urlparse
 
@@ -17,11 +18,14 @@ from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.http.request import validate_host
 from django.utils import timezone
+from django.db import DatabaseError, transaction
 from django.utils.functional import empty
 
 from .models import ApiToken, token_digest
+from .outages import database_away
 from .ratelimit import RateLimited, check_failures, client_address, record_failure
 
+log = logging.getLogger(__name__)
 LAST_USE_PRECISION = timedelta(minutes=1)  # last use is written at most once a minute per token
 
 
@@ -39,8 +43,21 @@ def user_for_token(key: str, address: str):
         raise InvalidToken()
     now = timezone.now()
     if token.last_used_at is None or now - token.last_used_at > LAST_USE_PRECISION:
-        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        note_last_use(token.pk, now)
     return token.user
+
+
+def note_last_use(token_id: int, now) -> None:
+    """Best-effort: a database that only reads (a standby after a failover) or is out of room must
+    not refuse a read for the sake of this note. In a savepoint, so a failed write leaves the
+    request's transaction usable; any other database error passes on."""
+    try:
+        with transaction.atomic():
+            ApiToken.objects.filter(pk=token_id).update(last_used_at=now)
+    except DatabaseError as e:
+        if not database_away(e):
+            raise
+        log.warning("token last use not written: %r", e)
 
 
 def bearer_key(header_value: str | None) -> str | None:

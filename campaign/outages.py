@@ -34,6 +34,11 @@ log = logging.getLogger(__name__)
 # What a lost or refused connection raises through Django: psycopg's errors arrive as
 # these, and psycopg_pool's PoolTimeout is an OperationalError too.
 DATABASE_OUTAGE = (OperationalError, InterfaceError)
+# SQLSTATEs that mean "this database can't serve you now" whatever class Django wraps them in:
+# 25006 (read-only transaction: a standby after a failover answers every write with it), class 53
+# (insufficient resources: disk full, out of memory, too many connections) and 57P01-57P05
+# (shutdown, crash shutdown, cannot connect now, database dropped, idle session timeout).
+UNAVAILABLE_STATES = ("25006", "53", "57P0")
 RETRY_AFTER_SECONDS = 5
 UNAVAILABLE_MESSAGE = "The server can't reach its database right now; nothing was stored. Try again in a moment."
 # A read (GET, a socket opening) stores nothing, so "nothing was stored" would only puzzle.
@@ -73,8 +78,8 @@ def command_transaction():
         with transaction.atomic():
             yield
             committing = True
-    except DATABASE_OUTAGE as e:
-        if committing:
+    except Exception as e:
+        if committing and database_away(e):
             raise UnknownOutcome(UNKNOWN_MESSAGE) from e
         raise
 
@@ -84,9 +89,24 @@ def outage_code(exc: BaseException | None) -> str | None:
     not an outage."""
     if isinstance(exc, UnknownOutcome):
         return "outcome_unknown"
-    if isinstance(exc, DATABASE_OUTAGE):
-        return "table_busy" if _waited_too_long_for_a_lock(exc) else "database_unavailable"
+    if isinstance(exc, DATABASE_OUTAGE) and _waited_too_long_for_a_lock(exc):
+        return "table_busy"
+    if database_away(exc):
+        return "database_unavailable"
     return None
+
+
+def database_away(exc: BaseException | None) -> bool:
+    """A lost or refused connection, or a database that refuses for now (``UNAVAILABLE_STATES``)."""
+    if isinstance(exc, DATABASE_OUTAGE):
+        return True
+    seen = 0
+    while exc is not None and seen < 5:  # Django's wrapper, then the driver's error
+        state = getattr(exc, "sqlstate", None)
+        if isinstance(state, str) and state.startswith(UNAVAILABLE_STATES):
+            return True
+        exc, seen = exc.__cause__, seen + 1
+    return False
 
 
 def _waited_too_long_for_a_lock(exc: BaseException) -> bool:

@@ -38,7 +38,7 @@ from campaign.actions import ActionError, access_campaign
 from campaign.auth import InvalidToken, socket_user
 from campaign.broadcast import changed_sheets, group_name, sit_down_here, stand_up_here, user_group
 from campaign.log import events_after
-from campaign.outages import DATABASE_OUTAGE, READ_UNAVAILABLE_MESSAGE
+from campaign.outages import READ_UNAVAILABLE_MESSAGE, database_away
 from campaign.pipeline import (MAX_SEQ, busy_error, command_of, failed_behind, outage_error, parse_whole_number,
                                read_json, submit)
 from campaign.ratelimit import RateLimited, SocketBucket
@@ -56,7 +56,9 @@ CLOSE_NOT_FOUND = 4404
 CLOSE_BAD_REQUEST = 4400
 CLOSE_REVOKED = 4403  # logged out, deactivated, removed or given another role: reconnect (or not) with today's rights
 CLOSE_TOO_MANY = 4429
-CLOSE_UNAVAILABLE = 1013  # "try again later": the page reconnects with its backoff (not a 44xx refusal)
+# "Try again later": the page reconnects with its backoff (not a 44xx refusal). Not 1013, the standard
+# code: daphne refuses it from an application and closes with 1011 instead.
+CLOSE_UNAVAILABLE = 4503
 
 
 # How long a doorbell that came early waits for the one before it before the log is read (seconds).
@@ -116,7 +118,9 @@ class TableConsumer(AsyncWebsocketConsumer):
             return
         try:
             await self._sit_down(after)
-        except DATABASE_OUTAGE as e:
+        except Exception as e:
+            if not database_away(e):
+                raise
             # Not a crash (1011 and a traceback): the page hears why and reconnects with its
             # backoff, as after any dropped connection.
             log.warning("socket connect: database_unavailable: %r", e)
@@ -343,8 +347,17 @@ class TableConsumer(AsyncWebsocketConsumer):
         kind = frame.get("type")
         client_id = frame.get("id") if isinstance(frame.get("id"), str) else None
         if kind == "ping":
-            head = await shared(("head", self.campaign_id), 0, log_head, self.campaign_id)
-            self.stated_head = head
+            try:
+                head = await shared(("head", self.campaign_id), 0, log_head, self.campaign_id)
+            except Exception as e:
+                if not database_away(e):
+                    raise
+                # The log can't move while its database is away: the last head this socket knew is
+                # still the head (an idle page pings, and must not be dropped for asking).
+                log.warning("ping: database_unavailable, answering the last known head: %r", e)
+                head = max((h for h in (self.stated_head, self.sent_head) if h), key=lambda h: h["seq"])
+            else:
+                self.stated_head = head
             await self._send_json({"type": "pong", "seq": self.last_sent, "head": head})
             return
         if kind == "head":

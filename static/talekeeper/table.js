@@ -258,6 +258,8 @@ function connect() {
       pending.delete(id);
       p.onError({ code: "connection_lost", message: "The connection dropped." });
     }
+    // 44xx: refused (not logged in, not a member, revoked...); anything else, 4503 (the server's
+    // database is away) included, is tried again with the backoff below.
     if (ev.code >= 4400 && ev.code < 4500) {
       setConn("closed", "Refused by the server: reload the page.");
       return;

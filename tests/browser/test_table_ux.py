@@ -328,3 +328,25 @@ def test_a_players_gm_only_roll_is_in_her_export_once_revealed(table_of, seats, 
     expect(alice.event(seq)).to_contain_text("= 12")
     mine = exported()
     assert not mine.get("hidden") and mine["payload"]["total"] == 12 and mine["payload"]["label"] == "the hidden door"
+
+
+def test_a_socket_closed_because_the_database_is_away_is_tried_again(table_of, seats):
+    """``4503`` (the server's database is away: sessions/consumers.py) is not a refusal: the page
+    reconnects with its backoff until the server takes it, where a ``44xx`` would stop it."""
+    table_of("tote")
+    alice = seats("alice")
+    refused: list[str] = []
+
+    def database_away(ws):
+        if len(refused) < 2:
+            refused.append(ws.url)
+            ws.send('{"type": "error", "id": null, "code": "database_unavailable", "message": "away"}')
+            ws.close(code=4503, reason="database_unavailable")
+        else:
+            ws.connect_to_server()
+
+    alice.route_sockets(database_away)
+    alice.page.evaluate("window.talekeeperTable.drop()")
+    expect(alice.page.locator("#conn")).not_to_have_attribute("data-state", "online")
+    alice.wait_live()
+    assert len(refused) == 2
