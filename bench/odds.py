@@ -41,9 +41,9 @@ FORMS = {
         *({"type": "skill_test", "rating": r, "bonus": b, "target": t, "blocked": bl}
           for r in (0, 1, 3, 5) for b, t in ((0, 8), (20, 30), (-20, 1)) for bl in ([], [1, 3], [1, 2, 3, 4, 5, 6])),
         *({"type": "effect_test", "dice": d, "mode": m, "threshold": th}
-          for d in (1, 10) for m in ("sum", "count") for th in (2, 6)),
-        {"type": "effect_test", "dice": 10, "mode": "sum", "target": 60, "modifier": 10},
-        {"type": "effect_test", "dice": 10, "mode": "count", "target": 5, "modifier": -10},
+          for d in (1, 5) for m in ("sum", "count") for th in (2, 6)),
+        {"type": "effect_test", "dice": 5, "mode": "sum", "target": 30, "modifier": 10},
+        {"type": "effect_test", "dice": 5, "mode": "count", "target": 5, "modifier": -10},
     ],
     "wyrm": [
         *({"type": "check", "attribute": a, "skills": s, "dl": dl}

@@ -138,14 +138,7 @@ def _plan_test(state: dict, action: dict) -> tuple[dict, dict]:
     parts.update(difficulty=difficulty, difficulty_name=O.DIFFICULTY_NAMES[difficulty][0],
                  difficulty_label=O.DIFFICULTY_NAMES[difficulty][1],
                  exceptional_at=difficulty + _options(state)["exceptional_margin"])
-    odds = O.odds_of_test(parts["pool"], difficulty, _options(state))
-    if _options(state).get("consequences_band") and difficulty > 1:
-        # Setting consequences_band (docs/rules.md MdT 26): one success already succeeds, at a cost
-        # below the difficulty. "consequences" is part of "success", as "exceptional" is.
-        at_least_one = O.odds_of_test(parts["pool"], 1, _options(state))["success"]
-        odds = {**odds, "success": at_least_one, "failure": 1 - at_least_one,
-                "consequences": at_least_one - odds["success"]}
-    return parts, odds
+    return parts, O.odds_of_test(parts["pool"], difficulty, _options(state))  # with the band, if set
 
 
 def _plan_opposed(state: dict, action: dict) -> tuple[dict, dict]:

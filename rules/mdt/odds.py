@@ -83,12 +83,20 @@ def odds_of_test(pool: int, difficulty: int, options: dict = DEFAULT_OPTIONS) ->
     """Odds of a test: success, exceptional (part of success), failure, dramatic_failure."""
     success = at_least(pool, difficulty, options["luck_ten_successes"])
     exceptional = at_least(pool, difficulty + options["exceptional_margin"], options["luck_ten_successes"])
-    return {
+    odds = {
         "success": success,
         "exceptional": exceptional,
         "failure": 1 - success,
         "dramatic_failure": dramatic_failure(pool, options["luck_dramatic_failure"]),
     }
+    if options.get("consequences_band") and difficulty > 1:
+        # Setting consequences_band (docs/rules.md MdT 26): one success already succeeds, at a cost
+        # below the difficulty. "consequences" is part of "success", as "exceptional" is. Here, so the
+        # test and ``manage.py odds`` read the band alike.
+        at_least_one = at_least(pool, 1, options["luck_ten_successes"])
+        odds = {**odds, "success": at_least_one, "failure": 1 - at_least_one,
+                "consequences": at_least_one - success}
+    return odds
 
 
 def odds_of_opposed(pool: int, vs_pool: int, tie_goes_to: str = "none", options: dict = DEFAULT_OPTIONS) -> dict[str, Fraction]:
@@ -179,6 +187,10 @@ def raw_options(action: dict) -> dict:
             options[key] = action[key]
         else:
             options[key] = require_int(action, key, lo, hi)
+    if "consequences_band" in action:
+        if not isinstance(action["consequences_band"], bool):
+            raise RuleError("'consequences_band' must be true or false.", "invalid")
+        options["consequences_band"] = action["consequences_band"]
     return options
 
 
@@ -192,7 +204,8 @@ def odds(action: Any) -> dict[str, Fraction]:
     * ``{"type": "contest_round", "dice": 5, "vs_pool": 4, "target": 5, "mine": 0, "theirs": 0}``
     * ``{"type": "project_roll", "dice": 5, "target": 10, "progress": 0}``
 
-    Any form may also carry the sheet options (e.g. ``"luck_ten_successes": 2``).
+    Any form may also carry the sheet options (e.g. ``"luck_ten_successes": 2``) and, for a test, the
+    setting ``"consequences_band": true``.
     """
     if not isinstance(action, dict):
         raise RuleError("An action must be a JSON object.", "invalid")

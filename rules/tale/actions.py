@@ -28,7 +28,7 @@ from .odds import (
 from .settings import options
 from .sheet import (
     CHARACTERISTIC_MAX, CHARACTERISTICS, DEFAULT_SKILLS, MAX_NAME, SKILL_DICE_MAX, current, damage_room,
-    damage_targets, find_skill, read_pair, skill_name, skill_pool,
+    damage_targets, find_skill, read_pair, ready_to_roll, skill_name, skill_pool,
 )
 
 MAX_ROUNDS = 50
@@ -64,11 +64,7 @@ def _desc(faces: list[int]) -> list[int]:
     return sorted(faces, reverse=True)
 
 
-def _ready_to_roll(state: dict) -> None:
-    """Pools are only right once combat damage sits on the characteristics it was spread over."""
-    if state["unassigned_damage"]:
-        raise RuleError(f"Spread your {state['unassigned_damage']}D of damage over "
-                        f"{' and '.join(damage_targets(state))} first (assign_damage).")
+_ready_to_roll = ready_to_roll  # rules/tale/sheet.py: shared with the previews
 
 
 def _no_contest(state: dict) -> None:
@@ -614,6 +610,9 @@ def advance_cost(state: dict, action: dict, settings: dict | None = None) -> dic
     """What ``buy_advance`` would buy: ``{characteristic or skill (and its characteristics), from,
     to, cost}``; :class:`RuleError` if the rules forbid it. ``settings``: the campaign's, when the
     caller has them already (``options(state)``)."""
+    # A characteristic raised while damage waits to be spread would change where it may go and how
+    # much fits: the damage is spread first (docs/rules.md, Tale 37).
+    _ready_to_roll(state)
     sheet = state["sheet"]
     if action["characteristic"] is not None:
         name = action["characteristic"]

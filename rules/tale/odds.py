@@ -24,7 +24,7 @@ from fractions import Fraction
 from functools import lru_cache
 
 from ..base import RuleError, require_int
-from .sheet import skill_pool
+from .sheet import ready_to_roll, skill_pool
 
 MAX_POOL = 40  # dice on one side of any roll
 MAX_TARGET = 6 * MAX_POOL
@@ -231,6 +231,8 @@ def preview(state: dict, action: dict) -> dict[str, Fraction]:
         raise RuleError("An action must be a JSON object.", "invalid")
     kind = action.get("type")
     contest = state.get("contest")
+    if kind in ("straight_roll", "hide", "start_contest", "start_combat"):
+        ready_to_roll(state)  # the roll would be refused: so are its odds (docs/rules.md, Tale 38)
     if kind in ("straight_roll", "hide"):
         pool = skill_pool(state, {**action, "skill": "Hide"} if kind == "hide" else action)["pool"]
         if pool < 1:

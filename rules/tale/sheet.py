@@ -217,3 +217,11 @@ SHEET = SheetSpec({
                          "dice."),
     "archetype": Text(MAX_ARCHETYPE, default="", label="Archetype"),
 }, help="Five characteristics, a primary and a secondary, skills bought in dice.")
+
+
+def ready_to_roll(state: dict) -> None:
+    """Pools are only right once combat damage sits on the characteristics it was spread over: a roll,
+    a contest, a rest, a purchase and their previews are refused until it does."""
+    if state["unassigned_damage"]:
+        raise RuleError(f"Spread your {state['unassigned_damage']}D of damage over "
+                        f"{' and '.join(damage_targets(state))} first (assign_damage).")

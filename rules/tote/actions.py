@@ -34,8 +34,10 @@ from .sheet import (
 TARGET_MIN, TARGET_MAX = 1, 30
 MODIFIER_MAX = 10
 ASPECT_PENALTY = -2
-EFFECT_DICE_MAX = 10
-EFFECT_TARGET_MAX = 60
+# "Each player needs only one Paragon die and up to five plain dice" (tote-basic-rules-v1.1.txt:4):
+# an effect test rolls those plain dice (docs/rules.md, TOTE 21).
+EFFECT_DICE_MAX = 5
+EFFECT_TARGET_MAX = 30
 POINTS_MAX = 100
 INJURY_COUNT_MAX = 10
 GRANT_MAX = 20

@@ -150,3 +150,14 @@ def test_mdt_odds_are_cached_per_form():
     first = MDT.odds(form)
     assert MDT.odds(dict(form)) == first
     assert O._race.cache_info().hits == 1
+
+
+def test_manage_odds_reads_the_consequences_band_as_the_test_does():
+    """docs/rules.md MdT 26: the raw odds (``manage.py odds``) take ``consequences_band`` as the
+    campaign's test reads it."""
+    plain = O.odds({"type": "test", "dice": 4, "difficulty": 3})
+    band = O.odds({"type": "test", "dice": 4, "difficulty": 3, "consequences_band": True})
+    assert "consequences" not in plain and band["consequences"] == band["success"] - plain["success"]
+    assert band["success"] == O.at_least(4, 1) and band["exceptional"] == plain["exceptional"]
+    with pytest.raises(RuleError, match="true or false"):
+        O.odds({"type": "test", "dice": 4, "difficulty": 3, "consequences_band": 1})

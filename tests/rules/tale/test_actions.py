@@ -136,6 +136,22 @@ def test_no_rolls_while_damage_waits_to_be_spread():
     refused(st, {"type": "start_contest", "vs_pool": 5}, "Spread your 2D")
 
 
+def test_no_purchase_and_no_odds_of_a_refused_roll_while_damage_waits():
+    """docs/rules.md Tale 37, 38: raising a characteristic would change where the damage may go, and
+    the odds of a roll the rules would refuse are refused the same way."""
+    _, st = act(with_points(state(), 20), {"type": "take_damage", "dice": 2})
+    refused(st, {"type": "buy_advance", "characteristic": "brawn"}, "Spread your 2D")
+    for action in ({"type": "straight_roll", "target": 5}, {"type": "hide", "place": "open_space"},
+                   {"type": "start_contest", "vs_pool": 5}, {"type": "start_combat", "their_pool": 5}):
+        with pytest.raises(RuleError, match="Spread your 2D"):
+            SYSTEM.preview(st, action)
+    assert SYSTEM.advances(st)["characteristic"]["brawn"] == {"refused": "Spread your 2D of damage over brawn and "
+                                                                         "skill first (assign_damage)."}
+    _, st = act(st, {"type": "assign_damage", "damage": {"brawn": 2}})
+    assert SYSTEM.preview(st, {"type": "straight_roll", "target": 5})
+    act(st, {"type": "buy_advance", "characteristic": "brawn"})
+
+
 def test_no_dice_left_to_roll():
     st = state(brawn=1, skill=1)
     _, st = act(st, {"type": "take_damage", "dice": 5})

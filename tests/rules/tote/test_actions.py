@@ -186,7 +186,7 @@ def test_effect_test_sum_and_count():
 
 @pytest.mark.parametrize("action, match", [
     ({"type": "effect_test"}, "'dice' is required"),
-    ({"type": "effect_test", "dice": 11}, "'dice'"),
+    ({"type": "effect_test", "dice": 6}, "'dice'"),
     ({"type": "effect_test", "dice": 2, "target": 0}, "'target'"),
     ({"type": "effect_test", "dice": 2, "label": 5}, "'label'"),
 ])

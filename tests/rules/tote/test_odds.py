@@ -79,8 +79,14 @@ def test_tote_effect_dice():
     assert counted["success"] == F(1, 2)
     table = SYSTEM.odds({"type": "effect_test", "dice": 1, "modifier": 2})
     assert table == {str(n): F(1, 6) for n in range(3, 9)}
-    ten = SYSTEM.odds({"type": "effect_test", "dice": 10})
-    assert sum(ten.values()) == 1 and ten["10"] == F(1, 6**10)
+    five = SYSTEM.odds({"type": "effect_test", "dice": 5})
+    assert sum(five.values()) == 1 and five["5"] == F(1, 6**5)
+
+
+def test_tote_effect_tests_roll_at_most_the_five_plain_dice():
+    """tote-basic-rules-v1.1.txt:4 "one Paragon die and up to five plain dice"."""
+    with pytest.raises(RuleError, match="dice"):
+        SYSTEM.odds({"type": "effect_test", "dice": 6})
 
 
 def test_tote_preview_uses_the_state():
@@ -97,7 +103,7 @@ def test_tote_preview_uses_the_state():
     None, [], {"type": "skill_test"}, {"type": "skill_test", "rating": 6, "target": 8},
     {"type": "skill_test", "rating": 2, "target": 8, "blocked": [7]},
     {"type": "skill_test", "rating": 2, "target": 8, "blocked": "5"},
-    {"type": "effect_test", "dice": 11}, {"type": "effect_test", "dice": 2, "mode": "max"},
+    {"type": "effect_test", "dice": 6}, {"type": "effect_test", "dice": 2, "mode": "max"},
     {"type": "dance"},
 ])
 def test_tote_bad_raw_forms(action):
@@ -107,7 +113,7 @@ def test_tote_bad_raw_forms(action):
 
 def test_tote_largest_inputs_are_computed_exactly():
     """The largest allowed inputs give probabilities (their speed: `bench/odds.py`)."""
-    results = [raw(5, 30, bonus=20, blocked=[1, 3]), SYSTEM.odds({"type": "effect_test", "dice": 10, "target": 60})]
+    results = [raw(5, 30, bonus=20, blocked=[1, 3]), SYSTEM.odds({"type": "effect_test", "dice": 5, "target": 30})]
     for result in results:
         assert result and all(0 <= p <= 1 for p in result.values()), result
 
