@@ -31,6 +31,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.handlers.asgi import ASGIRequest
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, JsonResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -51,17 +52,20 @@ from .visibility import Viewer
 # second); a longer log is verified when the GM asks (about 4 s per 100k events).
 AUTO_VERIFY_MAX = getattr(settings, "AUDIT_AUTO_VERIFY_MAX", 20_000)
 MAX_NUMBER = 10**17
+# What a member is told on a page only the GM opens (the 403 page says it).
+GM_ONLY = "This page is the GM's: only the campaign's GM opens it."
 HISTORY_ROWS = 100  # latest points changes shown per character unless all are asked for
 
 
 def _gm(request, slug):
-    """The campaign and membership of its GM; a 404 for anyone else, exactly like an outsider."""
+    """The campaign and membership of its GM: a 404 for an outsider (who learns nothing of the
+    campaign), a 403 for a member, who knows it is there and is told the page is the GM's."""
     try:
         campaign, membership = access_campaign(request.user, slug)
     except ActionError:
         raise Http404("There is no campaign here that you are a member of.")
     if not membership.is_gm:
-        raise Http404("There is no campaign here that you are a member of.")
+        raise PermissionDenied(GM_ONLY)
     return campaign, membership
 
 

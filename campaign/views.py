@@ -12,7 +12,7 @@ from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
 from django.http import Http404
 from django.shortcuts import redirect, render
@@ -164,8 +164,10 @@ def campaign_settings(request, slug):
         campaign, membership = access_campaign(request.user, slug)
     except ActionError:
         membership = None
-    if membership is None or not membership.is_gm:  # members learn no more than outsiders: one 404
+    if membership is None:  # an outsider learns nothing of the campaign
         raise Http404("There is no campaign here that you are a member of.")
+    if not membership.is_gm:  # a member knows it is there: she is told the page is the GM's
+        raise PermissionDenied("This page is the GM's: only the campaign's GM opens it.")
     if request.method == "POST":
         try:
             if request.POST.get("do") == "rotate_invite":

@@ -274,6 +274,17 @@ function connect() {
 
 reconnectBtn.addEventListener("click", () => { retry = Math.max(retry, 1); connect(); });
 window.addEventListener("online", () => { if (retryTimer) connect(); });
+// The browser says the network is gone: the socket may linger (Chromium keeps one open for a
+// while), but nothing sent on it arrives. The page says so at once and holds its buttons back,
+// instead of reading "Live" with every button on.
+window.addEventListener("offline", () => {
+  const ws = socket;
+  if (!ws || ws.readyState > WebSocket.OPEN) return;
+  const lost = ws.onclose;
+  ws.onmessage = ws.onclose = null;
+  try { ws.close(); } catch { /* already closing */ }
+  lost?.({ code: 1006 }); // as if it had closed: in-flight commands in doubt, the countdown to a new one
+});
 // A socket that went quiet (laptop asleep, proxy dropped it) is replaced: the server
 // sends a heartbeat every few seconds, so silence means the socket is dead.
 setInterval(() => {

@@ -200,7 +200,8 @@ def settings_post(client, **data):
 def test_the_gm_renames_changes_roles_and_removes_members_each_an_event(table):
     gm = logged_in(table.gm)
     assert gm.get("/campaigns/torn-road/settings/").status_code == 200
-    assert logged_in(table.alice).get("/campaigns/torn-road/settings/").status_code == 404
+    assert logged_in(table.alice).get("/campaigns/torn-road/settings/").status_code == 403
+    assert logged_in(table.outsider).get("/campaigns/torn-road/settings/").status_code == 404
     settings_post(gm, do="rename_campaign", name="The Long Road")
     settings_post(gm, do="change_role", username="bob", role="spectator")
     settings_post(gm, do="remove_member", username="watcher")

@@ -68,13 +68,14 @@ def seqs_on(response) -> list[int]:
 # --- who may open it ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("page", ["", "sheet/", "advancement/"])
-def test_only_the_gm_opens_the_audit_pages_everyone_else_gets_the_outsiders_404(played, page):
+def test_only_the_gm_opens_the_audit_pages_members_get_a_403_outsiders_a_404(played, page):
     assert client_for(played.gm).get(url(played, page)).status_code == 200
     outsider = client_for(played.outsider).get(url(played, page))
     assert outsider.status_code == 404
     for who in ("alice", "bob", "watcher"):
         res = client_for(getattr(played, who)).get(url(played, page))
-        assert res.status_code == 404, who
+        assert res.status_code == 403, who
+        assert "only the campaign&#x27;s GM opens it" in res.content.decode()
         assert MARK not in res.content.decode()
     assert client_for(played.gm).get(f"/campaigns/nowhere/audit/{page}").status_code == 404
     anonymous = Client().get(url(played, page))
@@ -451,9 +452,9 @@ def test_an_award_the_rules_refuse_stores_nothing_and_says_why(played):
 def test_only_the_gm_may_award_from_the_page(played):
     for user in (played.alice, played.watcher):
         client = client_for(user)
-        assert client.get(url(played, "advancement/")).status_code == 404
+        assert client.get(url(played, "advancement/")).status_code == 403
         res = client.post(url(played, "advancement/award/"), {"token": "a" * 32, f"points-{played.hero.id}": "5"})
-        assert res.status_code == 404
+        assert res.status_code == 403
     assert not Event.objects.filter(campaign=played.campaign, command__client_id__startswith="award-").exists()
 
 

@@ -58,10 +58,12 @@ ABSENT = "no-such-campaign"
 #   "admin-login" 302 to the admin's login (nobody here is staff)
 #   "405"         the method is not allowed
 LOGIN, OK, E401, E403, E404 = "login", "ok", "401", "403", "404"
+PAGE403 = "page-403"  # the product's 403 page (templates/403.html): a member on a page that is the GM's
 PAGE = {"anonymous": LOGIN, "outsider": OK, "watcher": OK, "alice": OK, "gm": OK}
 PUBLIC = {p: OK for p in PERSONAS}
 MEMBER_PAGE = {"anonymous": LOGIN, "outsider": E404, "watcher": OK, "alice": OK, "gm": OK}
-GM_PAGE = {"anonymous": LOGIN, "outsider": E404, "watcher": E404, "alice": E404, "gm": OK}
+# A member is told a GM-only page is the GM's (403); an outsider learns nothing of the campaign (404).
+GM_PAGE = {"anonymous": LOGIN, "outsider": E404, "watcher": PAGE403, "alice": PAGE403, "gm": OK}
 MEMBER_API = {"anonymous": E401, "outsider": E404, "watcher": OK, "alice": OK, "gm": OK}
 ACT_API = {"anonymous": E401, "outsider": E404, "watcher": E403, "alice": OK, "gm": OK}
 
@@ -250,6 +252,8 @@ def check(world: World, persona: str, expected: str, method: str, url: str, body
         assert status == 401 and json.loads(text)["error"]["code"] == "unauthenticated", where
     elif expected == E403:
         assert status == 403 and json.loads(text)["error"]["code"] == "forbidden", f"{where}: {text[:300]}"
+    elif expected == PAGE403:
+        assert status == 403 and "Not yours to open" in text, f"{where}: {text[:300]}"
     elif expected == E404:
         assert status == 404, f"{where}: {text[:300]}"
         absent = url.replace("/torn-road/", f"/{ABSENT}/")
