@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import urllib.error
+import urllib.request
 
 import pytest
 
@@ -21,6 +23,14 @@ from .helpers import SLUG, get_head
 pytestmark = [pytest.mark.slow]
 
 BOUND = 10  # seconds any one frame may take before the test fails (a bound on a hang)
+
+
+def probe(base: str, path: str) -> tuple[int, dict]:
+    try:
+        with urllib.request.urlopen(f"http://{base}{path}", timeout=BOUND) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
 
 
 async def frame_of(ws, *kinds: str) -> dict:
@@ -38,6 +48,8 @@ def test_an_open_socket_is_answered_and_a_new_one_told_to_retry_during_an_outage
     url = f"ws://{server.base}/ws/campaigns/{SLUG}/table/?after={head}"
     bearer = {"Authorization": f"Bearer {alice}"}
 
+    probes = {}
+
     async def scenario():
         import websockets
 
@@ -48,6 +60,7 @@ def test_an_open_socket_is_answered_and_a_new_one_told_to_retry_during_an_outage
             pong = await frame_of(ws, "pong")
             await ws.send(json.dumps({"type": "ping"}))  # and again: the socket is still open
             again = await frame_of(ws, "pong")
+            probes.update(healthz=probe(server.base, "/healthz"), readyz=probe(server.base, "/readyz"))
 
             async with websockets.connect(url, additional_headers=bearer, open_timeout=BOUND,
                                           ping_interval=None) as late:
@@ -62,5 +75,8 @@ def test_an_open_socket_is_answered_and_a_new_one_told_to_retry_during_an_outage
     assert pong["seq"] == ready["seq"]
     assert refusal["code"] == "database_unavailable", refusal
     assert closed_with == 4503, closed_with
+    # The process is up (a process manager must not restart it), and not ready (a balancer sends no one).
+    assert probes["healthz"] == (200, {"status": "ok"}), probes
+    assert probes["readyz"] == (503, {"status": "unavailable", "failing": ["database", "migrations"]}), probes
     log = server.log_text()
     assert "Traceback" not in log, log[-3000:]
