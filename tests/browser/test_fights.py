@@ -9,6 +9,7 @@ from playwright.sync_api import expect
 from campaign.models import Event
 from rules import ScriptedDice, get_system
 from tests.browser.conftest import PHONE, faces_for, head_seq
+from tests.browser.test_pages import axe_problems
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -94,6 +95,8 @@ def test_two_against_one_each_chooses_her_own_and_the_npcs_split_stays_sealed(ta
     expect(bob.page.locator("#fight [data-side]", has_text="Ben")).to_contain_text("−1D next round")
     gm.screenshot("fight-desktop.png", at="#fight")
     phone.screenshot("fight-phone.png", at="#fight")
+    for seat in (gm, phone):  # the fight's panel and forms, as the GM and on a phone
+        assert axe_problems(seat.page) == [], seat.username
     gm.page.get_by_role("button", name="End the fight").click()
     gm.page.get_by_role("button", name="Yes, end the fight").click()
     for seat in (alice, bob):
