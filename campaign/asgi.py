@@ -34,12 +34,16 @@ django.setup(set_prefix=False)
 
 from campaign import signing  # noqa: E402
 
+from campaign.checks import static_files_problem  # noqa: E402
+
 try:
     # Before any socket is accepted: a server without the key would fail its first checkpoint (a
     # session's end) long after it started, and must never make a key of its own (campaign/signing.py).
     signing.require_key()
 except signing.MissingKey as e:
     raise SystemExit(f"Talekeeper can't start: {e}") from None
+if static_files_problem():  # without the collected files every page is a 500
+    raise SystemExit(f"Talekeeper can't start: {static_files_problem()}")
 
 django_app = OneHopASGIHandler()
 

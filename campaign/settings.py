@@ -224,9 +224,18 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+# Where `manage.py collectstatic` writes, and WhiteNoise serves from, with DEBUG off.
+STATIC_ROOT = Path(env_str("STATIC_ROOT") or BASE_DIR / "staticfiles")
 STATICFILES_DIRS = [BASE_DIR / "static"]
-WHITENOISE_USE_FINDERS = True  # serve straight from static/ without collectstatic
+# DEBUG off: hashed, compressed files (campaign/staticstorage.py), so collectstatic is required
+# (check --deploy says so, and the server refuses to start without it: docs/operations.md).
+# DEBUG on (`make run`): the files as they are, straight from static/, nothing to collect.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage" if DEBUG
+                    else "campaign.staticstorage.StaticStorage"},
+}
+WHITENOISE_USE_FINDERS = DEBUG
 # Served at the site's root: /favicon.ico, which browsers ask for where a page links no icon (an API
 # answer, the admin, a download); the pages link static/talekeeper/favicon.svg (tools/make_favicon.py).
 WHITENOISE_ROOT = BASE_DIR / "static" / "root"

@@ -11,6 +11,8 @@ system's example sheet for the "new character" form. The JavaScript in
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
+from django.contrib.staticfiles import finders
+from django.templatetags.static import static
 from django.http import Http404
 from django.shortcuts import render
 
@@ -32,6 +34,14 @@ from rules.npc import TEMPLATES as QUICK_TEMPLATES
 OFFERED_ORDER = [VISIBILITY_PUBLIC, VISIBILITY_SECRET, VISIBILITY_GM, VISIBILITY_WHISPER, VISIBILITY_SHARED]
 
 RECENT_EVENTS = 200  # events the page shows on load; earlier ones on demand
+
+
+def system_module(system: str) -> str:
+    """The URL of the system's table module, by its hashed name in production, so the page imports
+    the module of the same release as itself (a dynamic ``import()`` is not rewritten by
+    collectstatic); ``generic.js`` for a system without one."""
+    path = f"talekeeper/systems/{system}.js"
+    return static(path if finders.find(path) else "talekeeper/systems/generic.js")
 
 
 def _character_json(character: Character, membership, rules) -> dict:
@@ -66,6 +76,7 @@ def table(request, slug):
         "name": campaign.name,
         "system": campaign.system,
         "systemTitle": rules.title,
+        "systemModule": system_module(campaign.system),
         "head": head,
         "recent": RECENT_EVENTS,
         "me": {"username": request.user.username, "role": membership.role},

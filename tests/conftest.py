@@ -52,6 +52,31 @@ def _a_signing_key() -> None:
 _a_signing_key()
 
 
+def pytest_configure(config):
+    """The static files collected as a host collects them (``collectstatic``: hashed, compressed),
+    into a temporary ``STATIC_ROOT`` for the run: with DEBUG off, as in the tests, every page names
+    its files from that manifest, and a server refuses to start without it. Made by the first
+    process of the run (the xdist workers and the servers tests start inherit ``STATIC_ROOT``);
+    not for the rules' runs without Django (``make test-fast``)."""
+    if not config.pluginmanager.has_plugin("django") or os.environ.get("STATIC_ROOT"):
+        return
+    import atexit
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+
+    from django.conf import settings as django_settings
+
+    directory = tempfile.mkdtemp(prefix="talekeeper-test-static-")
+    atexit.register(shutil.rmtree, directory, True)
+    subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"],
+                   cwd=Path(__file__).resolve().parent.parent, env={**os.environ, "STATIC_ROOT": directory},
+                   check=True, timeout=300)
+    os.environ["STATIC_ROOT"] = directory
+    django_settings.STATIC_ROOT = directory  # this process read its settings before
+
+
 def _bounded_cancel_all_tasks(loop) -> None:
     """asyncio's own teardown, bounded: cancel what a test left running and wait at most 10 s.
 

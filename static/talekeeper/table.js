@@ -57,7 +57,7 @@ const fillTemplate = (template, p) => template.replace(FILLED, (_, optional, key
 
 let system;
 try {
-  system = await import(`./systems/${data.system}.js`);
+  system = await import(data.systemModule);  // the release's own module (sessions/views.py, system_module)
 } catch (problem) {
   console.warn(`No table module for ${data.system}; showing raw sheets.`, problem);
   system = await import("./systems/generic.js");
