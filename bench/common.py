@@ -95,10 +95,10 @@ def analyze(database_url: str) -> float:
 
 
 def migrate(env: dict[str, str]) -> None:
-    """The database's tables and the signing key a server needs to start (this checkout's, or
-    ``SIGNING_KEY_PATH``'s, kept if there)."""
-    subprocess.run([sys.executable, "manage.py", "create_signing_key", "--exist-ok"], cwd=ROOT, env=env,
-                   check=True, timeout=300)
+    """The database's tables, and what a server needs to start: the signing key (this checkout's, or
+    ``SIGNING_KEY_PATH``'s, kept if there) and the collected static files (``STATIC_ROOT``)."""
+    for command in (["create_signing_key", "--exist-ok"], ["collectstatic", "--noinput", "-v", "0"]):
+        subprocess.run([sys.executable, "manage.py", *command], cwd=ROOT, env=env, check=True, timeout=300)
     subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env,
                    check=True, timeout=300)
 
