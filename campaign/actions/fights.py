@@ -75,8 +75,11 @@ def decide_start_fight(campaign: Campaign, membership: Membership, action: dict,
         raise Refused("A fight is already running: end it first.")
     try:
         kind = F.read_kind(campaign.system, action.get("kind"))
-        named = F.read_sides([s.get("character") if isinstance(s, dict) else None for s in action.get("sides")]
-                             if isinstance(action.get("sides"), list) else action.get("sides"))
+        sides = action.get("sides")
+        if not isinstance(sides, list) or not all(isinstance(s, dict) for s in sides):
+            raise RuleError("'sides' lists the fight's sides, each {\"character\": id, \"team\": name, ...}.",
+                            "invalid")
+        named = F.read_sides([s.get("character") for s in sides])
     except RuleError as e:
         raise rule_refusal(e)
     label = check_name(action.get("label") or F.KIND_WORDS[kind], "A fight's label")

@@ -102,6 +102,9 @@ def test_tale_two_against_one_each_side_chosen_by_its_controller_the_npcs_sealed
 
 def test_a_fight_needs_two_teams_and_leaves_hidden_npcs_out(table_for):
     table, ana, ben, bandit = tale_two_against_one(table_for)
+    for sides in ([5, {"character": ana.id}], "all", [{"character": ana.id}]):  # a 400 with words, never a 500
+        with pytest.raises(ActionError, match="sides"):
+            table.command(table.gm, {"type": "start_fight", "sides": sides})
     with pytest.raises(ActionError, match="two teams"):
         table.command(table.gm, {"type": "start_fight", "sides": [{"character": ana.id, "team": "x"},
                                                                  {"character": ben.id, "team": "x"}]})
