@@ -64,7 +64,12 @@ def receipt_problem(campaign: Campaign, receipt) -> tuple[int | None, str] | Non
         return None
     stored = Event.objects.filter(campaign=campaign, seq=seq).values_list("hash", flat=True).first()
     if stored is None:
-        return seq, f"the log ends before the receipt's seq {seq} (it was truncated)"
+        last = Event.objects.filter(campaign=campaign, seq__lt=seq).order_by("-seq").values_list("seq", flat=True).first() or 0
+        # Named as missing, not as rewritten: a restore from a backup older than the receipt looks
+        # exactly like this (docs/operations.md, "What a restore means for receipts").
+        missing = f"event {seq}" if last + 1 == seq else f"events {last + 1}-{seq}"
+        return seq, (f"the log ends before the receipt's seq {seq}: {missing} missing (restored from a backup "
+                     "older than the receipt, or truncated)")
     if stored != receipt["hash"]:
         return seq, "the stored event's hash differs from the receipt's: the log was rewritten up to here"
     return None
