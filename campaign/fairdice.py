@@ -28,8 +28,7 @@ import hmac
 import secrets
 from dataclasses import dataclass, field
 
-from rules import RuleError, SecretDice, ScriptedDice
-from rules.notation import roll_event
+from rules import SecretDice, replay
 
 from .log import body_digest, canonical_json, event_body, hashed_fields
 from .models import VISIBILITY_PUBLIC, Campaign, DiceSeed, Event
@@ -37,10 +36,8 @@ from .models import VISIBILITY_PUBLIC, Campaign, DiceSeed, Event
 SCHEME_V1 = "talekeeper-hmac-sha256-v1"
 SCHEME = "talekeeper-hmac-sha256-v2"
 MAX_PLAYER_SEED = 64
-# What the server adds to a command's first event beside what the rules decided;
-# a replay of the rules compares the rest of the payload.
-RECORD_KEYS = frozenset({"command_id", "action", "dice_log", "dice_scheme", "nonce", "nonce_drawn", "verifiable",
-                         "answers", "sides", "shared_with", "filled", "applies"})  # sides: how the other characters of a contest read it (campaign/actions/contests.py)
+# What the server adds to a command's first event beside what the rules decided (rules/replay.py).
+RECORD_KEYS = replay.RECORD_KEYS
 
 
 def new_seed(campaign: Campaign, session: int) -> DiceSeed:
@@ -316,74 +313,19 @@ def replay_command(campaign: Campaign, first: Event, seed: str) -> tuple[int, st
             return first.seq, f"die {index + 1} (d{sides}) shows {face}, the seed gives {want}"
     if first.visibility != VISIBILITY_PUBLIC and payload.get("nonce_drawn") is not True and payload.get("nonce") != dice.nonce:
         return first.seq, "the hidden roll's nonce is not the one the seed gives"
-    scripted = ScriptedDice([face for _, face in log])
-    try:
-        decided = decide_again(campaign, first, action, scripted)
-    except RuleError as e:
-        # A hidden decision the rules refused is stored as a `refused` event
-        # (docs/hidden-information.md): the replay must refuse the same way.
-        if first.type == "refused" and e.message == payload.get("message"):
-            return None
-        return first.seq, f"the rules refuse the recorded action with these dice ({e})"
-    except (AssertionError, ValueError) as e:
-        return first.seq, f"the rules refuse the recorded action with these dice ({e})"
-    if first.type == "refused":
-        return first.seq, "the log says the rules refused, but they decide with these dice"
-    if scripted.remaining:
-        return first.seq, f"the rules draw {len(log) - len(scripted.remaining)} dice, the log records {len(log)}"
-    stored = [(e.seq, r) for e in _command_events(first) for r in _rule_events_of(e)]
-    for index, (seq, event) in enumerate(stored):
-        if index >= len(decided):
-            return seq, "the rules decide fewer events than the log holds"
-        want = decided[index]
-        got = {k: v for k, v in event.payload.items() if k not in RECORD_KEYS}
-        if (event.type, event.version, got) != (want.type, want.version, _plain(want.payload)):
-            return seq, "its outcome is not what the rules decide with these dice"
-    if len(decided) > len(stored):
-        return stored[-1][0], "the rules decide more events than the log holds"
-    return None
+    if action.get("type") in ("roll", replay.FIGHT_ROUND):
+        state = None  # neither reads a sheet
+    else:
+        from .projections import state_as_of  # projections imports this module's neighbours
 
-
-def _rule_events_of(event: Event) -> list:
-    """The rule events a stored event holds: a hidden command's `bundle` lists several
-    (campaign.projections.rules_events); any other event is one."""
-    if event.type != "bundle":
-        return [event]
-    from .projections import rules_events  # projections imports this module's neighbours
-
-    return rules_events(event)
+        state = state_as_of(first.character, first.seq - 1) if first.character_id else None
+    filled = payload.get("filled") if isinstance(payload.get("filled"), dict) else None
+    return replay.outcome_problem(campaign.rules, state, action, log, _command_events(first), filled)
 
 
 def _is_die(entry) -> bool:
     return (isinstance(entry, list) and len(entry) == 2 and all(type(n) is int for n in entry)
             and entry[0] >= 1)
-
-
-def decide_again(campaign: Campaign, first: Event, action: dict, dice) -> list:
-    """What the rules decide for ``action`` with ``dice``, on the state before ``first``."""
-    if action.get("type") == "roll":
-        return [roll_event(action, dice)]
-    if action.get("type") == "choose_in_fight":
-        # A fight's round: decided from what the server read (``filled``) and the action alone.
-        from rules.fights import round_events
-
-        filled = first.payload.get("filled")
-        if not isinstance(filled, dict):
-            raise RuleError("the round does not record what it read")
-        return round_events(campaign.system, filled, action, dice)
-    from .projections import state_as_of
-
-    state = state_as_of(first.character, first.seq - 1) if first.character_id else None
-    if state is None:
-        raise RuleError("no character state to replay on")
-    return list(campaign.rules.decide(state, action, dice))
-
-
-def _plain(payload) -> dict:
-    """A decided payload as it reads back from JSON (tuples become lists)."""
-    import json
-
-    return json.loads(canonical_json(dict(payload)))
 
 
 def _check_dice_v1(campaign, session, seed, events, report) -> None:

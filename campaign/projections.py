@@ -29,34 +29,19 @@ from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.db.models import F, Q
 
-from rules import Event as RulesEvent
-from rules.base import copy_json
+# The fold itself is pure and shared with the members' standalone verifier (rules/replay.py).
+from rules.replay import (  # noqa: F401  (re-exported: the server's modules read them here)
+    BUNDLE,
+    CAMPAIGN_WIDE,
+    SIDES,
+    VOID,
+    rules_events,
+    sides_of,
+)
+from rules.replay import fold_one as _fold_one  # (a module global: tests count the folds through it)
 
 from .models import VISIBILITY_PUBLIC, Campaign, Character, CharacterProjection, CharacterSnapshot, Event
 from .softcache import cache_get, cache_set
-
-# Events that concern every character of the campaign, not one.
-CAMPAIGN_WIDE = frozenset({"scene_started", "scene_ended", "session_started", "session_ended",
-                           "campaign_configured"})
-# An event of one character that other characters' projections read too (a contest's
-# round, campaign/actions/contests.py): ``payload["sides"]`` maps each other character's
-# id (a string) to the payload as that side reads it (``true`` on a bundle, whose inner
-# events carry their own ``sides``, and on a sealed refusal of a contest's action, which changes
-# no side but concerns it as the decision would have: campaign/actions/contests.py with_sides).
-SIDES = "sides"
-VOID = "event_voided"
-# Several rule events one hidden command decided, stored as one event
-# (campaign.hidden.one_event): ``{"events": [{"type", "version", "payload"}, ...]}``.
-BUNDLE = "bundle"
-
-
-def rules_events(event: Event) -> list[RulesEvent]:
-    """The rule events a stored event holds, in the order ``evolve`` applies them."""
-    if event.type == BUNDLE:
-        return [RulesEvent(type=e["type"], payload=e["payload"], version=e.get("version", 1))
-                for e in event.payload["events"]]
-    return [RulesEvent(type=event.type, payload=event.payload, version=event.version)]
-
 
 class Row(NamedTuple):
     """What the fold reads of an event (cheaper to load than a model instance)."""
@@ -69,32 +54,6 @@ class Row(NamedTuple):
 
 
 ROW_FIELDS = Row._fields
-
-
-def _apply(rules, state: dict, event) -> dict:
-    """Apply a stored event's rule events to ``state`` in place (the fold owns it)."""
-    if event.type != BUNDLE:
-        # A stored event (a model or a Row) reads as the one rule event it holds: its type,
-        # payload and version. Not wrapping it in a new one is a tenth of a rebuild's fold.
-        return rules.apply(state, event)
-    for rules_event in rules_events(event):
-        state = rules.apply(state, rules_event)
-    return state
-
-
-def _apply_side(rules, state: dict, event, side: str) -> dict:
-    """Apply a stored event to another side of it: each rule event as that side reads it."""
-    for rules_event in rules_events(event):
-        view = (rules_event.payload.get(SIDES) or {}).get(side)
-        if isinstance(view, dict):
-            state = rules.apply(state, RulesEvent(type=rules_event.type, payload=view, version=rules_event.version))
-    return state
-
-
-def sides_of(payload) -> list[int]:
-    """The ids of the other characters an event's payload makes sides of it."""
-    sides = payload.get(SIDES) if isinstance(payload, dict) else None
-    return [int(side) for side in sides] if isinstance(sides, dict) else []
 
 
 def concerning(character_id: int) -> Q:
@@ -131,31 +90,6 @@ def fold(campaign: Campaign, events: Iterable[Event], states: dict[int, dict], s
     rules = campaign.rules
     for event in events:
         _fold_one(rules, event, states, seqs, voided)
-
-
-def _fold_one(rules, event, states: dict[int, dict], seqs: dict[int, int], voided: set[int],
-              sides: list[int] | None = None) -> None:
-    """Fold one event; ``sides``: its :func:`sides_of`, when the caller has them already."""
-    if event.seq in voided:
-        return
-    if event.type == "character_created":
-        # A copy: the state is changed in place later and must not share the event's payload.
-        states[event.character_id] = rules.initial_state(copy_json(event.payload["sheet"]))
-        if event.payload.get("limits_overridden"):
-            states[event.character_id]["limits_overridden"] = True  # the GM made it past the creation limits
-        seqs[event.character_id] = event.seq
-    elif event.type in CAMPAIGN_WIDE:
-        for character_id in states:
-            states[character_id] = _apply(rules, states[character_id], event)
-            seqs[character_id] = event.seq
-    else:
-        if event.character_id in states:
-            states[event.character_id] = _apply(rules, states[event.character_id], event)
-            seqs[event.character_id] = event.seq
-        for side in sides_of(event.payload) if sides is None else sides:
-            if side in states:
-                states[side] = _apply_side(rules, states[side], event, str(side))
-                seqs[side] = event.seq
 
 
 def plain_json(state: dict | None) -> dict | None:

@@ -4,7 +4,7 @@ from django.urls import path
 
 from sessions import views as table_views
 
-from . import api, audit_views, health, openapi, views
+from . import api, audit_views, health, openapi, verifier, views
 
 # A database outage met outside a view is a 503 too (campaign/outages.py).
 handler500 = "campaign.outages.server_error"
@@ -32,6 +32,7 @@ urlpatterns = [
     path("api/openapi.json", openapi.spec, name="api-openapi"),
     path("api/systems/<str:name>", openapi.system, name="api-system"),
     path("api/key", api.signing_key, name="api-key"),
+    path("talekeeper-verify.pyz", verifier.download, name="verifier-download"),
     path("api/campaigns/<slug:slug>/checkpoints", api.campaign_checkpoints, name="api-checkpoints"),
     path("api/campaigns/<slug:slug>/characters", api.characters, name="api-characters"),
     path("api/campaigns/<slug:slug>/characters/<int:character_id>", api.character_state, name="api-character"),

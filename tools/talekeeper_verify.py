@@ -1,44 +1,59 @@
 #!/usr/bin/env python3
-"""Check a Talekeeper log export without trusting the server: Python standard library only.
+"""Check a Talekeeper log export without trusting the server: Python's standard library and
+Talekeeper's pure ``rules/``, shipped together as one file (``make verifier``).
 
-    python3 talekeeper_verify.py EXPORT.jsonl [--receipt FILE ...] [--key BASE64 | --key-file FILE]
-                                              [--campaign-id N]
+    python3 -I talekeeper-verify.pyz EXPORT.jsonl [--receipt FILE ...] [--key BASE64 | --key-file FILE]
+                                                  [--anchor LINE ...] [--campaign-id N]
 
 EXPORT.jsonl is a member's export (``GET /api/campaigns/<slug>/export.jsonl?header=1``, or
 ``manage.py export_log``), exactly as that member sees it: hidden events arrive sealed and are checked
-through their body digest. Receipts are checkpoint JSON files (one checkpoint or a list) from
-``GET /api/campaigns/<slug>/checkpoints``; the keys are ``GET /api/key``'s JSON as a file (``--key-file``:
-every key with its validity, or, from a server before keys rotated, its one ``public_key``), or one key
-as base64 (``--key``, valid at any time).
+through their body digest. Receipts are checkpoint files from ``GET``/``POST /api/campaigns/<slug>/checkpoints``
+(one checkpoint, a list, or the ``{"checkpoints": [...]}`` the list answers with); the key is the
+answer of ``GET /api/key`` saved as a file (every key the server signed with, and when each was
+valid), or one key in base64. An anchor is the line the table shows at a session's end
+(``Talekeeper <slug> #<seq> <24 hex digits in groups of 4>``), pasted from the group's own chat.
 
-It checks, and prints ``BAD seq N: why`` for the first failure of each kind (exit status 1):
-
-1. the chain: seq without gaps, every ``prev_hash`` link, every hash (formats 1 and 2);
-2. every finished session's dice: the revealed seed against its published commitment, and every die it
-   can see (or that a reveal showed) against the seed (schemes v1 and v2), and hidden nonces;
-3. every reveal against the body digest (commitment) the sealed event carried in the chain;
-   and that no member's command id was used twice (the same id rolls the same dice);
-4. every receipt: signed by the server key that was valid at its ``created_at``, and extended by the export
-   (same hash at its seq).
-
-Everything here is specified in docs/fair-dice.md and docs/event-log.md; this file is one reading
-of those pages, kept free of Talekeeper's own code on purpose.
+It prints ``BAD seq N: why`` for each failure (exit status 1), ``OK ...`` otherwise; notes say what it
+could not check. What it checks is docs/fair-dice.md ("The standalone verifier"); this file is one
+reading of those pages, kept free of Talekeeper's server code on purpose (it replays the rules with
+``rules/``, which is pure Python).
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
+import binascii
 import bisect
 import hashlib
 import hmac
 import json
 import math
+import re
 import sys
+from collections import Counter, namedtuple
+
+try:
+    import rules  # noqa: F401  (inside the .pyz, beside this file)
+except ImportError:  # run from a checkout as tools/talekeeper_verify.py: rules/ is beside tools/
+    import os
+
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from rules import RuleError, get_system  # noqa: E402
+from rules.base import copy_json  # noqa: E402
+from rules.contests import fill  # noqa: E402
+from rules.replay import BUNDLE, FIGHT_ROUND, VOID, fold_one, outcome_problem  # noqa: E402
 
 GENESIS = "0" * 64
 SCHEME_V1 = "talekeeper-hmac-sha256-v1"
 SCHEME_V2 = "talekeeper-hmac-sha256-v2"
+SCHEME_V3 = "talekeeper-hmac-sha256-v3"  # v2's derivation with "v3" in its prefixes: the sessions of signed logs
+DERIVED = {SCHEME_V2: "v2", SCHEME_V3: "v3"}
+COMMAND_SCHEME = "talekeeper-command-v1"
+# Events the server makes by itself: they carry no member's signature (docs/fair-dice.md).
+SERVER_MADE = frozenset({"campaign_created", "member_joined"})
+KEY_ADDED, KEY_REVOKED = "member_key_added", "member_key_revoked"
+MAX_LIVE_KEYS = 20
 
 # --- RFC 8785 canonical JSON (JCS) ------------------------------------------------------------
 
@@ -207,14 +222,32 @@ def _face(seed_hex: str, message_for, sides: int) -> int:
         counter += 1
 
 
-def face_v2(seed, campaign_id, session, actor_id, command_id, index, sides) -> int:
-    prefix = f"talekeeper-dice-v2|{campaign_id}|{session}|{actor_id}|{command_id}|{index}|"
+def face_v2(seed, campaign_id, session, actor_id, command_id, index, sides, version="v2") -> int:
+    prefix = f"talekeeper-dice-{version}|{campaign_id}|{session}|{actor_id}|{command_id}|{index}|"
     return _face(seed, lambda c: prefix + str(c), sides)
 
 
-def nonce_v2(seed, campaign_id, session, actor_id, command_id) -> str:
-    message = f"talekeeper-nonce-v2|{campaign_id}|{session}|{actor_id}|{command_id}".encode("ascii")
+def nonce_v2(seed, campaign_id, session, actor_id, command_id, version="v2") -> str:
+    message = f"talekeeper-nonce-{version}|{campaign_id}|{session}|{actor_id}|{command_id}".encode("ascii")
     return hmac.new(bytes.fromhex(seed), message, hashlib.sha256).hexdigest()[:32]
+
+
+# --- base64url (members' keys and signatures) ----------------------------------------------------
+
+def unb64url(text) -> bytes | None:
+    """The bytes of unpadded base64url ``text``; None if it is not that."""
+    if not isinstance(text, str) or not re.fullmatch(r"[A-Za-z0-9_-]*", text) or len(text) % 4 == 1:
+        return None
+    try:
+        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (ValueError, binascii.Error):
+        return None
+
+
+def command_message(campaign_id: int, session, commitment, command_id, action) -> bytes:
+    """What a member signs for one command (docs/fair-dice.md, "Signed commands")."""
+    return jcs({"scheme": COMMAND_SCHEME, "campaign": campaign_id, "session": session, "commitment": commitment,
+                "id": command_id, "action": action})
 
 
 def face_v1(seed, campaign_id, session, seq, index, sides, mix, nonce) -> int:
@@ -224,9 +257,47 @@ def face_v1(seed, campaign_id, session, seq, index, sides, mix, nonce) -> int:
 
 # --- the checks ------------------------------------------------------------------------------
 
+# --- what a payload shows ---------------------------------------------------------------------
+
+# A stored event as the fold reads it (rules/replay.py), with its actor.
+Row = namedtuple("Row", "seq type version payload character_id actor_id")
+FATE_FACES = {1: -1, 2: 0, 3: 1}  # a Fate die is a d3 read as -, blank, + (rules/notation.py)
+# Payload keys whose lists are dice the table draws (each system's module in static/talekeeper/systems/):
+# ``dice`` (TOTE, WYRM, MdT: ``[{"face", ...}]``; Tale: faces, or lists of faces by side), WYRM's
+# ``new_dice`` (a reroll's), Tale's ``challenge_dice`` and ``sorted``. A bare number there is a count.
+SHOWN = ("dice", "new_dice", "challenge_dice", "sorted")
+
+
+def _is_log(log) -> bool:
+    return isinstance(log, list) and all(isinstance(d, list) and len(d) == 2 and all(type(n) is int for n in d)
+                                         and d[0] >= 1 for d in log)
+
+
+def _faces(value) -> list:
+    """The faces in a shown list: ``{"face": n}`` entries, bare numbers in lists, nested lists and sides."""
+    if isinstance(value, dict):
+        if "face" in value:
+            return [value["face"]]
+        return [face for item in value.values() if isinstance(item, (list, dict)) for face in _faces(item)]
+    if isinstance(value, list):
+        return [face for item in value for face in (_faces(item) if isinstance(item, (list, dict)) else [item])]
+    return []
+
+
+def shown_dice(payload: dict):
+    """``(field, faces, fate)`` for every group of dice ``payload`` shows."""
+    for index, term in enumerate(payload.get("terms") or []):
+        if isinstance(term, dict) and isinstance(term.get("dice"), list):
+            yield f"term {index + 1}", _faces(term["dice"]), bool(term.get("fate"))
+    for field in SHOWN:
+        if isinstance(payload.get(field), (list, dict)):
+            yield field, _faces(payload[field]), False
+
+
 class Verifier:
-    def __init__(self, events: list[dict], campaign_id: int):
-        self.events, self.campaign_id = events, campaign_id
+    def __init__(self, events: list[dict], campaign_id: int, system: str | None = None):
+        self.events, self.campaign_id, self.system = events, campaign_id, system
+        self.signed_from: int | None = None
         self.by_seq = {e["seq"]: e for e in events}
         self.problems: list[str] = []
         self.notes: list[str] = []
@@ -333,6 +404,10 @@ class Verifier:
                 self.bad(start["seq"], f"session {number} starts under dice scheme v1 in a format-2 event: "
                                        "v1 ended with format 1")
                 continue
+            if start["payload"].get("dice_scheme") not in (SCHEME_V1, *DERIVED):
+                self.bad(start["seq"], f"session {number} starts under an unknown dice scheme "
+                                       f"{str(start['payload'].get('dice_scheme'))[:60]!r}")
+                continue
             checked_sessions += 1
             dice += self._session_dice(number, seed, start["payload"].get("dice_scheme"), start["seq"], end["seq"])
         self._session_bounds(bounds)
@@ -411,6 +486,10 @@ class Verifier:
                 self.bad(seq, "its dice_log is not a list of [sides, face] pairs")
                 continue
             hidden = event["visibility"] != "public"
+            if scheme != SCHEME_V1 and (payload.get("dice_scheme") != scheme or payload.get("verifiable") is False):
+                # Dice "not verifiable" inside a session, or of another scheme: the seed would not be asked.
+                self.bad(seq, f"dice rolled in session {session} without its dice scheme ({scheme})")
+                continue
             for index, (sides, face) in enumerate(log):
                 if scheme == SCHEME_V1:
                     mix = sha256_hex("\n".join(player_seeds).encode("utf-8"))
@@ -418,46 +497,307 @@ class Verifier:
                                    payload.get("nonce", "") if hidden else "")
                 else:
                     want = face_v2(seed, self.campaign_id, session, event["actor_id"], payload.get("command_id"),
-                                   index, sides)
+                                   index, sides, DERIVED[scheme])
                 count += 1
                 if want != face:
                     self.bad(seq, f"die {index + 1} (d{sides}) shows {face}, the seed gives {want}")
                     break
             if scheme != SCHEME_V1 and hidden and payload.get("nonce_drawn") is not True and \
                     payload.get("nonce") != nonce_v2(seed, self.campaign_id, session, event["actor_id"],
-                                                     payload.get("command_id")):
+                                                     payload.get("command_id"), DERIVED[scheme]):
                 self.bad(seq, "the hidden roll's nonce is not the one the seed gives")
         return count
 
-    def receipts(self, receipts: list[dict], keys: list[tuple[bytes, str | None, str | None]] | None) -> None:
-        """``keys``: ``(public key, valid_from, valid_until)``, a bound ``None`` when open."""
+    # --- signed commands (docs/fair-dice.md, "Signed commands") -------------------------------
+
+    def body(self, event: dict) -> dict | None:
+        return body_of(event) or self.revealed.get(event["seq"])
+
+    def signing_from(self) -> int | None:
+        """The seq from which every member's command must be signed: from ``campaign_created`` with
+        ``signed_commands``, or from the event after the first ``session_started`` of scheme v3."""
+        for event in self.events:
+            body = self.body(event)
+            if body is None:
+                continue
+            if body["type"] == "campaign_created" and body["payload"].get("signed_commands") is True:
+                return event["seq"]
+            if body["type"] == "session_started" and body["payload"].get("dice_scheme") == SCHEME_V3:
+                return event["seq"] + 1
+        return None
+
+    def signatures(self) -> None:
+        """Rules 1-7: every event from where signing is on is server-made, a command's signed first
+        event, or a later event of a command; every signature by a key the log registered for the
+        event's actor before it, over the action stored, in the session and commitment it ran in."""
+        on = self.signing_from()
+        self.signed_from = on
+        if on is None:
+            unsigned = sum(1 for e in self.events if (self.body(e) or {}).get("type") not in SERVER_MADE)
+            if self.events:
+                self.notes.append(f"not signed: none of this log's {unsigned} member event(s) is signed (it predates "
+                                  "signed commands): the host could have sent any of them in a member's name, and "
+                                  "changed an action or re-aimed a retry without a member's tools seeing it")
+            return
+        if on > 1 and self.events and self.events[0]["seq"] < on:
+            self.notes.append(f"not signed: events #{self.events[0]['seq']}..#{on - 1} predate signed commands: the "
+                              "host could have sent any of them in a member's name")
+        keys: dict[str, dict] = {}  # key -> {"actor", "added", "revoked"}
+        firsts: dict[int, dict] = {}  # seq of a command's first event -> that event
+        commitments: dict[int, str] = {}  # session -> its start's dice commitment
+        running = None  # the session running before the event at hand: (number, commitment) or None
+        sealed = 0
+        for event in self.events:
+            seq, body = event["seq"], self.body(event)
+            if body is not None and body["type"] == "session_started" and isinstance(body["payload"].get("session"), int):
+                commitments.setdefault(body["payload"]["session"], body["payload"].get("dice_commitment"))
+            sent_in = running
+            if body is not None and body["type"] == "session_started":
+                running = (event["session"], commitments.get(event["session"]))
+            elif body is not None and body["type"] == "session_ended":
+                running = None
+            if seq < on:
+                continue
+            if body is None:
+                sealed += 1
+                continue
+            payload = body["payload"]
+            if body["type"] == "session_started" and payload.get("dice_scheme") != SCHEME_V3:
+                self.bad(seq, f"session {payload.get('session')} starts under {str(payload.get('dice_scheme'))[:40]}"
+                              f" after signed commands came on at #{on}: a log never goes back")
+            if event.get("session") is not None and payload.get("verifiable") is False:
+                self.bad(seq, "stored \"verifiable\": false inside a session of a signed log: its dice escape the seed")
+            if body["type"] in SERVER_MADE and not any(k in payload for k in ("command_id", "signature", "command_of")):
+                continue
+            if "command_of" in payload:
+                first = firsts.get(payload["command_of"]) if type(payload["command_of"]) is int else None
+                if first is None or first["seq"] >= seq:
+                    self.bad(seq, f"names #{payload['command_of']} as its command's first event, which is not "
+                                  "an earlier signed command this member reads")
+                elif (first["actor_id"], first["session"]) != (event["actor_id"], event["session"]):
+                    self.bad(seq, f"a later event of #{first['seq']}'s command, by another member or in another session")
+                continue
+            problem = self._command_problem(event, payload, keys, sent_in, commitments)
+            if problem:
+                self.bad(seq, problem)
+            else:
+                firsts[seq] = event
+                self._keep_key(event, body, keys)
+        if sealed:
+            self.notes.append(f"{sealed} event(s) sealed from you after signing came on: their signatures can't be "
+                              "checked here (the GM's export can)")
+
+    def _command_problem(self, event, payload, keys, sent_in, commitments) -> str:
+        """Why a signed command's first event fails rules 1-4 ('' when it holds)."""
+        command_id, action, signature = payload.get("command_id"), payload.get("action"), payload.get("signature")
+        if command_id is None and action is None and signature is None:
+            return ("not signed: a member's event with no signed command behind it (the host could have "
+                    "written it in the member's name)")
+        if not isinstance(command_id, str) or not isinstance(action, dict) or not isinstance(signature, dict):
+            return "a command's first event without its command id, its action and its signature"
+        key, sig = unb64url(signature.get("key")), unb64url(signature.get("sig"))
+        if key is None or len(key) != 32 or sig is None or len(sig) != 64 or \
+                set(signature) != {"key", "session", "commitment", "sig"}:
+            return "its signature is not {key, session, commitment, sig} of an Ed25519 key and signature"
+        message = command_message(self.campaign_id, signature["session"], signature["commitment"], command_id, action)
+        if not ed25519_verify(key, message, sig):
+            return "its signature does not verify over the action stored (changed, or never signed by this key)"
+        filled = payload.get("filled", {})
+        if not isinstance(filled, dict) or set(filled) & set(action):
+            return "its 'filled' numbers overwrite keys of the signed action"
+        if action.get("type") == "add_member_key":
+            if action.get("key") != signature["key"] or payload.get("key") != signature["key"]:
+                return "a key registered without its own signature (signed by another key)"
+            if signature["key"] in keys:
+                return "registers a key the log already holds"
+        else:
+            holder = keys.get(signature["key"])
+            if holder is None or holder["actor"] != event["actor_id"]:
+                return ("signed by a key the log never registered for this member before it"
+                        if holder is None else f"signed by another member's key (#{holder['added']})")
+            if holder["revoked"] is not None:
+                return f"signed by a key revoked at #{holder['revoked']}"
+        number, commitment = sent_in if sent_in is not None else (None, None)
+        if (signature["session"], signature["commitment"]) != (number, commitment):
+            where = f"session {number}" if number is not None else "no session"
+            return (f"signed for session {signature['session']} (commitment {str(signature['commitment'])[:12]}), "
+                    f"but stored in {where}: a signature replayed from elsewhere")
+        return ""
+
+    def _keep_key(self, event, body, keys) -> None:
+        action = body["payload"]["action"]
+        if action.get("type") == "add_member_key":
+            live = sum(1 for k in keys.values() if k["actor"] == event["actor_id"] and k["revoked"] is None)
+            if live >= MAX_LIVE_KEYS:
+                self.bad(event["seq"], f"a {MAX_LIVE_KEYS + 1}st live key of this member")
+            keys[action["key"]] = {"actor": event["actor_id"], "added": event["seq"], "revoked": None}
+        elif action.get("type") == "revoke_member_key":
+            target = keys.get(action.get("key"))
+            if target is None or target["actor"] != event["actor_id"]:
+                self.bad(event["seq"], "revokes a key that is not one of this member's")
+            elif target["revoked"] is None:
+                target["revoked"] = event["seq"]
+
+    # --- the rules, replayed ------------------------------------------------------------------
+
+    def replay(self, system_name: str | None) -> int:
+        """Decide every rules command this member can read again with ``rules/`` and compare the events
+        stored for it (docs/fair-dice.md: "The standalone verifier"); returns how many replayed as stored.
+
+        Each character's state is folded from the events this member reads (and reveals showed). Once an
+        event sealed from her comes before a command, the state may hold what she can't see: a difference
+        there is a note (the GM's export replays it), except for a plain roll, which reads no state."""
+        if system_name is None:
+            self.notes.append("the rules were not replayed: the export has no header naming its system")
+            return 0
+        try:
+            rules = get_system(system_name)
+        except KeyError:
+            self.notes.append(f"the rules were not replayed: this verifier does not know the system {system_name!r}")
+            return 0
+        rows: list = []
+        voided: set[int] = set()
+        states: dict = {}
+        seqs: dict = {}
+        blind_from = None  # the first event sealed from this member and never revealed
+        pending = []  # (first row, the action the rules read, dice_log, state before, blind_from)
+        groups: dict[int, list] = {}  # a command's first seq -> its rows
+        last_first = None
+        for event in self.events:
+            body = self.body(event)
+            if body is None:
+                blind_from = blind_from or event["seq"]
+                last_first = None
+                continue
+            row = Row(event["seq"], body["type"], body["version"], body["payload"], body["character"],
+                      event["actor_id"])
+            payload = body["payload"]
+            rows.append(row)
+            if type(payload.get("command_of")) is int:
+                groups.get(payload["command_of"], []).append(row)
+            elif isinstance(payload.get("action"), dict) and "command_id" in payload:
+                groups[row.seq] = [row]
+                last_first = row
+                command = self._command_to_replay(rules, row, states, blind_from)
+                if command is not None:
+                    pending.append(command)
+            elif self.signed_from is None and last_first is not None and row.actor_id == last_first.actor_id:
+                groups[last_first.seq].append(row)  # an old log marks no later event: the rules say how many
+            if body["type"] == VOID and type(payload.get("seq")) is int:
+                # A void takes back an earlier event: fold again from the start without it.
+                voided.add(payload["seq"])
+                states, seqs = {}, {}
+                for earlier in rows[:-1]:
+                    fold_one(rules, earlier, states, seqs, voided)
+            fold_one(rules, row, states, seqs, voided)
+        replayed = 0
+        for first, action, filled, log, state, blind in pending:
+            problem = outcome_problem(rules, state, action, log, groups[first.seq], filled,
+                                      more=self.signed_from is None)
+            if problem is None:
+                replayed += 1
+            elif blind is not None:
+                self.notes.append(f"seq {problem[0]}: {problem[1]} on the sheet as you can see it; events sealed "
+                                  f"from you (from #{blind}) came before it, so only the GM's export can say")
+            else:
+                self.bad(*problem)
+        return replayed
+
+    def _command_to_replay(self, rules, row, states, blind_from):
+        """What replaying the command whose first event is ``row`` needs, taken before it folds."""
+        payload, action = row.payload, row.payload["action"]
+        if action.get("type") != "roll" and action.get("type") not in rules.actions:
+            return None  # the platform's own commands (sessions, scenes, chat, reveals) are not the rules'
+        filled = payload.get("filled") if isinstance(payload.get("filled"), dict) else None
+        opponent = action.get("vs_character")
+        if filled and type(opponent) is int and opponent in states and blind_from is None:
+            try:
+                want = fill(self.system, action, states[opponent])
+            except (RuleError, KeyError, TypeError, ValueError):
+                want = None
+            if want != filled:
+                self.bad(row.seq, "its 'filled' numbers are not what the opponent's sheet says")
+        log = payload.get("dice_log") or []
+        if not isinstance(log, list) or not all(isinstance(d, list) and len(d) == 2 and all(type(n) is int for n in d)
+                                               for d in log):
+            return None  # named by the dice check
+        state = copy_json(states[row.character_id]) if row.character_id in states else None
+        stateless = action.get("type") in ("roll", FIGHT_ROUND)  # a fight's round reads `filled`, no sheet
+        return row, action, filled, log, state, None if stateless else blind_from
+
+    # --- the dice a member is shown -------------------------------------------------------------
+
+    def displayed_dice(self) -> None:
+        """Every die a payload shows (``dice[].face``, a notation roll's terms, each system's lists of
+        faces) is a die of its ``dice_log``: the table draws what the payload says, the seed checks the log."""
+        for event in self.events:
+            body = self.body(event)
+            if body is None:
+                continue
+            for payload in ([e.get("payload", {}) for e in body["payload"].get("events", [])]
+                            if body["type"] == BUNDLE else [body["payload"]]):
+                self._shown_against_log(event["seq"], payload, body["payload"].get("dice_log"))
+
+    def _shown_against_log(self, seq, payload, log) -> None:
+        if not isinstance(payload, dict):
+            return
+        rolled = Counter(face for sides, face in log) if _is_log(log) else Counter()
+        fate = Counter(FATE_FACES.get(face) for sides, face in log if sides == 3) if _is_log(log) else Counter()
+        for field, faces, is_fate in shown_dice(payload):
+            if not faces:
+                continue
+            if not _is_log(log):
+                self.bad(seq, f"shows dice ({field}) but records no dice_log to check them against")
+                return
+            missing = Counter(faces) - (fate if is_fate else rolled)
+            if missing:
+                face = next(iter(missing))
+                self.bad(seq, f"shows a {face} ({field}) that is not among its dice_log's faces")
+                return
+
+    # --- receipts and anchors -----------------------------------------------------------------
+
+    def receipts(self, receipts: list[dict], keys: list[dict] | None, slug: str | None) -> None:
         last = self.events[-1]["seq"] if self.events else 0
         for receipt in receipts:
             seq = receipt.get("seq")
+            if slug is not None and receipt.get("campaign") != slug:
+                self.notes.append(f"a receipt of campaign {str(receipt.get('campaign'))[:60]!r} is not this "
+                                  f"export's ({slug!r}): not checked")
+                continue
             if keys is None:
                 self.notes.append(f"receipt at seq {seq}: signature not checked (no --key)")
             else:
-                message = jcs({k: receipt.get(k) for k in ("campaign", "seq", "hash", "created_at")})
-                try:
-                    signature = base64.b64decode(receipt.get("signature", ""), validate=True)
-                except (ValueError, TypeError):
-                    signature = b""
-                at = receipt.get("created_at")
-                if not isinstance(at, str) or not any(
-                        (start is None or start <= at) and (end is None or at < end)
-                        and ed25519_verify(key, message, signature) for key, start, end in keys):
-                    self.bad(seq, "the receipt's signature is not the server key's")
+                problem = receipt_signature_problem(receipt, keys)
+                if problem:
+                    self.bad(seq, problem)
                     continue
-            if not isinstance(seq, int) or seq == 0:
+            if not isinstance(seq, int) or isinstance(seq, bool) or seq == 0:
                 continue
-            event = self.by_seq.get(seq)
-            if event is None:
-                if seq > last:
-                    self.bad(seq, f"the log ends at seq {last}, before the receipt's seq (it was truncated)")
-                else:
-                    self.notes.append(f"receipt at seq {seq} is outside this export")
-            elif event["hash"] != receipt.get("hash"):
-                self.bad(seq, "the event's hash differs from the receipt's: the log was rewritten up to here")
+            self._anchored(seq, receipt.get("hash"), "your receipt", last)
+
+    def anchors(self, anchors: list[tuple[str, int, str]], slug: str | None) -> None:
+        last = self.events[-1]["seq"] if self.events else 0
+        for anchor_slug, seq, prefix in anchors:
+            if slug is not None and anchor_slug != slug:
+                self.bad(seq, f"this anchor is for campaign {anchor_slug!r}, not {slug!r}")
+                continue
+            self._anchored(seq, prefix, "the anchor", last)
+
+    def _anchored(self, seq: int, hash_or_prefix, what: str, last: int) -> None:
+        """Whether the log still has, at ``seq``, the hash ``what`` holds (or begins with)."""
+        event = self.by_seq.get(seq)
+        if event is None:
+            if seq > last:
+                # Not a rewrite the chain could show: the events after the head are gone, as when the
+                # server was restored from a backup older than the receipt.
+                self.bad(seq, f"the log ends at #{last} but {what} covers #{seq}: events {last + 1}..{seq} are "
+                              "missing, as after a restore from an older backup")
+            else:
+                self.notes.append(f"{what} at seq {seq} is outside this export")
+        elif not isinstance(hash_or_prefix, str) or not hash_or_prefix or \
+                not event["hash"].startswith(hash_or_prefix.lower()):
+            self.bad(seq, f"the event's hash differs from {what}'s: the log was rewritten up to #{seq}")
 
 
 EVENT_KEYS = ("seq", "type", "version", "payload", "actor_id", "character", "session", "scene", "visibility",
@@ -499,20 +839,102 @@ def read_export(path: str) -> tuple[dict | None, list[dict]]:
 
 
 def read_receipts(paths: list[str]) -> list[dict]:
+    """Checkpoints from files of any shape the server gives them in: one checkpoint, a list, or the
+    ``{"checkpoints": [...]}`` that ``GET .../checkpoints`` answers (saved as it came)."""
     receipts = []
     for path in paths:
         with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-        receipts.extend(data if isinstance(data, list) else [data])
+            try:
+                data = json.load(f)
+            except ValueError:
+                raise Malformed(f"{path} is not JSON")
+        if isinstance(data, dict) and isinstance(data.get("checkpoints"), list):
+            data = data["checkpoints"]
+        for receipt in data if isinstance(data, list) else [data]:
+            if not isinstance(receipt, dict) or not all(k in receipt for k in ("seq", "hash", "signature")):
+                raise Malformed(f"{path} holds something that is not a checkpoint "
+                                "({campaign, seq, hash, created_at, signature})")
+            receipts.append(receipt)
     return receipts
 
 
+def read_keys(text: str) -> list[dict]:
+    """The server's checkpoint keys: ``GET /api/key``'s answer (``{"public_key", "keys": [{"public_key",
+    "valid_from", "valid_until"}, ...]}``; older servers give ``public_key`` alone), a list of keys, or one
+    key in base64. Each as ``{"key": bytes, "valid_from", "valid_until"}`` (None: unbounded)."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = text.strip()
+    if isinstance(data, dict) and isinstance(data.get("keys"), list):
+        data = data["keys"]
+    entries = data if isinstance(data, list) else [data]
+    keys = []
+    for entry in entries:
+        if isinstance(entry, str):
+            entry = {"public_key": entry}
+        if not isinstance(entry, dict) or not isinstance(entry.get("public_key"), str):
+            raise Malformed("the key file is not GET /api/key's answer")
+        try:
+            raw = base64.b64decode(entry["public_key"], validate=True)
+        except (ValueError, binascii.Error):
+            raw = b""
+        if len(raw) != 32:
+            raise Malformed(f"{entry['public_key'][:60]!r} is not an Ed25519 public key in base64")
+        keys.append({"key": raw, "valid_from": entry.get("valid_from"), "valid_until": entry.get("valid_until")})
+    return keys
+
+
+def receipt_signature_problem(receipt: dict, keys: list[dict]) -> str:
+    """Why no server key signs ``receipt`` at its time ('' when one does): a retired key vouches only for
+    what it signed while it was the current one (``valid_from <= created_at < valid_until``)."""
+    message = jcs({k: receipt.get(k) for k in ("campaign", "seq", "hash", "created_at")})
+    try:
+        signature = base64.b64decode(receipt.get("signature", ""), validate=True)
+    except (ValueError, TypeError, binascii.Error):
+        signature = b""
+    created = receipt.get("created_at")
+    signers = [k for k in keys if ed25519_verify(k["key"], message, signature)]
+    if not signers:
+        return "the receipt's signature is not the server key's (none of the keys given signs it)"
+    if not any((k["valid_from"] is None or (isinstance(created, str) and k["valid_from"] <= created)) and
+               (k["valid_until"] is None or (isinstance(created, str) and created < k["valid_until"])) for k in signers):
+        return f"the receipt is signed by a server key that was not valid at its time ({str(created)[:40]})"
+    return ""
+
+
+ANCHOR = re.compile(r"talekeeper\s+(\S+)\s+#(\d+)\s+([0-9a-f\s]+)", re.IGNORECASE)
+
+
+def parse_anchor(line: str) -> tuple[str, int, str]:
+    """``(slug, seq, 24 hex digits)`` of an anchor line (format: docs/fair-dice.md, "Anchors")."""
+    text = " ".join(line.split()).strip("\"'`\u201c\u201d ")
+    match = ANCHOR.fullmatch(text)
+    digits = re.sub(r"\s", "", match.group(3)).lower() if match else ""
+    if match is None or len(digits) != 24 or (len(match.group(2)) > 1 and match.group(2).startswith("0")):
+        raise Malformed(f"not an anchor line: {line[:80]!r} (it reads: Talekeeper <campaign> #<seq> "
+                        "<24 hex digits in groups of 4>)")
+    return match.group(1), int(match.group(2)), digits
+
+
+def anchor_line(slug: str, seq: int, hash_hex: str) -> str:
+    """The anchor line of the checkpoint ``(seq, hash)`` of campaign ``slug``."""
+    digits = hash_hex[:24].lower()
+    return f"Talekeeper {slug} #{seq} " + " ".join(digits[i:i + 4] for i in range(0, 24, 4))
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description="Verify a Talekeeper log export (chain, dice, reveals, receipts).")
+    parser = argparse.ArgumentParser(
+        prog="talekeeper-verify",
+        description="Verify a Talekeeper log export: chain, dice, the rules' outcomes, members' signatures, "
+                    "reveals, receipts and anchors.")
     parser.add_argument("export", help="JSON Lines export, as a member downloaded it (header line optional)")
-    parser.add_argument("--receipt", action="append", default=[], metavar="FILE", help="a checkpoint JSON file")
+    parser.add_argument("--receipt", action="append", default=[], metavar="FILE",
+                        help="a checkpoint file: one checkpoint, a list, or GET .../checkpoints's answer")
     parser.add_argument("--key", help="the server's Ed25519 public key, base64 (GET /api/key)")
     parser.add_argument("--key-file", help="a file holding GET /api/key's JSON (every key, with its validity)")
+    parser.add_argument("--anchor", action="append", default=[], metavar="LINE",
+                        help='an anchor line from your group\'s chat: "Talekeeper <campaign> #<seq> <hex groups>"')
     parser.add_argument("--campaign-id", type=int, help="the campaign's id (needed when the export has no header)")
     args = parser.parse_args(argv)
     try:
@@ -520,29 +942,45 @@ def main(argv=None) -> int:
     except (OSError, Malformed) as e:
         print(f"BAD export: {e}")
         return 2
-    campaign_id = args.campaign_id if args.campaign_id is not None else (header or {}).get("campaign", {}).get("id")
+    try:
+        receipts = read_receipts(args.receipt)
+        anchors = [parse_anchor(line) for line in args.anchor]
+        keys = None
+        if args.key_file:
+            with open(args.key_file, encoding="utf-8") as f:
+                keys = read_keys(f.read())
+        elif args.key:
+            keys = read_keys(args.key)
+    except (OSError, Malformed) as e:
+        print(f"BAD input: {e}")
+        return 2
+    campaign = (header or {}).get("campaign") or {}
+    campaign_id = args.campaign_id if args.campaign_id is not None else campaign.get("id")
     if campaign_id is None:
         parser.error("the export has no header line: pass --campaign-id")
-    keys = [(base64.b64decode(args.key), None, None)] if args.key else None
-    if args.key_file:
-        with open(args.key_file, encoding="utf-8") as f:
-            answer = json.load(f)
-        listed = answer.get("keys") or [{"public_key": answer["public_key"], "valid_from": None, "valid_until": None}]
-        keys = [(base64.b64decode(k["public_key"]), k.get("valid_from"), k.get("valid_until")) for k in listed]
-    verifier = Verifier(events, campaign_id)  # in file order: a reordered file must fail, not be sorted back
+    slug = campaign.get("slug")
+    created = next((e for e in events if e.get("type") == "campaign_created" and not e.get("hidden")), None)
+    system = campaign.get("system") or (created["payload"].get("system") if created else None)
+    verifier = Verifier(events, campaign_id, system)  # in file order: a reordered file must fail
     verifier.chain()
     verifier.reveals()
     sessions, dice = verifier.dice()
     verifier.command_ids()
-    verifier.receipts(read_receipts(args.receipt), keys)
+    verifier.signatures()
+    verifier.displayed_dice()
+    replayed = verifier.replay(verifier.system)
+    verifier.receipts(receipts, keys, slug)
+    verifier.anchors(anchors, slug)
     for note in verifier.notes:
         print(f"note: {note}")
     if verifier.problems:
         for problem in verifier.problems:
             print(problem)
         return 1
-    print(f"OK {len(events)} events, {dice} dice in {sessions} finished session(s), "
-          f"{len(verifier.revealed)} reveal(s), {len(args.receipt)} receipt file(s)")
+    signed = f", signed from #{verifier.signed_from}" if verifier.signed_from is not None else ", not signed"
+    print(f"OK {len(events)} events, {dice} dice in {sessions} finished session(s), {replayed} command(s) "
+          f"replayed by the rules, {len(verifier.revealed)} reveal(s), {len(receipts)} receipt(s), "
+          f"{len(anchors)} anchor(s){signed}")
     return 0
 
 

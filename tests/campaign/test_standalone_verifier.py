@@ -3,6 +3,9 @@ no Talekeeper code, on an export downloaded through the API plus receipts and th
 
 from __future__ import annotations
 
+import base64
+import copy
+import hashlib
 import json
 import subprocess
 import sys
@@ -11,6 +14,7 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
+from campaign.models import Event
 from tests.campaign import host
 from tests.campaign.served import client_for
 
@@ -114,7 +118,7 @@ def test_a_die_changed_and_rehashed_by_the_host_is_named(table, tmp_path):
     result = run(download(table, table.bob, tmp_path), "--receipt", receipt, "--key-file", key_file(tmp_path))
     assert result.returncode == 1
     assert f"BAD seq {roll.seq}: die 1 (d{sides})" in result.stdout
-    assert f"BAD seq {json.load(open(receipt))['seq']}: the event's hash differs from the receipt's" in result.stdout
+    assert f"BAD seq {json.load(open(receipt))['seq']}: the event's hash differs from your receipt's" in result.stdout
 
 
 def test_an_export_edited_by_hand_is_named(table, tmp_path):
@@ -129,7 +133,8 @@ def test_an_export_edited_by_hand_is_named(table, tmp_path):
     export.write_text("\n".join(lines) + "\n")
     result = run(str(export))
     assert result.returncode == 1
-    assert result.stdout.startswith(f"BAD seq {table.public.seq}: its body_digest is not the digest of its body")
+    first_bad = next(line for line in result.stdout.splitlines() if line.startswith("BAD"))
+    assert first_bad == f"BAD seq {table.public.seq}: its body_digest is not the digest of its body"
 
 
 def test_a_forged_reveal_in_the_export_is_named(table, tmp_path):
@@ -315,3 +320,404 @@ def test_a_command_id_stored_twice_is_named(table, tmp_path):
     assert result.returncode == 1, result.stdout
     assert f"BAD seq {later.seq}: command id {fumble.payload['command_id']} of this member was used before, " \
            f"in #{fumble.seq}" in result.stdout
+
+
+# --- the tool in this process: signed logs written from the spec (tests/campaign/signed_log.py) -------
+
+def tool():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("talekeeper_verify", VERIFIER)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def verdict(capsys, path: str, *args: str) -> tuple[int, str]:
+    status = tool().main([path, *args])
+    return status, capsys.readouterr().out
+
+
+def an_evening_signed():
+    from tests.campaign.signed_log import SignedLog
+
+    log = SignedLog()
+    log.start_session()
+    log.roll("alice", "1d20+2")
+    log.roll("bob", "3d6")
+    log.end_session()
+    return log
+
+
+def test_a_signed_log_verifies_and_says_from_where(tmp_path, capsys):
+    log = an_evening_signed()
+    status, out = verdict(capsys, log.export(tmp_path / "e.jsonl"))
+    assert status == 0, out
+    assert out.splitlines()[-1].endswith("signed from #1") and ", 2 command(s) replayed by the rules" in out
+
+
+def test_an_old_log_says_which_guarantees_it_lacks(table, tmp_path):
+    an_evening(table)
+    result = run(download(table, table.bob, tmp_path))
+    assert result.returncode == 0, result.stdout
+    assert "note: not signed: " in result.stdout and "in a member's name" in result.stdout
+    assert result.stdout.splitlines()[-1].endswith(", not signed")
+
+
+def signed_attack(name: str, log) -> int:
+    """One dishonest host's edit of ``log``; returns the seq every verifier must name."""
+    from tests.campaign.signed_log import USERS, public_key
+
+    alice = next(e for e in log.events if e["type"] == "roll" and e["actor"] == "alice")
+    payload = alice["payload"]
+    if name == "forged unsigned command":
+        # The host writes a roll in Alice's name: it can't sign it.
+        forged = copy.deepcopy(alice)
+        for key in ("command_id", "action", "signature"):
+            forged["payload"].pop(key)
+        log.insert(alice["seq"] + 1, forged)
+        return alice["seq"] + 1
+    if name == "action changed under a valid signature":
+        # A key the table leaves out when it is zero: same dice, another outcome.
+        payload["action"]["modifier"] = 20
+    elif name == "ground id marked not verifiable":
+        payload["command_id"] = "f" * 32
+        payload["verifiable"] = False
+    elif name == "signature replayed into another session":
+        # Her retry, pending when the session ended, stored in the next one (its seed ground for her id).
+        moved = copy.deepcopy(alice)
+        log.events.remove(alice)
+        log.start_session()
+        moved["session"] = log.session
+        log.events.append(moved)
+        log.end_session()
+        log.rechain()
+        return moved["seq"]
+    elif name == "signature replayed into another campaign":
+        payload["signature"] = log.signature("alice", payload["command_id"], payload["action"], session=alice["session"],
+                                             campaign_id=log.campaign_id + 1)
+    elif name == "signed by another member's key":
+        payload["signature"] = log.signature("alice", payload["command_id"], payload["action"], key_of="bob",
+                                             session=1)
+    elif name == "key added without its own signature":
+        # The host registers a key of its own for Alice, signed by a key it holds, and signs with it.
+        rogue = copy.deepcopy(log.at(3))
+        host_key = public_key("host")
+        rogue["payload"] = {"key": host_key, "label": "phone", "command_id": "0" * 32,
+                            "action": {"type": "add_member_key", "key": host_key, "label": "phone"}}
+        rogue["payload"]["signature"] = log.signature("alice", "0" * 32, rogue["payload"]["action"], key_of="gm",
+                                                      session=None)
+        rogue["actor"], rogue["actor_id"] = "alice", USERS["alice"]
+        at = alice["seq"] - 1
+        log.insert(at, rogue)  # before the session starts
+        return at
+    elif name == "command id used twice":
+        bob = next(e for e in log.events if e["type"] == "roll" and e["actor"] == "bob")
+        twice = copy.deepcopy(alice)
+        log.insert(bob["seq"] + 1, twice)
+        return bob["seq"] + 1
+    elif name == "signed by a revoked key":
+        # Alice revoked her laptop's key from her phone; the host signs nothing, but replays an old
+        # signature of the laptop's: stored after the revocation, it is named.
+        log.register("alice", "phone", key_name="alice-phone")
+        revoked = log.revoke("alice", "alice", by_key="alice-phone")
+        log.start_session()
+        later = log.roll("alice", "1d20+2")
+        assert revoked["seq"] < later["seq"]
+        return later["seq"]
+    elif name == "filled overwrites the action":
+        payload["filled"] = {"notation": "1d20+20"}
+    elif name == "a later session under the old scheme":
+        log.start_session()
+        log.at(len(log.events))["payload"]["dice_scheme"] = "talekeeper-hmac-sha256-v2"
+        log.rechain()
+        return len(log.events)
+    elif name == "later event of another member's command":
+        bob = next(e for e in log.events if e["type"] == "roll" and e["actor"] == "bob")
+        bob["payload"] = {"command_of": alice["seq"], **{k: v for k, v in bob["payload"].items()
+                                                          if k not in ("command_id", "action", "signature")}}
+        log.rechain()
+        return bob["seq"]
+    else:
+        raise AssertionError(name)
+    log.rechain()
+    return alice["seq"]
+
+
+SIGNED_ATTACKS = {
+    "forged unsigned command": "not signed: a member's event with no signed command behind it",
+    "action changed under a valid signature": "its signature does not verify over the action stored",
+    "ground id marked not verifiable": "its signature does not verify over the action stored",
+    "signature replayed into another session": "signed for session 1 (commitment",
+    "signature replayed into another campaign": "its signature does not verify over the action stored",
+    "signed by another member's key": "signed by another member's key",
+    "signed by a revoked key": "signed by a key revoked at #",
+    "key added without its own signature": "a key registered without its own signature",
+    "command id used twice": "of this member was used before",
+    "filled overwrites the action": "its 'filled' numbers overwrite keys of the signed action",
+    "a later session under the old scheme": "a log never goes back",
+    "later event of another member's command": "by another member or in another session",
+}
+
+
+@pytest.mark.parametrize("attack", sorted(SIGNED_ATTACKS))
+def test_a_dishonest_hosts_edit_of_a_signed_log_is_named(tmp_path, capsys, attack):
+    """Each edit a host could make to a signed log, every hash recomputed after it: the verifier names
+    the event and why (before signed commands, it checked none of this)."""
+    log = an_evening_signed()
+    seq = signed_attack(attack, log)
+    status, out = verdict(capsys, log.export(tmp_path / "e.jsonl"))
+    assert status == 1, out
+    assert f"BAD seq {seq}: " in out and SIGNED_ATTACKS[attack] in out, out
+
+
+# --- Ed25519, as the verifier checks receipts and members' signatures without `cryptography` -----------
+
+# RFC 8032, section 7.1: TEST 1, 2 and 3 (secret key, public key, message, signature; hex).
+RFC8032 = [
+    ("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60",
+     "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a", "",
+     "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b"),
+    ("4ccd089b28ff96da9db6c346ec114e0f5b8a319f35aba624da8cf6ed4fb8a6fb",
+     "3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c", "72",
+     "92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00"),
+    ("c5aa8df43f9f837bedb7442f31dcb7b166d38535076f094b85ce3a2e0b4458f7",
+     "fc51cd8e6218a1a38da47ed00230f0580816ed13ba3303ac5deb911548908025", "af82",
+     "6291d657deec24024827e69c3abe01a30ce548a284743a445e3680d7db5ac3ac18ff9b538d16f290ae67f760984dc6594a7c15e9716ed28dc027beceea1ec40a"),
+]
+
+
+@pytest.mark.parametrize("secret, public, message, signature", RFC8032)
+def test_ed25519_verifies_the_rfc_8032_vectors_and_nothing_else(secret, public, message, signature):
+    verify = tool().ed25519_verify
+    public, message, signature = bytes.fromhex(public), bytes.fromhex(message), bytes.fromhex(signature)
+    assert verify(public, message, signature)
+    assert not verify(public, message + b"!", signature)
+    assert not verify(public, message, signature[:63] + bytes([signature[63] ^ 1]))
+    assert not verify(public, message, signature[:32] + (int.from_bytes(signature[32:], "little") +
+                                                         2**252 + 27742317777372353535851937790883648493).to_bytes(32, "little"))
+
+
+def test_ed25519_agrees_with_cryptography():
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    verify = tool().ed25519_verify
+    for n in range(12):
+        key = Ed25519PrivateKey.from_private_bytes(bytes([n]) * 32)
+        public = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+        message = json.dumps({"n": n, "text": "ünïcode"}).encode() * n
+        signature = key.sign(message)
+        assert verify(public, message, signature)
+        other = Ed25519PrivateKey.from_private_bytes(bytes([n + 100]) * 32).sign(message)
+        assert not verify(public, message, other)
+
+
+# --- receipts in either shape, restores, retired keys, anchors --------------------------------
+
+def checkpoints_list(table, user, tmp_path) -> str:
+    """``GET .../checkpoints`` saved as it came: ``{"checkpoints": [...]}``."""
+    res = client_for(user).get(f"/api/campaigns/{table.campaign.slug}/checkpoints")
+    assert res.status_code == 200 and res.json()["checkpoints"]
+    path = tmp_path / "checkpoints.json"
+    path.write_text(res.content.decode())
+    return str(path)
+
+
+def test_the_checkpoints_list_saved_as_a_file_verifies(table, tmp_path):
+    """Saved from the table's list, the receipts file was read as one checkpoint without a signature:
+    the verifier called the server's own checkpoints a forgery."""
+    an_evening(table)  # its end signs a checkpoint
+    keep_receipt(table, table.bob, tmp_path)
+    listed = checkpoints_list(table, table.bob, tmp_path)
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps(json.load(open(listed))["checkpoints"]))
+    result = run(download(table, table.bob, tmp_path), "--receipt", listed, "--receipt", str(bare),
+                 "--key-file", key_file(tmp_path))
+    assert result.returncode == 0, result.stdout
+    assert f"{2 * len(json.load(open(listed))['checkpoints'])} receipt(s)" in result.stdout
+
+
+def test_a_restore_that_lost_receipted_events_is_named_as_such(table, tmp_path):
+    an_evening(table)
+    table.command(table.alice, {"type": "roll", "notation": "1d6"})
+    receipt = keep_receipt(table, table.bob, tmp_path)
+    covered = json.load(open(receipt))["seq"]
+    host.truncate(table.campaign, covered - 3)  # the database restored from a backup three events older
+    result = run(download(table, table.bob, tmp_path), "--receipt", receipt, "--key-file", key_file(tmp_path))
+    assert result.returncode == 1
+    assert (f"BAD seq {covered}: the log ends at #{covered - 3} but your receipt covers #{covered}: events "
+            f"{covered - 2}..{covered} are missing, as after a restore from an older backup") in result.stdout
+    assert "rewritten" not in result.stdout and "signature" not in result.stdout
+
+
+def test_a_receipt_signed_by_a_retired_key_verifies_while_the_key_list_covers_it(table, tmp_path):
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from campaign.checkpoints import message
+
+    an_evening(table)
+    table.campaign.refresh_from_db()
+    retired = Ed25519PrivateKey.from_private_bytes(b"\x07" * 32)
+    receipt = {"campaign": table.campaign.slug, "seq": table.campaign.last_seq, "hash": table.campaign.head_hash,
+               "created_at": "2026-01-10T20:00:00.000000+00:00"}
+    receipt["signature"] = base64.b64encode(retired.sign(message(receipt))).decode()
+    (tmp_path / "old.json").write_text(json.dumps(receipt))
+    current = json.loads(Client().get("/api/key").content)["public_key"]
+    raw = retired.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    rotated = "2026-02-01T00:00:00.000000+00:00"
+
+    def keys(valid_until):
+        listed = {"algorithm": "ed25519", "public_key": current,
+                  "keys": [{"public_key": base64.b64encode(raw).decode(), "valid_from": None, "valid_until": valid_until},
+                           {"public_key": current, "valid_from": valid_until, "valid_until": None}]}
+        path = tmp_path / "keys.json"
+        path.write_text(json.dumps(listed))
+        return str(path)
+
+    export = download(table, table.bob, tmp_path)
+    result = run(export, "--receipt", str(tmp_path / "old.json"), "--key-file", keys(rotated))
+    assert result.returncode == 0, result.stdout
+    # Signed after the key retired: a leaked retired key vouches for nothing new.
+    result = run(export, "--receipt", str(tmp_path / "old.json"), "--key-file", keys("2026-01-01T00:00:00.000000+00:00"))
+    assert result.returncode == 1 and "signed by a server key that was not valid at its time" in result.stdout
+    result = run(export, "--receipt", str(tmp_path / "old.json"), "--key-file", key_file(tmp_path))
+    assert result.returncode == 1 and "none of the keys given signs it" in result.stdout
+
+
+def test_anchor_lines_pasted_from_a_chat_check_against_the_log(table, tmp_path):
+    an_evening(table)
+    table.campaign.refresh_from_db()
+    seq, digest, slug = table.campaign.last_seq, table.campaign.head_hash, table.campaign.slug
+    line = tool().anchor_line(slug, seq, digest)
+    assert line == f"Talekeeper {slug} #{seq} " + " ".join(digest[i:i + 4] for i in range(0, 24, 4))
+    export = download(table, table.bob, tmp_path)
+    pasted = f"  `talekeeper  {slug} #{seq}\t{digest[:24].upper()}` "  # as a chat app may give it back
+    result = run(export, "--anchor", line, "--anchor", pasted)
+    assert result.returncode == 0 and "2 anchor(s)" in result.stdout, result.stdout
+    other = tool().anchor_line("another-table", seq, digest)
+    result = run(export, "--anchor", other)
+    assert result.returncode == 1 and f"this anchor is for campaign 'another-table', not '{slug}'" in result.stdout
+    result = run(export, "--anchor", f"Talekeeper {slug} #{seq} 1234")
+    assert result.returncode == 2 and result.stdout.startswith("BAD input: not an anchor line") and not result.stderr
+    table.command(table.alice, {"type": "roll", "notation": "1d6"})
+    host.edit_payload(table.campaign, seq - 1, {**Event.objects.get(campaign=table.campaign, seq=seq - 1).payload,
+                                                 "rewritten": True})
+    result = run(download(table, table.bob, tmp_path), "--anchor", line)
+    assert result.returncode == 1 and f"BAD seq {seq}: the event's hash differs from the anchor's: the log was " \
+                                      f"rewritten up to #{seq}" in result.stdout
+    host.truncate(table.campaign, seq - 2)
+    result = run(download(table, table.bob, tmp_path), "--anchor", line)
+    assert f"the log ends at #{seq - 2} but the anchor covers #{seq}" in result.stdout
+
+
+# --- the rules, replayed on a member's export ---------------------------------------------------
+
+def play_the_evening(table_for, system):
+    """The contract's evening of ``system`` with the server's own dice (some steps may be refused)."""
+    from campaign.actions import ActionError
+    from rules import get_system
+    from tests.contract.test_systems import EVENINGS
+
+    table = table_for(system)
+    rules = get_system(system)
+    table.hero = table.create_character(table.alice, "Hero", rules.example_sheet)
+    for who, action in EVENINGS[system]:
+        if action["type"] in rules.actions:
+            action = {**action, "character": table.hero.id}
+        try:
+            table.command(getattr(table, who), action)
+        except ActionError:
+            pass  # the server's dice may make a later step impossible (no points to spend, ...)
+    return table
+
+
+def edit_an_outcome(table):
+    """The host changes a stored outcome of a rules command and keeps its dice (every hash recomputed)."""
+    rolled = [e for e in Event.objects.filter(campaign=table.campaign, session=1).order_by("-visibility", "seq")
+              if e.payload.get("dice_log") and e.type not in ("roll", "bundle")]  # a public one first
+    target = rolled[0]
+    key = next(k for k in ("total", "successes", "outcome", "result", "success") if k in target.payload)
+    value = target.payload[key]
+    edited = not value if isinstance(value, bool) else (value + 1 if isinstance(value, int) else f"{value}!")
+    host.edit_payload(table.campaign, target.seq, {**target.payload, key: edited})
+    return target.seq
+
+
+@pytest.mark.parametrize("system", ["tote", "wyrm", "tale", "mdt"])
+def test_every_systems_evening_replays_and_an_edited_outcome_is_named(table_for, tmp_path, system):
+    """The verifier replays the rules: a stored outcome the rules would not make from its dice, which
+    every die still matching the seed let through (only verify_dice, on the host's database, replayed)."""
+    table = play_the_evening(table_for, system)
+    for user in (table.gm, table.alice, table.bob):
+        result = run(download(table, user, tmp_path))
+        assert result.returncode == 0, (user.username, result.stdout)
+        replayed = int(result.stdout.splitlines()[-1].split(" command(s) replayed")[0].rsplit(" ", 1)[1])
+        assert replayed >= (2 if user == table.gm else 0), result.stdout  # the GM reads every command
+    seq = edit_an_outcome(table)
+    result = run(download(table, table.gm, tmp_path))
+    assert result.returncode == 1, result.stdout
+    assert f"BAD seq {seq}: its outcome is not what the rules decide with these dice" in result.stdout
+
+
+def test_a_shown_die_that_is_not_in_the_dice_log_is_named(table, tmp_path):
+    """The table draws ``dice[].face``; the seed checks ``dice_log``. A host's server that shows a 6
+    the log does not hold (and totals it) passed every die check."""
+    an_evening(table)
+    roll = table.public
+    payload = json.loads(json.dumps(roll.payload))
+    term = payload["terms"][0]
+    shown = term["dice"][0]["face"]
+    fake = 7 if shown != 7 else 8  # a face no d6 has: not in the log
+    term["dice"][0]["face"] = fake
+    term["value"] += fake - shown
+    payload["total"] += fake - shown
+    host.edit_payload(table.campaign, roll.seq, payload)
+    result = run(download(table, table.alice, tmp_path))
+    assert result.returncode == 1, result.stdout
+    assert f"BAD seq {roll.seq}: shows a {fake} (term 1) that is not among its dice_log's faces" in result.stdout
+
+
+# --- the built file, as a member runs it ------------------------------------------------------
+
+def build(tmp_path, name="talekeeper-verify.pyz") -> Path:
+    from campaign import verifier
+
+    verifier.archive.cache_clear()  # built again from the sources, as `make verifier` does
+    verifier.build(tmp_path / name)
+    return tmp_path / name
+
+
+def test_the_built_verifier_is_reproducible_and_holds_the_rules(tmp_path):
+    import zipfile
+
+    first, second = build(tmp_path, "a.pyz"), build(tmp_path, "b.pyz")
+    assert first.read_bytes() == second.read_bytes()
+    served = Client().get("/talekeeper-verify.pyz")  # what the server offers is the same file
+    assert served.status_code == 200 and served.content == first.read_bytes()
+    assert served["X-Content-SHA256"] == hashlib.sha256(first.read_bytes()).hexdigest()
+    names = zipfile.ZipFile(first).namelist()
+    assert names == sorted(names) and "__main__.py" in names and "rules/replay.py" in names
+    assert not any("__pycache__" in n or n.endswith(".pyc") for n in names)
+
+
+def test_end_to_end_a_real_campaigns_export_through_the_built_file(table_for, tmp_path):
+    """From a real server campaign to the verdict: the .pyz run with ``python3 -I`` (and no site) in
+    its own process, on the export and receipts a member downloaded; then on the same log after the
+    host changed an outcome and kept the dice."""
+    pyz = build(tmp_path)
+    table = play_the_evening(table_for, "wyrm")
+    receipt = keep_receipt(table, table.bob, tmp_path)
+
+    def verify(*args):
+        return subprocess.run([sys.executable, "-I", "-S", str(pyz), *args], capture_output=True, text=True,
+                              timeout=120, cwd=tmp_path)
+
+    result = verify(download(table, table.bob, tmp_path), "--receipt", receipt, "--key-file", key_file(tmp_path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.splitlines()[-1].startswith("OK ") and "replayed by the rules" in result.stdout
+    seq = edit_an_outcome(table)
+    result = verify(download(table, table.bob, tmp_path), "--receipt", receipt, "--key-file", key_file(tmp_path))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"BAD seq {seq}: its outcome is not what the rules decide" in result.stdout
