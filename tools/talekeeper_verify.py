@@ -706,7 +706,7 @@ class Verifier:
     def _command_to_replay(self, rules, row, states, blind_from):
         """What replaying the command whose first event is ``row`` needs, taken before it folds."""
         payload, action = row.payload, row.payload["action"]
-        if action.get("type") != "roll" and action.get("type") not in rules.actions:
+        if action.get("type") not in ("roll", FIGHT_ROUND) and action.get("type") not in rules.actions:
             return None  # the platform's own commands (sessions, scenes, chat, reveals) are not the rules'
         filled = payload.get("filled") if isinstance(payload.get("filled"), dict) else None
         opponent = action.get("vs_character")

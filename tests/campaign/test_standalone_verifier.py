@@ -721,3 +721,33 @@ def test_end_to_end_a_real_campaigns_export_through_the_built_file(table_for, tm
     result = verify(download(table, table.bob, tmp_path), "--receipt", receipt, "--key-file", key_file(tmp_path))
     assert result.returncode == 1, result.stdout + result.stderr
     assert f"BAD seq {seq}: its outcome is not what the rules decide" in result.stdout
+
+
+def test_a_fights_round_replays_from_what_it_read(table_for, tmp_path):
+    """A fight's round is decided from what the server read (``filled``) and the action, no sheet: the
+    verifier replays it as verify_dice does, and names a round whose outcome was changed."""
+    from tests.campaign.test_fights import tale_two_against_one
+
+    table, ana, ben, bandit = tale_two_against_one(table_for)
+    table.command(table.gm, {"type": "start_session"})
+    table.command(table.gm, {"type": "start_fight", "sides": [{"character": ana.id, "team": "heroes"},
+                                                              {"character": ben.id, "team": "heroes"},
+                                                              {"character": bandit.id, "team": "bandits"}]})
+    table.command(table.gm, {"type": "choose_in_fight", "character": bandit.id, "attack": {str(ben.id): 2},
+                             "defence": 2})
+    table.command(table.alice, {"type": "choose_in_fight", "character": ana.id, "attack": {str(bandit.id): 2},
+                                "defence": 1})
+    round_ = table.command(table.bob, {"type": "choose_in_fight", "character": ben.id,
+                                       "attack": {str(bandit.id): 2}, "defence": 2}).events[0]
+    table.command(table.gm, {"type": "end_session"})
+    for user in (table.gm, table.alice):
+        result = run(download(table, user, tmp_path))
+        assert result.returncode == 0, (user.username, result.stdout)
+    assert round_.payload.get("dice_log"), round_.payload
+    rolled = json.loads(json.dumps(round_.payload))
+    key = next(k for k in ("entries", "outcome", "result", "round") if k in rolled)
+    rolled[key] = {"changed": True}
+    host.edit_payload(table.campaign, round_.seq, rolled)
+    result = run(download(table, table.gm, tmp_path))
+    assert result.returncode == 1
+    assert f"BAD seq {round_.seq}: its outcome is not what the rules decide" in result.stdout
