@@ -751,3 +751,29 @@ def test_a_fights_round_replays_from_what_it_read(table_for, tmp_path):
     result = run(download(table, table.gm, tmp_path))
     assert result.returncode == 1
     assert f"BAD seq {round_.seq}: its outcome is not what the rules decide" in result.stdout
+
+
+def test_after_an_event_sealed_from_her_a_difference_is_a_note_and_the_gms_export_names_it(table_for, tmp_path):
+    """A player's replay runs on the sheets she can see: once an event sealed from her comes first, the
+    state the server decided on may hold it, so a difference is hers to note, not to call BAD; the GM,
+    who reads everything, gets BAD."""
+    from rules import get_system
+
+    table = table_for("tote")
+    hero = table.create_character(table.alice, "Hero", get_system("tote").example_sheet)
+    table.command(table.gm, {"type": "start_session"})
+    sealed = table.command(table.gm, {"type": "roll", "notation": "1d20", "visibility": "gm"}).events[0].seq
+    target = table.command(table.alice, {"type": "skill_test", "character": hero.id, "skill": "Strike",
+                                         "target": 10}).events[0]
+    table.command(table.gm, {"type": "end_session"})
+    payload = json.loads(json.dumps(target.payload))
+    key = next(k for k in ("total", "successes", "outcome", "result", "success") if k in payload)
+    payload[key] = not payload[key] if isinstance(payload[key], bool) else (
+        payload[key] + 1 if isinstance(payload[key], int) else f"{payload[key]}!")
+    host.edit_payload(table.campaign, target.seq, payload)
+    result = run(download(table, table.bob, tmp_path))
+    assert result.returncode == 0, result.stdout
+    assert (f"note: seq {target.seq}: its outcome is not what the rules decide with these dice on the sheet as you "
+            f"can see it; events sealed from you (from #{sealed}) came before it") in result.stdout
+    result = run(download(table, table.gm, tmp_path))
+    assert result.returncode == 1 and f"BAD seq {target.seq}: its outcome is not what the rules decide" in result.stdout
