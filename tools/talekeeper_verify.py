@@ -808,33 +808,49 @@ class Malformed(Exception):
     pass
 
 
+def export_items(text: str):
+    """``(line number, JSON value)`` of an export: JSON Lines, or one JSON document holding the events
+    (a list, or ``{"events": [...]}`` as the events API pages them), numbered from 1 as items."""
+    try:
+        whole = json.loads(text)
+    except ValueError:
+        whole = None
+    if isinstance(whole, dict) and isinstance(whole.get("events"), list):
+        whole = whole["events"]
+    if isinstance(whole, list):
+        yield from enumerate(whole, start=1)
+        return
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line)
+        except ValueError:
+            raise Malformed(f"line {number} is not JSON")
+
+
 def read_export(path: str) -> tuple[dict | None, list[dict]]:
     header, events = None, []
     with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except ValueError:
-                raise Malformed(f"line {number} is not JSON")
-            if not isinstance(data, dict):
-                raise Malformed(f"line {number} is not a JSON object")
-            if data.get("type") == "export_header" and "seq" not in data:
-                header = data
-                continue
-            missing = [k for k in EVENT_KEYS if k not in data]
-            if missing or not isinstance(data["seq"], int) or not isinstance(data["payload"], dict) \
-                    or not all(isinstance(data[k], str) for k in ("prev_hash", "hash", "created_at")):
-                raise Malformed(f"line {number} is not an event of an export (missing or wrong: "
-                                f"{', '.join(missing) or 'seq, payload or hashes'})")
-            for key in ("session", "scene", "actor_id", "character"):
-                # JCS writes 1.0 as 1, so the hash can't tell them apart: read it as the number it is.
-                if isinstance(data[key], float) and data[key].is_integer():
-                    data[key] = int(data[key])
-                if data[key] is not None and type(data[key]) is not int:
-                    raise Malformed(f"line {number}: its {key} is neither a whole number nor null")
-            events.append(data)
+        text = f.read()
+    for number, data in export_items(text):
+        if not isinstance(data, dict):
+            raise Malformed(f"line {number} is not a JSON object")
+        if data.get("type") == "export_header" and "seq" not in data:
+            header = data
+            continue
+        missing = [k for k in EVENT_KEYS if k not in data]
+        if missing or not isinstance(data["seq"], int) or not isinstance(data["payload"], dict) \
+                or not all(isinstance(data[k], str) for k in ("prev_hash", "hash", "created_at")):
+            raise Malformed(f"line {number} is not an event of an export (missing or wrong: "
+                            f"{', '.join(missing) or 'seq, payload or hashes'})")
+        for key in ("session", "scene", "actor_id", "character"):
+            # JCS writes 1.0 as 1, so the hash can't tell them apart: read it as the number it is.
+            if isinstance(data[key], float) and data[key].is_integer():
+                data[key] = int(data[key])
+            if data[key] is not None and type(data[key]) is not int:
+                raise Malformed(f"line {number}: its {key} is neither a whole number nor null")
+        events.append(data)
     return header, events
 
 

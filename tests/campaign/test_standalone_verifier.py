@@ -777,3 +777,15 @@ def test_after_an_event_sealed_from_her_a_difference_is_a_note_and_the_gms_expor
             f"can see it; events sealed from you (from #{sealed}) came before it") in result.stdout
     result = run(download(table, table.gm, tmp_path))
     assert result.returncode == 1 and f"BAD seq {target.seq}: its outcome is not what the rules decide" in result.stdout
+
+
+def test_an_export_saved_as_one_json_document_verifies(tmp_path, capsys):
+    """``talekeeper-verify.pyz export.json``: the events as one JSON list (the header first, or none
+    and --campaign-id), or as the events API pages them, verify as the JSON Lines file does."""
+    log = an_evening_signed()
+    lines = [json.loads(line) for line in open(log.export(tmp_path / "e.jsonl"))]
+    (tmp_path / "list.json").write_text(json.dumps(lines, indent=1))
+    (tmp_path / "page.json").write_text(json.dumps({"events": lines[1:], "head": None}))
+    assert verdict(capsys, str(tmp_path / "list.json"))[0] == 0
+    status, out = verdict(capsys, str(tmp_path / "page.json"), "--campaign-id", str(log.campaign_id))
+    assert status == 0, out
