@@ -570,8 +570,12 @@ class Verifier:
             if body["type"] in SERVER_MADE and not any(k in payload for k in ("command_id", "signature", "command_of")):
                 continue
             if "command_of" in payload:
-                first = firsts.get(payload["command_of"]) if type(payload["command_of"]) is int else None
-                if first is None or first["seq"] >= seq:
+                named = payload["command_of"]
+                first = firsts.get(named) if type(named) is int else None
+                if first is None and type(named) is int and named < seq and named in self.by_seq \
+                        and self.body(self.by_seq[named]) is None:
+                    sealed += 1  # its command's first event is sealed from this member: the GM's export checks it
+                elif first is None or first["seq"] >= seq:
                     self.bad(seq, f"names #{payload['command_of']} as its command's first event, which is not "
                                   "an earlier signed command this member reads")
                 elif (first["actor_id"], first["session"]) != (event["actor_id"], event["session"]):
