@@ -581,7 +581,7 @@ class Verifier:
                 elif (first["actor_id"], first["session"]) != (event["actor_id"], event["session"]):
                     self.bad(seq, f"a later event of #{first['seq']}'s command, by another member or in another session")
                 continue
-            problem = self._command_problem(event, payload, keys, sent_in, commitments)
+            problem = self._command_problem(event, payload, keys, sent_in)
             if problem:
                 self.bad(seq, problem)
             else:
@@ -591,7 +591,7 @@ class Verifier:
             self.notes.append(f"{sealed} event(s) sealed from you after signing came on: their signatures can't be "
                               "checked here (the GM's export can)")
 
-    def _command_problem(self, event, payload, keys, sent_in, commitments) -> str:
+    def _command_problem(self, event, payload, keys, sent_in) -> str:
         """Why a signed command's first event fails rules 1-4 ('' when it holds)."""
         command_id, action, signature = payload.get("command_id"), payload.get("action"), payload.get("signature")
         if command_id is None and action is None and signature is None:
