@@ -21,6 +21,7 @@ import { describeFight, setUpFight } from "./fight.js";
 import * as health from "./health.js";
 import { fitLog, focusInPanel, landOn } from "./layout.js";
 import { setUpChat } from "./chat.js";
+import { adjustSpec } from "./adjust.js";
 
 const root = document.getElementById("table");
 const data = JSON.parse(document.getElementById("table-data").textContent);
@@ -520,6 +521,9 @@ function describeCore(ev) {
     }
     case "roll_requested":
       return { text: `GM asks for ${actionLabel(p.action, ev.character)}`, detail: p.note ? `“${p.note}”` : "" };
+    case "sheet_adjusted": // as campaign/audit.py says it: each value's before and after, and why
+      return { text: `adjusted the sheet: ${(p.changes || []).map((c) => `${c.path.replace(/^sheet\./, "")} ${c.from} → ${c.to}`).join(", ")}`,
+        detail: p.reason ? `“${p.reason}”` : "", tone: "gm" };
     case "turn_order_set": return { text: `set the turn order: ${(p.order || []).map((id) => chars.get(id)?.name || `#${id}`).join(", ")}` };
     case "message_posted": // chat: in character it is said, out of character it is (ooc)
       return { text: p.kind === "ic" ? h("q", { class: "said" }, p.text) : [h("span", { class: "ooc-tag" }, "ooc "), p.text], tone: "chat" };
@@ -1423,6 +1427,7 @@ function renderHero() {
     const offered = new Set([...specs.values()].map((spec) => spec.type));
     for (const spec of declaredSpecs()) if (!offered.has(spec.type) && (!spec.gm || isGM)) specs.set(spec.id, spec);
     if (isGM && c.npc) specs.set("show_npc", showNpcSpec(c));
+    if (isGM) specs.set("adjust_sheet", adjustSpec(c));
   }
   let sheet;
   try {
