@@ -359,7 +359,8 @@ const receiptName = (c) => `talekeeper-${slug}-receipt-${c.seq}.json`;
 function renderReceipts(list) {
   fill(document.getElementById("receipt-list"), ...list.slice(-10).reverse().map((c) => h("li", null,
     h("span", null, `#${c.seq} · ${short(c.hash)}`),
-    h("time", { class: "muted", datetime: c.created_at }, new Date(c.created_at).toLocaleString()),
+    // UTC, as the log, the audit and the exports say every time: one clock for the whole table.
+    h("time", { class: "muted", datetime: c.created_at }, `${new Date(c.created_at).toISOString().slice(0, 16).replace("T", " ")} UTC`),
     h("button", { type: "button", class: "link small", "aria-label": `Download the receipt for #${c.seq}`,
       onclick: () => download(receiptName(c), c) }, "download"))));
 }
@@ -1007,7 +1008,9 @@ function showResult(seq) {
   resultKept = kept;
   resultDismissed = false;
   renderResult();
-  if (!resultEl.hidden && !inView(resultEl)) resultEl.scrollIntoView({ block: "nearest" });
+  // Once the form has closed: the card no longer sticks (talekeeper.css .dock), so it is brought into
+  // view where it stands, under the sheet, after the page has laid out without the form.
+  requestAnimationFrame(() => { if (!resultEl.hidden && !inView(resultEl)) resultEl.scrollIntoView({ block: "nearest" }); });
 }
 
 // The card belongs to the character it was rolled for (docs/table.md): it shows under that

@@ -216,10 +216,11 @@ def table_of(transactional_db):
 class Seat:
     """One person at the table: a browser context, logged in through the form, on the table page."""
 
-    def __init__(self, browser: Browser, base: str, username: str, viewport=None):
+    def __init__(self, browser: Browser, base: str, username: str, viewport=None, timezone_id=None):
         self.base = base
         self.username = username
-        self.context = browser.new_context(viewport=viewport or DESKTOP, reduced_motion="reduce")
+        self.context = browser.new_context(viewport=viewport or DESKTOP, reduced_motion="reduce",
+                                           **({"timezone_id": timezone_id} if timezone_id else {}))
         self.page = self.context.new_page()
         self.offline = False  # go_offline() .. go_online()
         self._sockets_routed = False

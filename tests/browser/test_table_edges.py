@@ -1,12 +1,15 @@
 """The table's edges: the browser going offline is said at once (not "Live" with every button on);
-a member opening a page only the GM opens gets the product's 403 page, not a 404."""
+a member opening a page only the GM opens gets the product's 403 page, not a 404; every time on the
+table reads in UTC, whatever the browser's own zone."""
 
 from __future__ import annotations
 
 import pytest
 from playwright.sync_api import expect
 
+from campaign.models import Event
 from rules import get_system
+from tests.browser.conftest import PHONE, Seat, faces_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -43,3 +46,49 @@ def test_a_member_on_a_gm_only_page_gets_the_403_page(table_of, seats, path):
     expect(page.get_by_text("only the campaign's GM opens it")).to_be_visible()
     page.get_by_role("link", name="Back to the table").click()
     alice.wait_live()
+
+
+def test_every_time_on_the_table_is_utc_whatever_the_browsers_zone(table_of, browser, server):
+    table = table_of("tote")
+    table.create_character(table.alice, "Ayasha", get_system("tote").example_sheet)
+    seat = Seat(browser, server, "alice", timezone_id="Pacific/Auckland")  # UTC+12/13: never the same clock
+    try:
+        seat.login()
+        page = seat.page
+        page.get_by_role("button", name="Get a signed receipt").click()
+        receipt = page.locator("#receipt-list time")
+        expect(receipt).to_have_count(1)
+        stamp = page.evaluate("document.querySelector('#receipt-list time').dateTime")
+        expect(receipt).to_have_text(f"{stamp[:10]} {stamp[11:16]} UTC")
+        last = Event.objects.filter(campaign=table.campaign).order_by("-seq").first()
+        expect(seat.event(last.seq).locator("time")).to_have_text(f"{last.created_at.strftime('%H:%M')} UTC")
+        assert not seat.errors, seat.errors
+    finally:
+        seat.close()
+
+
+# The sheet's buttons something else covers at their centre (each brought into view first).
+COVERED = """() => [...document.querySelectorAll("#sheet-wrap button[data-action]")].filter((b) => {
+  b.scrollIntoView({ block: "nearest" });
+  const r = b.getBoundingClientRect();
+  const at = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+  return !(at && (at === b || b.contains(at)));
+}).map((b) => b.dataset.action)"""
+
+
+@pytest.mark.parametrize("viewport", [{"width": 1280, "height": 800}, PHONE], ids=["desktop", "phone"])
+def test_the_result_card_never_covers_the_sheets_buttons(table_of, seats, script_dice, viewport):
+    table = table_of("tote")
+    sheet = get_system("tote").example_sheet
+    table.create_character(table.alice, "Ayasha", sheet)
+    alice = seats("alice", viewport=viewport)
+    page = alice.page
+    form = alice.start("skill:Hunt")
+    form.get_by_label("Target number (T)").fill("8")
+    alice.odds()
+    action = {"type": "skill_test", "skill": "Hunt", "target": 8}
+    script_dice(faces_for("tote", get_system("tote").initial_state(sheet), action, lambda p: p["success"]))
+    form.get_by_role("button", name="Roll").click()
+    expect(page.locator("#result")).to_contain_text("Success")
+    assert page.evaluate(COVERED) == []
+    expect(page.locator("#result")).to_be_visible()
