@@ -539,6 +539,21 @@ function describeCore(ev) {
   }
 }
 
+// A line of a contest or an opposed roll says whom it was against, in every system: the character
+// the action named (`vs_character`), the contest's opponent, the other side it changed (`sides`), or
+// the opponent's name in words (MdT). A character this page does not know (an NPC the GM hides) stays
+// unnamed, as the rest of the page leaves it.
+function opponentName(ev) {
+  const p = ev.payload || {};
+  const id = p.action?.vs_character ?? p.contest?.opponent ?? (p.sides ? Number(Object.keys(p.sides)[0]) : null);
+  return (id != null && id !== ev.character ? chars.get(id)?.name : null) || p.opponent_name || null;
+}
+function namingOpponent(ev, d) {
+  const name = opponentName(ev);
+  if (!name || textOf(d.text).includes(name)) return d;
+  return { ...d, text: [].concat(d.text, ` (against ${name})`) };
+}
+
 function describe(ev) {
   // A sealed stub says who, when and who may read it (campaign/visibility.py SEALED_KEYS), never
   // what: not even that it was a roll (it may be an NPC the GM made). A whisper's visibility says it.
@@ -554,7 +569,7 @@ function describe(ev) {
   } catch (problem) {
     console.error("describe failed", ev, problem);
   }
-  if (d) return d;
+  if (d) return namingOpponent(ev, d);
   const p = ev.payload || {};
   const spec = declared.events[ev.type];
   return {

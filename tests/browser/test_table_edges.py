@@ -9,6 +9,7 @@ from playwright.sync_api import expect
 
 from campaign.models import Event
 from rules import get_system
+from rules.base import ScriptedDice
 from tests.browser.conftest import PHONE, Seat, faces_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -92,3 +93,18 @@ def test_the_result_card_never_covers_the_sheets_buttons(table_of, seats, script
     expect(page.locator("#result")).to_contain_text("Success")
     assert page.evaluate(COVERED) == []
     expect(page.locator("#result")).to_be_visible()
+
+
+def test_a_contests_lines_name_the_opponent(table_of, seats):
+    from tests.browser.test_systems import dice_for
+
+    table = table_of("tale")
+    hero = table.create_character(table.alice, "Autopet", get_system("tale").example_sheet)
+    rival = table.create_character(table.bob, "Grusk", get_system("tale").example_sheet)
+    started = table.command(table.alice, {"type": "start_contest", "character": hero.id, "characteristics": ["brawn", "deft"],
+                                          "vs_character": rival.id, "label": "arm wrestling"}).events[0].seq
+    round_ = {"type": "iterated_round", "character": hero.id}
+    rolled = table.command(table.alice, round_, dice=dice_for(table, "tale", "Autopet", round_, 3)).events[0].seq
+    watcher = seats("watcher")
+    for seq in (started, rolled):
+        expect(watcher.event(seq)).to_contain_text("against Grusk")
