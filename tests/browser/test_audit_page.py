@@ -26,9 +26,9 @@ def test_the_gm_audits_an_evening(table_of, seats, real_dice):
     page = gm.page
     audit = f"{gm.base}/campaigns/{campaign.slug}/audit/"
 
-    # A player gets exactly the outsider's 404.
+    # A player is told the page is the GM's (the outsider's 404 is for those who are not members).
     response = alice.page.goto(audit)
-    assert response.status == 404
+    assert response.status == 403
 
     response = page.goto(audit)
     assert response.status == 200
