@@ -35,10 +35,12 @@ class InvalidToken(Exception):
 
 def user_for_token(key: str, address: str):
     """The active user a token belongs to; wrong tokens count against ``address``
-    (:class:`RateLimited` once it guessed too often)."""
-    check_failures("token", address=address)
+    (:class:`RateLimited` for a wrong one once it guessed too often)."""
+    # Looked up first: a valid token is never refused for the wrong ones sent from its address (a
+    # shared NAT, a script with a stale token beside a good one); only guessing is throttled.
     token = ApiToken.objects.select_related("user").filter(digest=token_digest(key)).first()
     if token is None or not token.user.is_active:
+        check_failures("token", address=address)
         record_failure("token", address=address)
         raise InvalidToken()
     now = timezone.now()

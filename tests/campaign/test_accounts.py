@@ -93,15 +93,17 @@ def test_logins_are_throttled_per_account_and_per_address(table, settings):
     assert other.post("/login/", {"username": "bob", "password": "pw-bob-123456"}).status_code == 302
 
 
-def test_wrong_api_tokens_are_throttled_per_address(table, settings):
+def test_wrong_api_tokens_are_throttled_per_address_and_valid_ones_pass(table, settings):
     settings.LOGIN_FAILURES_PER_5_MINUTES = 3
     key = ApiToken.objects.create(user=table.alice).key
     client = Client()
     for i in range(3):
         res = client.get("/api/campaigns/torn-road/events", HTTP_AUTHORIZATION=f"Bearer guess{i}")
         assert res.status_code == 401
-    res = client.get("/api/campaigns/torn-road/events", HTTP_AUTHORIZATION=f"Bearer {key}")
+    res = client.get("/api/campaigns/torn-road/events", HTTP_AUTHORIZATION="Bearer guess3")
     assert res.status_code == 429 and res.json()["error"]["code"] == "rate_limited"
+    # The guesses never lock out a valid token, from this address or another.
+    assert client.get("/api/campaigns/torn-road/events", HTTP_AUTHORIZATION=f"Bearer {key}").status_code == 200
     assert Client(REMOTE_ADDR="10.0.0.9").get("/api/campaigns/torn-road/events",
                                               HTTP_AUTHORIZATION=f"Bearer {key}").status_code == 200
 
