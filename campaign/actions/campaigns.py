@@ -77,8 +77,13 @@ def do_rotate_invite(membership: Membership) -> Campaign:
     require_gm(membership, "make a new invite link")
     with transaction.atomic():
         campaign = lock_campaign(membership.campaign_id)
-        campaign.invite_code = secrets.token_urlsafe()
-        campaign.invite_created_at = timezone.now()
-        Campaign.objects.filter(pk=campaign.pk).update(invite_code=campaign.invite_code,
-                                                       invite_created_at=campaign.invite_created_at)
+        new_invite(campaign)
     return campaign
+
+
+def new_invite(campaign: Campaign) -> None:
+    """Replace the campaign's invite link (the caller holds its lock); the old one stops working."""
+    campaign.invite_code = secrets.token_urlsafe()
+    campaign.invite_created_at = timezone.now()
+    Campaign.objects.filter(pk=campaign.pk).update(invite_code=campaign.invite_code,
+                                                   invite_created_at=campaign.invite_created_at)

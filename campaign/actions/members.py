@@ -9,6 +9,7 @@ from ..broadcast import close_sockets_on_commit
 from ..log import Draft, lock_campaign, record
 from ..models import ROLE_CHOICES, ROLE_PLAYER, ROLE_SPECTATOR, Campaign, Membership
 from .access import access_other_member
+from .campaigns import new_invite
 from .errors import ActionError, Conflict, Refused
 
 User = get_user_model()
@@ -29,9 +30,13 @@ def decide_add_member(campaign: Campaign, membership: Membership, action: dict) 
 
 
 def decide_remove_member(campaign: Campaign, membership: Membership, action: dict) -> Draft:
-    """The member leaves the table: their sockets close; their characters and past events stay."""
+    """The member leaves the table: their sockets close; their characters and past events stay.
+
+    The invite link changes too: the one they were given would let them straight back in. The GM
+    hands the new one (on the settings page) to whoever is still to join."""
     other = access_other_member(campaign, membership, action.get("username"))
     other.delete()
+    new_invite(campaign)
     close_sockets_on_commit(other.user_id, campaign.id)
     return Draft("member_removed", {"username": other.user.username, "role": other.role})
 

@@ -256,6 +256,18 @@ def test_a_removed_member_can_no_longer_write(table):
     assert refused.value.code == "not_member"
 
 
+def test_a_removed_member_cannot_rejoin_with_the_link_they_had(table):
+    old = table.campaign.invite_code
+    table.command(table.gm, {"type": "remove_member", "username": "bob"})
+    bob = logged_in(table.bob)
+    assert bob.get(f"/join/{old}/").status_code == 404
+    assert bob.post(f"/join/{old}/").status_code == 404
+    assert not Membership.objects.filter(campaign=table.campaign, user=table.bob).exists()
+    # The GM's new link (on the settings page) works for whoever the GM gives it to.
+    new = Campaign.objects.get(pk=table.campaign.pk).invite_code
+    assert new != old and bob.get(f"/join/{new}/").status_code == 200
+
+
 def test_invite_links_rotate_and_expire(table, settings):
     old = table.campaign.invite_code
     client = logged_in(table.outsider)
