@@ -219,8 +219,12 @@ def test_import_with_the_known_head_loads_the_genuine_file(played_export):
     (lambda h, e: h["dice_seeds"][0].update(seed="ab" * 16), "a dice seed must be 64 lowercase hex"),
     (lambda h, e: h["campaign"].update(system="chess"), "the campaign's system must be one of"),
     (lambda h, e: h["users"].append(dict(h["users"][0])), "listed twice"),
+    # Names pass the live server's one rule (campaign/actions/checks.py check_name).
+    (lambda h, e: h["characters"][0].update(name="Ayasha\u202egnp.exe"), "A character name can't contain"),
+    (lambda h, e: h["campaign"].update(name="The\nRoad"), "A campaign name can't contain"),
+    (lambda h, e: h["characters"][0].update(name=" Ayasha"), "A character name must not start or end with spaces"),
 ], ids=["superadmin", "visibility-nobody", "html-username", "non-hex-seed", "short-seed", "unknown-system",
-        "duplicate-user"])
+        "duplicate-user", "bidi-character-name", "newline-campaign-name", "padded-character-name"])
 def test_import_refuses_values_no_server_writes(played_export, change, message):
     path, text = played_export
     lines = text.splitlines()

@@ -35,6 +35,7 @@ from django.core.management.color import no_style
 from django.db import DatabaseError, connection, transaction
 
 from campaign import projections
+from campaign.actions import ActionError, check_name
 from campaign.exports import FORMAT, FORMAT_VERSION, is_header
 from campaign.log import FORMAT_1, FORMAT_2, ChainBroken, lock_campaign, record, verify_chain
 from campaign.models import (
@@ -91,6 +92,18 @@ def _optional_number(value, what: str, hi: int = MAX_ID) -> int | None:
 def _text(value, what: str, max_length: int, *, empty: bool = False) -> str:
     if not isinstance(value, str) or len(value) > max_length or (not empty and not value.strip()) or "\x00" in value:
         raise Malformed(f"{what} must be text of {0 if empty else 1} to {max_length} characters, not {value!r:.40}")
+    return value
+
+
+def _name(value, what: str, max_length: int) -> str:
+    """A name as the live server takes it (check_name: the one rule of names), and as it stores it:
+    already stripped, so a name is never changed on its way in."""
+    try:
+        checked = check_name(value, what, max_length)
+    except ActionError as e:
+        raise Malformed(e.message) from None
+    if checked != value:
+        raise Malformed(f"{what} must not start or end with spaces, not {value!r:.40}")
     return value
 
 
@@ -262,7 +275,7 @@ class Command(BaseCommand):
         if not isinstance(slug, str) or not SLUG.fullmatch(slug):
             raise Malformed(f"the campaign's slug must be 1 to 60 letters, digits, - or _, not {slug!r:.40}")
         campaign = Campaign(id=_number(info["id"], "the campaign's id"), slug=slug,
-                            name=_text(info["name"], "the campaign's name", 120),
+                            name=_name(info["name"], "A campaign name", 120),
                             system=_choice(info["system"], "the campaign's system", system_choices()))
         if info.get("invite_code"):
             campaign.invite_code = _text(info["invite_code"], "the invite code", 64)
@@ -285,7 +298,7 @@ class Command(BaseCommand):
             # An NPC keeps what the players may see of it (an older header has no NPCs).
             characters[ident] = Character.objects.create(
                 id=ident, campaign=campaign, owner_id=users[owner] if owner is not None else None,
-                name=_text(c["name"], "a character's name", 80), npc=c.get("npc") is True,
+                name=_name(c["name"], "A character name", 80), npc=c.get("npc") is True,
                 shown=_choice(c.get("shown", SHOWN_FULL), "an NPC's shown", SHOWN_CHOICES))
             Character.objects.filter(pk=ident).update(created_at=_when(c["created_at"]))
         sessions = set()
