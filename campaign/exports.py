@@ -31,7 +31,7 @@ from django.utils import timezone
 
 from .audit import describe, dice_text, named_readers, voided_events
 from .log import events_after, timestamp
-from .models import SHOWN_HIDDEN, Campaign, Character, DiceSeed, Event, Membership
+from .models import SHOWN_FULL, SHOWN_HIDDEN, Campaign, Character, DiceSeed, Event, Membership
 from .visibility import Viewer, as_stored, for_viewer
 
 FORMAT = "talekeeper-export"
@@ -84,6 +84,14 @@ def event_pages(campaign: Campaign, viewer: Viewer | None, session: int | None =
 
 # --- the header line ----------------------------------------------------------------------------
 
+def _created_at(character: Character, viewer: Viewer | None) -> str | None:
+    """When the character was made; ``None`` for a player of an NPC they may not see in full: the
+    time would find the sealed event that made it in their own export."""
+    if character.npc and character.shown != SHOWN_FULL and viewer is not None and not viewer.is_gm:
+        return None
+    return timestamp(character.created_at)
+
+
 def header(campaign: Campaign, *, full: bool, session: int | None = None, viewer_name: str | None = None,
            viewer: Viewer | None = None) -> dict:
     """What an export is of: the campaign, its users, members and characters.
@@ -119,7 +127,7 @@ def header(campaign: Campaign, *, full: bool, session: int | None = None, viewer
                      "joined_at": timestamp(m.joined_at)} for m in members],
         "characters": [{"id": c.id, "name": c.name, "owner_id": c.owner_id,
                         "owner": c.owner.get_username() if c.owner else None,
-                        "created_at": timestamp(c.created_at), "npc": c.npc, "shown": c.shown} for c in characters],
+                        "created_at": _created_at(c, viewer), "npc": c.npc, "shown": c.shown} for c in characters],
     }
     if full:
         data["campaign"].update(invite_code=campaign.invite_code, session_count=campaign.session_count,

@@ -292,3 +292,16 @@ def test_export_log_header_and_session(played):
         run("export_log", played.campaign.slug, "--session", "7")
     with pytest.raises(CommandError, match="No campaign"):
         run("export_log", "nowhere")
+
+
+def test_a_players_header_does_not_date_a_name_only_npc(table):
+    """The GM made an NPC the players see by name only: its making is sealed to them, so their
+    header must not give the moment it was made (that finds the sealed event in their export)."""
+    from tests.campaign.test_evening_tools import make_npc
+
+    npc = make_npc(table, name="Masked Stranger", shown="name")
+    mine = jsonl(login(table.alice).get(export_url(table, query="?header=1")))[0]
+    (row,) = [c for c in mine["characters"] if c["id"] == npc.id]
+    assert row["name"] == "Masked Stranger" and row["created_at"] is None
+    gms = jsonl(login(table.gm).get(export_url(table, query="?header=1")))[0]
+    assert [c["created_at"] for c in gms["characters"] if c["id"] == npc.id] != [None]
