@@ -93,6 +93,12 @@ def test_the_result_card_never_covers_the_sheets_buttons(table_of, seats, script
     expect(page.locator("#result")).to_contain_text("Success")
     assert page.evaluate(COVERED) == []
     expect(page.locator("#result")).to_be_visible()
+    # A new form open: the dock holds it alone (the result is back when it closes).
+    alice.start("skill:Strike")
+    expect(page.locator("#result")).to_be_hidden()
+    page.keyboard.press("Escape")
+    expect(page.locator("#result")).to_be_visible()
+    assert page.evaluate(COVERED) == []
 
 
 def test_a_contests_lines_name_the_opponent(table_of, seats):
