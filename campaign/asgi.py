@@ -1,7 +1,9 @@
 """The ASGI application: Django for HTTP, the live table for WebSockets."""
 
+import asyncio
 import gc
 import os
+import sys
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "campaign.settings")
 
@@ -58,6 +60,20 @@ application = ProtocolTypeRouter(
         "websocket": origin_validator(socket_stack(URLRouter(websocket_urlpatterns))),
     }
 )
+
+if "daphne.server" in sys.modules:  # served by daphne, on Twisted's asyncio reactor
+    from twisted.internet import defer, reactor
+
+    from sessions.consumers import stop_all
+
+    # SIGTERM (a rolling restart): before daphne drops every connection, each table socket leaves
+    # presence and the user's socket count and closes with "restarting", so the page reconnects to
+    # another process at once and is not refused there as one socket too many. Registered before
+    # daphne's own trigger (it imports the application first), so it runs first; daphne's (which
+    # cancels every application) fails with a KeyError on a connection that never had one, and the
+    # sockets then dropped without a close frame.
+    reactor.addSystemEventTrigger("before", "shutdown",
+                                  lambda: defer.Deferred.fromFuture(asyncio.ensure_future(stop_all())))
 
 # Everything imported so far lives as long as the process. Frozen, the collector's full passes
 # (gen2) no longer walk it: in the 20x8 load on one process (docs/performance.md, "Where the time goes")

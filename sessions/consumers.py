@@ -27,6 +27,7 @@ import itertools
 import json
 import logging
 import random
+import weakref
 from collections import OrderedDict
 from urllib.parse import parse_qs
 
@@ -55,7 +56,13 @@ CLOSE_UNAUTHENTICATED = 4401
 CLOSE_NOT_FOUND = 4404
 CLOSE_BAD_REQUEST = 4400
 CLOSE_REVOKED = 4403  # logged out, deactivated, removed or given another role: reconnect (or not) with today's rights
-CLOSE_TOO_MANY = 4429
+CLOSE_TOO_MANY = 4429  # the page tries again with its backoff: a restart elsewhere may free a slot
+# This process is stopping (SIGTERM: a restart or a scale-down): reconnect at once, and the proxy
+# sends the page to another process. Sent after the socket left presence and the user's count.
+CLOSE_RESTARTING = 4012
+# How long a stopping socket may spend leaving presence and its groups before it closes anyway
+# (Redis away): its entries then lapse by their deadline, as a killed process's do.
+STOP_GRACE = 2.0
 # "Try again later": the page reconnects with its backoff (not a 44xx refusal). Not 1013, the standard
 # code: daphne refuses it from an application and closes with 1011 instead.
 CLOSE_UNAVAILABLE = 4503
@@ -65,11 +72,22 @@ CLOSE_UNAVAILABLE = 4503
 GAP_WAIT = 0.3
 
 
+# This process's sockets at a table, for ``stop_all`` when the process stops.
+_seated: "weakref.WeakSet[TableConsumer]" = weakref.WeakSet()
+
+
+async def stop_all() -> None:
+    """Every socket of this process leaves presence and closes with ``CLOSE_RESTARTING``: the process
+    is stopping (campaign/asgi.py calls this on SIGTERM, before daphne drops the connections)."""
+    await asyncio.gather(*(socket._stopping() for socket in list(_seated)), return_exceptions=True)
+
+
 class TableConsumer(AsyncWebsocketConsumer):
     campaign_id: int | None = None
     last_sent = 0
     here: tuple[str, ...] = ()  # the groups this socket hears from memory (campaign.broadcast.sit_down_here)
     closing = False  # revoked or gone: nothing more is sent
+    left = False  # out of presence and the groups (``_leave``, once)
     gap_task: asyncio.Task | None = None
     beat_task: asyncio.Task | None = None  # this socket's part of the current table beat (``_beat``)
     # Heads of this log this socket told its client (the last event sent, the last head stated): a
@@ -92,11 +110,31 @@ class TableConsumer(AsyncWebsocketConsumer):
         # that outlived its client, or when connect raised), it leaves this process's list.
         try:
             await super().__call__(scope, receive, send)
+        except asyncio.CancelledError:
+            # daphne cancels every socket when the process stops (SIGTERM) and, later, one that
+            # outlived its client: leave as disconnect() would, then close with "restarting".
+            await self._stopping()
+            raise
         finally:
             self._stand_up()
 
+    async def _stopping(self) -> None:
+        if self.campaign_id is None or self.left:
+            return
+        try:
+            # Presence and the user's socket count first: the page's next socket, on another
+            # process, must not be refused as one too many by this one's entry.
+            await asyncio.wait_for(self._leave(), STOP_GRACE)
+        except Exception as e:  # noqa: BLE001 (timeout or Redis away: the entries lapse by their deadline)
+            log.warning("stopping socket left late: %r", e)
+        try:
+            await self.close(code=CLOSE_RESTARTING)
+        except Exception:  # noqa: BLE001 (the client is already gone)
+            pass
+
     def _stand_up(self) -> None:
         self.closing = True
+        _seated.discard(self)
         if self.here:
             stand_up_here(self.here, self.channel_name)
             self.here = ()
@@ -147,6 +185,7 @@ class TableConsumer(AsyncWebsocketConsumer):
             return
         self.campaign_id = campaign.id
         self.membership = membership
+        _seated.add(self)
         self.viewer = Viewer.of(membership)
         self.last_sent = after
         # Join the groups before reading the backlog, or an event committed
@@ -191,6 +230,13 @@ class TableConsumer(AsyncWebsocketConsumer):
         await self.close(code=CLOSE_REVOKED)
 
     async def disconnect(self, close_code):
+        await self._leave()
+
+    async def _leave(self) -> None:
+        """Out of this process's list, the user's and table's groups, and presence (once)."""
+        if self.left:
+            return
+        self.left = True
         for task in (self.gap_task, self.beat_task):
             if task:
                 task.cancel()

@@ -260,14 +260,17 @@ function connect() {
       pending.delete(id);
       p.onError({ code: "connection_lost", message: "The connection dropped." });
     }
-    // 44xx: refused (not logged in, not a member, revoked...); anything else, 4503 (the server's
-    // database is away) included, is tried again with the backoff below.
-    if (ev.code >= 4400 && ev.code < 4500) {
+    // 44xx: refused (not logged in, not a member, revoked...), except 4429 (too many sockets: a
+    // restart elsewhere frees one); anything else, 4503 (the server's database is away) included,
+    // is tried again with the backoff below. 4012: that process is stopping; another one takes
+    // the page at once (jittered, so its sockets don't all land in the same instant).
+    if (ev.code >= 4400 && ev.code < 4500 && ev.code !== 4429) {
       setConn("closed", "Refused by the server: reload the page.");
       return;
     }
-    const delay = Math.min(10000, 500 * 2 ** retry) * (0.5 + Math.random() / 2);
-    retry += 1;
+    const restarting = ev.code === 4012;
+    const delay = restarting ? 100 + Math.random() * 900 : Math.min(10000, 500 * 2 ** retry) * (0.5 + Math.random() / 2);
+    if (!restarting) retry += 1;
     retryAt = Date.now() + delay;
     showCountdown();
     retryTimer = setTimeout(connect, delay);
