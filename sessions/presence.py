@@ -14,7 +14,9 @@ closes removes its entry; a process that dies leaves entries that nobody
 refreshes, so they stop counting once their deadline passes (``TTL``: three
 missed heartbeats and a margin) and are swept by the next read.
 
-The clock is injectable so tests can let time pass without waiting.
+Deadlines are in Redis's time (its ``TIME``), never a process's own clock: processes whose clocks
+disagree (one 120 s ahead left a 147 s ghost) still agree when an entry lapses. The clock is
+injectable so tests can let time pass without waiting.
 """
 
 from __future__ import annotations
@@ -109,9 +111,9 @@ class RedisPresence:
 
     PREFIX = "tk:presence"
 
-    def __init__(self, url: str, clock: Clock = time.time):
+    def __init__(self, url: str, clock: Clock | None = None):
         self.url = url
-        self.clock = clock
+        self.clock = clock  # None: Redis's TIME (tests pass their own)
         self._clients: dict[asyncio.AbstractEventLoop, object] = {}
 
     def _redis(self):
@@ -127,6 +129,12 @@ class RedisPresence:
                 self.url, socket_timeout=1, socket_connect_timeout=1, health_check_interval=30)
         return client
 
+    async def _now(self) -> float:
+        if self.clock is not None:
+            return self.clock()
+        seconds, microseconds = await self._redis().time()
+        return seconds + microseconds / 1_000_000
+
     def _keys(self, campaign_id: int) -> tuple[str, str]:
         return f"{self.PREFIX}:c:{campaign_id}", f"{self.PREFIX}:m:{campaign_id}"
 
@@ -137,7 +145,7 @@ class RedisPresence:
                      limit: int) -> bool:
         deadlines, info = self._keys(campaign_id)
         user = self._user_key(user_id)
-        now = self.clock()
+        now = await self._now()
         keep = int(ttl()) + 1
         entry = json.dumps({"user_id": user_id, "username": username, "role": role, "head": None})
         async with self._redis().pipeline(transaction=True) as p:
@@ -164,7 +172,7 @@ class RedisPresence:
     async def still_here_many(self, campaign_id: int, sockets: list[tuple[str, int, str, str]]) -> None:
         """:meth:`still_here` for ``[(channel, user id, username, role)]`` of one campaign, in one round trip."""
         deadlines, info = self._keys(campaign_id)
-        deadline = self.clock() + ttl()
+        deadline = await self._now() + ttl()
         keep = int(ttl()) + 1
         async with self._redis().pipeline(transaction=False) as p:
             for channel, user_id, username, role in sockets:
@@ -200,7 +208,7 @@ class RedisPresence:
 
     async def members(self, campaign_id: int) -> list[dict]:
         deadlines, info = self._keys(campaign_id)
-        now = self.clock()
+        now = await self._now()
         async with self._redis().pipeline(transaction=False) as p:
             p.zrangebyscore(deadlines, "-inf", now)
             p.zrangebyscore(deadlines, f"({now!r}", "+inf")  # a deadline is the first moment it no longer counts
@@ -214,7 +222,8 @@ class RedisPresence:
         return fold_members([json.loads(entries[c]) for c in live if c in entries])
 
     async def sockets_of(self, user_id: int) -> int:
-        return await self._redis().zcount(self._user_key(user_id), f"({self.clock()!r}", "+inf")
+        now = await self._now()
+        return await self._redis().zcount(self._user_key(user_id), f"({now!r}", "+inf")
 
 
 _store: MemoryPresence | RedisPresence | None = None

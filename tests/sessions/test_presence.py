@@ -124,7 +124,7 @@ async def test_the_table_is_told_when_a_dead_processs_member_lapses(transactiona
     settings.TABLE_HEARTBEAT_SECONDS = 0.2
     table = transactional_table
     store = presence.store()
-    clock = Clock()
+    clock, kept = Clock(), store.clock
     store.clock = clock
     try:
         # Bob's socket was on a process that was killed: his entry is there, nobody refreshes it.
@@ -141,4 +141,42 @@ async def test_the_table_is_told_when_a_dead_processs_member_lapses(transactiona
         assert names(frame["members"]) == ["gm"]
         await gm.disconnect()
     finally:
-        store.clock = presence.time.time
+        store.clock = kept
+
+
+AHEAD = """
+import asyncio, json, os, sys, time
+real = time.time
+time.time = lambda: real() + 120  # this process's clock runs two minutes ahead, from its first import
+import django
+django.setup()
+from sessions import presence
+store = presence.RedisPresence(sys.argv[1])
+store.PREFIX = sys.argv[2]
+asyncio.run(store.arrive(1, "ahead!1", 1, "alice", "player", limit=8))
+"""
+
+
+@pytest.mark.redis
+def test_a_process_whose_clock_runs_ahead_writes_deadlines_in_redis_time(require_redis, settings):
+    """Deadlines come from Redis's clock: a process two minutes ahead would otherwise keep its
+    sockets listed two minutes after it died (sessions/presence.py)."""
+    import os
+    import subprocess
+    import sys
+
+    import redis
+
+    prefix = f"tk:test-presence:{uuid.uuid4().hex}"
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "campaign.settings", "REDIS_URL": require_redis}
+    done = subprocess.run([sys.executable, "-c", AHEAD, require_redis, prefix], env=env, capture_output=True,
+                          text=True, timeout=HANG, cwd=str(settings.BASE_DIR))
+    assert done.returncode == 0, done.stderr[-2000:]
+    client = redis.Redis.from_url(require_redis)
+    try:
+        seconds, micro = client.time()
+        deadline = client.zscore(f"{prefix}:c:1", "ahead!1")
+        client.delete(f"{prefix}:c:1", f"{prefix}:m:1", f"{prefix}:u:1")
+    finally:
+        client.close()
+    assert 0 < deadline - (seconds + micro / 1e6) <= presence.ttl(), deadline - seconds
