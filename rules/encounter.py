@@ -19,6 +19,11 @@ STARTED, ADDED, ORDERED, ADVANCED, ENDED = (
     "encounter_started", "combatant_added", "turn_order_set", "turn_advanced", "encounter_ended")
 EVENTS = frozenset({STARTED, ADDED, ORDERED, ADVANCED, ENDED})
 MAX_COMBATANTS = 30
+# The GM's turn: one neutral slot in the order where the NPCs the players may not see act. It names
+# no character (its id is 0, never a character's) and counts none, so the table learns neither who
+# nor how many (docs/rules.md, platform 11).
+GM_TURN = 0
+GM_TURN_NAME = "GM's turn"
 
 
 def evolve(encounter: dict | None, kind: str, payload: Mapping) -> dict | None:
@@ -58,4 +63,5 @@ def next_turn(encounter: dict) -> dict:
     else:
         turn, round_ = encounter["turn"] + 1, encounter["round"]
     acting = encounter["combatants"][turn]
-    return {"round": round_, "turn": turn, "acting": acting["character"], "name": acting["name"]}
+    name = "the GM" if acting["character"] == GM_TURN else acting["name"]  # "gave the turn to the GM"
+    return {"round": round_, "turn": turn, "acting": acting["character"], "name": name}

@@ -49,11 +49,17 @@ def decide_start_encounter(campaign: Campaign, membership: Membership, action: d
 
 
 def decide_add_combatant(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+    """A character into the turn order, or (``"gm_turn": true``) the GM's turn, where the NPCs the
+    players may not see act: one neutral slot, whoever and however many they are."""
     encounter = _running(campaign)
+    if action.get("gm_turn") is True:
+        if any(c["character"] == E.GM_TURN for c in encounter["combatants"]):
+            raise Refused("The GM's turn is already in the encounter.")
+        return Draft(E.ADDED, {"character": E.GM_TURN, "name": E.GM_TURN_NAME})
     character = access_character(membership, action.get("character"))
     if character.npc and character.shown == SHOWN_HIDDEN:
         raise Refused(f"{character.name} is hidden from the players, and the turn order is the table's: "
-                      "show it by name first (show_npc).")
+                      "it acts in the GM's turn (add that instead), or show it by name first.")
     if any(c["character"] == character.id for c in encounter["combatants"]):
         raise Refused(f"{character.name} is already in the encounter.")
     if len(encounter["combatants"]) >= E.MAX_COMBATANTS:
@@ -79,7 +85,7 @@ def decide_advance_turn(campaign: Campaign, membership: Membership, action: dict
     if not encounter["combatants"]:
         raise Refused("Add combatants before the first turn.")
     if not membership.is_gm:
-        acting = encounter["acting"]
+        acting = encounter["acting"]  # the GM's turn (0) is the GM's to end
         owner = Character.objects.filter(pk=acting).values_list("owner_id", flat=True).first() if acting else None
         if owner != membership.user_id:
             raise Forbidden("Only the GM, or the player whose character is acting, can end the turn.")

@@ -88,7 +88,7 @@ def decide_start_fight(campaign: Campaign, membership: Membership, action: dict,
         character = access_character(membership, spec.get("character"))
         if character.npc and character.shown == SHOWN_HIDDEN:
             raise Refused(f"{character.name} is hidden from the players, and a fight is the table's: "
-                          "show it by name first (show_npc).")
+                          "show it by name first.")
         # The fight's start publishes each side's dice. An NPC's numbers are the GM's to disclose, which
         # starting the fight does (as naming it in a contest does); a player's character whose sheet
         # holds what not everyone may see would publish her secret: reveal it first.
@@ -187,8 +187,8 @@ def check_controls_both(campaign: Campaign, membership: Membership, opponent: Ch
     if membership.is_gm or opponent.owner_id == membership.user_id:
         return
     whose = "the GM's" if opponent.npc else "its player's"
-    raise Forbidden(f"{opponent.name}'s side is {whose} to choose: fight it as a fight of sides "
-                    "(start_fight), where each side chooses its own.")
+    raise Forbidden(f"{opponent.name}'s side is {whose} to choose: fight it as a fight of sides, where "
+                    "each side chooses its own.")
 
 
 # type -> (what only the GM may do, or None when the function checks it, decide function)

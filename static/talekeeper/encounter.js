@@ -4,6 +4,8 @@
 // The fold mirrors rules/encounter.py.
 import { h, fill, askFirst } from "./ui.js";
 
+const GM_TURN = 0; // the GM's turn's place in the order (rules/encounter.py)
+
 export function setUpEncounter({ data, chars, me, isGM, canAct, sendCommand, selectCharacter, announce }) {
   const section = document.getElementById("encounter");
   if (!section) return () => {};
@@ -49,12 +51,16 @@ export function setUpEncounter({ data, chars, me, isGM, canAct, sendCommand, sel
     if (add) {
       const inIt = new Set(encounter.combatants.map((c) => c.character));
       const chosen = add.value; // a re-render (any event) must not undo the GM's choice
-      const left = [...chars.values()].filter((c) => !inIt.has(c.id));
+      // Only what may be added: an NPC the players may not see acts in the GM's turn (rules/encounter.py
+      // GM_TURN), one neutral slot that says neither who nor how many.
+      const left = [...chars.values()].filter((c) => !inIt.has(c.id) && !(c.npc && c.shown === "hidden"));
+      const options = left.map((c) => h("option", { value: c.id }, c.name));
+      const kept = [...chars.values()].some((c) => c.npc && c.shown === "hidden"); // what the slot is for
+      if (kept && !inIt.has(GM_TURN)) options.push(h("option", { value: "gm" }, "GM's turn (your hidden NPCs act in it)"));
       // An empty list and an Add that did nothing said nothing: the list says why it is empty.
-      fill(add, ...(left.length ? left.map((c) => h("option", { value: c.id }, c.name))
-        : [h("option", { value: "" }, "Every character is in it")]));
-      add.disabled = !left.length;
-      add.form.querySelector("button").disabled = !left.length;
+      fill(add, ...(options.length ? options : [h("option", { value: "" }, "Every character is in it")]));
+      add.disabled = !options.length;
+      add.form.querySelector("button").disabled = !options.length;
       if ([...add.options].some((o) => o.value === chosen)) add.value = chosen;
     }
   }
@@ -116,8 +122,9 @@ export function setUpEncounter({ data, chars, me, isGM, canAct, sendCommand, sel
   });
   document.getElementById("encounter-add")?.addEventListener("submit", (e) => {
     e.preventDefault();
-    const id = Number(e.target.character.value);
-    if (id) send({ type: "add_combatant", character: id });
+    const value = e.target.character.value;
+    if (value === "gm") send({ type: "add_combatant", gm_turn: true });
+    else if (Number(value)) send({ type: "add_combatant", character: Number(value) });
   });
   render();
   const onEvent = (ev) => { if (ev.seq > pageHead) apply(ev); };

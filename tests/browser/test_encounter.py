@@ -347,3 +347,28 @@ def test_an_npcs_tab_says_npc_on_every_page(table_of, seats):
         expect(seat.page.locator("#char-tabs [role=tab]")).to_contain_text(["Bandit · NPC", "Ghoul · NPC"])
     expect(alice.page.get_by_role("tab", name="Mira (you)")).to_be_visible()
     expect(gm.page.get_by_role("tab", name="Mira · alice")).to_be_visible()
+
+
+def test_hidden_npcs_act_in_the_gms_turn_and_the_list_offers_only_what_may_be_added(table_of, seats):
+    """A hidden NPC is not offered for the turn order; the GM's turn is, and the players see that one
+    neutral slot, never who acts in it or how many."""
+    table = table_of("wyrm")
+    hero = table.create_character(table.alice, "Mira", get_system("wyrm").example_sheet)
+    spy = npc(table, "Spy", "hidden")
+    npc(table, "Ghost", "hidden")
+    gm, alice = seats("gm", "alice")
+    gm.page.locator("#encounter-name").fill("Night watch")
+    gm.page.get_by_role("button", name="Start an encounter").click()
+    add = gm.page.locator("#encounter-character")
+    expect(add.locator("option")).to_have_text(["Mira", "GM's turn (your hidden NPCs act in it)"])
+    add.select_option("gm")
+    gm.page.locator("#encounter-add button").click()
+    add.select_option(str(hero.id))
+    gm.page.locator("#encounter-add button").click()
+    for seat in (gm, alice):
+        expect(seat.page.locator("#turn-order li .name")).to_have_text(["GM's turn", "Mira"])
+    expect(add.locator("option")).to_have_text(["Every character is in it"])
+    gm.page.get_by_role("button", name="Next turn").click()
+    expect(alice.page.locator("#turn-order li.acting")).to_contain_text("GM's turn")
+    expect(alice.page.locator("#end-turn")).to_be_hidden()
+    assert "Spy" not in alice.page.content() and str(spy.id) not in "".join(alice.frames)

@@ -240,6 +240,32 @@ def test_an_encounter_orders_turns_and_advances_them(table):
 
 # --- contests naming two characters ------------------------------------------------------------------
 
+
+def test_hidden_npcs_act_in_the_gms_turn_a_slot_that_says_neither_who_nor_how_many(table):
+    alice = table.create_character(table.alice, "Ayasha", CREATION_OK)
+    spy, ghost = make_npc(table, "Spy"), make_npc(table, "Ghost")
+    table.command(table.gm, {"type": "start_encounter", "name": "Night watch"})
+    table.command(table.gm, {"type": "add_combatant", "character": alice.id})
+    with pytest.raises(Refused) as refused:
+        table.command(table.gm, {"type": "add_combatant", "character": spy.id})
+    assert "GM's turn" in refused.value.message and "_" not in refused.value.message  # words, no command name
+    slot = table.command(table.gm, {"type": "add_combatant", "gm_turn": True}).events[0]
+    assert (slot.visibility, slot.payload) == ("public", {"character": 0, "name": "GM's turn"})
+    with pytest.raises(Refused, match="already in the encounter"):
+        table.command(table.gm, {"type": "add_combatant", "gm_turn": True})
+    table.command(table.gm, {"type": "set_turn_order", "order": [0, alice.id]})
+    gm_turn = table.command(table.gm, {"type": "advance_turn"}).events[0]
+    assert gm_turn.payload == {"round": 1, "turn": 0, "acting": 0, "name": "the GM"}
+    with pytest.raises(Forbidden):
+        table.command(table.alice, {"type": "advance_turn"})  # the GM's turn is hers to end
+    table.command(table.gm, {"type": "skill_test", "character": ghost.id, "skill": "Sneak", "target": 8})
+    table.command(table.gm, {"type": "advance_turn"})
+    assert current_encounter(table.campaign)["acting"] == alice.id
+    # Nothing the players receive names the hidden NPCs or counts them.
+    for event in seen_by(table, table.alice):
+        said = json.dumps(event)
+        assert "Spy" not in said and "Ghost" not in said and str(spy.id) not in said and str(ghost.id) not in said
+
 def test_a_tale_combat_runs_on_both_sides_and_the_shared_opponent_keeps_its_wounds(table_for):
     from rules import ScriptedDice
 
