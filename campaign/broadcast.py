@@ -76,20 +76,23 @@ def user_group(user_id: int) -> str:
     return f"user-{user_id}"
 
 
-def close_sockets_on_commit(user_id: int, campaign_id: int | None = None) -> None:
+def close_sockets_on_commit(user_id: int, campaign_id: int | None = None, tokens: list[str] | None = None) -> None:
     """Once the transaction commits, close ``user_id``'s table sockets (of one campaign, or all).
 
     For a logout, a deactivation, a removal or a role change: a socket must not
     outlive the right it was opened with. Every command re-checks the right as
-    well, so a lost message only delays the close, it never lets a write through."""
-    transaction.on_commit(lambda: _revoke(user_id, campaign_id))
+    well, so a lost message only delays the close, it never lets a write through. ``tokens``
+    (digests of revoked API tokens): only the sockets opened with one of them close."""
+    transaction.on_commit(lambda: _revoke(user_id, campaign_id, tokens))
 
 
-def _revoke(user_id: int, campaign_id: int | None) -> None:
+def _revoke(user_id: int, campaign_id: int | None, tokens: list[str] | None = None) -> None:
     # From memory here too, so that this process's sockets hear a revoke and the doorbells
     # committed after it in the order they committed (a GM made a player, then a GM-only roll).
     try:
         group, message = user_group(user_id), {"type": "table.revoke", "campaign": campaign_id}
+        if tokens is not None:
+            message["tokens"] = tokens
         _group_send(group, message, exclude=_ring_here(group, message))
     except Exception as e:  # the socket's next command is refused anyway (it re-checks)
         log.warning("closing the sockets of user %s failed: %r", user_id, e)

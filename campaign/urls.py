@@ -15,7 +15,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("signup/", views.signup, name="signup"),
     path("profile/", views.profile, name="profile"),
-    path("password/", auth_views.PasswordChangeView.as_view(success_url="/password/done/"), name="password_change"),
+    path("password/", views.PasswordChangeView.as_view(), name="password_change"),
     path("password/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
     path("join/<str:code>/", views.join, name="join"),
     path("campaigns/<slug:slug>/", table_views.table, name="table"),

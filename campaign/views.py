@@ -26,6 +26,7 @@ from rules.options import flat
 
 from .actions import ActionError, access_campaign, do_add_member, do_create_campaign, do_rotate_invite
 from .actions.campaign_options import current_options
+from .broadcast import close_sockets_on_commit
 from .models import ROLE_CHOICES, ROLE_PLAYER, ApiToken, Campaign, Membership
 from .pipeline import submit
 from .ratelimit import RateLimited, check_failures, check_user_rate, client_address, record_failure
@@ -108,6 +109,21 @@ class ThrottledAuthenticationForm(AuthenticationForm):
 login_view = auth_views.LoginView.as_view(authentication_form=ThrottledAuthenticationForm)
 
 
+class PasswordChangeView(auth_views.PasswordChangeView):
+    """A new password ends what the old one may have let someone else open: the user's table
+    sockets close (each page reconnects with its own session, and other browsers' sessions are
+    no longer valid: Django's session hash) and her API tokens are revoked. This browser stays
+    logged in (Django keeps its session), which is all the change itself needs."""
+
+    success_url = "/password/done/"
+
+    def form_valid(self, form):
+        response = super().form_valid(form)
+        ApiToken.objects.filter(user=form.user).delete()
+        close_sockets_on_commit(form.user.pk)
+        return response
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def join(request, code):
@@ -134,7 +150,9 @@ def profile(request):
     new_token = None
     form = TokenForm(request.POST or None)
     if request.method == "POST" and "revoke" in request.POST:
-        revoked, _ = ApiToken.objects.filter(user=request.user, pk__in=_ids(request.POST.getlist("revoke"))).delete()
+        tokens = ApiToken.objects.filter(user=request.user, pk__in=_ids(request.POST.getlist("revoke")))
+        close_sockets_on_commit(request.user.pk, tokens=list(tokens.values_list("digest", flat=True)))
+        revoked, _ = tokens.delete()
         messages.success(request, "The token was revoked." if revoked else "No such token.")
         return redirect("profile")
     if request.method == "POST" and form.is_valid():

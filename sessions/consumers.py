@@ -37,6 +37,7 @@ from django.conf import settings
 
 from campaign.actions import ActionError, access_campaign
 from campaign.auth import InvalidToken, socket_user
+from campaign.models import token_digest
 from campaign.broadcast import changed_sheets, group_name, sit_down_here, stand_up_here, user_group
 from campaign.log import events_after
 from campaign.outages import READ_UNAVAILABLE_MESSAGE, database_away
@@ -221,6 +222,11 @@ class TableConsumer(AsyncWebsocketConsumer):
     # --- rights that end while the socket is open ---------------------------------
 
     async def table_revoke(self, message):
+        tokens = message.get("tokens")
+        if tokens is not None and self.scope.get("bearer_key") is None:
+            return  # revoked tokens: this socket was opened with a login, not a token
+        if tokens is not None and token_digest(self.scope["bearer_key"]) not in tokens:
+            return
         if message.get("campaign") in (None, self.campaign_id):
             await self._revoked()
 

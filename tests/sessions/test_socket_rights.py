@@ -99,6 +99,45 @@ async def test_logout_closes_the_users_sockets(transactional_table):
     await closed_with(comm)
 
 
+async def test_revoking_a_token_closes_the_sockets_opened_with_it_only(transactional_table):
+    from django.test import Client
+
+    table = transactional_table
+    doomed, kept = await database_sync_to_async(
+        lambda: (ApiToken.objects.create(user=table.alice, name="bot"), ApiToken.objects.create(user=table.alice)))()
+    by_doomed, by_kept = await connect(table, None, token=doomed.key), await connect(table, None, token=kept.key)
+    signed_in, client = await connect_signed_in(table.alice)
+    for comm in (by_doomed, by_kept, signed_in):
+        await until_ready(comm)
+    await database_sync_to_async(client.post)("/profile/", {"revoke": [str(doomed.pk)]})
+    await closed_with(by_doomed)
+    # The others stay open: a ping is still answered on each.
+    for comm in (by_kept, signed_in):
+        await comm.send_json_to({"type": "ping"})
+        while (frame := await comm.receive_json_from(timeout=HANG))["type"] != "pong":
+            assert frame["type"] in ("presence", "heartbeat"), frame
+    for comm in (by_kept, signed_in):
+        await comm.disconnect()
+
+
+async def test_a_password_change_closes_the_users_sockets_and_revokes_her_tokens(transactional_table):
+    table = transactional_table
+    key = await database_sync_to_async(lambda: ApiToken.objects.create(user=table.alice).key)()
+    by_token = await connect(table, None, token=key)
+    signed_in, client = await connect_signed_in(table.alice)
+    for comm in (by_token, signed_in):
+        await until_ready(comm)
+    changed = await database_sync_to_async(client.post)("/password/", {
+        "old_password": "pw-alice-123456", "new_password1": "a quiet harbour at noon",
+        "new_password2": "a quiet harbour at noon"})
+    assert changed.status_code == 302
+    await closed_with(by_token)
+    await closed_with(signed_in)
+    assert not await database_sync_to_async(ApiToken.objects.filter(user=table.alice).exists)()
+    # This browser stays logged in: the change itself needs nothing more.
+    assert (await database_sync_to_async(client.get)("/profile/")).status_code == 200
+
+
 @pytest.mark.parametrize("origin, host, accepted", [
     (b"http://127.0.0.1:8000", b"127.0.0.1:8000", True),
     (b"http://localhost:9999", b"localhost:8000", False),   # another port: another site
