@@ -46,6 +46,7 @@ from .fairdice import verify_session
 from .log import serialize_event, verify_chain
 from .actions.npcs import characters_for
 from .models import Character, Event, Membership
+from .signed_forms import envelope, form_data, prepared, preparing
 from .visibility import Viewer
 
 # Up to this many events the chain is verified on every visit (well under a
@@ -307,6 +308,9 @@ class AwardForm(forms.Form):
 def audit_award(request, slug):
     campaign, membership = _gm(request, slug)
     form = AwardForm(request.POST, campaign, _characters(campaign))
+    if preparing(request):  # the page asks what to sign (campaign/signed_forms.py); an invalid form: nothing
+        return prepared(campaign, [{"id": f"award-{form.cleaned_data['token']}-{character.id}", "action": action}
+                                   for character, action in form.awards()] if form.is_valid() else [])
     if not form.is_valid():
         return _advancement_page(request, campaign, form, status=400)
     if not form.awards():
@@ -316,7 +320,7 @@ def audit_award(request, slug):
     for character, action in form.awards():
         command_id = f"award-{form.cleaned_data['token']}-{character.id}"
         try:
-            result = submit(membership, {"id": command_id, "action": action})
+            result = submit(membership, envelope(request, action, command_id))
         except Conflict:  # this form's id for the character, sent before with other points or reason
             form.add_error(f"points-{character.id}", _sent_before(campaign, membership, command_id, form, character))
         except ActionError as e:
@@ -358,6 +362,7 @@ def _advancement_page(request, campaign, form: AwardForm, status: int = 200):
         "one": character is not None,
         "award": form,
         "award_rows": [(c, field, available.get(c.id)) for c, field in form.rows()],
+        "signed_form": form_data(request, campaign),
     }, status=status)
 
 

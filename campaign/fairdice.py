@@ -345,3 +345,12 @@ def _check_dice_v1(campaign, session, seed, events, report) -> None:
             if expected != face:
                 report.problems.append((event.seq, f"die {index + 1} (d{sides}) shows {face}, the seed gives {expected}"))
                 break
+
+
+def current_commitment(campaign: Campaign) -> str | None:
+    """The running session's dice commitment (its session_started's), or None outside a session: what a
+    member's page signs its commands under (static/talekeeper/keys.js)."""
+    if not campaign.current_session:
+        return None
+    seed = DiceSeed.objects.filter(campaign=campaign, session=campaign.current_session).values_list("seed", flat=True).first()
+    return seed_commitment(seed) if seed else None

@@ -30,6 +30,7 @@ from .broadcast import close_sockets_on_commit
 from .models import ROLE_CHOICES, ROLE_PLAYER, ApiToken, Campaign, Membership
 from .pipeline import submit
 from .ratelimit import RateLimited, check_failures, check_user_rate, client_address, record_failure
+from .signed_forms import envelope, form_data, prepared, preparing
 
 
 class CampaignForm(forms.Form):
@@ -192,11 +193,15 @@ def campaign_settings(request, slug):
                 check_user_rate(membership.user_id)  # not a command (the link is the GM's secret), but a write
                 do_rotate_invite(membership)
                 messages.success(request, "A new invite link was made; the old one no longer works.")
+            elif preparing(request):  # the page asks what to sign (campaign/signed_forms.py)
+                return prepared(campaign, [{"id": f"settings-{uuid.uuid4().hex}",
+                                            "action": _settings_action(request.POST, campaign)}])
             else:  # through the pipeline's step 4, like every command: the user's limit, then the command
-                submit(membership, {"id": f"settings-{uuid.uuid4().hex}",
-                                    "action": _settings_action(request.POST, campaign)})
+                submit(membership, envelope(request, _settings_action(request.POST, campaign)))
                 messages.success(request, "Done.")
         except ActionError as e:
+            if preparing(request):
+                return prepared(campaign, [])  # nothing to sign: the form is sent as it is, and told why
             messages.error(request, e.message)
         return redirect("campaign-settings", slug=campaign.slug)
     campaign.refresh_from_db()
@@ -208,6 +213,7 @@ def campaign_settings(request, slug):
         "invite_valid": campaign.invite_is_valid(),
         "invite_days": settings.INVITE_DAYS,
         "options": _options_form(campaign),
+        "signed_form": form_data(request, campaign),
     })
 
 

@@ -24,6 +24,8 @@ from campaign.actions.sessions import current_scene_name
 from campaign.audit import LINES
 from campaign.models import (SHOWN_CHOICES, VISIBILITY_GM, VISIBILITY_PUBLIC, VISIBILITY_SECRET, VISIBILITY_SHARED,
                              VISIBILITY_WHISPER, VISIBILITY_WORDS, Character)
+from campaign.fairdice import current_commitment
+from campaign.signed_forms import PAGES_SIGN
 from campaign.openapi import declared
 from campaign.projections import visible_fold
 from campaign.sheets import character_entry, priced
@@ -81,6 +83,9 @@ def table(request, slug):
         "recent": RECENT_EVENTS,
         "me": {"username": request.user.username, "role": membership.role},
         "session": campaign.current_session,
+        # The running session's dice commitment: what the page signs its commands under (static/talekeeper/trust.js).
+        "commitment": current_commitment(campaign),
+        "signing": PAGES_SIGN,
         "scene": campaign.current_scene,
         "sceneName": scene_name,
         "characters": [_character_json(c, membership, rules) for c in characters],

@@ -211,20 +211,24 @@ function without(object, key) {
 export const DICE_V1 = "talekeeper-hmac-sha256-v1";
 export const DICE_V2 = "talekeeper-hmac-sha256-v2";
 
+export const DICE_V3 = "talekeeper-hmac-sha256-v3";
+// Scheme v3 (sessions where members sign their commands) is v2 with "v3" in the messages' prefixes.
+const VERSION = { [DICE_V2]: "v2", [DICE_V3]: "v3" };
+
 /** Die `index` (d`sides`) of member `actorId`'s command `commandId`, from the session seed (hex). */
-export async function deriveFace(seedHex, campaignId, session, actorId, commandId, index, sides) {
+export async function deriveFace(seedHex, campaignId, session, actorId, commandId, index, sides, scheme = DICE_V2) {
   const key = fromHex(seedHex);
   const limit = (2n ** 64n / BigInt(sides)) * BigInt(sides); // rejection sampling: no face favoured
   for (let counter = 0; ; counter += 1) {
-    const mac = await hmacSha256(key, `talekeeper-dice-v2|${campaignId}|${session}|${actorId}|${commandId}|${index}|${counter}`);
+    const mac = await hmacSha256(key, `talekeeper-dice-${VERSION[scheme]}|${campaignId}|${session}|${actorId}|${commandId}|${index}|${counter}`);
     const value = new DataView(mac.buffer, mac.byteOffset, 8).getBigUint64(0, false);
     if (value < limit) return Number(value % BigInt(sides)) + 1;
   }
 }
 
 /** A hidden command's nonce, derivable by anyone once the seed is revealed. */
-export async function deriveNonce(seedHex, campaignId, session, actorId, commandId) {
-  const mac = await hmacSha256(fromHex(seedHex), `talekeeper-nonce-v2|${campaignId}|${session}|${actorId}|${commandId}`);
+export async function deriveNonce(seedHex, campaignId, session, actorId, commandId, scheme = DICE_V2) {
+  const mac = await hmacSha256(fromHex(seedHex), `talekeeper-nonce-${VERSION[scheme]}|${campaignId}|${session}|${actorId}|${commandId}`);
   return toHex(mac).slice(0, 32);
 }
 
@@ -262,8 +266,9 @@ export function forgetHead(slug) {
  * verified event. Work is queued so checks happen in the order things arrived.
  */
 export class Chain {
-  constructor({ slug, campaignId, fetchEvents, onProblem, onHead = () => {} }) {
-    Object.assign(this, { slug, campaignId, fetchEvents, onProblem, onHead });
+  constructor({ slug, campaignId, fetchEvents, onProblem, onHead = () => {}, inspect = async () => {} }) {
+    // `inspect(ev)`: further checks of each event in seq order, once its hash is checked (./trust.js).
+    Object.assign(this, { slug, campaignId, fetchEvents, onProblem, onHead, inspect });
     this.stored = storedHead(slug); // what an earlier visit verified: the log must extend it
     this.last = null; // {seq, hash} of the last event checked on this page
     this.lastEvent = null; // {seq, format} of it
@@ -383,6 +388,7 @@ export class Chain {
     if (backwards) this._problem("log", ev.seq, backwards);
     this.lastEvent = { seq: ev.seq, format: ev.format || 1 };
     const digest = await this._checkContents(ev);
+    await this.inspect(ev);
     if (this.stored && ev.seq === this.stored.seq && ev.hash !== this.stored.hash) {
       this._problem("log", ev.seq, `This browser verified #${ev.seq} as ${short(this.stored.hash)}; the server now serves ${short(ev.hash)}: the log was rewritten.`);
     }

@@ -23,6 +23,7 @@ import { fitLog, focusInPanel, landOn } from "./layout.js";
 import { setUpChat } from "./chat.js";
 import { adjustSpec } from "./adjust.js";
 import { setUpDiceBox } from "./dicebox.js";
+import { setUpTrust } from "./trust.js";
 
 const root = document.getElementById("table");
 const data = JSON.parse(document.getElementById("table-data").textContent);
@@ -139,13 +140,22 @@ const RESEND_AFTER_MS = [500, 1000, 2000, 4000, 8000, 8000, 8000]; // ~30 s of a
 const ANSWER_WITHIN_MS = 15000;
 
 export async function sendCommand(action, { show } = {}) {
-  const id = newId();
+  let id = newId();
+  let signature = await trust.sign(id, action); // waits for this device's key to be registered
   let doubted = false; // an earlier try may be stored
-  for (let attempt = 0; ; attempt += 1) {
+  for (let attempt = 0, resigned = 0; ; attempt += 1) {
     let ack;
     try {
-      ack = await deliver(id, action);
+      ack = await deliver(id, action, signature);
     } catch (problem) {
+      // Signed for a session that is no longer the current one: nothing was stored; sign again under a
+      // NEW id, drawn after the new commitment (an id is never sent into another session).
+      if (resigned < 3 && trust.refused(problem)) {
+        resigned += 1;
+        id = newId();
+        signature = await trust.sign(id, action);
+        continue;
+      }
       const busy = problem.code === BUSY;
       const notStored = busy || problem.code === "database_unavailable"; // this try, not an earlier one
       if (!DOUBTS.has(problem.code) && !busy && !(doubted && notStored)) throw problem;
@@ -165,7 +175,8 @@ export async function sendCommand(action, { show } = {}) {
   }
 }
 
-function deliver(id, action) {
+function deliver(id, action, signature) {
+  const envelope = signature ? { id, action, signature } : { id, action };
   if (socket && socket.readyState === WebSocket.OPEN) {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => { // a late ack is dropped; the resend gets the stored answer
@@ -176,10 +187,10 @@ function deliver(id, action) {
         onAck: (frame) => { clearTimeout(timer); resolve(frame); },
         onError: (frame) => { clearTimeout(timer); reject(frame); },
       });
-      socket.send(JSON.stringify({ type: "command", id, action }));
+      socket.send(JSON.stringify({ type: "command", ...envelope }));
     });
   }
-  return postJSON(`/api/campaigns/${slug}/commands`, { id, action }, ANSWER_WITHIN_MS).then(({ ok, status, json }) => {
+  return postJSON(`/api/campaigns/${slug}/commands`, envelope, ANSWER_WITHIN_MS).then(({ ok, status, json }) => {
     if (ok) return { seq: json.seq, seqs: (json.events || []).map((e) => e.seq) };
     const code = json.error?.code || (status >= 500 ? "server_error" : "refused");
     throw { code, message: json.error?.message || "The server refused that; nothing was stored." };
@@ -302,7 +313,9 @@ setInterval(() => {
 // --- the chain: checking the log this page is shown ---------------------------------------
 
 const chainHeadEl = document.getElementById("chain-head");
+const trust = setUpTrust({ data, csrf, notice, report: (seq, message) => chain._problem("signed", seq, message) });
 const chain = new Chain({
+  inspect: trust.inspect,
   slug,
   campaignId: data.campaignId,
   fetchEvents: async (after, limit) => (await eventsPage(slug, after, limit)).events,
@@ -328,6 +341,7 @@ function showProblem(problem) {
   document.getElementById("chain-alarm-title").textContent = chain.broken
     ? "This server's log is not the one your browser verified"
     : chain.problems.some((p) => p.kind === "command") ? "The server may have chosen your dice"
+      : chain.problems.some((p) => p.kind === "signed") ? "A member's command does not check out"
       : "Another member is shown a different log";
   document.getElementById("chain-alarm").hidden = false;
   chainHeadEl.dataset.state = "alarm";
@@ -602,7 +616,7 @@ function fillEvent(li, ev) {
   const time = h("time", { datetime: ev.created_at, title: `${ev.created_at.slice(0, 10)} ${ev.created_at.slice(11, 19)} UTC` },
     `${ev.created_at.slice(11, 16)} UTC`);
   const head = h("div", { class: "ev-head" },
-    h("span", { class: "seq" }, `#${ev.seq}`), h("span", { class: "ev-who" }, who),
+    h("span", { class: "seq" }, `#${ev.seq}`), trust.mark(ev.seq), h("span", { class: "ev-who" }, who),
     visibilityBadge(ev),
     revealedSeqs.has(ev.seq) ? h("span", { class: "badge revealed" }, "revealed") : null,
     ev.payload?.verifiable === false ? h("span", { class: "badge unverifiable",

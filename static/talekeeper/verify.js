@@ -4,14 +4,20 @@
 //   the chain   every link and hash from #1, and the head this browser verified at the table;
 //   reveals     every roll_revealed against the sealed event's body digest (its commitment);
 //   dice        every die of every finished session from its revealed seed (scheme v2);
-//   receipts    every signed checkpoint: the server's signature, and that the log extends it.
-// Each problem names its seq; the summary names the first.
+//   receipts    every signed checkpoint: the server's signature, and that the log extends it;
+//   commands    every member's command as signed (./signed.js): key, signature, session, id, dice shown;
+//   anchors     a pasted anchor line (./anchor.js): the log still passes through it.
+// Each problem names its seq; the summary names the first. The member's keys are listed, with the
+// ones this device does not know (added in her name elsewhere) marked, to confirm or revoke.
 
 import {
-  DICE_V2, GENESIS, commandProblem, deriveFace, deriveNonce, eventsPage, formatProblem, fromHex, isSealed,
+  DICE_V2, DICE_V3, GENESIS, commandProblem, deriveFace, deriveNonce, eventsPage, formatProblem, fromHex, isSealed,
   recomputeHash, receiptSigned, revealProblem, sealProblem, sentCommands, sha256Hex, short, storedHead,
 } from "./chain.js";
 import { fill, h, plural } from "./ui.js";
+import { CommandCheck } from "./signed.js";
+import { Registration, deviceKey, knownKeys, signCommand, staleNow, vouchFor } from "./keys.js";
+import { anchorProblem, parseAnchor } from "./anchor.js";
 
 const data = JSON.parse(document.getElementById("verify-data").textContent);
 
@@ -76,6 +82,7 @@ async function checkReveals(events, digests, report) {
 
 async function checkSessionDice(start, end, events, report) {
   const n = start.payload.session;
+  const scheme = start.payload.dice_scheme;
   const seed = end.payload.dice_seed;
   if (seed === null || seed === undefined) {
     report.problem(end.seq, `Session ${n}'s seed was not kept (the campaign was restored from an export made while it ran): its dice can't be checked.`);
@@ -92,21 +99,21 @@ async function checkSessionDice(start, end, events, report) {
     if (isSealed(ev)) { sealed += 1; continue; }
     const p = ev.payload || {};
     if (!Array.isArray(p.dice_log) || !p.dice_log.length) continue;
-    if (p.dice_scheme !== DICE_V2 || typeof p.command_id !== "string") {
+    if (p.dice_scheme !== scheme || typeof p.command_id !== "string") {
       report.problem(ev.seq, `#${ev.seq} rolled dice in session ${n} without its dice scheme and command id.`);
       continue;
     }
     for (const [index, [sides, face]] of p.dice_log.entries()) {
       dice += 1;
       const want = Number.isSafeInteger(sides) && sides > 0
-        ? await deriveFace(seed, data.campaignId, n, ev.actor_id, p.command_id, index, sides) : null;
+        ? await deriveFace(seed, data.campaignId, n, ev.actor_id, p.command_id, index, sides, scheme) : null;
       if (want !== face) {
         report.problem(ev.seq, `#${ev.seq}: die ${index + 1} (d${sides}) shows ${face}; the seed gives ${want}.`);
         break;
       }
     }
     // A nonce_drawn one (an event sealed from its own actor) is drawn, not derived: docs/fair-dice.md, section 4.
-    if (ev.visibility !== "public" && p.nonce_drawn !== true && p.nonce !== await deriveNonce(seed, data.campaignId, n, ev.actor_id, p.command_id)) {
+    if (ev.visibility !== "public" && p.nonce_drawn !== true && p.nonce !== await deriveNonce(seed, data.campaignId, n, ev.actor_id, p.command_id, scheme)) {
       report.problem(ev.seq, `#${ev.seq}: the hidden roll's nonce is not the one the seed gives.`);
     }
   }
@@ -182,12 +189,13 @@ async function checkDice(events, report) {
     const end = events.find((e) => e.type === "session_ended" && e.payload?.session === n);
     if (!end) { notes.push(`session ${n} is running: its seed stays secret until it ends`); continue; }
     checkSessionBounds(n, start, end, events, report);
-    if (start.payload.dice_scheme !== DICE_V2 && (start.format || 1) >= 2) {
+    const current = start.payload.dice_scheme === DICE_V2 || start.payload.dice_scheme === DICE_V3;
+    if (!current && (start.format || 1) >= 2) {
       // v1 dice hang on seq and on seeds anyone adds (a host can aim them); v1 sessions predate format 2.
       report.problem(start.seq, `#${start.seq} starts session ${n} under an old dice scheme (${start.payload.dice_scheme}), which ended with the old hash format: its dice could be aimed.`);
       continue;
     }
-    if (start.payload.dice_scheme !== DICE_V2) {
+    if (!current) {
       notes.push(`session ${n} uses dice scheme v1 (dice keyed on seq), which this page does not check: manage.py verify_dice does`);
       continue;
     }
@@ -262,6 +270,32 @@ async function checkReceipts(events, report) {
     `${plural(receipts.length, "signed checkpoint")} (${kept.length} from your files); the log extends ${receipts.length === 1 ? "it" : "each"}.`);
 }
 
+/** Every member's command this member can read, as signed (./signed.js); a sealed one once revealed. */
+async function checkSigned(events, report) {
+  const before = report.problems.length;
+  const check = new CommandCheck(data.campaignId);
+  for (const ev of events) {
+    const { problems } = await check.check(ev);
+    for (const problem of problems) report.problem(ev.seq, problem);
+  }
+  const c = check.counts;
+  const notes = [`${plural(c.signed, "event")} of members' commands signed by their registered keys`];
+  if (c.unsigned) notes.push(`${plural(c.unsigned, "command")} from before members signed: not signed, so the host could have sent ${c.unsigned === 1 ? "it" : "them"} in a member's name`);
+  if (c.sealed) notes.push(`${plural(c.sealed, "event")} sealed from you`);
+  report.check("Signed commands", report.problems.length === before, `${notes.join("; ")}.`);
+  return check;
+}
+
+/** The session and commitment now, from the log as read: what a command signed here is signed under. */
+function currentSession(events) {
+  let where = { session: null, commitment: null };
+  for (const ev of events) {
+    if (ev.type === "session_started" && !isSealed(ev)) where = { session: ev.payload.session, commitment: ev.payload.dice_commitment ?? null };
+    if (ev.type === "session_ended" && !isSealed(ev)) where = { session: null, commitment: null };
+  }
+  return where;
+}
+
 export async function verify() {
   const report = {
     checks: [],
@@ -274,9 +308,96 @@ export async function verify() {
   await checkReveals(events, digests, report);
   await checkDice(events, report);
   checkCommands(events, report);
+  const signed = await checkSigned(events, report);
   await checkReceipts(events, report);
+  checkAnchor(events, report);
+  report.keys = signed.keyList();
+  report.where = currentSession(events);
   report.firstBad = report.problems.length ? Math.min(...report.problems.map((p) => p.seq)) : null;
   return report;
+}
+
+/** A pasted anchor line, if any: the log must pass through it. */
+function checkAnchor(events, report) {
+  const text = document.getElementById("anchor-input").value.trim();
+  if (!text) return;
+  const anchor = parseAnchor(text);
+  if (!anchor) {
+    report.check("Anchor", false, "That is not an anchor line (Talekeeper <campaign> #<seq> and six groups of four hex digits).");
+    return;
+  }
+  const problem = anchorProblem(anchor, data.slug, events);
+  if (problem) report.problem(anchor.seq, problem);
+  report.check("Anchor", !problem, problem || `The log passes through #${anchor.seq} as the anchor says.`);
+}
+
+// --- this member's keys --------------------------------------------------------------------------
+
+const me = data.me.username;
+
+async function post(envelope) {
+  const csrf = document.querySelector("[name=csrfmiddlewaretoken]")?.value || "";
+  const res = await fetch(`/api/campaigns/${encodeURIComponent(data.slug)}/commands`, {
+    method: "POST", credentials: "same-origin",
+    headers: { "Content-Type": "application/json", "X-CSRFToken": csrf }, body: JSON.stringify(envelope),
+  });
+  const json = await res.json().catch(() => ({}));
+  if (!res.ok) throw { code: "refused", message: `The server refused it (${res.status}).`, ...(json.error || {}) };
+  return json;
+}
+
+/** Revoke one of this member's keys, signed by this device's (registered first if it is not yet). */
+async function revoke(key, where) {
+  const registration = new Registration({ slug: data.slug, campaignId: data.campaignId, username: me, post, context: async () => where });
+  const record = await registration.ready();
+  const action = { type: "revoke_member_key", key };
+  for (let attempt = 0; ; attempt += 1) {
+    const id = [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, "0")).join("");
+    try {
+      return await post({ id, action, signature: await signCommand(record, data.campaignId, where.session, where.commitment, id, action) });
+    } catch (problem) {
+      const now = problem?.code === "stale_session" && staleNow(problem);
+      if (!now || attempt >= 2) throw problem;
+      where = now;
+    }
+  }
+}
+
+async function showKeys(report) {
+  const mine = (await deviceKey(me)).key;
+  const known = knownKeys(me);
+  const keys = report.keys.filter((k) => k.member === me);
+  const live = keys.filter((k) => k.revoked === null);
+  const strangers = live.filter((k) => !known.has(k.key));
+  const status = document.getElementById("keys-status");
+  const summary = document.getElementById("keys-summary");
+  summary.dataset.state = strangers.length ? "warn" : "ok";
+  summary.textContent = strangers.length
+    ? `Warning: the log shows ${plural(strangers.length, "key")} added in your name that this device did not add and you have not confirmed. `
+      + "If you did not add it on another device, someone else (whoever runs the server) can sign in your name: revoke it."
+    : keys.some((k) => k.key === mine) ? "This device's key is registered; every key in your name is one you know."
+      : "This device's key is not registered in this campaign yet: the table registers it the first time you use it here.";
+  const act = (label, aria, run) => h("button", { type: "button", class: "small secondary", "aria-label": aria, onclick: async (e) => {
+    e.currentTarget.disabled = true;
+    status.textContent = "";
+    try {
+      await run();
+      await runAll();
+    } catch (problem) {
+      status.textContent = problem?.message || "That did not work.";
+    }
+  } }, label);
+  fill(document.getElementById("key-list"), ...(keys.length ? keys.map((k) => {
+    const stranger = k.revoked === null && !known.has(k.key);
+    return h("li", { class: stranger ? "stranger" : "", dataset: { key: k.key } },
+      h("strong", null, k.label || "(no label)"), h("code", { title: k.key }, `${k.key.slice(0, 12)}…`),
+      h("span", { class: "muted small" }, `added #${k.added}`),
+      k.key === mine ? h("span", { class: "badge" }, "this device") : null,
+      k.revoked !== null ? h("span", { class: "badge void" }, `revoked #${k.revoked}`) : null,
+      stranger ? h("span", { class: "badge bad" }, "not added here") : null,
+      stranger ? act("It is mine", `Confirm the key ${k.label} is yours`, async () => vouchFor(me, k.key)) : null,
+      k.revoked === null ? act("Revoke", `Revoke the key ${k.label}`, () => revoke(k.key, report.where)) : null);
+  }) : [h("li", { class: "muted" }, "No key in your name yet.")]));
 }
 
 const summaryEl = document.getElementById("verify-summary");
@@ -303,10 +424,13 @@ async function run() {
   summaryEl.textContent = report.firstBad === null
     ? "Everything you can see checks out: the chain, the reveals, the dice of every finished session and the receipts."
     : `The log does not check out: the first bad event is #${report.firstBad}.`;
+  await showKeys(report);
   return report;
 }
+const runAll = () => run();
 
 document.getElementById("verify-run").addEventListener("click", run);
 document.getElementById("verify-receipts").addEventListener("change", run);
+document.getElementById("anchor-check").addEventListener("click", run);
 window.talekeeperVerify = { run, verify };
 run();
