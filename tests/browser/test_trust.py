@@ -1,0 +1,59 @@
+"""Members' own checks in the browser: the anchor line a session's end offers, checked on the verification
+page, and the dice a log line shows checked against the dice rolled (static/talekeeper/trust.js)."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.conftest import head_seq
+
+pytestmark = pytest.mark.browser
+
+
+def test_the_anchor_line_is_copied_at_session_end_and_checked_on_the_verification_page(table_of, seats):
+    table = table_of("tote")
+    table.command(table.gm, {"type": "start_session"})
+    alice = seats("alice")
+    alice.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    table.command(table.gm, {"type": "end_session"})
+    end = head_seq(table)
+    line = alice.page.locator("#anchor-line")
+    expect(line).to_contain_text(f"Talekeeper torn-road #{end} ")
+    alice.page.get_by_role("button", name="Copy").click()
+    expect(alice.page.locator("#anchor-status")).to_contain_text("Copied")
+    copied = alice.page.evaluate("navigator.clipboard.readText()")
+    assert copied == line.inner_text() and len(copied.split()) == 3 + 6
+
+    alice.page.get_by_role("link", name="Verify the log and the dice").click()
+    page = alice.page
+    page.locator("#anchor-input").fill(copied)
+    page.get_by_role("button", name="Check the anchor").click()
+    expect(page.locator("#verify-checks")).to_contain_text(f"Anchor: The log passes through #{end} as the anchor says.")
+    # A log rewritten since: the anchor's hash is not the one at its seq any more.
+    forged = copied[:-4] + ("0000" if not copied.endswith("0000") else "1111")
+    page.locator("#anchor-input").fill(forged)
+    page.get_by_role("button", name="Check the anchor").click()
+    expect(page.locator("#verify-summary")).to_have_attribute("data-state", "bad")
+    expect(page.locator(f"#verify-problems li[data-seq='{end}']")).to_contain_text("the log was rewritten since")
+
+
+def test_a_die_shown_that_was_not_rolled_is_bad_on_the_table(table_of, seats, script_dice):
+    table = table_of("tote")
+    bob = seats("bob")
+
+    def forge(frame, to_page):  # a host's relay shows a 6 where the dice rolled a 1 (the chain rehashed by it)
+        if frame.get("type") == "event" and frame["event"]["type"] == "roll":
+            frame["event"]["payload"]["terms"][0]["dice"][0]["face"] = 6
+        return frame
+
+    bob.tamper_sockets(from_server=forge)
+    bob.page.evaluate("window.talekeeperTable.drop()")
+    bob.wait_live()
+    script_dice([1])
+    table.command(table.alice, {"type": "roll", "notation": "1d6"})
+    seq = head_seq(table)
+    mark = bob.event(seq).locator(".trust-mark")
+    expect(mark).to_have_attribute("data-state", "bad")
+    expect(mark).to_have_text("BAD")
+    expect(bob.page.locator("#chain-problems")).to_contain_text("but the dice rolled (dice_log) are 1")
