@@ -10,20 +10,23 @@ export function anchorLine(slug, seq, hash) {
   return `Talekeeper ${slug} #${seq} ${hash.slice(0, ANCHOR_HEX).match(/.{4}/g).join(" ")}`;
 }
 
-/** {slug, seq, prefix} of a pasted line (spaces and case forgiven), or null when it is not one. */
+/** {slug, seq, prefix} of a pasted line, or null when it is not one. Lenient about what a chat app does to
+ *  it: surrounding quotes or backticks, runs of spaces, the hex's case and grouping. */
 export function parseAnchor(text) {
-  const m = /^\s*Talekeeper\s+(\S+)\s+#(\d+)\s+((?:[0-9a-fA-F]{4}\s*){6})\s*$/.exec(text || "");
-  if (!m) return null;
-  return { slug: m[1], seq: Number(m[2]), prefix: m[3].replace(/\s+/g, "").toLowerCase() };
+  const line = (text || "").trim().replace(/^["'`\u201c\u201d]+|["'`\u201c\u201d]+$/g, "").replace(/\s+/g, " ").trim();
+  const m = /^talekeeper (\S+) #(\d+) ([0-9a-f ]+)$/i.exec(line);
+  const hex = m ? m[3].replace(/ /g, "").toLowerCase() : "";
+  if (!m || hex.length !== ANCHOR_HEX) return null;
+  return { slug: m[1], seq: Number(m[2]), prefix: hex };
 }
 
 /** Why the log does not pass through the anchor ("" when it does): `events` from #1, as read. */
 export function anchorProblem(anchor, slug, events) {
-  if (anchor.slug !== slug) return `That line anchors the campaign "${anchor.slug}", not this one (${slug}).`;
+  if (anchor.slug !== slug) return `This anchor is for campaign ${anchor.slug}, not ${slug}.`;
   const ev = events[anchor.seq - 1];
-  if (!ev || ev.seq !== anchor.seq) return `The log has no #${anchor.seq} any more: it ends at #${events.length}.`;
-  if (!ev.hash.startsWith(anchor.prefix)) {
-    return `At #${anchor.seq} the log's hash is ${anchorLine(slug, ev.seq, ev.hash).split(" ").slice(3).join(" ")}, not the anchor's: the log was rewritten since.`;
+  if (!ev || ev.seq !== anchor.seq) {
+    return `The log ends at #${events.length} but the anchor covers #${anchor.seq}: events ${events.length + 1}..${anchor.seq} are missing, as after a restore from an older backup.`;
   }
+  if (!ev.hash.startsWith(anchor.prefix)) return `The log was rewritten up to #${anchor.seq}: its hash there is not the anchor's.`;
   return "";
 }

@@ -133,12 +133,17 @@ export function vouchFor(username, key) {
 
 // --- registering in a campaign ------------------------------------------------------------------
 
-/** The campaign's member keys as the server lists them (GET .../keys): [{member, key, label, added, revoked}]. */
+/** The campaign's member keys as the server lists them (GET .../keys: {signed_from, keys: [{member, key, label,
+ *  added_seq, revoked_seq}]}), as [{member, key, label, added, revoked}] with `signedFrom` beside them. */
 export async function campaignKeys(slug) {
   const res = await fetch(`/api/campaigns/${encodeURIComponent(slug)}/keys`, { credentials: "same-origin" });
   if (!res.ok) throw new Error(`The keys API answered ${res.status}.`);
   const json = await res.json();
-  return Array.isArray(json) ? json : json.keys || [];
+  const keys = (json.keys || []).map((k) => ({
+    member: k.member, key: k.key, label: k.label, added: k.added_seq ?? k.added, revoked: k.revoked_seq ?? k.revoked ?? null,
+  }));
+  keys.signedFrom = json.signed_from ?? null;
+  return keys;
 }
 
 const newId = () => [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, "0")).join("");

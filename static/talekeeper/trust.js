@@ -63,7 +63,7 @@ export function setUpTrust({ data, csrf, notice, report }) {
     let keys = [];
     try { keys = await campaignKeys(data.slug); } catch { return; }
     const earlier = keys.filter((k) => k.added < first);
-    check.prime({ signingFrom: data.signingFrom ?? null, commitments: data.session ? { [data.session]: data.commitment } : {} });
+    check.prime({ signingFrom: keys.signedFrom ?? data.signingFrom ?? null, commitments: data.session ? { [data.session]: data.commitment } : {} });
     for (const k of earlier) {
       const res = await fetch(`/api/campaigns/${encodeURIComponent(data.slug)}/events?after=${k.added - 1}&limit=1`, { credentials: "same-origin" });
       const ev = res.ok ? (await res.json()).events?.[0] : null;
