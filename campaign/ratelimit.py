@@ -13,7 +13,7 @@ import threading
 import time
 
 from django.conf import settings
-from limits import RateLimitItemPerMinute, RateLimitItemPerSecond
+from limits import RateLimitItem, RateLimitItemPerHour, RateLimitItemPerMinute, RateLimitItemPerSecond
 from limits.storage import storage_from_string
 from limits.strategies import FixedWindowRateLimiter
 
@@ -133,9 +133,16 @@ def _failure_item() -> RateLimitItemPerSecond:
     return RateLimitItemPerSecond(settings.LOGIN_FAILURES_PER_5_MINUTES, FAILURE_WINDOW)
 
 
-def check_failures(kind: str, **who: str) -> None:
-    """Refuse while any of ``who`` (an account, an address) failed too often in this window."""
-    item = _failure_item()
+def account_failure_item() -> RateLimitItemPerHour:
+    """The slower limit of one account's failures, from any address (campaign.views: the right
+    password from a device that logged in to it before passes it)."""
+    return RateLimitItemPerHour(settings.LOGIN_ACCOUNT_FAILURES_PER_HOUR)
+
+
+def check_failures(kind: str, item: RateLimitItem | None = None, **who: str) -> None:
+    """Refuse while any of ``who`` (an account, an address) failed too often in this window
+    (``item``: the limit, by default ``LOGIN_FAILURES_PER_5_MINUTES`` in 5 minutes)."""
+    item = item or _failure_item()
     try:
         limiter = _limiter()
         refused = any(not limiter.test(item, kind, name, value) for name, value in who.items() if value)
@@ -146,8 +153,8 @@ def check_failures(kind: str, **who: str) -> None:
         raise RateLimited("Too many failed attempts: wait a few minutes and try again.")
 
 
-def record_failure(kind: str, **who: str) -> None:
-    item = _failure_item()
+def record_failure(kind: str, item: RateLimitItem | None = None, **who: str) -> None:
+    item = item or _failure_item()
     for name, value in who.items():
         if not value:
             continue

@@ -309,6 +309,9 @@ CACHES = {
 # Failed logins and wrong API tokens per account and per client address in a
 # 5-minute window; past it the next attempt is refused until the window ends.
 LOGIN_FAILURES_PER_5_MINUTES = env_int("LOGIN_FAILURES_PER_5_MINUTES", 10)
+# Failed logins of one account from anywhere in an hour; past it only a device that logged in to
+# the account before (a signed cookie) may still log in to it, with the right password.
+LOGIN_ACCOUNT_FAILURES_PER_HOUR = env_int("LOGIN_ACCOUNT_FAILURES_PER_HOUR", 30)
 # Open table sockets one user may hold at once (all campaigns, all processes).
 SOCKETS_PER_USER = env_int("SOCKETS_PER_USER", 8)
 # An invite link stops working this many days after the GM made it (0: never).

@@ -29,7 +29,8 @@ from .actions.campaign_options import current_options
 from .broadcast import close_sockets_on_commit
 from .models import ROLE_CHOICES, ROLE_PLAYER, ApiToken, Campaign, Membership
 from .pipeline import submit
-from .ratelimit import RateLimited, check_failures, check_user_rate, client_address, record_failure
+from .ratelimit import (RateLimited, account_failure_item, check_failures, check_user_rate, client_address,
+                        record_failure)
 from .signed_forms import envelope, form_data, prepared, preparing
 
 
@@ -90,24 +91,58 @@ def signup(request):
     return render(request, "registration/signup.html", {"form": form, "next": safe_next(request) or ""})
 
 
+KNOWN_DEVICE_COOKIE = "tk_known"
+KNOWN_DEVICE_SALT = "talekeeper.known-device"
+KNOWN_DEVICE_DAYS = 365
+KNOWN_ACCOUNTS_KEPT = 5
+
+
+def known_accounts(request) -> list[str]:
+    """The accounts (lowercased usernames) this browser logged in to before: a signed cookie."""
+    raw = request.get_signed_cookie(KNOWN_DEVICE_COOKIE, default="", salt=KNOWN_DEVICE_SALT,
+                                    max_age=KNOWN_DEVICE_DAYS * 24 * 3600)
+    return [name for name in raw.split("/") if name]
+
+
 class ThrottledAuthenticationForm(AuthenticationForm):
-    """Refuses a login after too many failures for the account or the address (campaign.ratelimit)."""
+    """Failed logins are limited per address (``LOGIN_FAILURES_PER_5_MINUTES``) and, more slowly,
+    per account from anywhere (``LOGIN_ACCOUNT_FAILURES_PER_HOUR``). The account's limit does not
+    stop a browser that logged in to it before: guessing from many addresses is capped, yet a
+    stranger's wrong guesses never lock the owner out of her own devices (campaign.ratelimit)."""
 
     def clean(self):
-        who = {"account": (self.data.get("username") or "")[:150].lower(),
-               "address": client_address(self.request.META) if self.request else ""}
+        account = (self.data.get("username") or "")[:150].lower()
+        address = client_address(self.request.META) if self.request else ""
+        known = self.request is not None and account in known_accounts(self.request)
         try:
-            check_failures("login", **who)
+            check_failures("login", address=address)
+            if not known:
+                check_failures("login", account_failure_item(), account=account)
         except RateLimited as e:
             raise ValidationError(e.message, code="throttled")
         try:
             return super().clean()
         except ValidationError:
-            record_failure("login", **who)
+            record_failure("login", address=address)
+            record_failure("login", account_failure_item(), account=account)
             raise
 
 
-login_view = auth_views.LoginView.as_view(authentication_form=ThrottledAuthenticationForm)
+class LoginView(auth_views.LoginView):
+    authentication_form = ThrottledAuthenticationForm
+
+    def form_valid(self, form):
+        """Logged in: this browser is a known device of the account from now on."""
+        response = super().form_valid(form)
+        account = form.get_user().get_username().lower()
+        kept = [account] + [name for name in known_accounts(self.request) if name != account]
+        response.set_signed_cookie(KNOWN_DEVICE_COOKIE, "/".join(kept[:KNOWN_ACCOUNTS_KEPT]), salt=KNOWN_DEVICE_SALT,
+                                   max_age=KNOWN_DEVICE_DAYS * 24 * 3600, httponly=True,
+                                   secure=settings.SESSION_COOKIE_SECURE, samesite="Lax")
+        return response
+
+
+login_view = LoginView.as_view()
 
 
 class PasswordChangeView(auth_views.PasswordChangeView):

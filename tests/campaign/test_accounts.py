@@ -74,23 +74,42 @@ def test_a_player_changes_their_password_and_the_validators_apply(table):
     assert table.alice.check_password("a quiet harbour at noon")
 
 
-def test_logins_are_throttled_per_account_and_per_address(table, settings):
+def test_logins_are_throttled_per_address(table, settings):
     settings.LOGIN_FAILURES_PER_5_MINUTES = 5
     client = Client()
     for _ in range(5):
         assert client.post("/login/", {"username": "alice", "password": "wrong"}).status_code == 200
-    # The right password no longer works for a while: guessing is capped.
+    # From this address the right password no longer works for a while, for any account.
     res = client.post("/login/", {"username": "alice", "password": "pw-alice-123456"})
     assert res.status_code == 200 and "Too many failed attempts" in res.content.decode()
     assert "_auth_user_id" not in client.session
-    # Another address still can't try alice (per account)...
-    other = Client(REMOTE_ADDR="10.0.0.9")
-    assert "Too many failed attempts" in other.post("/login/", {"username": "alice",
-                                                                "password": "pw-alice-123456"}).content.decode()
-    # ...and the first address can't try bob either (per address).
     res = client.post("/login/", {"username": "bob", "password": "pw-bob-123456"})
     assert "Too many failed attempts" in res.content.decode()
-    assert other.post("/login/", {"username": "bob", "password": "pw-bob-123456"}).status_code == 302
+    # Alice herself, elsewhere, is not locked out by them.
+    assert Client(REMOTE_ADDR="10.0.0.9").post("/login/", {"username": "alice",
+                                                           "password": "pw-alice-123456"}).status_code == 302
+
+
+def test_guessing_one_account_from_many_addresses_never_locks_out_its_owners_devices(table, settings):
+    settings.LOGIN_FAILURES_PER_5_MINUTES = 3
+    settings.LOGIN_ACCOUNT_FAILURES_PER_HOUR = 4
+    laptop = Client(REMOTE_ADDR="10.0.0.1")  # alice logged in here before: a known device
+    assert laptop.post("/login/", {"username": "alice", "password": "pw-alice-123456"}).status_code == 302
+    laptop.post("/logout/")
+    for n in range(4):  # a stranger, from addresses of its own, under each address's limit
+        stranger = Client(REMOTE_ADDR=f"203.0.113.{n}")
+        assert stranger.post("/login/", {"username": "alice", "password": "wrong"}).status_code == 200
+    # Guessing alice is capped now, wherever it comes from, even with the right password...
+    res = Client(REMOTE_ADDR="203.0.113.99").post("/login/", {"username": "alice", "password": "pw-alice-123456"})
+    assert res.status_code == 200 and "Too many failed attempts" in res.content.decode()
+    # ...but alice's own laptop logs in, with the right password only.
+    assert laptop.post("/login/", {"username": "alice", "password": "wrong"}).status_code == 200
+    assert laptop.post("/login/", {"username": "alice", "password": "pw-alice-123456"}).status_code == 302
+    # A forged "known device" cookie is no cookie at all.
+    forged = Client(REMOTE_ADDR="203.0.113.98")
+    forged.cookies["tk_known"] = "alice"
+    res = forged.post("/login/", {"username": "alice", "password": "pw-alice-123456"})
+    assert "Too many failed attempts" in res.content.decode()
 
 
 def test_wrong_api_tokens_are_throttled_per_address_and_valid_ones_pass(table, settings):
