@@ -159,14 +159,16 @@ def signing_key(request):
 @csrf_exempt
 @require_http_methods(["GET", "POST"])
 def campaign_checkpoints(request, slug):
-    """``GET``: every signed checkpoint of the campaign; ``POST``: sign the head now (any member)."""
+    """``GET``: every signed checkpoint of the campaign; ``POST``: sign the head now (a player or the GM;
+    ``200`` with the one already signed at this head)."""
     try:
         campaign, membership = access_request(request, slug)
         if request.method == "POST":  # no body: the head is what gets signed
             if _csrf_failure(request) is not None:
                 raise Forbidden("The CSRF token is missing or wrong: reload the page and try again.", "csrf")
             check_user_rate(membership.user_id)
-            return JsonResponse(checkpoints.as_json(do_checkpoint(membership), campaign.slug), status=201)
+            checkpoint, made = do_checkpoint(membership)
+            return JsonResponse(checkpoints.as_json(checkpoint, campaign.slug), status=201 if made else 200)
     except ActionError as e:
         return error_response(e)
     rows = campaign.checkpoints.order_by("seq", "id")

@@ -13,10 +13,10 @@ from rules import get_system
 
 from .. import checkpoints
 from ..log import Draft, lock_campaign, record
-from ..models import ROLE_GM, Campaign, Membership
+from ..models import ROLE_GM, ROLE_SPECTATOR, Campaign, Membership
 from .access import require_gm
 from .checks import check_name
-from .errors import ActionError, Refused
+from .errors import ActionError, Forbidden, Refused
 
 
 def decide_rename_campaign(campaign: Campaign, membership: Membership, action: dict) -> Draft:
@@ -63,10 +63,17 @@ def _new_campaign_row(base: str, name: str, system: str) -> Campaign:
 
 
 def do_checkpoint(membership: Membership):
-    """Sign the campaign's head now, for any member who wants a receipt of the log so far."""
+    """Sign the campaign's head now, for a player or the GM who wants a receipt of the log so far;
+    ``(checkpoint, made)``. One per head: asking again at the same head gives the one already
+    signed (a script asking in a loop makes no rows). Spectators keep the receipts players make."""
+    if membership.role == ROLE_SPECTATOR:
+        raise Forbidden("Spectators can't sign checkpoints; the players' and the GM's are listed for everyone.")
     with transaction.atomic():
         campaign = lock_campaign(membership.campaign_id)  # the head can't move while it is signed
-        return checkpoints.sign_head(campaign)
+        existing = campaign.checkpoints.filter(seq=campaign.last_seq, hash=campaign.head_hash).order_by("id").first()
+        if existing is not None:
+            return existing, False
+        return checkpoints.sign_head(campaign), True
 
 
 def do_rotate_invite(membership: Membership) -> Campaign:

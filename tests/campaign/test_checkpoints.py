@@ -139,3 +139,14 @@ def test_a_receipt_file_that_is_not_json_is_a_clear_error(table, tmp_path):
     assert "is not JSON" in refused(table, str(path))
     assert "a receipt must be a checkpoint" in refused(table, write(tmp_path, {"seq": 1}))
 
+
+
+def test_one_checkpoint_per_head_and_none_made_by_spectators(table):
+    first = ask_for_receipt(table, table.alice)
+    again = client_for(table.bob).post(url(table))
+    assert again.status_code == 200 and again.json() == first  # the same head: the same receipt, no new row
+    refused = client_for(table.watcher).post(url(table))
+    assert refused.status_code == 403 and refused.json()["error"]["code"] == "forbidden"
+    assert Checkpoint.objects.filter(campaign=table.campaign).count() == 1
+    table.command(table.gm, {"type": "start_session"})
+    assert ask_for_receipt(table, table.alice)["seq"] == first["seq"] + 1

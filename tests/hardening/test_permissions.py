@@ -109,8 +109,10 @@ URL_ROWS: dict[str, Row] = {
     "api/openapi.json": Row(PUBLIC),
     "api/systems/<str:name>": Row(PUBLIC),  # a rule system's declarations describe the API, not a campaign
     "api/key": Row(PUBLIC),  # the checkpoint key is public: anyone may check a receipt
-    # Every member (spectators too) may list and ask for signed receipts of the log.
-    "api/campaigns/<slug:slug>/checkpoints": Row(MEMBER_API, also=[("post", "", None, MEMBER_API)]),
+    "healthz": Row(PUBLIC),  # the probes: no login, nothing an outsider should not read (campaign/health.py)
+    "readyz": Row(PUBLIC),
+    # Every member (spectators too) may list signed receipts of the log; players and the GM ask for them.
+    "api/campaigns/<slug:slug>/checkpoints": Row(MEMBER_API, also=[("post", "", None, ACT_API)]),
     "api/campaigns/<slug:slug>/characters": Row(MEMBER_API),  # the table's tabs: what a member may know of
     "api/campaigns/<slug:slug>/characters/<int:character_id>": Row(
         MEMBER_API, also=[("get", "as_of=LAST", None, MEMBER_API)]),  # every member reads every sheet
