@@ -31,7 +31,7 @@ def download(table, user, tmp_path, name="export.jsonl") -> str:
 
 def keep_receipt(table, user, tmp_path, name="receipt.json") -> str:
     res = client_for(user).post(f"/api/campaigns/{table.campaign.slug}/checkpoints")
-    assert res.status_code == 201
+    assert res.status_code in (200, 201)  # 200: the one already signed at this head
     path = tmp_path / name
     path.write_text(json.dumps(res.json()))
     return str(path)
