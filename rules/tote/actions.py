@@ -394,7 +394,7 @@ def prepare_effect_test(state: dict, action: Mapping) -> dict:
 def effect_test(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
     """Roll effect dice: plain d6s, no Paragon, no criticals, no injury blocks.
 
-    Action: ``{"type": "effect_test", "dice": 1..10, "modifier": -10..10,
+    Action: ``{"type": "effect_test", "dice": 1..5, "modifier": -10..10,
     "target": 1..60 (optional), "label": str (optional, e.g. "damage")}``.
     The campaign option ``effect_test.mode`` decides the score: ``sum`` of the
     faces (default) or ``count`` of faces >= ``threshold``. Dice: ``dice`` d6s.

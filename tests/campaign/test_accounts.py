@@ -313,15 +313,18 @@ def test_every_page_has_a_content_security_policy_without_inline_code(table):
 
 
 def test_the_site_has_an_icon_every_page_links_and_the_policy_allows(table):
-    """A play-tester's browser asked for /favicon.ico and got a 404: now the pages link a static SVG
-    (their policy's img-src 'self' allows it) and the site's root serves an ICO for everything else."""
+    """The pages link a static SVG (their policy's img-src 'self' allows it, under its hashed name) and
+    the site's root serves an ICO for browsers that ask for /favicon.ico anyway."""
+    from django.templatetags.static import static
+
+    href = static("talekeeper/favicon.svg")
     client = logged_in(table.alice)
     for url in ("/login/", "/campaigns/torn-road/"):
         res = client.get(url)
-        assert b'<link rel="icon" href="/static/talekeeper/favicon.svg" type="image/svg+xml">' in res.content, url
+        assert f'<link rel="icon" href="{href}" type="image/svg+xml">'.encode() in res.content, url
         img_src = next(d for d in res["Content-Security-Policy"].split(";") if d.strip().startswith("img-src"))
         assert img_src.split() == ["img-src", "'self'"], url  # a file, not a data: image (nothing needs one)
-    svg = client.get("/static/talekeeper/favicon.svg")
+    svg = client.get(href)
     assert svg.status_code == 200 and svg["Content-Type"] == "image/svg+xml"
     assert b"".join(svg.streaming_content).startswith(b"<svg ")
     ico = Client().get("/favicon.ico")  # asked for by the browser, logged in or not

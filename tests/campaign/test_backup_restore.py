@@ -29,7 +29,7 @@ def run(*command: str, env: dict | None = None) -> subprocess.CompletedProcess:
 
 def keep_receipt(table, tmp_path, name: str) -> tuple[dict, str]:
     res = client_for(table.alice).post(f"/api/campaigns/{table.campaign.slug}/checkpoints")
-    assert res.status_code == 201
+    assert res.status_code in (200, 201)  # 200: the one already signed at this head (a session's end signs one)
     path = tmp_path / name
     path.write_text(json.dumps(res.json()))
     return res.json(), str(path)

@@ -114,8 +114,11 @@ def test_failures_refuse_at_the_limit_for_the_account_or_the_address(db, setting
 
 
 def test_check_deploy_is_clean_with_debug_off():
+    """A production configuration as docs/operations.md describes it (PostgreSQL, Redis, behind a TLS
+    proxy) passes `check --deploy` with nothing but the defaults for the security settings."""
     env = {**os.environ, "DEBUG": "0", "SECRET_KEY": "k" * 60 + "-deploy-check", "ALLOWED_HOSTS": "table.example.org",
-           "DATABASE_URL": "sqlite:////tmp/talekeeper-deploy-check.sqlite3"}
+           "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/talekeeper", "REDIS_URL": "redis://127.0.0.1:6379/15",
+           "BEHIND_PROXY": "1"}
     for name in ("SECURE_SSL_REDIRECT", "SECURE_COOKIES", "SECURE_HSTS_SECONDS"):
         env.pop(name, None)
     result = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],

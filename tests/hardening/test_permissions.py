@@ -111,6 +111,8 @@ URL_ROWS: dict[str, Row] = {
     "api/key": Row(PUBLIC),  # the checkpoint key is public: anyone may check a receipt
     "healthz": Row(PUBLIC),  # the probes: no login, nothing an outsider should not read (campaign/health.py)
     "readyz": Row(PUBLIC),
+    # The standalone verifier: public code, the same bytes `make verifier` builds (campaign/verifier.py).
+    "talekeeper-verify.pyz": Row(PUBLIC),
     # Every member (spectators too) may list signed receipts of the log; players and the GM ask for them.
     "api/campaigns/<slug:slug>/checkpoints": Row(MEMBER_API, also=[("post", "", None, ACT_API)]),
     "api/campaigns/<slug:slug>/characters": Row(MEMBER_API),  # the table's tabs: what a member may know of
