@@ -30,6 +30,15 @@ def env_int(name: str, default: int) -> int:
     return int(value) if value not in (None, "") else default
 
 
+def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    value = env_str(name, default)
+    if value not in choices:
+        from django.core.exceptions import ImproperlyConfigured
+
+        raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}, not {value!r}")
+    return value
+
+
 def env_list(name: str, default: str = "") -> list[str]:
     return [part.strip() for part in env_str(name, default).split(",") if part.strip()]
 
@@ -63,6 +72,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "campaign.logs.RequestContext",  # request id, user and campaign on every log line
     "campaign.outages.DatabaseOutageMiddleware",  # 503, not 500, while PostgreSQL is away
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -260,7 +270,8 @@ if not DEBUG:
     SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
 # X-Forwarded-Proto is only believed when a proxy in front sets it (and strips the
 # client's own): without one, any client could claim https.
-if env_bool("BEHIND_PROXY", False):
+BEHIND_PROXY = env_bool("BEHIND_PROXY", False)
+if BEHIND_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 # Content-Security-Policy (django-csp): only this site's own scripts, styles,
 # sockets and forms; no inline script or style anywhere (the table's data is a
@@ -326,10 +337,15 @@ EVENTS_PAGE_MAX = 500
 # a sheet "as of" any seq (or without hidden rolls) folds at most about this many.
 PROJECTION_SNAPSHOT_EVERY = env_int("PROJECTION_SNAPSHOT_EVERY", 500)
 
+# One line per record with the request or socket, campaign and user id; repeats of an incident
+# (the same warning within LOG_INCIDENT_SECONDS) held back and counted (campaign/logs.py).
+LOG_FORMAT = env_choice("LOG_FORMAT", "text", ("text", "json"))
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {"line": {"()": f"campaign.logs.{LOG_FORMAT.capitalize()}Formatter"}},
+    "handlers": {"console": {"class": "campaign.logs.ConsoleHandler", "formatter": "line",
+                             "window": float(env_int("LOG_INCIDENT_SECONDS", 60))}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {"django.channels.server": {"level": "WARNING"}},
 }

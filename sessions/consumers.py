@@ -40,6 +40,7 @@ from campaign.auth import InvalidToken, socket_user
 from campaign.models import token_digest
 from campaign.broadcast import changed_sheets, group_name, sit_down_here, stand_up_here, user_group
 from campaign.log import events_after
+from campaign.logs import bind
 from campaign.outages import READ_UNAVAILABLE_MESSAGE, database_away
 from campaign.pipeline import (MAX_SEQ, busy_error, command_of, failed_behind, outage_error, parse_whole_number,
                                read_json, submit)
@@ -146,6 +147,8 @@ class TableConsumer(AsyncWebsocketConsumer):
         # Accept first: daphne drops a handshake not accepted within 5 s, and a
         # reconnect storm must not turn slow reads into retries.
         await self.accept()
+        # Every line this socket's task logs names it and its campaign (campaign/logs.py).
+        bind(socket=self.channel_name.rsplit("!", 1)[-1][:12], campaign=self.scope["url_route"]["kwargs"].get("slug"))
         self.send_lock = asyncio.Lock()
         self.early: dict[int, dict] = {}  # first seq -> a doorbell that rang before the one it follows
         self.bucket = SocketBucket()
@@ -186,6 +189,7 @@ class TableConsumer(AsyncWebsocketConsumer):
             return
         self.campaign_id = campaign.id
         self.membership = membership
+        bind(user=membership.user_id)
         _seated.add(self)
         self.viewer = Viewer.of(membership)
         self.last_sent = after
