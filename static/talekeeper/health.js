@@ -4,6 +4,9 @@
 
 import { h, need } from "./ui.js";
 
+// The actions the track's tools lay out (healthTools): a module that shows the track handles them.
+export const HEALTH_ACTIONS = ["mark_harm", "heal_harm"];
+
 // { boxes, harm } of the character's track, or null when the campaign plays without one.
 export function healthTrack(state, extraBoxes) {
   const health = state.sheet.options && state.sheet.options.health;
@@ -25,7 +28,7 @@ export function healthTools(track) {
   if (!track) return [];
   const fields = [{ name: "amount", label: "Boxes", kind: "number", value: 1 },
     { name: "reason", label: "Reason", kind: "text", optional: true }];
-  return ["mark_harm", "heal_harm"].map((type) => ({
+  return HEALTH_ACTIONS.map((type) => ({
     id: type, type, label: type === "mark_harm" ? "Mark harm" : "Heal harm", title: type === "mark_harm" ? "Mark harm" : "Heal harm", fields,
     build: (v) => ({ type, amount: need(v, "amount", "the boxes"), ...(v.reason ? { reason: v.reason } : {}) }) }));
 }

@@ -18,7 +18,6 @@ import { h, fill, buildForm, cap, words, die, diceGroup, formatOdds, limitProble
 import { Chain, eventsPage, forgetHead, parseJSON, short } from "./chain.js";
 import { setUpEncounter } from "./encounter.js";
 import { describeFight, setUpFight } from "./fight.js";
-import * as health from "./health.js";
 import { fitLog, focusInPanel, landOn } from "./layout.js";
 import { setUpChat } from "./chat.js";
 import { adjustSpec } from "./adjust.js";
@@ -1543,13 +1542,13 @@ function declaredForm(d) {
       ...fields.map((f) => [f.name, values[f.name]]).filter(([, v]) => v !== null && v !== "" && v !== undefined)]),
   };
 }
-// Only actions the system's table module never names: those it names it offers its own way
-// (a sheet button, a choice on a roll such as WYRM's Fate approval), and so does health.js, the
-// modules' shared layout of the health track's (offered only with the track: the house rule).
+// Only actions the system's table module does not list in its `handles`: those it offers its own
+// way (a sheet button, a choice on a roll such as WYRM's Fate approval, the health track's tools
+// from health.js where the system shows the track).
 let declaredSpecsCache = null;
 const declaredSpecs = () => (declaredSpecsCache ??= (() => {
-  const moduleText = [...Object.values(system), ...Object.values(health)].filter((v) => typeof v === "function").map(String).join("\n");
-  return Object.values(declared.actions || {}).filter((d) => !moduleText.includes(`"${d.type}"`)).map(declaredForm).filter(Boolean);
+  const handled = new Set(system.handles || []);
+  return Object.values(declared.actions || {}).filter((d) => !handled.has(d.type)).map(declaredForm).filter(Boolean);
 })());
 
 // The limits of an action's fields come from its declaration (rules/declare.py, served with the

@@ -5,6 +5,8 @@
 import { h } from "../ui.js";
 
 export const name = "generic";
+// No action laid out here: every declared action gets a form from its declaration.
+export const handles = [];
 
 export function renderSheet(state) {
   return h("pre", { class: "state" }, JSON.stringify(state, null, 1));

@@ -3,9 +3,12 @@
 // successes round by round, and projects that accumulate successes.
 
 import { h, cap, need, againstField, opponentField, pricedOption, firstOpen, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, formatOdds, plural, article } from "../ui.js";
-import { healthTrack, healthStat, healthTools } from "../health.js";
+import { HEALTH_ACTIONS, healthTrack, healthStat, healthTools } from "../health.js";
 
 export const name = "mdt";
+// The declared actions this module lays out itself (a sheet button, a GM tool, a choice on a roll):
+// the page builds a form from the declaration alone for any other (docs/table.md).
+export const handles = ["test", "opposed_test", "start_contest", "contest_round", "end_contest", "start_project", "project_roll", "abandon_project", "say_yes", "buy_advance", "award_points", ...HEALTH_ACTIONS];
 
 const GROUPS = [
   ["Mental", ["intelligence", "wits", "resolve"]],

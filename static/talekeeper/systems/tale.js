@@ -5,6 +5,9 @@
 import { h, cap, need, againstField, opponentField, pricedOption, firstOpen, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, formatOdds, words, plural, article } from "../ui.js";
 
 export const name = "tale";
+// The declared actions this module lays out itself (a sheet button, a GM tool, a choice on a roll):
+// the page builds a form from the declaration alone for any other (docs/table.md).
+export const handles = ["straight_roll", "start_contest", "iterated_round", "end_contest", "start_combat", "combat_round", "assign_damage", "take_damage", "hide", "rest", "buy_advance", "award_points", "impose_penalty"];
 
 const CHARS = ["brawn", "deft", "clever", "skill", "wisecrack"];
 const BUILT_IN = { Jump: ["deft", "skill"], Hide: ["clever", "deft"], "Spot Hidden": ["clever", "skill"] };

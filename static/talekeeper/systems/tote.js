@@ -5,6 +5,9 @@
 import { h, cap, need, pricedOption, firstOpen, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, pips, plural, formatOdds, article } from "../ui.js";
 
 export const name = "tote";
+// The declared actions this module lays out itself (a sheet button, a GM tool, a choice on a roll):
+// the page builds a form from the declaration alone for any other (docs/table.md).
+export const handles = ["skill_test", "effect_test", "spend_resolve", "invoke_aspect", "buy_advance", "award_points", "grant_resolve", "gm_invoke_aspect", "mark_injury", "heal_injury", "end_tale"];
 
 const BUBBLES = [
   { value: "auto", label: "column bubble, else row" },

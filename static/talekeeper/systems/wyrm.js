@@ -2,9 +2,12 @@
 // against a DL; exploding 6s where a skill applies; Fate spent with the GM's approval.
 
 import { h, cap, need, opponentField, pricedOption, firstOpen, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, pips, formatOdds, distributionSummary, plural, article } from "../ui.js";
-import { healthTrack, healthStat, healthTools } from "../health.js";
+import { HEALTH_ACTIONS, healthTrack, healthStat, healthTools } from "../health.js";
 
 export const name = "wyrm";
+// The declared actions this module lays out itself (a sheet button, a GM tool, a choice on a roll):
+// the page builds a form from the declaration alone for any other (docs/table.md).
+export const handles = ["check", "spend_fate", "approve_fate", "deny_fate", "automatic_success", "damage", "buy_advance", "award_points", "grant_fate", ...HEALTH_ACTIONS];
 
 const ATTRS = ["warrior", "rogue", "mage"];
 const USES = {
