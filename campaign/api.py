@@ -6,7 +6,8 @@
 ``GET /api/campaigns/<slug>/events?after=N&limit=M`` pages through the log.
 ``GET /api/campaigns/<slug>/characters`` lists the characters a member may know of (the
 table's tabs), ``.../characters/<id>`` is one's sheet. ``GET /api/key`` is the server's
-checkpoint key; ``GET``/``POST`` ``/api/campaigns/<slug>/checkpoints`` list and make signed receipts.
+checkpoint key; ``GET``/``POST`` ``/api/campaigns/<slug>/checkpoints`` page through and make signed
+receipts.
 Authenticate with the session cookie (plus CSRF token) or a bearer token.
 
 Every view only parses, calls, and responds: size, JSON, auth, rate limit and
@@ -159,8 +160,14 @@ def signing_key(request):
 @csrf_exempt
 @require_http_methods(["GET", "POST"])
 def campaign_checkpoints(request, slug):
-    """``GET``: every signed checkpoint of the campaign; ``POST``: sign the head now (a player or the GM;
-    ``200`` with the one already signed at this head)."""
+    """``GET``: a page of the campaign's signed checkpoints; ``POST``: sign the head now (a player or the
+    GM; ``200`` with the one already signed at this head).
+
+    Paged like ``events``: ``?after=N&limit=M`` gives the checkpoints after seq ``N`` in seq order
+    (``next_after``, ``has_more``: page through, as the verify page does); ``?order=newest&limit=M``
+    the newest first, ``&before=N`` those below seq ``N`` (``next_before``: the table's latest few).
+    One checkpoint per head: the first signed at each seq (the same statement signed again says
+    nothing more), so seq alone is the cursor and a page never splits or repeats one."""
     try:
         campaign, membership = access_request(request, slug)
         if request.method == "POST":  # no body: the head is what gets signed
@@ -169,10 +176,30 @@ def campaign_checkpoints(request, slug):
             check_user_rate(membership.user_id)
             checkpoint, made = do_checkpoint(membership)
             return JsonResponse(checkpoints.as_json(checkpoint, campaign.slug), status=201 if made else 200)
+        page = _checkpoints_page(request, campaign)
     except ActionError as e:
         return error_response(e)
-    rows = campaign.checkpoints.order_by("seq", "id")
-    return JsonResponse({"checkpoints": [checkpoints.as_json(c, campaign.slug) for c in rows]})
+    return JsonResponse(page)
+
+
+def _checkpoints_page(request, campaign) -> dict:
+    order = request.GET.get("order") or "seq"
+    if order not in ("seq", "newest"):
+        raise ActionError("'order' must be 'seq' (oldest first, with 'after') or 'newest' (with 'before').")
+    limit = _int_param(request, "limit", 100, 1, settings.EVENTS_PAGE_MAX)
+    newest = order == "newest"
+    if request.GET.get("after" if newest else "before"):
+        raise ActionError("'before' goes with order=newest, 'after' with the default order (seq).")
+    if newest:
+        before = _int_param(request, "before", MAX_SEQ, 1, MAX_SEQ)
+        rows, has_more = checkpoints.page(campaign, before=before, limit=limit)
+        cursor = {"next_before": rows[-1].seq if rows else before}
+    else:
+        after = _int_param(request, "after", 0, 0, MAX_SEQ)
+        rows, has_more = checkpoints.page(campaign, after=after, limit=limit)
+        cursor = {"next_after": rows[-1].seq if rows else after}
+    return {"checkpoints": [checkpoints.as_json(c, campaign.slug) for c in rows], "head": campaign.last_seq,
+            **cursor, "has_more": has_more}
 
 
 def _preview_odds(campaign, character, membership, action) -> dict:

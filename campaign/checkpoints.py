@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 
+from django.db.models import Min
 from django.utils import timezone
 
 from . import signing
@@ -38,6 +39,19 @@ def sign_head(campaign: Campaign) -> Checkpoint:
 def as_json(checkpoint: Checkpoint, slug: str) -> dict:
     return {"campaign": slug, "seq": checkpoint.seq, "hash": checkpoint.hash,
             "created_at": checkpoint.created_at, "signature": checkpoint.signature}
+
+
+def page(campaign: Campaign, *, after: int = 0, before: int | None = None, limit: int) -> tuple[list[Checkpoint], bool]:
+    """Up to ``limit`` checkpoints with ``after < seq`` in seq order, or, given ``before``, with
+    ``seq < before`` newest first; and whether more lie beyond. One per seq, the first signed at it:
+    a head is signed once now (campaign/actions/campaigns.py), and a repeat from before that is the
+    same statement, so seq is a cursor that never splits or repeats a checkpoint."""
+    heads = campaign.checkpoints.values("seq").annotate(first=Min("id"))
+    heads = heads.filter(seq__lt=before).order_by("-seq") if before is not None else \
+        heads.filter(seq__gt=after).order_by("seq")
+    ids = [row["first"] for row in heads[:limit + 1]]
+    rows = sorted(Checkpoint.objects.filter(id__in=ids[:limit]), key=lambda c: c.seq, reverse=before is not None)
+    return rows, len(ids) > limit
 
 
 def signature_ok(data: dict) -> bool:

@@ -373,8 +373,9 @@ document.getElementById("chain-accept").addEventListener("click", () => {
 
 const receiptName = (c) => `talekeeper-${slug}-receipt-${c.seq}.json`;
 
+/** The newest receipts, newest first, as `GET .../checkpoints?order=newest` gives them. */
 function renderReceipts(list) {
-  fill(document.getElementById("receipt-list"), ...list.slice(-10).reverse().map((c) => h("li", null,
+  fill(document.getElementById("receipt-list"), ...list.map((c) => h("li", null,
     h("span", null, `#${c.seq} · ${short(c.hash)}`),
     // UTC, as the log, the audit and the exports say every time: one clock for the whole table.
     h("time", { class: "muted", datetime: c.created_at }, `${new Date(c.created_at).toISOString().slice(0, 16).replace("T", " ")} UTC`),
@@ -384,7 +385,7 @@ function renderReceipts(list) {
 
 async function loadReceipts() {
   try {
-    const res = await fetch(`/api/campaigns/${slug}/checkpoints`, { credentials: "same-origin" });
+    const res = await fetch(`/api/campaigns/${slug}/checkpoints?order=newest&limit=10`, { credentials: "same-origin" });
     if (res.ok) renderReceipts((await res.json()).checkpoints || []);
   } catch { /* offline: the list stays as it was */ }
 }

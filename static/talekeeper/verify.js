@@ -252,14 +252,29 @@ async function keptReceipts() {
   return kept;
 }
 
+/** Every checkpoint the server lists, a page at a time in seq order (one per head). */
+async function listedReceipts(slug) {
+  const listed = [];
+  let after = 0;
+  for (;;) {
+    const res = await fetch(`/api/campaigns/${encodeURIComponent(slug)}/checkpoints?after=${after}&limit=500`,
+      { credentials: "same-origin" });
+    if (!res.ok) throw new Error(`The server's receipts could not be read (${res.status}).`);
+    const page = await res.json();
+    listed.push(...page.checkpoints);
+    if (!page.has_more || !page.checkpoints.length) return listed;
+    after = page.next_after;
+  }
+}
+
 async function checkReceipts(events, report) {
   const before = report.problems.length;
-  const [list, key, kept] = await Promise.all([
-    fetch(`/api/campaigns/${encodeURIComponent(data.slug)}/checkpoints`, { credentials: "same-origin" }).then((r) => r.json()),
+  const [listed, key, kept] = await Promise.all([
+    listedReceipts(data.slug),
     fetch("/api/key").then((r) => r.json()),
     keptReceipts(),
   ]);
-  const receipts = [...(list.checkpoints || []), ...kept];
+  const receipts = [...listed, ...kept];
   for (const c of receipts) {
     if (!receiptSigned(c, key)) report.problem(c.seq, `The receipt for #${c.seq} is not signed by the server's key.`);
     else if (c.seq > 0 && events[c.seq - 1]?.hash !== c.hash) {

@@ -421,7 +421,7 @@ def verify_a_forged_log(seat, campaign_id: int, forge):
     page = seat.page
     page.evaluate("localStorage.clear()")  # the table page verified the honest log: a live forger's it would not
     page.route("**/api/campaigns/*/events*", forged)
-    page.route("**/api/campaigns/*/checkpoints", signed)
+    page.route("**/api/campaigns/*/checkpoints*", signed)
     page.get_by_role("link", name="Verify the log and the dice").click()
 
 

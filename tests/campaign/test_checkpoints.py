@@ -84,6 +84,50 @@ def test_every_session_end_signs_a_checkpoint_and_members_list_them(table):
     assert Client().post(url(table)).status_code == 401
 
 
+def stored_heads(table, seqs) -> None:
+    """Checkpoints at ``seqs`` straight into the table (the list reads rows; signing is tested above)."""
+    Checkpoint.objects.bulk_create(Checkpoint(campaign=table.campaign, seq=seq, hash=f"{seq:064x}",
+                                              created_at=f"2026-01-01T00:00:00.{seq:06d}+00:00",
+                                              signature="s") for seq in seqs)
+
+
+def read_pages(client, base: str, cursor: str, first: int) -> tuple[list[int], int]:
+    seqs, value, pages = [], first, 0
+    while True:
+        page = client.get(f"{base}&{cursor.removeprefix('next_')}={value}").json()
+        pages += 1
+        seqs += [c["seq"] for c in page["checkpoints"]]
+        assert page["has_more"] == (len(page["checkpoints"]) == 500)  # 1,203 heads: the last page is short
+        if not page["has_more"]:
+            return seqs, pages
+        value = page[cursor]
+
+
+def test_a_long_list_comes_in_pages_with_no_gap_and_no_repeat(table):
+    """1,203 heads (and, from before one checkpoint per head, repeats at some): in seq order a page
+    at a time, and newest first, each checkpoint once, the first signed at its head."""
+    heads = list(range(3, 3 * 1203 + 1, 3))
+    stored_heads(table, heads)
+    stored_heads(table, heads[::100])  # the same heads signed again
+    client = client_for(table.watcher)
+    seqs, pages = read_pages(client, url(table) + "?limit=500", "next_after", 0)
+    assert (seqs, pages) == (heads, 3)
+    seqs, pages = read_pages(client, url(table) + "?order=newest&limit=500", "next_before", 10**17)
+    assert (seqs, pages) == (heads[::-1], 3)
+    first = client.get(url(table) + f"?after={heads[99]}&limit=1").json()["checkpoints"][0]
+    assert first["seq"] == heads[100] and first["created_at"].endswith(f".{heads[100]:06d}+00:00")
+    latest = client.get(url(table) + "?order=newest&limit=10").json()
+    assert [c["seq"] for c in latest["checkpoints"]] == heads[::-1][:10] and latest["has_more"]
+    assert latest["next_before"] == heads[-10]
+
+
+@pytest.mark.parametrize("query", ["limit=0", "limit=501", "after=-1", "after=x", "order=oldest",
+                                   "order=newest&after=3", "before=9", "order=newest&before=0"])
+def test_a_bad_page_of_checkpoints_is_a_clear_400(table, query):
+    res = client_for(table.alice).get(url(table) + "?" + query)
+    assert res.status_code == 400 and res.json()["error"]["code"] == "invalid", res.content
+
+
 def test_a_receipt_of_the_same_log_verifies(table, tmp_path):
     an_evening(table)
     first = ask_for_receipt(table, table.alice)

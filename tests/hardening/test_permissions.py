@@ -114,7 +114,9 @@ URL_ROWS: dict[str, Row] = {
     # The standalone verifier: public code, the same bytes `make verifier` builds (campaign/verifier.py).
     "talekeeper-verify.pyz": Row(PUBLIC),
     # Every member (spectators too) may list signed receipts of the log; players and the GM ask for them.
-    "api/campaigns/<slug:slug>/checkpoints": Row(MEMBER_API, also=[("post", "", None, ACT_API)]),
+    # Paged like the events: in seq order, and the newest first (the table's list).
+    "api/campaigns/<slug:slug>/checkpoints": Row(MEMBER_API, query="after=0&limit=500", also=[
+        ("get", "order=newest&limit=10", None, MEMBER_API), ("post", "", None, ACT_API)]),
     "api/campaigns/<slug:slug>/characters": Row(MEMBER_API),  # the table's tabs: what a member may know of
     "api/campaigns/<slug:slug>/characters/<int:character_id>": Row(
         MEMBER_API, also=[("get", "as_of=LAST", None, MEMBER_API)]),  # every member reads every sheet
