@@ -277,6 +277,11 @@ def targets(live: dict) -> list[dict]:
                                     + _disk(app),
                         "met": p99 is not None and bound is not None and p99 <= bound and app["errors_total"] == 0,
                         "binding": key == "1proc"})
+            first = app.get("first_rolls_ack_ms") or {}
+            out.append({"target": f"the first {c['warmup']:g} s of rolling after each start, {key} (reported): ack p99",
+                        "floor": f"steady-state ack p99 {app['ack_ms']['p99']} ms",
+                        "measured": f"p99 {first.get('p99')} ms, max {first.get('max')} ms over {first.get('n')} rolls",
+                        "met": None})
             out.append({"target": f"CPU per roll, {key} (reported): daphne, PostgreSQL, Redis",
                         "floor": f"relay {relay.get('server_cpu_ms_per_roll')} / {relay.get('postgres_cpu_ms_per_roll')} / "
                                  f"{relay.get('redis_cpu_ms_per_roll')} ms",

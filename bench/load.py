@@ -494,6 +494,10 @@ def _raw(st: State, conns, by_table, cfg: LoadConfig, match: str, connect_wall: 
     latencies, ack_latencies, slow = [], [], []
     missing = acked = 0
     measured = [(cid, s) for cid, s in st.sent.items() if s.measured]
+    # The rolls of the first --warmup seconds on freshly started processes, reported apart: what a
+    # table pays right after a start or a restart (campaign/warmup.py).
+    first_rolls = [ack[0] - s.t0 for cid, s in st.sent.items() if not s.measured
+                   and (ack := st.acks.get(cid)) is not None]
     first = min((s.t0 for _, s in measured), default=0.0)
     for cid, sent in measured:
         ack = st.acks.get(cid)
@@ -522,7 +526,7 @@ def _raw(st: State, conns, by_table, cfg: LoadConfig, match: str, connect_wall: 
         "match": match, "via": cfg.via, "tables": len(by_table), "sockets": len(conns),
         "sockets_ready": len(connected), "offered": cfg.rate_per_table * len(by_table),
         "window_s": max(1e-9, cfg.duration - cfg.warmup), "sent": len(st.sent), "measured": len(measured),
-        "acked": acked, "latencies": latencies, "ack_latencies": ack_latencies,
+        "acked": acked, "latencies": latencies, "ack_latencies": ack_latencies, "first_rolls": first_rolls,
         # When a tail comes, whether it is one moment or spread out, one table or all of them:
         # the slowest acks, each with its latency, when it was sent (s into the measured window), its table.
         "slowest_acks": [{"ms": round(ms * 1000, 1), "sent_s": round(at, 2), "table": table}
@@ -563,6 +567,7 @@ def summarize(rounds: list[dict]) -> dict:
         "deliveries_per_s": round(len(latencies) / window, 2),
         "latency_ms": summary_ms(latencies),
         "ack_ms": summary_ms([x for r in rounds for x in r["ack_latencies"]]),
+        "first_rolls_ack_ms": summary_ms([x for r in rounds for x in r.get("first_rolls", ())]),
         "connect_to_ready_ms": summary_ms([x for r in rounds for x in r["connect_s"]]),
         "connect_wall_s": [round(r["connect_wall_s"], 2) for r in rounds],
         "drain_wall_s": [round(r["drain_wall_s"], 2) for r in rounds],

@@ -64,6 +64,10 @@ application = ProtocolTypeRouter(
 if "daphne.server" in sys.modules:  # served by daphne, on Twisted's asyncio reactor
     from twisted.internet import defer, reactor
 
+    from sessions.warmup import warm
+
+    warm()  # before daphne listens: the first tables don't pay for a cold process
+
     from sessions.consumers import stop_all
 
     # SIGTERM (a rolling restart): before daphne drops every connection, each table socket leaves

@@ -46,14 +46,19 @@ def concurrent() -> bool:
     return settings.DATABASES["default"]["ENGINE"] != "django.db.backends.sqlite3"
 
 
-def db(fn: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
-    """``fn`` as a coroutine function, run on a database thread."""
+def executor() -> ThreadPoolExecutor:
+    """The socket database threads (PostgreSQL only), made on first use."""
     global _executor
-    if not concurrent():
-        return database_sync_to_async(fn)
     if _executor is None:
         _executor = ThreadPoolExecutor(max_workers=workers(), thread_name_prefix="talekeeper-db")
-    return sync_to_async(functools.partial(_returning_connections, fn), thread_sensitive=False, executor=_executor)
+    return _executor
+
+
+def db(fn: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
+    """``fn`` as a coroutine function, run on a database thread."""
+    if not concurrent():
+        return database_sync_to_async(fn)
+    return sync_to_async(functools.partial(_returning_connections, fn), thread_sensitive=False, executor=executor())
 
 
 def _returning_connections(fn, *args, **kwargs):
