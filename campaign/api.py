@@ -7,7 +7,7 @@
 ``GET /api/campaigns/<slug>/characters`` lists the characters a member may know of (the
 table's tabs), ``.../characters/<id>`` is one's sheet. ``GET /api/key`` is the server's
 checkpoint key; ``GET``/``POST`` ``/api/campaigns/<slug>/checkpoints`` page through and make signed
-receipts.
+receipts; ``GET /api/campaigns/<slug>/keys`` lists members' keys (docs/fair-dice.md, "Signed commands").
 Authenticate with the session cookie (plus CSRF token) or a bearer token.
 
 Every view only parses, calls, and responds: size, JSON, auth, rate limit and
@@ -27,7 +27,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from rules import RuleError, odds_json
 
-from . import checkpoints, signing
+from . import checkpoints, member_keys, signing
 from .actions import (
     ActionError, Forbidden, access_character, access_character_for_reading, do_checkpoint, opponent_of, rule_refusal,
 )
@@ -200,6 +200,19 @@ def _checkpoints_page(request, campaign) -> dict:
         cursor = {"next_after": rows[-1].seq if rows else after}
     return {"checkpoints": [checkpoints.as_json(c, campaign.slug) for c in rows], "head": campaign.last_seq,
             **cursor, "has_more": has_more}
+
+
+@require_GET
+def campaign_keys(request, slug):
+    """Every member key the log registered, with the seq that added it and the one that revoked it, and
+    the seq from which members sign (``signed_from``, null where they do not): what a member's browser
+    reads to know whether its key is live (static/talekeeper/keys.js). Keys are added and revoked by
+    signed commands (``add_member_key``, ``revoke_member_key``), like every other."""
+    try:
+        campaign, membership = access_request(request, slug)
+    except ActionError as e:
+        return error_response(e)
+    return JsonResponse(member_keys.keys_json(campaign))
 
 
 def _preview_odds(campaign, character, membership, action) -> dict:

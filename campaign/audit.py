@@ -143,7 +143,7 @@ def describe(data: dict, rules=None, voided: dict[int, dict] | None = None) -> s
                          "payload": payload if isinstance(payload, dict) else {}}, rules)
         return _line(f"revealed #{p.get('seq')}: {said}")
     if kind == "roll_requested":
-        wanted = p.get("action") or {}
+        wanted = p.get("asked") or p.get("action") or {}  # "asked" in a campaign whose members sign
         text = f"asked for {_words(wanted.get('type', 'a roll'))}"
         return f"{text}: “{p['note']}”" if p.get("note") else text
     if kind == "campaign_configured":

@@ -35,9 +35,18 @@ from .models import VISIBILITY_PUBLIC, Campaign, DiceSeed, Event
 
 SCHEME_V1 = "talekeeper-hmac-sha256-v1"
 SCHEME = "talekeeper-hmac-sha256-v2"
+# Scheme v2's derivation with "v3" in its prefixes: the sessions of a campaign whose members sign their
+# commands (docs/fair-dice.md, "Signed commands"), so a signed log's dice can't pass for unsigned ones.
+SCHEME_V3 = "talekeeper-hmac-sha256-v3"
+DERIVED = {SCHEME: "v2", SCHEME_V3: "v3"}
 MAX_PLAYER_SEED = 64
 # What the server adds to a command's first event beside what the rules decided (rules/replay.py).
 RECORD_KEYS = replay.RECORD_KEYS
+
+
+def scheme_for(campaign: Campaign) -> str:
+    """The dice scheme of the campaign's sessions from now on."""
+    return SCHEME_V3 if campaign.signed_from is not None else SCHEME
 
 
 def new_seed(campaign: Campaign, session: int) -> DiceSeed:
@@ -64,15 +73,16 @@ def _sample(seed_hex: str, message_for, sides: int) -> int:
 
 
 def derive_face(seed_hex: str, campaign_id: int, session: int, actor_id: int, command_id: str, index: int,
-                sides: int) -> int:
-    """Scheme v2: die ``index`` of member ``actor_id``'s command ``command_id``."""
-    prefix = f"talekeeper-dice-v2|{campaign_id}|{session}|{actor_id}|{command_id}|{index}|"
+                sides: int, version: str = "v2") -> int:
+    """Scheme v2 (v3): die ``index`` of member ``actor_id``'s command ``command_id``."""
+    prefix = f"talekeeper-dice-{version}|{campaign_id}|{session}|{actor_id}|{command_id}|{index}|"
     return _sample(seed_hex, lambda counter: f"{prefix}{counter}", sides)
 
 
-def derive_nonce(seed_hex: str, campaign_id: int, session: int, actor_id: int, command_id: str) -> str:
-    """Scheme v2: a hidden command's nonce. Secret while the seed is; derivable by anyone after."""
-    return _hmac(seed_hex, f"talekeeper-nonce-v2|{campaign_id}|{session}|{actor_id}|{command_id}").hex()[:32]
+def derive_nonce(seed_hex: str, campaign_id: int, session: int, actor_id: int, command_id: str,
+                 version: str = "v2") -> str:
+    """Scheme v2 (v3): a hidden command's nonce. Secret while the seed is; derivable by anyone after."""
+    return _hmac(seed_hex, f"talekeeper-nonce-{version}|{campaign_id}|{session}|{actor_id}|{command_id}").hex()[:32]
 
 
 def derive_face_v1(seed_hex: str, campaign_id: int, session: int, seq: int, index: int, sides: int, mix: str,
@@ -106,20 +116,22 @@ class RecordingDice:
 
 
 class SessionDice:
-    """The dice of one command inside a play session (scheme v2)."""
+    """The dice of one command inside a play session (scheme v2, or v3: ``scheme``)."""
 
-    def __init__(self, seed_hex: str, campaign_id: int, session: int, actor_id: int, command_id: str):
+    def __init__(self, seed_hex: str, campaign_id: int, session: int, actor_id: int, command_id: str,
+                 scheme: str = SCHEME):
         self.key = (seed_hex, campaign_id, session, actor_id, command_id)
+        self.scheme = scheme
         self.index = 0
 
     def roll(self, sides: int) -> int:
-        face = derive_face(*self.key, self.index, sides)
+        face = derive_face(*self.key, self.index, sides, DERIVED[self.scheme])
         self.index += 1
         return face
 
     @property
     def nonce(self) -> str:
-        return derive_nonce(*self.key)
+        return derive_nonce(*self.key, DERIVED[self.scheme])
 
 
 @dataclass
@@ -155,16 +167,18 @@ def dice_for(campaign: Campaign, actor_id: int, command_id: str, seed: str | Non
             row = DiceSeed.objects.filter(campaign=campaign, session=campaign.current_session).first()
             seed = row.seed if row is not None else None
         if seed is not None:
-            source = SessionDice(seed, campaign.id, campaign.current_session, actor_id, command_id)
+            source = SessionDice(seed, campaign.id, campaign.current_session, actor_id, command_id,
+                                 scheme_for(campaign))
             return CommandDice(RecordingDice(source), source)
     return CommandDice(RecordingDice(SecretDice()), None)
 
 
-def record(payload: dict, command_id: str, action: dict, dice_log: list, verifiable: bool) -> dict:
+def record(payload: dict, command_id: str, action: dict, dice_log: list, verifiable: bool,
+           scheme: str = SCHEME) -> dict:
     """The first event's payload with what a verifier needs to recompute and replay it."""
     if not verifiable:
         return {**payload, "dice_log": dice_log, "verifiable": False}
-    return {**payload, "command_id": command_id, "action": action, "dice_log": dice_log, "dice_scheme": SCHEME}
+    return {**payload, "command_id": command_id, "action": action, "dice_log": dice_log, "dice_scheme": scheme}
 
 
 # --- verifying a finished session -------------------------------------------------------------
@@ -206,7 +220,7 @@ def verify_session(campaign: Campaign, session: int) -> DiceReport:
         elif start.payload.get("dice_scheme") == SCHEME_V1:
             _check_dice_v1(campaign, session, seed, events, report)
         else:
-            _check_dice_v2(campaign, seed, events, report)
+            _check_dice_v2(campaign, seed, events, report, start.payload.get("dice_scheme"))
     _check_reveals(campaign, events, report)
     report.problems.sort(key=lambda p: (p[0] is not None, p[0] or 0))
     report.ok = not report.problems
@@ -269,18 +283,22 @@ def reveal_problem(target: Event, reveal: dict) -> str:
     return ""
 
 
-def _check_dice_v2(campaign: Campaign, seed: str, events: list[Event], report: DiceReport) -> None:
+def _check_dice_v2(campaign: Campaign, seed: str, events: list[Event], report: DiceReport, scheme: str) -> None:
     """Every rolling command: its dice from the seed, then its events from the rules."""
+    if scheme not in DERIVED:
+        report.problems.append((events[0].seq if events else None, f"the session starts under an unknown dice scheme "
+                                                                    f"{str(scheme)[:60]!r}"))
+        return
     for event in events:
         log = event.payload.get("dice_log")
         if not log:
             continue
         report.events += 1
         report.dice += len(log)
-        if event.payload.get("dice_scheme") != SCHEME:
+        if event.payload.get("dice_scheme") != scheme:
             report.problems.append((event.seq, "dice rolled in a session without the session's dice scheme"))
             continue
-        problem = replay_command(campaign, event, seed)
+        problem = replay_command(campaign, event, seed, scheme)
         if problem:
             report.problems.append(problem)
 
@@ -292,7 +310,7 @@ def _command_events(first: Event) -> list[Event]:
     return list(Event.objects.filter(campaign_id=first.campaign_id, command_id=first.command_id).order_by("seq"))
 
 
-def replay_command(campaign: Campaign, first: Event, seed: str) -> tuple[int, str] | None:
+def replay_command(campaign: Campaign, first: Event, seed: str, scheme: str = SCHEME) -> tuple[int, str] | None:
     """Recompute one command's dice and re-decide it; ``(seq, problem)`` at the first difference.
 
     The rules are replayed on the character's full state as of the seq before
@@ -306,7 +324,7 @@ def replay_command(campaign: Campaign, first: Event, seed: str) -> tuple[int, st
         return first.seq, "the event does not record its command id and action"
     if not isinstance(log, list) or not all(_is_die(d) for d in log):
         return first.seq, "its dice_log is not a list of [sides, face] pairs"
-    dice = SessionDice(seed, campaign.id, first.session, first.actor_id, command_id)
+    dice = SessionDice(seed, campaign.id, first.session, first.actor_id, command_id, scheme)
     for index, (sides, face) in enumerate(log):
         want = dice.roll(sides)
         if want != face:

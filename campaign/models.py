@@ -78,6 +78,9 @@ class Campaign(models.Model):
     current_session = models.PositiveIntegerField(null=True, blank=True)
     scene_count = models.PositiveIntegerField(default=0)
     current_scene = models.PositiveIntegerField(null=True, blank=True)
+    # The seq from which every member's command must carry her signature (docs/fair-dice.md, "Signed
+    # commands"); null: a campaign whose members do not sign. Set once, when the campaign is made.
+    signed_from = models.PositiveBigIntegerField(null=True, blank=True)
 
     def __str__(self) -> str:
         return self.name

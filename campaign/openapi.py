@@ -65,8 +65,10 @@ def table_vocabulary() -> dict:
     from campaign.actions import GM_TABLE_ACTIONS, SCENE_ACTIONS
     from campaign.actions.encounters import ENCOUNTER_ACTIONS
     from campaign.actions.fights import FIGHT_ACTIONS
+    from campaign.actions.keys import KEY_ACTIONS
 
-    return {"table": ["roll", "add_seed", "create_character", *ENCOUNTER_ACTIONS, *FIGHT_ACTIONS, "post_message"],
+    return {"table": ["roll", "add_seed", "create_character", *ENCOUNTER_ACTIONS, *FIGHT_ACTIONS, "post_message",
+                      *KEY_ACTIONS],
             "gm_only": sorted([*SCENE_ACTIONS, *GM_TABLE_ACTIONS, "apply_damage"])}
 
 

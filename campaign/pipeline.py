@@ -111,8 +111,12 @@ def access_request(request, slug):
 
 
 def command_of(frame: dict) -> dict:
-    """The command envelope a socket ``command`` frame carries (the HTTP body is the envelope itself)."""
-    return {"id": frame.get("id"), "action": frame.get("action")}
+    """The command envelope a socket ``command`` frame carries (the HTTP body is the envelope itself),
+    with its ``signature`` when it has one (docs/fair-dice.md, "Signed commands")."""
+    envelope = {"id": frame.get("id"), "action": frame.get("action")}
+    if "signature" in frame:
+        envelope["signature"] = frame["signature"]
+    return envelope
 
 
 def submit(membership, body, dice=None) -> CommandResult:

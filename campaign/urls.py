@@ -34,6 +34,7 @@ urlpatterns = [
     path("api/key", api.signing_key, name="api-key"),
     path("talekeeper-verify.pyz", verifier.download, name="verifier-download"),
     path("api/campaigns/<slug:slug>/checkpoints", api.campaign_checkpoints, name="api-checkpoints"),
+    path("api/campaigns/<slug:slug>/keys", api.campaign_keys, name="api-keys"),
     path("api/campaigns/<slug:slug>/characters", api.characters, name="api-characters"),
     path("api/campaigns/<slug:slug>/characters/<int:character_id>", api.character_state, name="api-character"),
     path("api/campaigns/<slug:slug>/export.jsonl", audit_views.export_jsonl, name="api-export-jsonl"),

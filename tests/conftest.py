@@ -218,9 +218,13 @@ def require_redis(settings):
 
 
 class Table:
-    """A campaign with its people, as most tests need it."""
+    """A campaign with its people, as most tests need it.
 
-    def __init__(self, system: str = "tote"):
+    ``signed``: a campaign whose members sign their commands (docs/fair-dice.md, "Signed commands"):
+    each persona registers her key (tests/signing.py) as she joins, and :meth:`command` signs every
+    envelope for the session running then, unless told ``sign=False``."""
+
+    def __init__(self, system: str = "tote", signed: bool = False):
         from django.contrib.auth import get_user_model
 
         from campaign.actions import do_add_member, do_create_campaign
@@ -231,23 +235,38 @@ class Table:
         self.bob = User.objects.create_user("bob", password="pw-bob-123456")
         self.watcher = User.objects.create_user("watcher", password="pw-watcher-123456")
         self.outsider = User.objects.create_user("outsider", password="pw-outsider-123456")
-        self.campaign = do_create_campaign(self.gm, "The Torn Road", system, slug="torn-road")
-        do_add_member(self.campaign, self.alice, "player")
-        do_add_member(self.campaign, self.bob, "player")
-        do_add_member(self.campaign, self.watcher, "spectator")
+        self.campaign = do_create_campaign(self.gm, "The Torn Road", system, slug="torn-road", signed=signed)
+        self.signed = signed
+        if signed:
+            self.register(self.gm)
+        for user, role in ((self.alice, "player"), (self.bob, "player"), (self.watcher, "spectator")):
+            do_add_member(self.campaign, user, role)
+            if signed:
+                self.register(user)
         self.campaign.refresh_from_db()
 
     def membership(self, user):
         return self.campaign.memberships.select_related("user", "campaign").get(user=user)
 
-    def command(self, user, action, client_id=None, dice=None):
-        """Run a command as ``user``; returns the CommandResult."""
+    def command(self, user, action, client_id=None, dice=None, sign=True):
+        """Run a command as ``user`` (signed by her key where members sign); returns the CommandResult."""
         import uuid
 
         from campaign.actions import do_command
 
         body = {"id": client_id or uuid.uuid4().hex, "action": action}
+        if self.signed and sign:
+            from tests.signing import signed
+
+            body = signed(self.campaign, user.username, body)
         return do_command(self.membership(user), body, dice=dice)
+
+    def register(self, user, device=None, label="laptop"):
+        """``user`` registers her key on ``device`` (tests/signing.py), signed by it."""
+        from campaign.actions import do_command
+        from tests.signing import add_key_envelope
+
+        return do_command(self.membership(user), add_key_envelope(self.campaign, user.username, device, label))
 
     def tokens(self) -> dict[str, str]:
         """A new API token for each persona: ``{"gm": key, "alice": key, ...}``."""

@@ -29,8 +29,15 @@ def decide_rename_campaign(campaign: Campaign, membership: Membership, action: d
     return Draft("campaign_renamed", {"from": before, "name": name})
 
 
-def do_create_campaign(gm, name: str, system: str, slug: str | None = None) -> Campaign:
-    """Create a campaign with ``gm`` as its GM; its log opens with ``campaign_created``."""
+# Whether a campaign made without saying is one whose members sign their commands (docs/fair-dice.md,
+# "Signed commands"). Members' signatures need their browsers to sign (campaign.signed_forms.PAGES_SIGN).
+NEW_CAMPAIGNS_SIGN = False
+
+
+def do_create_campaign(gm, name: str, system: str, slug: str | None = None, signed: bool | None = None) -> Campaign:
+    """Create a campaign with ``gm`` as its GM; its log opens with ``campaign_created``. ``signed``: every
+    member's command must carry her signature from the first event on (``NEW_CAMPAIGNS_SIGN`` if None);
+    ``campaign_created`` says so (``"signed_commands": true``), so every verifier knows it from the log."""
     name = check_name(name, "A campaign name", 120)
     try:
         get_system(system)
@@ -40,8 +47,12 @@ def do_create_campaign(gm, name: str, system: str, slug: str | None = None) -> C
     with transaction.atomic():
         campaign = _new_campaign_row(base, name, system)
         Membership.objects.create(campaign=campaign, user=gm, role=ROLE_GM)
+        signed = NEW_CAMPAIGNS_SIGN if signed is None else bool(signed)
+        if signed:
+            Campaign.objects.filter(pk=campaign.pk).update(signed_from=1)
         campaign = lock_campaign(campaign.id)
-        record(campaign, [Draft("campaign_created", {"name": name, "system": system, "gm": gm.username})], actor=gm)
+        created = {"name": name, "system": system, "gm": gm.username, **({"signed_commands": True} if signed else {})}
+        record(campaign, [Draft("campaign_created", created)], actor=gm)
     return campaign
 
 

@@ -4,6 +4,7 @@ the projections in one statement and broadcast on commit."""
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import re
 from dataclasses import dataclass, replace
@@ -39,6 +40,7 @@ from .campaigns import decide_rename_campaign
 from .encounters import ENCOUNTER_ACTIONS
 from .damage import APPLY, as_rules_action
 from .fights import FIGHT_ACTIONS, check_controls_both
+from .keys import KEY_ACTIONS, check_signature
 from .npcs import decide_show_npc, stored_readers, stored_visibility
 from .characters import decide_create_character
 from .errors import INPUT_ERRORS, ActionError, Conflict, Forbidden, Refused, rule_refusal
@@ -115,8 +117,13 @@ def do_command(membership: Membership, body, dice=None) -> CommandResult:
 
     A repeated id with the same action returns the original events without
     acting again; with a different action it is a :class:`Conflict`.
+
+    In a campaign whose members sign (``signed_from``), the envelope's ``signature`` is checked before
+    anything is decided (campaign/actions/keys.py), and the command's first event keeps the envelope
+    verbatim (:func:`_with_signature`).
     """
     client_id, action = check_command(body)
+    signature = body.get("signature")
     body_hash = _body_hash(action)
     character_id = action.get("character")
     if isinstance(character_id, bool) or not isinstance(character_id, int) or not -2**63 <= character_id < 2**63:
@@ -137,19 +144,31 @@ def do_command(membership: Membership, body, dice=None) -> CommandResult:
         # The dice depend on who acts and the id their client chose, nothing else
         # the server could vary (docs/fair-dice.md). The unique constraint on
         # Command (campaign, actor, client id) means an id rolls at most once.
+        signed = campaign.signed_from is not None
+        if signed:
+            check_signature(campaign, membership, client_id, action, signature, _commitment(campaign, stream.seed))
         source = dice_module.dice_for(campaign, user.pk, client_id, seed=stream.seed)
         recorder = source.dice if dice is None else fairdice.RecordingDice(dice)
-        drafts = _decide(campaign, membership, action, recorder, stream.character)
+        # The rules may read more than was sent (a contest's opponent numbers, filled in by
+        # campaign/actions/contests.py): they decide on a copy, and a signed command's event keeps
+        # what was sent apart from what the server added (``filled``).
+        decided = copy.deepcopy(action)
+        drafts = _decide(campaign, membership, decided, recorder, stream.character)
         if not drafts:
             raise Refused("That action changes nothing, so nothing was stored.")
         drafts = hidden.one_event(drafts)
         drafts = _link_request(campaign, action, drafts, Viewer.of(membership))
-        drafts = _record_dice_and_seal(drafts, client_id, action, recorder.log, source, Viewer.of(membership))
+        drafts = _record_dice_and_seal(drafts, client_id, action if signed else decided, recorder.log, source,
+                                       Viewer.of(membership), fairdice.scheme_for(campaign))
+        if signed:
+            filled = {k: v for k, v in decided.items() if k not in action}
+            drafts = _with_signature(drafts, campaign.last_seq + 1, client_id, action, signature, filled)
         # Stored with its events, by the same statement: the unique constraint on
         # (campaign, actor, client id) is what makes an id act once.
         command = Command(campaign=campaign, actor=user, client_id=client_id, body_hash=body_hash,
                           created_at=timezone.now())
         events = record(campaign, drafts, actor=user, command=command)  # with the head and the projections
+        assert not signed or events[0].seq == drafts[-1].payload.get("command_of", events[0].seq)
         if any(e.type == "session_ended" for e in events):
             checkpoints.sign_head(campaign)  # every session end leaves a receipt of the log so far
     return CommandResult(events, False, _head(campaign))  # record moved the locked row to the new head
@@ -183,8 +202,43 @@ def _link_request(campaign: Campaign, action: dict, drafts: list[Draft], actor: 
     return [replace(drafts[0], payload={**drafts[0].payload, "answers": seq}), *drafts[1:]]
 
 
+def _commitment(campaign: Campaign, seed: str | None) -> str | None:
+    """The running session's dice commitment (None outside a session), from the seed the lock read,
+    or from its start when the seed was not kept (a campaign restored mid-session)."""
+    if campaign.current_session is None:
+        return None
+    if seed is not None:
+        return fairdice.seed_commitment(seed)
+    start = Event.objects.filter(campaign=campaign, type="session_started",
+                                 session=campaign.current_session).values_list("payload", flat=True).first()
+    return (start or {}).get("dice_commitment")
+
+
+# What a signed command's first event records beside the decision; no decision may use these keys.
+SIGNED_KEYS = ("command_id", "action", "signature", "command_of")
+
+
+def _with_signature(drafts: list[Draft], first_seq: int, client_id: str, action: dict, signature: dict,
+                    filled: dict) -> list[Draft]:
+    """A signed command's events: the first keeps the envelope as sent (``command_id``, ``action``,
+    ``signature``) and what the server read for the rules (``filled``), never mixed into the action;
+    every later one names the first (``command_of``), so a verifier knows which events one signature
+    covers (docs/fair-dice.md, "Signed commands")."""
+    first = dict(drafts[0].payload)
+    clash = [k for k in (*SIGNED_KEYS, *(("filled",) if filled else ())) if k in first and k not in ("command_id", "action")]
+    assert not clash, f"a decision's payload uses the signed command's keys {clash}"
+    first.update(command_id=client_id, action=action, signature=signature)
+    if filled:
+        first["filled"] = filled
+    later = []
+    for draft in drafts[1:]:
+        assert not any(k in draft.payload for k in SIGNED_KEYS), "a decision's payload uses the signed command's keys"
+        later.append(replace(draft, payload={**draft.payload, "command_of": first_seq}))
+    return [replace(drafts[0], payload=first), *later]
+
+
 def _record_dice_and_seal(drafts: list[Draft], client_id: str, action: dict, dice_log: list[list[int]],
-                          source: fairdice.CommandDice, actor: Viewer) -> list[Draft]:
+                          source: fairdice.CommandDice, actor: Viewer, scheme: str = fairdice.SCHEME) -> list[Draft]:
     """Record every die drawn, the command id and the action on the command's first
     event (so anyone can recompute and replay it), and give hidden events their
     nonce: a hidden event's commitment is its body digest, and the nonce in the
@@ -196,7 +250,7 @@ def _record_dice_and_seal(drafts: list[Draft], client_id: str, action: dict, dic
     derive that nonce and test each possible body against the digest. Then it is drawn."""
     if dice_log:
         payload = fairdice.record(dict(drafts[0].payload), client_id, action, dice_log,
-                                  verifiable=source.session_dice is not None)
+                                  verifiable=source.session_dice is not None, scheme=scheme)
         drafts = [replace(drafts[0], payload=payload), *drafts[1:]]
     if all(d.visibility == VISIBILITY_PUBLIC for d in drafts):
         return drafts
@@ -222,6 +276,8 @@ def _decide(campaign: Campaign, membership: Membership, action: dict, dice, char
     visibility = action.get("visibility", VISIBILITY_PUBLIC)
     if kind == "post_message":  # spectators too: watching a table includes talking at it
         return [decide_post_message(campaign, membership, action)]
+    if kind in KEY_ACTIONS:  # spectators too: their messages are signed like everyone's commands
+        return [KEY_ACTIONS[kind](campaign, membership, action)]
     if membership.role == ROLE_SPECTATOR:
         raise Forbidden("Spectators watch the table; they can't act at it.")
     if kind == "roll":
@@ -254,7 +310,7 @@ def _decide(campaign: Campaign, membership: Membership, action: dict, dice, char
     # Anything else is the campaign's rule system's to decide.
     rules = campaign.rules
     if kind not in rules.actions:
-        known = sorted(["roll", "add_seed", "create_character", "post_message", *SCENE_ACTIONS, *GM_TABLE_ACTIONS,
+        known = sorted(["roll", "add_seed", "create_character", "post_message", *KEY_ACTIONS, *SCENE_ACTIONS, *GM_TABLE_ACTIONS,
                         *ENCOUNTER_ACTIONS, *FIGHT_ACTIONS, APPLY, *rules.actions])
         raise ActionError(f"Unknown action '{kind[:40]}'. Known actions: {', '.join(known)}.", "unknown_action")
     if kind in rules.gm_actions:

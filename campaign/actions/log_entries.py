@@ -86,7 +86,10 @@ def decide_request_roll(campaign: Campaign, membership: Membership, action: dict
     if wanted["type"] not in campaign.rules.actions and wanted["type"] != "roll":
         raise ActionError(f"{campaign.rules.title} has no action '{wanted['type'][:40]}'.", "unknown_action")
     note = check_reason({"reason": action.get("note")})
-    return [_request(character, wanted, note) for character in _asked(campaign, membership, action)]
+    # A signed command's first event keeps the GM's own action as "action" (campaign/actions/commands.py):
+    # in a campaign whose members sign, the action asked for is "asked".
+    key = "asked" if campaign.signed_from is not None else "action"
+    return [_request(character, wanted, note, key) for character in _asked(campaign, membership, action)]
 
 
 def _asked(campaign: Campaign, membership: Membership, action: dict) -> list[Character]:
@@ -106,7 +109,7 @@ def _asked(campaign: Campaign, membership: Membership, action: dict) -> list[Cha
     return [access_character(membership, character) for character in named]
 
 
-def _request(character: Character, wanted: dict, note: str | None) -> Draft:
+def _request(character: Character, wanted: dict, note: str | None, key: str = "action") -> Draft:
     wanted = {**wanted, "character": character.id}
-    return Draft("roll_requested", {"action": wanted, "note": note},
+    return Draft("roll_requested", {key: wanted, "note": note},
                  1, character, stored_visibility(character, VISIBILITY_PUBLIC))

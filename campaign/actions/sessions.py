@@ -35,7 +35,7 @@ def decide_start_session(campaign: Campaign, action: dict) -> Draft:
         raise Refused(f"Session {campaign.current_session} is still running: end it first.")
     number = campaign.session_count + 1
     seed = fairdice.new_seed(campaign, number)
-    return Draft("session_started", {"session": number, "dice_scheme": fairdice.SCHEME,
+    return Draft("session_started", {"session": number, "dice_scheme": fairdice.scheme_for(campaign),
                                      "dice_commitment": fairdice.seed_commitment(seed.seed)})
 
 

@@ -539,7 +539,7 @@ function describeCore(ev) {
       return { ...inner, text: [`revealed `, h("a", { href: `#seq-${p.seq}` }, `#${p.seq}`), ": ", inner.text] };
     }
     case "roll_requested":
-      return { text: `GM asks for ${actionLabel(p.action, ev.character)}`, detail: p.note ? `“${p.note}”` : "" };
+      return { text: `GM asks for ${actionLabel(asked(p), ev.character)}`, detail: p.note ? `“${p.note}”` : "" };
     case "sheet_adjusted": // as campaign/audit.py says it: each value's before and after, and why
       return { text: `adjusted the sheet: ${(p.changes || []).map((c) => `${c.path.replace(/^sheet\./, "")} ${c.from} → ${c.to}`).join(", ")}`,
         detail: p.reason ? `“${p.reason}”` : "", tone: "gm" };
@@ -551,7 +551,7 @@ function describeCore(ev) {
       return { ...(parts[0] || {}), text: parts.flatMap((d, i) => [...(i ? [" · "] : []), ...[].concat(d.text)]) };
     }
     case "refused":
-      return { text: `${words(p.action || "action")} refused, hidden from the player`, detail: p.message || "", tone: "hidden" };
+      return { text: `${words((typeof p.action === "object" ? p.action?.type : p.action) || "action")} refused, hidden from the player`, detail: p.message || "", tone: "hidden" };
     default:
       return null;
   }
@@ -741,6 +741,10 @@ function followCtx(ev) {
   };
 }
 
+// The action a roll request asks for: "asked" where members sign (the request's own signed action is
+// "action" there), "action" in older logs.
+const asked = (p) => p.asked || p.action;
+
 function requestFollow(ev, ctx) {
   const p = ev.payload;
   const c = chars.get(ev.character);
@@ -753,12 +757,12 @@ function requestFollow(ev, ctx) {
     || [...events.values()].find((e) => e.seq > ev.seq && e.hidden && !e.voided && e.actor === c.owner);
   if (answer) return [h("span", { class: "muted small" }, "answered in ", h("a", { href: `#seq-${answer.seq}` }, `#${answer.seq}`))];
   if (c.owner === me.username && !isSpectator) {
-    const { character, ...wantedAction } = p.action;
+    const { character, ...wantedAction } = asked(p);
     const action = { ...wantedAction, request: ev.seq };
-    const button = ctx.act(`Roll now: ${actionLabel(p.action, ev.character)}`, action, { class: "primary roll-now" });
+    const button = ctx.act(`Roll now: ${actionLabel(asked(p), ev.character)}`, action, { class: "primary roll-now" });
     button.dataset.rollNow = ev.seq;
-    const fmt = (odds) => (system.oddsText ? system.oddsText(p.action.type, odds) : formatOdds(odds));
-    return [button, p.action.type !== "roll" ? ctx.odds(action, fmt) : null];
+    const fmt = (odds) => (system.oddsText ? system.oddsText(asked(p).type, odds) : formatOdds(odds));
+    return [button, asked(p).type !== "roll" ? ctx.odds(action, fmt) : null];
   }
   return [h("span", { class: "muted small" }, `waiting for ${c.owner}`)];
 }

@@ -6,13 +6,27 @@ from __future__ import annotations
 
 import pytest
 
-# The server signs members' commands once tests/signing.py and its signed Table are on main; until
-# then the signed logs of tests/campaign/signed_log.py stand in (test_standalone_verifier.py).
-pytest.importorskip("tests.signing", reason="the server's signed commands are not on main yet")
+from campaign.models import Event
+from tests.campaign import host
+from tests.campaign.test_standalone_verifier import an_evening, download, run
+from tests.conftest import Table
 
-from campaign.models import Event  # noqa: E402
-from tests.campaign import host  # noqa: E402
-from tests.campaign.test_standalone_verifier import an_evening, download, run  # noqa: E402
+
+@pytest.fixture
+def table(db):
+    """A campaign whose members sign every command (tests/conftest.py ``Table(signed=True)``)."""
+    return Table(signed=True)
+
+
+@pytest.fixture
+def table_for(db):
+    return lambda system: Table(system, signed=True)
+
+
+@pytest.fixture
+def old_campaign(db):
+    """A campaign whose members do not sign: its log verifies as before, and says what it lacks."""
+    return Table()
 
 
 def rolled(table, user, notation="1d20"):

@@ -36,6 +36,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from campaign.actions import GM_TABLE_ACTIONS, SCENE_ACTIONS
 from campaign.actions.encounters import ENCOUNTER_ACTIONS
 from campaign.actions.fights import FIGHT_ACTIONS
+from campaign.actions.keys import KEY_ACTIONS
 from campaign.models import Membership
 from rules import SYSTEM_MODULES, get_system
 from tests.conftest import HANG
@@ -117,6 +118,7 @@ URL_ROWS: dict[str, Row] = {
     # Paged like the events: in seq order, and the newest first (the table's list).
     "api/campaigns/<slug:slug>/checkpoints": Row(MEMBER_API, query="after=0&limit=500", also=[
         ("get", "order=newest&limit=10", None, MEMBER_API), ("post", "", None, ACT_API)]),
+    "api/campaigns/<slug:slug>/keys": Row(MEMBER_API),  # members' keys: every member checks every signature
     "api/campaigns/<slug:slug>/characters": Row(MEMBER_API),  # the table's tabs: what a member may know of
     "api/campaigns/<slug:slug>/characters/<int:character_id>": Row(
         MEMBER_API, also=[("get", "as_of=LAST", None, MEMBER_API)]),  # every member reads every sheet
@@ -394,6 +396,7 @@ TABLE_ROWS = {
     "start_fight": "gm", "end_fight": "gm",
     "choose_in_fight": "owner",  # each side's choice is its controller's (tests/campaign/test_fights.py)
     "apply_damage": "gm",
+    "add_member_key": "member", "revoke_member_key": "member",  # each member's own keys, spectators' too
 }
 # Sub-permissions inside an action: (action, expectation).
 EXTRA_ROWS = [
@@ -453,7 +456,7 @@ def test_every_action_has_a_row(db, system):
     assert set(SYSTEM_ROWS[system]) == set(rules.actions), f"{system}: add a row for each new action"
     assert {a for a, who in SYSTEM_ROWS[system].items() if who == "gm"} == set(rules.gm_actions), \
         f"{system}: the rows and the system's gm_actions disagree about who may act"
-    assert set(TABLE_ROWS) == {"roll", "add_seed", "create_character", "post_message", *SCENE_ACTIONS,
+    assert set(TABLE_ROWS) == {"roll", "add_seed", "create_character", "post_message", *KEY_ACTIONS, *SCENE_ACTIONS,
                                *GM_TABLE_ACTIONS, *ENCOUNTER_ACTIONS, *FIGHT_ACTIONS, "apply_damage"}
     assert vocabulary(system) == set(TABLE_ROWS) | set(SYSTEM_ROWS[system]), \
         f"{system}: the server knows actions the matrix does not (or the other way round)"

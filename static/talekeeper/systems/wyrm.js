@@ -64,7 +64,8 @@ function theirSkillFields(ctx) {
 // The DL the GM set last on this page's log: a check she asked for, or one she rolled (her NPCs').
 function gmDl(ctx) {
   return ctx.recent?.((ev) => {
-    if (ev.type === "roll_requested" && ev.payload?.action?.type === "check") return ev.payload.action.dl;
+    const asked = ev.payload?.asked || ev.payload?.action; // "asked" where members sign
+    if (ev.type === "roll_requested" && asked?.type === "check") return asked.dl;
     if (ev.type === "attribute_checked" && ctx.roleOf?.(ev.actor) === "gm" && !ev.payload.opposed) return ev.payload.dl_base;
     return undefined;
   });

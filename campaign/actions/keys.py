@@ -1,0 +1,118 @@
+"""Members' keys and the signature on every command of a campaign whose members sign
+(docs/fair-dice.md, "Signed commands"; the reading side is ``campaign/member_keys.py``).
+
+A command's signature is checked under the campaign's lock, before anything is decided, so a refusal
+leaves the log untouched:
+
+* ``unsigned`` (400): no ``signature`` in a campaign whose members sign;
+* ``bad_signature`` (403): not a key the log holds live for the sender (never added, another member's,
+  revoked), or the signature does not verify over this campaign, session, commitment, id and action;
+* ``stale_session`` (409): signed for another session or commitment than the one running now; the
+  answer names the current ones (``session``, ``commitment``) so the client signs again, under a new id.
+
+``add_member_key`` is signed by the key it adds (the proof the sender holds it); ``revoke_member_key``
+by any live key of hers. A member holds at most ``MAX_LIVE_KEYS`` live keys in a campaign.
+"""
+
+from __future__ import annotations
+
+from .. import member_keys
+from ..log import Draft
+from ..models import Campaign, Membership
+from .checks import check_name
+from .errors import ActionError, Conflict, Forbidden, Refused
+
+
+class Unsigned(ActionError):
+    status = 400
+    code = "unsigned"
+
+
+class BadSignature(Forbidden):
+    code = "bad_signature"
+
+
+class StaleSession(Conflict):
+    """Signed for another session than the running one: nothing was stored."""
+
+    code = "stale_session"
+
+    def __init__(self, message: str, session: int | None, commitment: str | None):
+        super().__init__(message)
+        self.session, self.commitment = session, commitment
+
+    def as_json(self) -> dict:
+        return {**super().as_json(), "session": self.session, "commitment": self.commitment}
+
+
+def check_signature(campaign: Campaign, membership: Membership, client_id: str, action: dict, signature,
+                    commitment: str | None) -> None:
+    """Refuse the command unless ``signature`` is the sender's, over exactly this command, in the session
+    running now (``commitment``: its dice commitment, None outside a session)."""
+    if signature is None:
+        raise Unsigned("This campaign's members sign every command: send 'signature' with it "
+                       "(docs/fair-dice.md, \"Signed commands\"; tools/talekeeper_client.py signs for scripts).")
+    problem = member_keys.shape_problem(signature)
+    if problem:
+        raise ActionError(problem, "bad_signature")
+    session = campaign.current_session
+    if (signature["session"], signature["commitment"]) != (session, commitment):
+        where = f"session {session} (commitment {commitment})" if session is not None else "no session"
+        raise StaleSession(f"Signed for {_where(signature)}, but {where} is running now: nothing was stored. "
+                           "Sign it again for the running one, under a new id.", session, commitment)
+    key = signature["key"]
+    if action.get("type") == member_keys.ADD_KEY:
+        if action.get("key") != key:
+            raise BadSignature("A key is registered by itself: sign add_member_key with the key it adds.")
+    else:
+        mine = member_keys.keys_of(campaign.id, membership.user_id).get(key)
+        if mine is None:
+            raise BadSignature("That key is not registered for you in this campaign: register it first "
+                               "(add_member_key, signed by that key).")
+        if mine["revoked_seq"] is not None:
+            raise BadSignature(f"That key was revoked at #{mine['revoked_seq']}: sign with a live key of yours.")
+    message = member_keys.command_message(campaign.id, session, commitment, client_id, action)
+    if not member_keys.verifies(key, signature["sig"], message):
+        raise BadSignature("The signature does not verify over this campaign, session, command id and action.")
+
+
+def _where(signature: dict) -> str:
+    if signature["session"] is None:
+        return "no session" if signature["commitment"] is None else "no session with a commitment"
+    return f"session {signature['session']} (commitment {signature['commitment']})"
+
+
+def decide_add_member_key(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+    if campaign.signed_from is None:
+        raise Refused("This campaign's members do not sign their commands: there are no keys to register.",
+                      "not_signed")
+    key = action.get("key")
+    if not member_keys.is_public_key(key):
+        raise ActionError("'key' must be an Ed25519 public key: 32 bytes in base64url, without padding.")
+    label = check_name(action.get("label"), "A key's label ('label')", member_keys.MAX_LABEL)
+    if member_keys.any_holds(campaign.id, key):
+        raise Refused("That key is already registered in this campaign (a key is registered once, ever): "
+                      "make a new one.", "key_exists")
+    live = [k for k in member_keys.keys_of(campaign.id, membership.user_id).values() if k["revoked_seq"] is None]
+    if len(live) >= member_keys.MAX_LIVE_KEYS:
+        raise Refused(f"You have {member_keys.MAX_LIVE_KEYS} live keys in this campaign, the most there may be: "
+                      "revoke one first.", "too_many_keys")
+    return Draft(member_keys.KEY_ADDED, {"key": key, "label": label})
+
+
+def decide_revoke_member_key(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+    if campaign.signed_from is None:
+        raise Refused("This campaign's members do not sign their commands: there are no keys to revoke.",
+                      "not_signed")
+    key = action.get("key")
+    if not member_keys.is_public_key(key):
+        raise ActionError("'key' must be an Ed25519 public key: 32 bytes in base64url, without padding.")
+    mine = member_keys.keys_of(campaign.id, membership.user_id).get(key)
+    if mine is None:
+        raise Refused("That is not one of your keys in this campaign.")
+    if mine["revoked_seq"] is not None:
+        raise Refused(f"That key was already revoked at #{mine['revoked_seq']}.")
+    return Draft(member_keys.KEY_REVOKED, {"key": key})
+
+
+KEY_ACTIONS = {member_keys.ADD_KEY: decide_add_member_key, member_keys.REVOKE_KEY: decide_revoke_member_key}

@@ -1,0 +1,226 @@
+"""Members' signed commands on the server (docs/fair-dice.md, "Signed commands"): keys registered in
+the log, every command's signature checked before anything is decided, the envelope kept verbatim on
+its first event; refusals with clear codes that leave the log untouched; and a dishonest host's edits
+of the database named by ``verify_dice`` and the standalone verifier."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+
+from campaign.actions import ActionError, do_command
+from campaign.member_keys import MAX_LIVE_KEYS
+from campaign.models import Event
+from tests.campaign.served import client_for
+from tests.conftest import Table
+from tests.signing import add_key_envelope, now, public_key, signature, signed
+
+
+@pytest.fixture
+def table(db):
+    return Table(signed=True)
+
+
+def head(table) -> int:
+    table.campaign.refresh_from_db()
+    return table.campaign.last_seq
+
+
+def send(table, user, envelope):
+    return do_command(table.membership(user), envelope)
+
+
+def refused(table, user, envelope) -> ActionError:
+    before = head(table)
+    with pytest.raises(ActionError) as caught:
+        send(table, user, envelope)
+    assert head(table) == before, "a refused command stored nothing"
+    return caught.value
+
+
+def envelope(action, command_id=None) -> dict:
+    return {"id": command_id or uuid.uuid4().hex, "action": action}
+
+
+ROLL = {"type": "roll", "notation": "1d20"}
+
+
+# --- what is stored ------------------------------------------------------------------------------------
+
+def test_a_signed_command_keeps_its_envelope_verbatim_on_its_first_event(table):
+    table.command(table.gm, {"type": "start_session"})
+    sent = signed(table.campaign, "alice", envelope({"type": "roll", "notation": "2d6", "reason": "climb"}))
+    first = send(table, table.alice, sent).events[0]
+    assert (first.payload["command_id"], first.payload["action"], first.payload["signature"]) == \
+        (sent["id"], sent["action"], sent["signature"])
+    assert first.payload["dice_scheme"] == "talekeeper-hmac-sha256-v3"
+    assert sent["signature"]["session"] == 1 and sent["signature"]["commitment"] == now(table.campaign)[1]
+
+
+def test_the_log_opens_saying_its_members_sign_and_registers_each_key_self_signed(table):
+    created = Event.objects.get(campaign=table.campaign, seq=1)
+    assert created.type == "campaign_created" and created.payload["signed_commands"] is True
+    assert table.campaign.signed_from == 1
+    added = Event.objects.get(campaign=table.campaign, type="member_key_added", actor=table.alice)
+    assert added.payload["key"] == added.payload["action"]["key"] == added.payload["signature"]["key"] \
+        == public_key("alice")
+    assert added.payload["signature"]["session"] is None  # registered outside a session
+
+
+def test_later_events_of_a_command_name_its_first(table):
+    from rules import get_system
+
+    sheet = get_system("tote").example_sheet
+    hero, rival = table.create_character(table.alice, "Hero", sheet), table.create_character(table.bob, "Rival", sheet)
+    table.command(table.gm, {"type": "start_session"})
+    events = table.command(table.gm, {"type": "request_roll", "characters": "players",
+                                      "action": {"type": "roll", "notation": "1d6"}}).events
+    assert [e.character_id for e in events] == [hero.id, rival.id]
+    first = events[0]
+    assert first.payload["action"]["type"] == "request_roll"  # the GM's own action, as signed
+    assert first.payload["asked"] == {"type": "roll", "notation": "1d6", "character": hero.id}
+    assert all(e.payload["command_of"] == first.seq for e in events[1:])
+
+
+def test_a_contests_opponent_numbers_are_stored_beside_the_signed_action(db):
+    from rules import get_system
+
+    table = Table("wyrm", signed=True)
+    sheet = get_system("wyrm").example_sheet
+    hero, rival = table.create_character(table.alice, "Hero", sheet), table.create_character(table.bob, "Rival", sheet)
+    table.command(table.gm, {"type": "start_session"})
+    action = {"type": "check", "character": hero.id, "attribute": "rogue", "vs_character": rival.id}
+    first = table.command(table.alice, action).events[0]
+    assert first.payload["action"] == action  # exactly as signed: nothing the server read mixed in
+    assert set(first.payload["filled"]) == {"vs"}
+
+
+# --- refusals ----------------------------------------------------------------------------------------
+
+def test_an_unsigned_command_is_refused(table):
+    error = refused(table, table.alice, envelope(ROLL))
+    assert error.code == "unsigned" and error.status == 400 and "signature" in error.message
+
+
+@pytest.mark.parametrize("how", ["unknown key", "another member's key", "wrong bytes", "another campaign",
+                                 "malformed"])
+def test_a_signature_that_is_not_hers_over_this_command_is_refused(table, how):
+    sent = envelope(ROLL)
+    if how == "unknown key":
+        sent = signed(table.campaign, "alice", sent, device="a phone never registered")
+    elif how == "another member's key":
+        sent = signed(table.campaign, "bob", sent)
+    elif how == "wrong bytes":
+        sent = signed(table.campaign, "alice", sent)
+        sent["action"] = {**ROLL, "modifier": 20}
+    elif how == "another campaign":
+        sent = {**sent, "signature": signature("alice", table.campaign.id + 1, sent["id"], ROLL)}
+    else:
+        sent = {**signed(table.campaign, "alice", sent)}
+        sent["signature"] = {**sent["signature"], "sig": "not base64!"}
+    error = refused(table, table.alice, sent)
+    assert error.code == "bad_signature", (error.code, error.message)
+
+
+def test_a_revoked_key_signs_nothing_more(table):
+    table.register(table.alice, device="phone", label="phone")
+    revoke = {"type": "revoke_member_key", "key": public_key("alice", "phone")}
+    table.command(table.alice, revoke)  # signed by her laptop's key
+    error = refused(table, table.alice, signed(table.campaign, "alice", envelope(ROLL), device="phone"))
+    assert error.code == "bad_signature" and "revoked at #" in error.message
+    keys = client_for(table.alice).get(f"/api/campaigns/{table.campaign.slug}/keys").json()
+    phone = next(k for k in keys["keys"] if k["key"] == public_key("alice", "phone"))
+    assert phone["member"] == "alice" and phone["label"] == "phone" and phone["revoked_seq"] is not None
+    assert keys["signed_from"] == 1
+
+
+def test_a_command_signed_for_another_session_is_refused_naming_the_current_one(table):
+    table.command(table.gm, {"type": "start_session"})
+    sent = signed(table.campaign, "alice", envelope(ROLL))
+    table.command(table.gm, {"type": "end_session"})
+    table.command(table.gm, {"type": "start_session"})
+    error = refused(table, table.alice, sent)
+    assert error.code == "stale_session" and error.status == 409
+    session, commitment = now(table.campaign)
+    assert error.as_json()["session"] == session == 2 and error.as_json()["commitment"] == commitment
+    # Signed outside any session, sent inside one: refused too.
+    stale = {**sent, "id": uuid.uuid4().hex}
+    stale["signature"] = signature("alice", table.campaign.id, stale["id"], ROLL)
+    assert refused(table, table.alice, stale).code == "stale_session"
+
+
+def test_an_id_used_again_returns_the_first_events_or_is_refused_for_another_action(table):
+    table.command(table.gm, {"type": "start_session"})
+    sent = signed(table.campaign, "alice", envelope(ROLL))
+    first = send(table, table.alice, sent)
+    again = send(table, table.alice, sent)
+    assert again.replayed and [e.seq for e in again.events] == [e.seq for e in first.events]
+    other = signed(table.campaign, "alice", envelope({"type": "roll", "notation": "1d4"}, sent["id"]))
+    assert refused(table, table.alice, other).code == "conflict"
+
+
+# --- keys ----------------------------------------------------------------------------------------------
+
+def test_a_key_is_registered_only_by_itself_and_only_once(table):
+    action = {"type": "add_member_key", "key": public_key("alice", "tablet"), "label": "tablet"}
+    by_another = signed(table.campaign, "alice", envelope(action))  # signed by her laptop's key
+    assert refused(table, table.alice, by_another).code == "bad_signature"
+    again = add_key_envelope(table.campaign, "alice")  # her laptop's key, registered when she joined
+    assert refused(table, table.alice, again).code == "key_exists"
+    bobs = add_key_envelope(table.campaign, "bob", device="tablet")  # bob's key, sent in alice's name
+    bobs["signature"] = signature("bob", table.campaign.id, bobs["id"], bobs["action"], device="tablet")
+    send(table, table.bob, bobs)
+    assert refused(table, table.alice, add_key_envelope(table.campaign, "bob", device="tablet")).code == "key_exists"
+
+
+def test_at_most_twenty_live_keys_per_member(table):
+    for n in range(MAX_LIVE_KEYS - 1):  # she has one already
+        table.register(table.alice, device=f"device {n}", label=f"device {n}")
+    error = refused(table, table.alice, add_key_envelope(table.campaign, "alice", device="one more"))
+    assert error.code == "too_many_keys"
+    table.command(table.alice, {"type": "revoke_member_key", "key": public_key("alice", "device 0")})
+    table.register(table.alice, device="one more")
+
+
+def test_a_member_revokes_only_her_own_keys(table):
+    error = refused(table, table.alice, signed(table.campaign, "alice", envelope(
+        {"type": "revoke_member_key", "key": public_key("bob")})))
+    assert error.code == "refused" and "not one of your keys" in error.message
+
+
+def test_a_campaign_whose_members_do_not_sign_takes_no_keys(db):
+    table = Table()
+    with pytest.raises(ActionError) as caught:
+        table.register(table.alice)
+    assert caught.value.code == "not_signed"
+    table.command(table.alice, ROLL)  # and unsigned commands, as ever
+    keys = client_for(table.alice).get(f"/api/campaigns/{table.campaign.slug}/keys").json()
+    assert keys == {"signed_from": None, "keys": []}
+
+
+# --- transports ----------------------------------------------------------------------------------------
+
+def test_over_http_the_envelope_carries_its_signature_and_a_refusal_names_its_code(table):
+    client = client_for(table.alice)
+    url = f"/api/campaigns/{table.campaign.slug}/commands"
+    res = client.post(url, json.dumps(envelope(ROLL)), content_type="application/json")
+    assert res.status_code == 400 and res.json()["error"]["code"] == "unsigned"
+    res = client.post(url, json.dumps(signed(table.campaign, "alice", envelope(ROLL))), content_type="application/json")
+    assert res.status_code == 201 and res.json()["payload"]["signature"]["key"] == public_key("alice")
+    table.command(table.gm, {"type": "start_session"})
+    stale = signed(table.campaign, "alice", envelope(ROLL))
+    table.command(table.gm, {"type": "end_session"})
+    res = client.post(url, json.dumps(stale), content_type="application/json")
+    assert res.status_code == 409
+    assert res.json()["error"] | {"message": ""} == {"code": "stale_session", "message": "", "session": None,
+                                                     "commitment": None}
+
+
+def test_a_socket_frame_passes_its_signature_on():
+    from campaign.pipeline import command_of
+
+    frame = {"type": "command", "id": "x", "action": ROLL, "signature": {"key": "k"}}
+    assert command_of(frame) == {"id": "x", "action": ROLL, "signature": {"key": "k"}}
+    assert command_of({"type": "command", "id": "x", "action": ROLL}) == {"id": "x", "action": ROLL}
