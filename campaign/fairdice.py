@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from rules import SecretDice, replay
 
 from .log import body_digest, canonical_json, event_body, hashed_fields
+from .member_keys import signature_problems
 from .models import VISIBILITY_PUBLIC, Campaign, DiceSeed, Event
 
 SCHEME_V1 = "talekeeper-hmac-sha256-v1"
@@ -222,6 +223,12 @@ def verify_session(campaign: Campaign, session: int) -> DiceReport:
         else:
             _check_dice_v2(campaign, seed, events, report, start.payload.get("dice_scheme"))
     _check_reveals(campaign, events, report)
+    if start is not None:
+        # Members' signatures on the session's commands, checked on the whole log (a key is known from
+        # where it was added): a command in a member's name she never signed is BAD, not "unverifiable".
+        last = end.seq if end is not None else None
+        report.problems.extend((seq, why) for seq, why in signature_problems(campaign)
+                               if seq >= start.seq and (last is None or seq <= last))
     report.problems.sort(key=lambda p: (p[0] is not None, p[0] or 0))
     report.ok = not report.problems
     return report

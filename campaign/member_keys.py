@@ -118,3 +118,132 @@ def keys_json(campaign: Campaign) -> dict:
     return {"signed_from": campaign.signed_from,
             "keys": [{"member": k["member"], "key": key, "label": k["label"], "added_seq": k["added_seq"],
                       "revoked_seq": k["revoked_seq"]} for key, k in keys_of(campaign.id).items()]}
+
+
+# --- checking a stored log (manage.py verify_dice and verify_log) ------------------------------------
+
+# Events the server makes by itself, with no member's command: the only ones without a signature.
+SERVER_MADE = frozenset({"campaign_created", "member_joined"})
+SCHEME_V3 = "talekeeper-hmac-sha256-v3"
+
+
+def signing_from(events) -> int | None:
+    """The seq from which every member's command must be signed, read from the log as every member's
+    tools read it: ``campaign_created`` with ``signed_commands``, or the event after the first
+    ``session_started`` of dice scheme v3."""
+    for event in events:
+        if event.type == "campaign_created" and event.payload.get("signed_commands") is True:
+            return event.seq
+        if event.type == "session_started" and event.payload.get("dice_scheme") == SCHEME_V3:
+            return event.seq + 1
+    return None
+
+
+def signature_problems(campaign: Campaign) -> list[tuple[int, str]]:
+    """``(seq, why)`` for every event of the stored log that breaks the rules of signed commands, the
+    standalone verifier's (docs/fair-dice.md, section 5 items 6 and 7), on the host's own database:
+    from where signing is on, every event is server-made, a command's first event signed by a key
+    the log registered live for its actor over the action stored in the session it was stored in,
+    or a later event naming its command's first; and no member's command id is stored twice."""
+    events = list(Event.objects.filter(campaign=campaign).order_by("seq")
+                  .only("seq", "type", "payload", "actor_id", "session"))
+    problems: list[tuple[int, str]] = []
+    seen_ids: dict = {}
+    for event in events:
+        command_id = event.payload.get("command_id")
+        if command_id is not None:
+            key = (event.actor_id, repr(command_id))
+            if key in seen_ids:
+                problems.append((event.seq, f"command id {str(command_id)[:40]} of this member was used before, "
+                                            f"in #{seen_ids[key]}"))
+            else:
+                seen_ids[key] = event.seq
+    on = signing_from(events)
+    if on is None:
+        return problems
+    keys: dict[str, dict] = {}
+    firsts: dict[int, object] = {}
+    commitments: dict[int, str] = {}
+    running = None
+    for event in events:
+        payload = event.payload
+        sent_in = running
+        if event.type == "session_started" and isinstance(payload.get("session"), int):
+            commitments.setdefault(payload["session"], payload.get("dice_commitment"))
+            running = (event.session, commitments.get(event.session))
+        elif event.type == "session_ended":
+            running = None
+        if event.seq < on:
+            continue
+        if event.type == "session_started" and payload.get("dice_scheme") != SCHEME_V3:
+            problems.append((event.seq, f"session {payload.get('session')} starts under another dice scheme than v3 "
+                                        f"after signed commands came on at #{on}"))
+        if event.session is not None and payload.get("verifiable") is False:
+            problems.append((event.seq, "stored \"verifiable\": false inside a session of a signed log"))
+        if event.type in SERVER_MADE and not any(k in payload for k in ("command_id", "signature", "command_of")):
+            continue
+        if "command_of" in payload:
+            first = firsts.get(payload["command_of"]) if type(payload["command_of"]) is int else None
+            if first is None or first.seq >= event.seq:
+                problems.append((event.seq, f"names #{str(payload['command_of'])[:20]} as its command's first event, "
+                                            "which is not an earlier signed command"))
+            elif (first.actor_id, first.session) != (event.actor_id, event.session):
+                problems.append((event.seq, f"a later event of #{first.seq}'s command, by another member or in "
+                                            "another session"))
+            continue
+        problem = _command_problem(campaign.id, event, keys, sent_in)
+        if problem:
+            problems.append((event.seq, problem))
+        else:
+            firsts[event.seq] = event
+            problems.extend(_keep_key(event, keys))
+    return problems
+
+
+def _command_problem(campaign_id: int, event, keys: dict, sent_in) -> str:
+    payload = event.payload
+    command_id, action, signature = payload.get("command_id"), payload.get("action"), payload.get("signature")
+    if command_id is None and action is None and signature is None:
+        return "not signed: a member's event with no signed command behind it"
+    if not isinstance(command_id, str) or not isinstance(action, dict) or shape_problem(signature):
+        return "a command's first event without its command id, its action and its signature"
+    if not verifies(signature["key"], signature["sig"],
+                    command_message(campaign_id, signature["session"], signature["commitment"], command_id, action)):
+        return "its signature does not verify over the action stored (changed, or never signed by this key)"
+    filled = payload.get("filled", {})
+    if not isinstance(filled, dict) or set(filled) & set(action):
+        return "its 'filled' numbers overwrite keys of the signed action"
+    if action.get("type") == ADD_KEY:
+        if action.get("key") != signature["key"] or payload.get("key") != signature["key"]:
+            return "a key registered without its own signature (signed by another key)"
+        if signature["key"] in keys:
+            return "registers a key the log already holds"
+    else:
+        holder = keys.get(signature["key"])
+        if holder is None or holder["actor"] != event.actor_id:
+            return ("signed by a key the log never registered for this member before it" if holder is None
+                    else f"signed by another member's key (#{holder['added']})")
+        if holder["revoked"] is not None:
+            return f"signed by a key revoked at #{holder['revoked']}"
+    number, commitment = sent_in if sent_in is not None else (None, None)
+    if (signature["session"], signature["commitment"]) != (number, commitment):
+        where = f"session {number}" if number is not None else "no session"
+        return (f"signed for session {signature['session']} (commitment {str(signature['commitment'])[:12]}), "
+                f"but stored in {where}: a signature replayed from elsewhere")
+    return ""
+
+
+def _keep_key(event, keys: dict) -> list[tuple[int, str]]:
+    action = event.payload["action"]
+    if action.get("type") == ADD_KEY:
+        live = sum(1 for k in keys.values() if k["actor"] == event.actor_id and k["revoked"] is None)
+        keys[action["key"]] = {"actor": event.actor_id, "added": event.seq, "revoked": None}
+        if live >= MAX_LIVE_KEYS:
+            return [(event.seq, f"a {MAX_LIVE_KEYS + 1}st live key of this member")]
+    elif action.get("type") == REVOKE_KEY:
+        target = keys.get(action.get("key"))
+        if target is None or target["actor"] != event.actor_id:
+            return [(event.seq, "revokes a key that is not one of this member's")]
+        if target["revoked"] is None:
+            target["revoked"] = event.seq
+    return []

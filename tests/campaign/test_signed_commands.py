@@ -224,3 +224,164 @@ def test_a_socket_frame_passes_its_signature_on():
     frame = {"type": "command", "id": "x", "action": ROLL, "signature": {"key": "k"}}
     assert command_of(frame) == {"id": "x", "action": ROLL, "signature": {"key": "k"}}
     assert command_of({"type": "command", "id": "x", "action": ROLL}) == {"id": "x", "action": ROLL}
+
+
+# --- a dishonest host, writing its own database --------------------------------------------------------
+# Each attack is what a host can do with the database and the server's code: store events its server
+# never checked, or change stored ones with every hash recomputed (tests/campaign/host.py). The chain
+# holds; the member's signature does not, and verify_dice, verify_log and the standalone verifier say so.
+
+def verify_dice(table, session: int) -> str:
+    """What ``manage.py verify_dice`` says of ``session``: '' when it is OK, else its problems."""
+    import io
+
+    from django.core.management import CommandError, call_command
+
+    err = io.StringIO()
+    try:
+        call_command("verify_dice", table.campaign.slug, "--session", str(session), stdout=io.StringIO(), stderr=err)
+    except CommandError:
+        return err.getvalue()
+    return ""
+
+
+def verify_log(table) -> str:
+    import io
+
+    from django.core.management import CommandError, call_command
+
+    try:
+        call_command("verify_log", table.campaign.slug, stdout=io.StringIO(), stderr=io.StringIO())
+    except CommandError as e:
+        return str(e)
+    return ""
+
+
+def standalone(table, tmp_path) -> tuple[int, str]:
+    from tests.campaign.test_standalone_verifier import download, run
+
+    result = run(download(table, table.bob, tmp_path))
+    return result.returncode, result.stdout
+
+
+def forged(table, monkeypatch, user, action, device="the host's") -> Event:
+    """The host's own server, its signature check taken out, stores ``action`` in ``user``'s name,
+    signed by a key of the host's that the log never registered for her."""
+    from campaign.actions import commands
+
+    with monkeypatch.context() as patched:
+        patched.setattr(commands, "check_signature", lambda *args: None)
+        sent = signed(table.campaign, user.username, envelope(action), device=device)
+        return send(table, user, sent).events[0]
+
+
+def payload_of(table, seq) -> dict:
+    return dict(Event.objects.get(campaign=table.campaign, seq=seq).payload)
+
+
+def test_an_honest_evening_verifies_everywhere(table, tmp_path):
+    table.command(table.gm, {"type": "start_session"})
+    table.command(table.alice, ROLL)
+    table.command(table.bob, {"type": "roll", "notation": "2d6", "visibility": "secret"})
+    table.command(table.gm, {"type": "end_session"})
+    assert verify_dice(table, 1) == "" and verify_log(table) == ""
+    code, out = standalone(table, tmp_path)
+    assert code == 0 and out.splitlines()[-1].endswith("signed from #1"), out
+
+
+def test_a_forged_command_in_a_members_name_is_named(table, tmp_path, monkeypatch):
+    table.command(table.gm, {"type": "start_session"})
+    fake = forged(table, monkeypatch, table.alice, {"type": "roll", "notation": "1d20+5"})
+    table.command(table.gm, {"type": "end_session"})
+    said = "signed by a key the log never registered for this member before it"
+    assert f"seq {fake.seq}: {said}" in verify_dice(table, 1)
+    assert f"BAD seq {fake.seq}: {said}" in verify_log(table)
+    code, out = standalone(table, tmp_path)
+    assert code == 1 and f"BAD seq {fake.seq}: {said}" in out, out
+
+
+def test_a_forged_command_with_no_signature_at_all_is_named(table, tmp_path):
+    from tests.campaign import host
+
+    table.command(table.gm, {"type": "start_session"})
+    roll = table.command(table.alice, ROLL).events[0]
+    table.command(table.gm, {"type": "end_session"})
+    payload = payload_of(table, roll.seq)
+    del payload["signature"]
+    host.edit_payload(table.campaign, roll.seq, payload)
+    assert f"seq {roll.seq}: a command's first event without its command id" in verify_dice(table, 1)
+    code, out = standalone(table, tmp_path)
+    assert code == 1 and f"BAD seq {roll.seq}: " in out, out
+
+
+def test_an_action_changed_under_a_valid_signature_is_named(db, tmp_path):
+    """The issue's second attack: her id and dice kept, ``modifier: 20`` added (the table leaves it
+    out when zero): another outcome, the same dice, every hash recomputed."""
+    from rules import get_system
+    from tests.campaign import host
+
+    table = Table("wyrm", signed=True)
+    hero = table.create_character(table.alice, "Hero", get_system("wyrm").example_sheet)
+    table.command(table.gm, {"type": "start_session"})
+    check = table.command(table.alice, {"type": "check", "character": hero.id, "attribute": "rogue", "dl": 12}).events[0]
+    table.command(table.gm, {"type": "end_session"})
+    payload = payload_of(table, check.seq)
+    payload["action"] = {**payload["action"], "modifier": 20}
+    host.edit_payload(table.campaign, check.seq, payload)
+    said = "its signature does not verify over the action stored"
+    assert f"seq {check.seq}: {said}" in verify_dice(table, 1)
+    code, out = standalone(table, tmp_path)
+    assert code == 1 and f"BAD seq {check.seq}: {said}" in out, out
+
+
+def test_a_signature_replayed_into_another_session_is_named(table, tmp_path):
+    """The issue's third attack: her command pending, the host ends the session, grinds the next one's
+    seed for her id and stores her signed command there."""
+    from tests.campaign import host
+
+    table.command(table.gm, {"type": "start_session"})
+    first = table.command(table.alice, ROLL).events[0]
+    table.command(table.gm, {"type": "end_session"})
+    table.command(table.gm, {"type": "start_session"})
+    later = table.command(table.alice, ROLL).events[0]
+    table.command(table.gm, {"type": "end_session"})
+    moved = payload_of(table, later.seq)
+    moved.update({k: payload_of(table, first.seq)[k] for k in ("command_id", "action", "signature")})
+    host.edit_payload(table.campaign, later.seq, moved)
+    problems = verify_dice(table, 2)
+    assert f"seq {later.seq}: signed for session 1" in problems
+    code, out = standalone(table, tmp_path)
+    assert code == 1 and f"BAD seq {later.seq}: signed for session 1" in out, out
+
+
+def test_a_signature_replayed_from_another_campaign_is_named(table, tmp_path):
+    from tests.campaign import host
+
+    table.command(table.gm, {"type": "start_session"})
+    roll = table.command(table.alice, ROLL).events[0]
+    table.command(table.gm, {"type": "end_session"})
+    payload = payload_of(table, roll.seq)
+    sig = payload["signature"]  # what she signed for the same id and action in another campaign
+    payload["signature"] = signature("alice", table.campaign.id + 1, payload["command_id"], payload["action"],
+                                     sig["session"], sig["commitment"])
+    host.edit_payload(table.campaign, roll.seq, payload)
+    said = "its signature does not verify over the action stored"
+    assert f"seq {roll.seq}: {said}" in verify_dice(table, 1)
+    code, out = standalone(table, tmp_path)
+    assert code == 1 and f"BAD seq {roll.seq}: {said}" in out, out
+
+
+def test_a_command_id_used_twice_is_named(table, tmp_path):
+    """Her signed roll stored a second time (same id, action and signature, same session: the signature
+    holds, and the dice match the seed for that id): only the id's second use shows it."""
+    from tests.campaign import host
+
+    table.command(table.gm, {"type": "start_session"})
+    first = table.command(table.alice, ROLL).events[0]
+    second = table.command(table.alice, ROLL).events[0]
+    table.command(table.gm, {"type": "end_session"})
+    host.edit_payload(table.campaign, second.seq, payload_of(table, first.seq))
+    said = f"of this member was used before, in #{first.seq}"
+    assert said in verify_dice(table, 1) and said in verify_log(table)
+    code, out = standalone(table, tmp_path)
+    assert code == 1 and f"BAD seq {second.seq}: " in out and said in out, out

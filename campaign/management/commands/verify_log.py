@@ -4,13 +4,15 @@ from django.core.management.base import BaseCommand, CommandError
 
 from campaign.checkpoints import receipt_problem
 from campaign.log import verify_chain
+from campaign.member_keys import signature_problems
 from campaign.signing import MissingKey
 from campaign.models import Campaign
 
 
 class Command(BaseCommand):
-    help = ("Verify a campaign's hash chain: prints 'OK <n> events' or names the first bad seq. "
-            "--receipt FILE also checks that the log extends each signed checkpoint a member kept.")
+    help = ("Verify a campaign's hash chain and, where its members sign, every member's signature: prints "
+            "'OK <n> events' or names each bad seq. --receipt FILE also checks that the log extends each "
+            "signed checkpoint a member kept.")
 
     def add_arguments(self, parser):
         parser.add_argument("slug")
@@ -26,6 +28,14 @@ class Command(BaseCommand):
         report = verify_chain(campaign)
         if not report.ok:
             raise CommandError(f"BAD seq {report.bad_seq}: {report.reason}")
+        # Members' signatures (docs/fair-dice.md, "Signed commands"): a chain the host recomputed after
+        # writing a command in a member's name, or changing what she signed, holds; her signature does not.
+        unsigned = signature_problems(campaign)
+        for seq, why in unsigned:
+            self.stderr.write(f"BAD seq {seq}: {why}")
+        if unsigned:
+            seq, why = unsigned[0]
+            raise CommandError(f"BAD seq {seq}: {why}" + (f" (and {len(unsigned) - 1} more)" if len(unsigned) > 1 else ""))
         for receipt in receipts:
             try:
                 problem = receipt_problem(campaign, receipt)
