@@ -33,6 +33,7 @@ from .actions import (
 )
 from .actions.npcs import characters_for
 from .auth import bearer_key
+from .fairdice import current_commitment
 from .log import events_after, serialize_event
 from .pipeline import MAX_SEQ, access_request, error_response, parse_whole_number, read_json, request_body, submit
 from .projections import visible_state
@@ -206,13 +207,15 @@ def _checkpoints_page(request, campaign) -> dict:
 def campaign_keys(request, slug):
     """Every member key the log registered, with the seq that added it and the one that revoked it, and
     the seq from which members sign (``signed_from``, null where they do not): what a member's browser
-    reads to know whether its key is live (static/talekeeper/keys.js). Keys are added and revoked by
+    reads to know whether its key is live (static/talekeeper/keys.js). Beside them the campaign's id, the
+    session running and its dice commitment: what a command sent now is signed with
+    (tools/talekeeper_client.py). Keys are added and revoked by
     signed commands (``add_member_key``, ``revoke_member_key``), like every other."""
     try:
         campaign, membership = access_request(request, slug)
     except ActionError as e:
         return error_response(e)
-    return JsonResponse(member_keys.keys_json(campaign))
+    return JsonResponse(member_keys.keys_json(campaign, current_commitment(campaign)))
 
 
 def _preview_odds(campaign, character, membership, action) -> dict:

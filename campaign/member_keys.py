@@ -113,9 +113,11 @@ def any_holds(campaign_id: int, key: str) -> bool:
     return Event.objects.filter(campaign_id=campaign_id, type=KEY_ADDED, payload__key=key).exists()
 
 
-def keys_json(campaign: Campaign) -> dict:
-    """``GET /api/campaigns/<slug>/keys``: what static/talekeeper/keys.js reads."""
-    return {"signed_from": campaign.signed_from,
+def keys_json(campaign: Campaign, commitment: str | None) -> dict:
+    """``GET /api/campaigns/<slug>/keys``: what static/talekeeper/keys.js reads, and what a script signs
+    its next command with (the campaign's id, the session running and its dice commitment)."""
+    return {"campaign": campaign.id, "signed_from": campaign.signed_from, "session": campaign.current_session,
+            "commitment": commitment,
             "keys": [{"member": k["member"], "key": key, "label": k["label"], "added_seq": k["added_seq"],
                       "revoked_seq": k["revoked_seq"]} for key, k in keys_of(campaign.id).items()]}
 

@@ -197,7 +197,8 @@ def test_a_campaign_whose_members_do_not_sign_takes_no_keys(db):
     assert caught.value.code == "not_signed"
     table.command(table.alice, ROLL)  # and unsigned commands, as ever
     keys = client_for(table.alice).get(f"/api/campaigns/{table.campaign.slug}/keys").json()
-    assert keys == {"signed_from": None, "keys": []}
+    assert keys == {"campaign": table.campaign.id, "signed_from": None, "session": None, "commitment": None,
+                    "keys": []}
 
 
 # --- transports ----------------------------------------------------------------------------------------
