@@ -24,16 +24,22 @@ from .canonical import jcs
 from .fairdice import current_commitment
 from .models import Campaign
 
-# Whether the pages sign what they send (the table, the verification page, these forms).
-PAGES_SIGN = False
+# Whether the pages sign what they send (the table, the verification page, these forms), in a campaign
+# whose members sign (``Campaign.signed_from``); in one whose members do not, no page signs.
+PAGES_SIGN = True
 
 PREPARE = "_prepare"
 SIGNED = "_signed"
 
 
+def pages_sign(campaign: Campaign) -> bool:
+    """Whether a page of ``campaign`` signs the commands it sends."""
+    return PAGES_SIGN and campaign.signed_from is not None
+
+
 def form_data(request, campaign: Campaign) -> dict:
     """What ``signed-form.js`` reads from the page (``templates/_signed_form.html``)."""
-    return {"slug": campaign.slug, "username": request.user.username, "signing": PAGES_SIGN}
+    return {"slug": campaign.slug, "username": request.user.username, "signing": pages_sign(campaign)}
 
 
 def preparing(request) -> bool:

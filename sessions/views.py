@@ -25,7 +25,7 @@ from campaign.audit import LINES
 from campaign.models import (SHOWN_CHOICES, VISIBILITY_GM, VISIBILITY_PUBLIC, VISIBILITY_SECRET, VISIBILITY_SHARED,
                              VISIBILITY_WHISPER, VISIBILITY_WORDS, Character)
 from campaign.fairdice import current_commitment
-from campaign.signed_forms import PAGES_SIGN
+from campaign.signed_forms import pages_sign
 from campaign.openapi import declared
 from campaign.projections import visible_fold
 from campaign.sheets import character_entry, priced
@@ -85,7 +85,9 @@ def table(request, slug):
         "session": campaign.current_session,
         # The running session's dice commitment: what the page signs its commands under (static/talekeeper/trust.js).
         "commitment": current_commitment(campaign),
-        "signing": PAGES_SIGN,
+        # Pages sign where members sign (campaign.signed_forms.pages_sign); signingFrom: from which seq.
+        "signing": pages_sign(campaign),
+        "signingFrom": campaign.signed_from,
         "scene": campaign.current_scene,
         "sceneName": scene_name,
         "characters": [_character_json(c, membership, rules) for c in characters],

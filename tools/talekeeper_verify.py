@@ -42,6 +42,7 @@ except ImportError:  # run from a checkout as tools/talekeeper_verify.py: rules/
 from rules import RuleError, get_system  # noqa: E402
 from rules.base import copy_json  # noqa: E402
 from rules.contests import fill  # noqa: E402
+from rules.fights import CHOSEN as FIGHT_CHOSEN  # noqa: E402
 from rules.replay import BUNDLE, FIGHT_ROUND, VOID, fold_one, outcome_problem  # noqa: E402
 
 GENESIS = "0" * 64
@@ -712,6 +713,8 @@ class Verifier:
         payload, action = row.payload, row.payload["action"]
         if action.get("type") not in ("roll", FIGHT_ROUND) and action.get("type") not in rules.actions:
             return None  # the platform's own commands (sessions, scenes, chat, reveals) are not the rules'
+        if action.get("type") == FIGHT_ROUND and row.type == FIGHT_CHOSEN and not payload.get("dice_log"):
+            return None  # a side's choice kept until its round: the rules decide nothing, and roll nothing, yet
         filled = payload.get("filled") if isinstance(payload.get("filled"), dict) else None
         opponent = action.get("vs_character")
         if filled and type(opponent) is int and opponent in states and blind_from is None:

@@ -209,8 +209,9 @@ class BrowserTable(Table):
 
 @pytest.fixture
 def table_of(transactional_db):
-    """``table_of("wyrm")``: the personas at a campaign of that system, slug ``torn-road``."""
-    return lambda system: off_the_loop(BrowserTable, system)
+    """``table_of("wyrm")``: the personas at a campaign of that system, slug ``torn-road``.
+    ``table_of("tote", signed=True, keyed=("gm",))``: one whose members sign (tests/conftest.py ``Table``)."""
+    return lambda system, **options: off_the_loop(BrowserTable, system, **options)
 
 
 class Seat:

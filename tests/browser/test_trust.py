@@ -57,3 +57,41 @@ def test_a_die_shown_that_was_not_rolled_is_bad_on_the_table(table_of, seats, sc
     expect(mark).to_have_attribute("data-state", "bad")
     expect(mark).to_have_text("BAD")
     expect(bob.page.locator("#chain-problems")).to_contain_text("but the dice rolled (dice_log) are 1")
+
+
+def test_two_members_sign_from_their_browsers_and_the_verification_page_checks_every_signature(table_of, seats,
+                                                                                                real_dice):
+    """Alice and Bob, each in a browser of their own: each page makes its key, registers it in the log
+    (self-signed) and signs every command; the verification page checks every signature from the log."""
+    from django.core.management import call_command
+
+    from campaign.models import Event
+    from tests.browser.conftest import off_the_loop
+
+    table = table_of("tote", signed=True, keyed=("gm",))  # the GM acts from the test, with her own key
+    table.command(table.gm, {"type": "start_session"})
+    alice, bob = seats("alice", "bob")
+    alice.roll("1d20", label="climb")
+    expect(bob.page.locator("#log")).to_contain_text("climb")
+    bob.roll("2d6", label="leap")
+    expect(alice.page.locator("#log")).to_contain_text("leap")
+    table.command(table.gm, {"type": "end_session"})
+
+    def stored():
+        keys = {e.actor.username: e.payload["key"] for e in
+                Event.objects.filter(campaign=table.campaign, type="member_key_added").select_related("actor")}
+        rolls = {e.actor.username: e.payload["signature"]["key"] for e in
+                 Event.objects.filter(campaign=table.campaign, type="roll").select_related("actor")}
+        call_command("verify_dice", table.campaign.slug, "--session", "1")  # raises on any problem
+        return keys, rolls
+
+    keys, rolls = off_the_loop(stored)
+    assert rolls == {"alice": keys["alice"], "bob": keys["bob"]}  # each signed by the key her browser registered
+    page = alice.page
+    page.get_by_role("link", name="Verify the log and the dice").click()
+    expect(page.locator("#verify-summary")).to_have_attribute("data-state", "ok", timeout=10000)
+    checks = page.locator("#verify-checks")
+    expect(checks).to_contain_text("of members' commands signed by their registered keys.")
+    expect(checks).not_to_contain_text("from before members signed")
+    expect(page.locator("#keys-summary")).to_contain_text("This device's key is registered")
+    expect(page.locator("#key-list li")).to_have_count(1)

@@ -386,3 +386,26 @@ def test_a_command_id_used_twice_is_named(table, tmp_path):
     assert said in verify_dice(table, 1) and said in verify_log(table)
     code, out = standalone(table, tmp_path)
     assert code == 1 and f"BAD seq {second.seq}: " in out and said in out, out
+
+
+def test_an_imported_signed_log_goes_on_signed(table, tmp_path):
+    from campaign.models import Campaign
+    from tests.campaign.test_import import export, run, wipe
+
+    table.command(table.gm, {"type": "start_session"})
+    table.command(table.alice, ROLL)
+    table.command(table.gm, {"type": "end_session"})
+    path, _ = export(table.campaign.slug, tmp_path)
+    wipe()
+    run("import_log", path)
+    assert Campaign.objects.get(slug="torn-road").signed_from == 1
+
+
+def test_pages_sign_only_where_members_sign(db, settings, monkeypatch):
+    from campaign import signed_forms
+
+    monkeypatch.setattr(signed_forms, "PAGES_SIGN", True)
+    signed_table = Table(signed=True)
+    assert signed_forms.pages_sign(signed_table.campaign)
+    signed_table.campaign.signed_from = None  # a campaign whose members do not sign: no key to register
+    assert not signed_forms.pages_sign(signed_table.campaign)

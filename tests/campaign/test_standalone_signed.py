@@ -168,3 +168,55 @@ def test_a_contests_filled_numbers_are_the_opponents_sheets(table_for, tmp_path)
     result = run(download(table, table.bob, tmp_path))
     assert result.returncode == 1
     assert f"BAD seq {first.seq}: its 'filled' numbers are not what the opponent's sheet says" in result.stdout
+
+
+@pytest.mark.parametrize("system", ["tote", "wyrm", "tale", "mdt"])
+def test_every_systems_evening_signed_verifies_everywhere(table_for, tmp_path, system):
+    """Each system's contract evening (requests, contests, fights, hidden rolls) played in a campaign
+    whose members sign: every member's export verifies, signatures and replay alike, and so do
+    verify_dice and verify_log on the database."""
+    import io
+
+    from django.core.management import call_command
+
+    from tests.campaign.test_standalone_verifier import play_the_evening
+
+    table = play_the_evening(table_for, system)
+    for user in (table.gm, table.alice, table.bob):
+        result = run(download(table, user, tmp_path))
+        assert result.returncode == 0, (user.username, result.stdout)
+        assert result.stdout.splitlines()[-1].endswith("signed from #1")
+    call_command("verify_dice", table.campaign.slug, "--session", "1", stdout=io.StringIO())
+    call_command("verify_log", table.campaign.slug, stdout=io.StringIO())
+
+
+def test_a_signed_fight_round_and_an_answered_request_verify_everywhere(table_for, tmp_path):
+    """A round the GM's last choice resolves (its events read every side's sealed choice: ``filled``)
+    and a roll request answered: one signature per command, ``command_of`` on the rest."""
+    import io
+
+    from django.core.management import call_command
+
+    from tests.campaign.test_fights import tale_two_against_one
+
+    table, ana, ben, bandit = tale_two_against_one(table_for)
+    table.command(table.gm, {"type": "start_session"})
+    asked = table.command(table.gm, {"type": "request_roll", "characters": [ana.id, ben.id],
+                                     "action": {"type": "roll", "notation": "1d6"}}).events[0]
+    table.command(table.alice, {"type": "roll", "notation": "1d6", "character": ana.id, "request": asked.seq})
+    table.command(table.gm, {"type": "start_fight", "sides": [{"character": ana.id, "team": "heroes"},
+                                                              {"character": ben.id, "team": "heroes"},
+                                                              {"character": bandit.id, "team": "bandits"}]})
+    table.command(table.gm, {"type": "choose_in_fight", "character": bandit.id, "attack": {str(ben.id): 2},
+                             "defence": 2})
+    table.command(table.alice, {"type": "choose_in_fight", "character": ana.id, "attack": {str(bandit.id): 2},
+                                "defence": 1})
+    table.command(table.bob, {"type": "choose_in_fight", "character": ben.id, "attack": {str(bandit.id): 2},
+                              "defence": 2})
+    table.command(table.gm, {"type": "end_session"})
+    assert Event.objects.filter(campaign=table.campaign, payload__has_key="command_of").exists()
+    for user in (table.gm, table.alice, table.bob):
+        result = run(download(table, user, tmp_path))
+        assert result.returncode == 0, (user.username, result.stdout)
+    call_command("verify_dice", table.campaign.slug, "--session", "1", stdout=io.StringIO())
+    call_command("verify_log", table.campaign.slug, stdout=io.StringIO())

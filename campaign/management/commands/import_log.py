@@ -38,6 +38,7 @@ from campaign import projections
 from campaign.actions import ActionError, check_name
 from campaign.exports import FORMAT, FORMAT_VERSION, is_header
 from campaign.log import FORMAT_1, FORMAT_2, ChainBroken, lock_campaign, record, verify_chain
+from campaign.member_keys import signing_from
 from campaign.models import (
     GENESIS_HASH,
     ROLE_CHOICES,
@@ -263,6 +264,11 @@ class Command(BaseCommand):
             raise CommandError(f"The file has no event {self.expected_head[0]} with the expected hash: it does not "
                                "extend the head you know (its chain was rewritten, or it is another campaign).")
         self._reset_sequences()
+        # A log whose members sign goes on signed (docs/fair-dice.md, "Signed commands"): from where it says.
+        on = signing_from(Event.objects.filter(campaign=campaign, type__in=("campaign_created", "session_started"))
+                          .order_by("seq").only("seq", "type", "payload"))
+        if on is not None:
+            Campaign.objects.filter(pk=campaign.pk).update(signed_from=on)
         return Campaign.objects.get(pk=campaign.pk), count
 
     def _identities(self, head: dict) -> tuple[Campaign, dict[int, int], dict[int, Character]]:
