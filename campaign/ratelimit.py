@@ -139,6 +139,12 @@ def account_failure_item() -> RateLimitItemPerHour:
     return RateLimitItemPerHour(settings.LOGIN_ACCOUNT_FAILURES_PER_HOUR)
 
 
+def reset_mail_item() -> RateLimitItemPerHour:
+    """Password reset requests naming one email address, from anywhere (campaign/accounts.py): a
+    stranger can't fill someone's mailbox with reset mails."""
+    return RateLimitItemPerHour(settings.PASSWORD_RESET_MAILS_PER_HOUR)
+
+
 def check_failures(kind: str, item: RateLimitItem | None = None, **who: str) -> None:
     """Refuse while any of ``who`` (an account, an address) failed too often in this window
     (``item``: the limit, by default ``LOGIN_FAILURES_PER_5_MINUTES`` in 5 minutes)."""

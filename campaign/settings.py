@@ -98,6 +98,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "campaign.views.auth_next",
+                "campaign.accounts.email_context",
             ],
         },
     },
@@ -224,6 +225,30 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# --- Email: only for password resets ---------------------------------------------------
+# Unset EMAIL_HOST: the server sends no mail, asks no address, and a forgotten password is reset by
+# the operator (`manage.py changepassword`, docs/operations.md). EMAIL_CONSOLE=1 (development)
+# writes each mail to standard output instead of sending it.
+EMAIL_HOST = env_str("EMAIL_HOST")
+EMAIL_CONSOLE = env_bool("EMAIL_CONSOLE", False)
+PASSWORD_RESET_BY_EMAIL = bool(EMAIL_HOST) or EMAIL_CONSOLE
+EMAIL_BACKEND = ("django.core.mail.backends.console.EmailBackend" if EMAIL_CONSOLE and not EMAIL_HOST
+                 else "django.core.mail.backends.smtp.EmailBackend")
+EMAIL_PORT = env_int("EMAIL_PORT", 587)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
+# STARTTLS on the submission port by default; EMAIL_USE_SSL=1 for implicit TLS (port 465).
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", not EMAIL_USE_SSL)
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "talekeeper@localhost")
+# A reset link works once (its token is made from the password) and for this long.
+PASSWORD_RESET_TIMEOUT = env_int("PASSWORD_RESET_TIMEOUT_HOURS", 24) * 3600
+if EMAIL_USE_SSL and EMAIL_USE_TLS:
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured("EMAIL_USE_TLS and EMAIL_USE_SSL exclude each other: set one of them.")
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -323,6 +348,10 @@ LOGIN_FAILURES_PER_5_MINUTES = env_int("LOGIN_FAILURES_PER_5_MINUTES", 10)
 # Failed logins of one account from anywhere in an hour; past it only a device that logged in to
 # the account before (a signed cookie) may still log in to it, with the right password.
 LOGIN_ACCOUNT_FAILURES_PER_HOUR = env_int("LOGIN_ACCOUNT_FAILURES_PER_HOUR", 30)
+# Password reset requests naming one email address, from anywhere, in an hour (each sends a mail
+# when an account has the address); a client address's requests count against
+# LOGIN_FAILURES_PER_5_MINUTES, as failed logins do.
+PASSWORD_RESET_MAILS_PER_HOUR = env_int("PASSWORD_RESET_MAILS_PER_HOUR", 3)
 # Open table sockets one user may hold at once (all campaigns, all processes).
 SOCKETS_PER_USER = env_int("SOCKETS_PER_USER", 8)
 # An invite link stops working this many days after the GM made it (0: never).

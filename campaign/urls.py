@@ -4,7 +4,7 @@ from django.urls import path
 
 from sessions import views as table_views
 
-from . import api, audit_views, health, openapi, verifier, views
+from . import accounts, api, audit_views, health, openapi, verifier, views
 
 # A database outage met outside a view is a 503 too (campaign/outages.py).
 handler500 = "campaign.outages.server_error"
@@ -17,6 +17,11 @@ urlpatterns = [
     path("profile/", views.profile, name="profile"),
     path("password/", views.PasswordChangeView.as_view(), name="password_change"),
     path("password/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
+    path("password/reset/", accounts.PasswordResetView.as_view(), name="password_reset"),
+    path("password/reset/done/", auth_views.PasswordResetDoneView.as_view(), name="password_reset_done"),
+    path("password/reset/<uidb64>/<token>/", accounts.PasswordResetConfirmView.as_view(),
+         name="password_reset_confirm"),
+    path("password/reset/complete/", auth_views.PasswordResetCompleteView.as_view(), name="password_reset_complete"),
     path("join/<str:code>/", views.join, name="join"),
     path("campaigns/<slug:slug>/", table_views.table, name="table"),
     path("campaigns/<slug:slug>/verify/", table_views.verify, name="verify"),

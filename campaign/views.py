@@ -11,7 +11,7 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
+from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
 from django.http import Http404
@@ -24,6 +24,7 @@ from django.views.decorators.http import require_http_methods
 from rules import get_settings, system_choices
 from rules.options import flat
 
+from .accounts import EmailForm, SignupForm, email_enabled
 from .actions import ActionError, access_campaign, do_add_member, do_create_campaign, do_rotate_invite
 from .actions.campaign_options import current_options
 from .broadcast import close_sockets_on_commit
@@ -78,7 +79,7 @@ def auth_next(request) -> dict:
 
 
 def signup(request):
-    form = UserCreationForm(request.POST or None)
+    form = SignupForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
             with transaction.atomic():
@@ -146,18 +147,12 @@ login_view = LoginView.as_view()
 
 
 class PasswordChangeView(auth_views.PasswordChangeView):
-    """A new password ends what the old one may have let someone else open: the user's table
-    sockets close (each page reconnects with its own session, and other browsers' sessions are
-    no longer valid: Django's session hash) and her API tokens are revoked. This browser stays
-    logged in (Django keeps its session), which is all the change itself needs."""
+    """A new password ends what the old one may have let someone else open, as every new password
+    does (campaign.accounts.end_other_access): the user's table sockets close and her API tokens
+    are revoked. This browser stays logged in (Django keeps its session); other browsers' sessions
+    are no longer valid (Django's session hash)."""
 
     success_url = "/password/done/"
-
-    def form_valid(self, form):
-        response = super().form_valid(form)
-        ApiToken.objects.filter(user=form.user).delete()
-        close_sockets_on_commit(form.user.pk)
-        return response
 
 
 @login_required
@@ -184,6 +179,16 @@ class TokenForm(forms.Form):
 @require_http_methods(["GET", "POST"])
 def profile(request):
     new_token = None
+    changing_email = request.method == "POST" and request.POST.get("do") == "email" and email_enabled()
+    email_form = EmailForm(request.user, request.POST if changing_email else None,
+                           initial={"email": request.user.email})
+    if changing_email:
+        if email_form.is_valid():
+            email_form.save()
+            messages.success(request, "Your email address was saved." if request.user.email
+                             else "Your email address was removed.")
+            return redirect("profile")
+        return _profile_page(request, TokenForm(), None, email_form)
     form = TokenForm(request.POST or None)
     if request.method == "POST" and "revoke" in request.POST:
         tokens = ApiToken.objects.filter(user=request.user, pk__in=_ids(request.POST.getlist("revoke")))
@@ -199,8 +204,13 @@ def profile(request):
         else:
             new_token = ApiToken.objects.create(user=request.user, name=form.cleaned_data["name"].strip())
             form = TokenForm()
+    return _profile_page(request, form, new_token, email_form)
+
+
+def _profile_page(request, form, new_token, email_form):
     tokens = ApiToken.objects.filter(user=request.user).order_by("-created_at")
-    return render(request, "profile.html", {"tokens": tokens, "new_token": new_token, "form": form})
+    return render(request, "profile.html", {"tokens": tokens, "new_token": new_token, "form": form,
+                                            "email_form": email_form if email_enabled() else None})
 
 
 def _ids(values) -> list[int]:

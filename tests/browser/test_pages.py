@@ -98,7 +98,8 @@ def pages_of(table, base):
         "alice": [("player-table", f"{c}/", "#conn[data-state=online]"),
                   ("player-dice", f"{c}/sessions/2/dice/", "h1")],
         None: [("login", f"{base}/login/", "form"), ("signup", f"{base}/signup/", "form"),
-               ("join", f"{base}/join/{table.campaign.invite_code}/", "h1")],
+               ("join", f"{base}/join/{table.campaign.invite_code}/", "h1"),
+               ("password-reset", f"{base}/password/reset/", "h1")],
     }
 
 

@@ -86,6 +86,12 @@ URL_ROWS: dict[str, Row] = {
     "profile/": Row(PAGE),
     "password/": Row(PAGE),
     "password/done/": Row(PAGE),
+    # A forgotten password: anyone may ask (the same answer whoever the address is) and follow a
+    # link; a wrong link is a page saying so (tests/campaign/test_password_reset.py).
+    "password/reset/": Row(PUBLIC, also=[("post", "", {"email": "someone@example.org"}, PUBLIC)]),
+    "password/reset/done/": Row(PUBLIC),
+    "password/reset/<uidb64>/<token>/": Row(PUBLIC),
+    "password/reset/complete/": Row(PUBLIC),
     "campaigns/<slug:slug>/settings/": Row(GM_PAGE),
     "join/<str:code>/": Row({"anonymous": LOGIN, "outsider": OK, "watcher": "table", "alice": "table", "gm": "table"}),
     "campaigns/<slug:slug>/": Row(MEMBER_PAGE),
@@ -198,7 +204,7 @@ class World:
     def path(self, route: str, slug: str = "torn-road") -> str:
         def fill(match):
             name = match.group(2)
-            values = {"slug": slug, "character_id": self.hero.id, "number": 1,
+            values = {"slug": slug, "character_id": self.hero.id, "number": 1, "uidb64": "MQ", "token": "no-such-token",
                       "code": self.table.campaign.invite_code, "name": self.table.campaign.system}
             assert name in values, f"{route}: teach tests/hardening/test_permissions.py how to fill <{name}>"
             return str(values[name])

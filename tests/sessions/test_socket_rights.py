@@ -138,6 +138,23 @@ async def test_a_password_change_closes_the_users_sockets_and_revokes_her_tokens
     assert (await database_sync_to_async(client.get)("/profile/")).status_code == 200
 
 
+async def test_a_password_set_outside_the_page_closes_the_users_sockets_too(transactional_table):
+    """A reset link, ``manage.py changepassword`` and the admin all set a password and save the user:
+    the same path as ``/password/`` closes her sockets and revokes her tokens."""
+    table = transactional_table
+    key = await database_sync_to_async(lambda: ApiToken.objects.create(user=table.alice).key)()
+    by_token = await connect(table, None, token=key)
+    await until_ready(by_token)
+
+    def operator_sets_a_password():
+        table.alice.set_password("a lantern by the ford")
+        table.alice.save()
+
+    await database_sync_to_async(operator_sets_a_password)()
+    await closed_with(by_token)
+    assert not await database_sync_to_async(ApiToken.objects.filter(user=table.alice).exists)()
+
+
 @pytest.mark.parametrize("origin, host, accepted", [
     (b"http://127.0.0.1:8000", b"127.0.0.1:8000", True),
     (b"http://localhost:9999", b"localhost:8000", False),   # another port: another site

@@ -1,0 +1,130 @@
+"""Accounts: what a new password ends, an optional email address, and resetting a forgotten password.
+
+A password set by any path (``/password/``, a reset link, ``manage.py changepassword``, the
+admin) ends what the old one may have let someone else open: every table socket of the user
+closes and her API tokens are revoked (:func:`end_other_access`, called from the ``post_save``
+receiver in campaign/signals.py). Other browsers' sessions end by themselves: Django's session
+hash is made from the password.
+
+Password reset by email is offered only when the server sends email (``EMAIL_HOST``, or
+``EMAIL_CONSOLE`` in development: campaign/settings.py). Asking for a reset answers the same
+whether or not an account has the address, and is limited per client address and per email
+address (campaign/ratelimit.py), so it neither tells who is registered nor fills a mailbox.
+"""
+
+from __future__ import annotations
+
+from django import forms
+from django.conf import settings
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.forms import PasswordResetForm, UserCreationForm
+from django.core.exceptions import ValidationError
+
+from .broadcast import close_sockets_on_commit
+from .models import ApiToken
+from .ratelimit import RateLimited, check_failures, client_address, record_failure, reset_mail_item
+
+
+def end_other_access(user) -> None:
+    """The user's password changed: revoke her API tokens and close her table sockets (once the
+    transaction commits). The pages reconnect with their own session, which is still valid only in
+    the browser that made the change."""
+    ApiToken.objects.filter(user=user).delete()
+    close_sockets_on_commit(user.pk)
+
+
+def email_enabled() -> bool:
+    """Whether the server sends email, so a forgotten password can be reset by mail."""
+    return settings.PASSWORD_RESET_BY_EMAIL
+
+
+def email_context(request) -> dict:
+    """Every page's ``email_enabled`` (the login page links the reset only when it works)."""
+    return {"email_enabled": email_enabled()}
+
+
+EMAIL_HELP = "Optional: only to reset a forgotten password. Never shown to other members."
+
+
+class SignupForm(UserCreationForm):
+    """Django's sign-up form, with an optional email address when the server sends email."""
+
+    email = forms.EmailField(required=False, max_length=254, help_text=EMAIL_HELP)
+
+    class Meta(UserCreationForm.Meta):
+        fields = ("username", "email")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not email_enabled():  # no address is asked for (or kept) that nothing would use
+            del self.fields["email"]
+
+
+class EmailForm(forms.Form):
+    """The profile's email address: changing it needs the current password, as a password change
+    does, since the address can reset the password."""
+
+    email = forms.EmailField(required=False, max_length=254, label="Email address", help_text=EMAIL_HELP)
+    password = forms.CharField(label="Your current password", strip=False,
+                               widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}))
+
+    def __init__(self, user, *args, **kwargs):
+        self.user = user
+        super().__init__(*args, **kwargs)
+
+    def clean_password(self):
+        password = self.cleaned_data["password"]
+        if not self.user.check_password(password):
+            raise ValidationError("Your current password was entered incorrectly.", code="password_incorrect")
+        return password
+
+    def save(self) -> None:
+        self.user.email = self.user.__class__.objects.normalize_email(self.cleaned_data["email"])
+        self.user.save(update_fields=["email"])
+
+
+class ThrottledPasswordResetForm(PasswordResetForm):
+    """Django's reset form: each request counts against the client's address
+    (``LOGIN_FAILURES_PER_5_MINUTES``, as failed logins do) and the address asked about
+    (``PASSWORD_RESET_MAILS_PER_HOUR``); past either, the form says so whoever the address is."""
+
+    request = None
+
+    def clean_email(self):
+        email = self.cleaned_data["email"].strip().lower()
+        address = client_address(self.request.META) if self.request is not None else ""
+        try:
+            check_failures("reset", address=address)
+            check_failures("reset-mail", reset_mail_item(), email=email)
+        except RateLimited as e:
+            raise ValidationError(e.message, code="throttled")
+        record_failure("reset", address=address)
+        record_failure("reset-mail", reset_mail_item(), email=email)
+        return self.cleaned_data["email"]
+
+
+class PasswordResetView(auth_views.PasswordResetView):
+    """``/password/reset/``: without email it explains how else to get a new password."""
+
+    form_class = ThrottledPasswordResetForm
+    email_template_name = "registration/password_reset_email.txt"
+    subject_template_name = "registration/password_reset_subject.txt"
+    success_url = "/password/reset/done/"
+
+    def get_form(self, form_class=None):
+        form = super().get_form(form_class)
+        form.request = self.request
+        return form
+
+    def post(self, request, *args, **kwargs):
+        if not email_enabled():  # nothing is sent, nothing is counted: the page says whom to ask
+            return self.get(request, *args, **kwargs)
+        return super().post(request, *args, **kwargs)
+
+
+class PasswordResetConfirmView(auth_views.PasswordResetConfirmView):
+    """The link from the mail: Django's, which checks the token (valid once: it is made from the
+    password hash and the last login) and the validators; the new password ends other access
+    (:func:`end_other_access`, through the ``post_save`` receiver)."""
+
+    success_url = "/password/reset/complete/"
