@@ -4,6 +4,7 @@ import asyncio
 import gc
 import os
 import sys
+from pathlib import Path
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "campaign.settings")
 
@@ -66,7 +67,12 @@ if "daphne.server" in sys.modules:  # served by daphne, on Twisted's asyncio rea
 
     from sessions.warmup import warm
 
-    warm()  # before daphne listens: the first tables don't pay for a cold process
+    # Before daphne listens: the first tables don't pay for a cold process. Only in daphne's own
+    # process (`daphne ...`, `python -m daphne ...`): the daphne app imports daphne.server into any
+    # process that sets Django up, and a test process importing this module before its test
+    # database exists would open pooled connections, in the socket threads, to the real one.
+    if Path(sys.argv[0]).name == "daphne" or Path(sys.argv[0]).parent.name == "daphne":
+        warm()
 
     from sessions.consumers import stop_all
 
