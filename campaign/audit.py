@@ -79,7 +79,7 @@ def _line(text: str) -> str:
 
 
 # The platform's events whose line is a sentence with their payload's values in it. Said once:
-# the table's page reads the same sentences (sessions/views.py passes them as ``lines``; table.js
+# the table's page reads the same sentences (sessions/views.py passes them as ``lines``; describe.js
 # fills them with the same rule: ``{key}`` is the payload's value, "?" when it has none).
 LINES = {
     "campaign_created": "created the campaign “{name}” ({system})",
@@ -175,7 +175,7 @@ def describe(data: dict, rules=None, voided: dict[int, dict] | None = None) -> s
 
 def void_line(p: dict, target: dict | None, rules=None) -> str:
     """``voided #12 (<#12's own line>), reason: <reason>``, the table's line and its reason
-    (static/talekeeper/table.js); its type in words when the voided event is not at hand or is sealed
+    (static/talekeeper/describe.js); its type in words when the voided event is not at hand or is sealed
     for the reader (the void's payload then says ``sealed``: campaign/hidden.py ``shown_type``)."""
     if target is not None and not target.get("hidden"):
         what = describe(target, rules)
@@ -311,7 +311,7 @@ def named_readers(data: dict) -> list[str]:
 
 def visibility_words(data: dict) -> dict:
     """An event's badge words: a ``gm`` event that names other readers (campaign/hidden.py) says whom,
-    as the table's badge does (static/talekeeper/table.js)."""
+    as the table's badge does (static/talekeeper/describe.js)."""
     names = named_readers(data)
     if names == [data.get("actor")] and data.get("visibility") == VISIBILITY_GM:
         return VISIBILITY_WORDS[VISIBILITY_SECRET]  # a player's action on her own secret roll: hers and the GM's

@@ -12,3 +12,8 @@ from whitenoise.storage import CompressedManifestStaticFilesStorage
 
 class StaticStorage(CompressedManifestStaticFilesStorage):
     support_js_module_import_aggregation = True
+    # A module's hashed name covers the hashed names it imports, so each pass settles at least one
+    # more level of imports: the passes needed grow with the longest chain of imports (table.js ->
+    # socket.js -> log.js -> ... -> ui.js, about a dozen deep), past Django's default of 5. An import
+    # cycle would never settle: collectstatic says so ("Max post-process passes exceeded").
+    max_post_process_passes = 25

@@ -532,7 +532,7 @@ class EventSpec:
 
 
 def fill_description(template: str, payload: Mapping) -> str:
-    # A string as it is, as table.js's fillTemplate shows it (a name with an apostrophe keeps it, no
+    # A string as it is, as the table's fillTemplate (static/talekeeper/format.js) shows it (a name with an apostrophe keeps it, no
     # quotes), a missing value as "?" (so does fillTemplate); anything else as shown() says it (there
     # fillTemplate differs, for lists, objects and huge numbers: no template names such a value).
     # ``{rounds|round|rounds}`` is the count and its noun in agreement: "1 round", "2 rounds" ("? rounds"
@@ -552,7 +552,7 @@ def fill_description(template: str, payload: Mapping) -> str:
     return _FILLED.sub(value, template)
 
 
-# An optional part in brackets, or a ``{key}`` / ``{key|one|many}``; table.js's fillTemplate reads the same.
+# An optional part in brackets, or a ``{key}`` / ``{key|one|many}``; the table's fillTemplate (format.js) reads the same.
 _FILLED = re.compile(r"\[([^\[\]]*)\]|\{(\w+)(?:\|([^|{}]*)\|([^|{}]*))?\}")
 
 

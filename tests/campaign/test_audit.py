@@ -162,7 +162,7 @@ def test_voided_events_show_as_voided(played):
 
 def test_a_void_says_what_it_voided_as_the_log_says_it(played):
     """It read "voided #29 (points awarded): wrong character": the voided event's type. The table's
-    line names the event by its own line (static/talekeeper/table.js); so do the audit page and the CSV."""
+    line names the event by its own line (static/talekeeper/describe.js); so do the audit page and the CSV."""
     void = log_page(played.campaign, LogFilter(), after=played.voided_seq, size=1).events[0]
     assert void["summary"] == f"voided #{played.voided_seq} (earned 4 XP “a mistake”), reason: wrong character"
     assert void["summary"] in text(client_for(played.gm).get(url(played) + f"?after={played.voided_seq}"))
@@ -170,7 +170,7 @@ def test_a_void_says_what_it_voided_as_the_log_says_it(played):
 
 def test_a_reveal_says_what_it_revealed_as_the_log_says_it(played):
     """It read "revealed #31 (roll)": the type's words. The table's line quotes the revealed event's own
-    line (static/talekeeper/table.js); so do the audit page and the CSV."""
+    line (static/talekeeper/describe.js); so do the audit page and the CSV."""
     roll = Event.objects.get(campaign=played.campaign, seq=played.revealed_seq)
     reveal = log_page(played.campaign, LogFilter(), after=played.revealed_seq, size=1).events[0]
     assert reveal["summary"] == f"revealed #{played.revealed_seq}: rolled 2d10 = {roll.payload['total']}"

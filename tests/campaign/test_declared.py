@@ -87,7 +87,7 @@ def test_the_table_page_embeds_the_same_declarations(table_for):
 @pytest.mark.django_db
 def test_the_platform_event_sentences_are_said_once_for_the_audit_and_the_table(table_for):
     """The audit page's sentences (``campaign/audit.py`` LINES) reach the table page as
-    ``lines``, and table.js's describeCore has no sentence of its own for any of them."""
+    ``lines``, and the table's describeCore (static/talekeeper/describe.js) has no sentence of its own for any of them."""
     from pathlib import Path
 
     from campaign.audit import LINES
@@ -98,8 +98,8 @@ def test_the_platform_event_sentences_are_said_once_for_the_audit_and_the_table(
     page = client.get("/campaigns/torn-road/", secure=True).content.decode()
     data = json.loads(re.search(r'<script id="table-data" type="application/json">(.*?)</script>', page, re.S).group(1))
     assert data["lines"] == LINES
-    script = (Path(__file__).resolve().parents[2] / "static/talekeeper/table.js").read_text()
-    core = script[script.index("function describeCore("):script.index("\nfunction describe(")]
+    script = (Path(__file__).resolve().parents[2] / "static/talekeeper/describe.js").read_text()
+    core = script[script.index("function describeCore("):script.index("\nexport function describe(")]
     assert "fillTemplate(LINES[ev.type], p)" in core
     assert [kind for kind in LINES if f'case "{kind}"' in core] == []
 
@@ -232,7 +232,7 @@ def _declared_paths(fields, prefix=""):
 @pytest.mark.parametrize("name", SYSTEMS)
 def test_no_form_field_writes_its_own_static_limits(name):
     """A number or text field of a system's table module has no hand-written limit: it names a
-    declared field (table.js withDeclaredLimits reads its range), or its range is the state's."""
+    declared field (composer.js withDeclaredLimits reads its range), or its range is the state's."""
     source = (SYSTEMS_JS / f"{name}.js").read_text()
     declared = {p for spec in system_json(get_system(name))["actions"].values() for p in _declared_paths(spec["fields"])}
     fields = FORM_FIELD.findall(source)

@@ -35,6 +35,46 @@ def test_pages_name_hashed_modules_and_those_import_hashed_modules(table):
     assert imports and all(re.search(r"\.[0-9a-f]{12}\.js$", path) for path in imports), imports
 
 
+def _imports(text: str) -> list[str]:
+    return re.findall(r'from "(\.{1,2}/[^"]+)"', text)
+
+
+def test_every_collected_module_imports_the_current_hashed_names():
+    """A module's hashed name covers the names it imports, level by level (campaign/staticstorage.py):
+    every module imports the manifest's own name of each module, none a plain or an older one."""
+    import json
+
+    from django.conf import settings
+
+    root = Path(settings.STATIC_ROOT)
+    paths = json.loads((root / "staticfiles.json").read_text())["paths"]
+    current = set(paths.values())
+    modules = [name for name in current if name.startswith("talekeeper/") and name.endswith(".js")]
+    assert "talekeeper/state.js" in paths and len(modules) > 30
+    for name in modules:
+        for imported in _imports((root / name).read_text()):
+            target = os.path.normpath(os.path.join(os.path.dirname(name), imported))
+            assert target in current and re.search(r"\.[0-9a-f]{12}\.js$", target), (name, imported)
+
+
+def test_the_table_page_preloads_every_module_it_imports(table):
+    """table.js is one of three dozen modules, a dozen imports deep: the page names them all at once
+    (modulepreload) instead of letting the browser find each level after the one before."""
+    static = ROOT / "static"
+    wanted, todo = set(), ["talekeeper/table.js"]
+    while todo:
+        name = todo.pop()
+        for imported in _imports((static / name).read_text()):
+            target = os.path.normpath(os.path.join(os.path.dirname(name), imported))
+            if target not in wanted:
+                wanted.add(target)
+                todo.append(target)
+    page = client_for(table.alice).get(f"/campaigns/{table.campaign.slug}/").content.decode()
+    preloaded = {re.sub(r"\.[0-9a-f]{12}\.js$", ".js", href.removeprefix("/static/"))
+                 for href in re.findall(r'<link rel="modulepreload" href="([^"]+)">', page)}
+    assert preloaded == wanted
+
+
 def test_uncollected_static_files_stop_check_deploy_and_the_server(settings, tmp_path, db):
     settings.STATIC_ROOT = str(tmp_path)
     assert "collectstatic" in static_files_problem()
