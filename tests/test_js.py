@@ -1,6 +1,6 @@
 """The table's JavaScript that needs no page: its unit tests under Node's own test runner
 (``tests/js/*.test.mjs``: formatting, the waiting list, the press that holds updates, the chain
-checks), and what the JavaScript and the Python must say alike. Node is Debian's ``nodejs``
+checks, receipts), and what the JavaScript and the Python must say alike. Node is Debian's ``nodejs``
 (``.ci/run`` installs it); the browser suite (tests/browser) drives the same modules in Chromium."""
 
 from __future__ import annotations

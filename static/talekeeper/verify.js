@@ -12,8 +12,9 @@
 
 import {
   DICE_V2, DICE_V3, GENESIS, commandProblem, deriveFace, deriveNonce, eventsPage, formatProblem, fromHex, isSealed,
-  recomputeHash, receiptSigned, revealProblem, sealProblem, sentCommands, sha256Hex, short, storedHead,
+  recomputeHash, revealProblem, sealProblem, sentCommands, sha256Hex, short, storedHead,
 } from "./chain.js";
+import { receiptSigned } from "./receipt.js";
 import { fill, h, plural } from "./ui.js";
 import { CommandCheck } from "./signed.js";
 import { Registration, deviceKey, knownKeys, signCommand, staleNow, vouchFor } from "./keys.js";
