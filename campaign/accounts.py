@@ -6,6 +6,11 @@ closes and her API tokens are revoked (:func:`end_other_access`, called from the
 receiver in campaign/signals.py). Other browsers' sessions end by themselves: Django's session
 hash is made from the password.
 
+Deleting an account (``manage.py delete_user``, :func:`delete_account`) erases the person and keeps
+the log: the user row stays, because every event she made names it by id inside the hashed chain,
+but it is emptied and renamed to a pseudonym, ``former member <id>``, which sign-up can never give
+(it has spaces). docs/operations.md, "Deleting an account", says what stays and why.
+
 Password reset by email is offered only when the server sends email (``EMAIL_HOST``, or
 ``EMAIL_CONSOLE`` in development: campaign/settings.py). Asking for a reset answers the same
 whether or not an account has the address, and is limited per client address and per email
@@ -14,11 +19,15 @@ address (campaign/ratelimit.py), so it neither tells who is registered nor fills
 
 from __future__ import annotations
 
+import re
+
 from django import forms
 from django.conf import settings
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import PasswordResetForm, UserCreationForm
+from django.contrib.sessions.models import Session
 from django.core.exceptions import ValidationError
+from django.db import transaction
 
 from .broadcast import close_sockets_on_commit
 from .models import ApiToken
@@ -31,6 +40,55 @@ def end_other_access(user) -> None:
     the browser that made the change."""
     ApiToken.objects.filter(user=user).delete()
     close_sockets_on_commit(user.pk)
+
+
+PSEUDONYM = "former member {id}"
+_PSEUDONYM = re.compile(r"former member ([1-9][0-9]*)")
+
+
+def pseudonym(user_id: int) -> str:
+    """The name a deleted account is shown by: its id (already in every event it made), nothing of
+    the person; never a name sign-up accepts (a space), so nobody can take or imitate it."""
+    return PSEUDONYM.format(id=user_id)
+
+
+def is_pseudonym(username: str, user_id: int) -> bool:
+    """Whether ``username`` is the pseudonym of the deleted account ``user_id``."""
+    found = _PSEUDONYM.fullmatch(username)
+    return found is not None and int(found.group(1)) == user_id
+
+
+def delete_account(user) -> list[str]:
+    """Erase ``user``'s personal data and keep her events: the row is renamed to her pseudonym,
+    its email, names, password, staff rights, groups and last login emptied, and it can never log
+    in again; her API tokens and sessions go and her sockets close. Her memberships (a role and a
+    date), characters, commands' ids and events stay, under the pseudonym. Returns the campaigns
+    she leaves with no GM who can log in, for the operator to hear of."""
+    with transaction.atomic():
+        user = type(user).objects.select_for_update().get(pk=user.pk)
+        user.username = pseudonym(user.pk)
+        user.email = user.first_name = user.last_name = ""
+        user.is_active = user.is_staff = user.is_superuser = False
+        user.last_login = None
+        user.set_unusable_password()
+        user.save()  # inactive: campaign.signals closes her sockets
+        user.groups.clear()
+        user.user_permissions.clear()
+        end_other_access(user)
+        _end_sessions(user.pk)
+        from .models import ROLE_GM, Campaign, Membership
+
+        led = Membership.objects.filter(user=user, role=ROLE_GM).values_list("campaign_id", flat=True)
+        other_gms = set(Membership.objects.filter(campaign_id__in=list(led), role=ROLE_GM, user__is_active=True)
+                        .values_list("campaign_id", flat=True))
+        return sorted(Campaign.objects.filter(pk__in=set(led) - other_gms).values_list("slug", flat=True))
+
+
+def _end_sessions(user_id: int) -> None:
+    """Every stored session logged in as ``user_id`` (the session hash would refuse them anyway, as
+    the password changed; deleting them leaves nothing of hers behind)."""
+    mine = [s.pk for s in Session.objects.iterator() if s.get_decoded().get("_auth_user_id") == str(user_id)]
+    Session.objects.filter(pk__in=mine).delete()
 
 
 def email_enabled() -> bool:

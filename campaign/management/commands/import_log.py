@@ -35,6 +35,7 @@ from django.core.management.color import no_style
 from django.db import DatabaseError, connection, transaction
 
 from campaign import projections
+from campaign.accounts import is_pseudonym
 from campaign.actions import ActionError, check_name
 from campaign.exports import FORMAT, FORMAT_VERSION, is_header
 from campaign.log import FORMAT_1, FORMAT_2, ChainBroken, lock_campaign, record, verify_chain
@@ -323,7 +324,8 @@ class Command(BaseCommand):
         for row in rows:
             ident = _number(row["id"], "a user's id")
             username = _text(row["username"], "a username", User._meta.get_field("username").max_length)
-            User.username_validator(username)  # the rule sign-up applies: letters, digits and @.+-_ only
+            if not is_pseudonym(username, ident):  # a deleted account keeps its "former member <id>"
+                User.username_validator(username)  # the rule sign-up applies: letters, digits and @.+-_ only
             if ident in ids or User.objects.filter(username=username).exists():
                 raise Malformed(f"user {ident} or the username {username!r} is listed twice")
             is_active = row.get("is_active", True)
