@@ -31,7 +31,7 @@ from . import checkpoints, member_keys, signing
 from .actions import (
     ActionError, Forbidden, access_character, access_character_for_reading, do_checkpoint, opponent_of, rule_refusal,
 )
-from .actions.npcs import characters_for
+from .actions.kept import characters_for
 from .auth import bearer_key
 from .fairdice import current_commitment
 from .log import events_after, serialize_event

@@ -32,11 +32,11 @@ from django.db.models import QuerySet
 from rules import Event as RulesEvent
 from rules.declare import fill_description
 
-from .log import marks_after, serialize_event, timestamp
+from .log import serialize_event, timestamp
 from .models import VISIBILITY_GM, VISIBILITY_SECRET, VISIBILITY_SHARED, VISIBILITY_WORDS, Campaign, Character, Event
 from .projections import CAMPAIGN_WIDE, VOID, fold, plain_json, state_as_of, voided_seqs
 from .softcache import cache_get, cache_set
-from .visibility import READ_BY_NAMED, Viewer, for_viewer
+from .visibility import READ_BY_NAMED, Viewer, for_viewer, marks_after
 
 PAGE_SIZE = 50
 DICE_SHOWN = 24  # dice listed per event on the page (the payload has them all)

@@ -44,7 +44,7 @@ from .actions import ActionError, Conflict, NotFound, access_campaign
 from .pipeline import access_request, error_response, submit
 from .fairdice import verify_session
 from .log import serialize_event, verify_chain
-from .actions.npcs import characters_for
+from .actions.kept import characters_for
 from .models import Character, Event, Membership
 from .signed_forms import envelope, form_data, prepared, preparing
 from .visibility import Viewer

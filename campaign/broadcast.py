@@ -28,10 +28,14 @@ import time
 from typing import Any, Awaitable, Callable
 
 from asgiref.sync import async_to_sync
-from channels.layers import InMemoryChannelLayer, get_channel_layer
+from channels.exceptions import ChannelFull
+from channels.layers import InMemoryChannelLayer, channel_layers, get_channel_layer
+from django.conf import settings
 from django.db import transaction
 
 from .layers import ResilientRedisChannelLayer
+from .log import serialize_event
+from .sheets import characters_changed, pushed_sheets, sheets_in_hand
 
 log = logging.getLogger(__name__)
 
@@ -41,12 +45,12 @@ def group_name(campaign_id: int) -> str:
 
 
 def broadcast_on_commit(campaign_id: int, events) -> None:
-    """Ring the table's doorbell for ``events`` once the transaction commits."""
+    """Ring the table's doorbell for ``events`` once the transaction commits.
+
+    Called by the ``do_*`` function that recorded them (campaign/actions), right after
+    ``campaign.log.record``, inside the same transaction: a rolled-back command rings nothing."""
     if not events:
         return
-    from .log import serialize_event
-    from .sheets import sheets_in_hand
-
     data = [serialize_event(e) for e in events]
     in_hand = sheets_in_hand(events)  # as the command leaves them, before anything else can change them
     transaction.on_commit(lambda: send(campaign_id, data, changed_sheets(campaign_id, data, in_hand)))
@@ -59,8 +63,6 @@ def changed_sheets(campaign_id: int, data: list[dict],
     doorbell, after the page for a socket's backlog (sessions/consumers.py).
 
     A failed read only costs the browsers a fetch each (no sheets: they ask)."""
-    from .sheets import characters_changed, pushed_sheets
-
     try:
         changed = characters_changed(campaign_id, data)
         sheets = {cid: in_hand[cid] for cid in changed if in_hand and cid in in_hand}
@@ -129,8 +131,6 @@ def _group_send(group: str, message: dict, exclude: frozenset[str] = frozenset()
 
 
 async def _send_each(layer, channels: list[str], message: dict) -> None:
-    from channels.exceptions import ChannelFull
-
     for channel in channels:
         try:
             await layer.send(channel, message)
@@ -233,9 +233,6 @@ class _Sender:
     def __init__(self, layer=None):
         """``layer``: the channel layer to send through (a test's); by default one of its own, made
         from the settings, which lives on this sender's loop."""
-        from channels.layers import channel_layers
-        from django.conf import settings
-
         self.loop = asyncio.new_event_loop()
         if layer is None and settings.CHANNEL_LAYERS:
             layer = channel_layers.make_backend("default")

@@ -3,7 +3,10 @@
 from pathlib import Path
 
 from django.conf import settings
+from django.contrib.staticfiles.storage import ManifestStaticFilesStorage, staticfiles_storage
 from django.core.checks import Error, Tags, Warning, register
+
+from . import signing
 
 
 @register(Tags.security, deploy=True)
@@ -20,8 +23,6 @@ def secret_key_from_environment(app_configs, **kwargs):
 
 @register(Tags.security, deploy=True)
 def signing_key_present(app_configs, **kwargs):
-    from . import signing
-
     try:
         signing.require_key()
     except signing.MissingKey as e:
@@ -63,8 +64,6 @@ def production_services(app_configs, **kwargs):
 def static_files_problem() -> str | None:
     """Why the pages can't be served with DEBUG off, or None: every page names its files by their
     hashed names, read from the manifest collectstatic writes."""
-    from django.contrib.staticfiles.storage import ManifestStaticFilesStorage, staticfiles_storage
-
     if settings.DEBUG or not isinstance(staticfiles_storage, ManifestStaticFilesStorage):
         return None
     manifest = Path(settings.STATIC_ROOT) / staticfiles_storage.manifest_name

@@ -20,7 +20,7 @@ import json
 from django.conf import settings
 
 from . import fairdice
-from .actions.errors import Refused
+from .errors import Refused
 
 
 def dice_for(campaign, actor_id: int, command_id: str, seed: str | None = None) -> fairdice.CommandDice:

@@ -33,6 +33,7 @@ from rules import SecretDice, replay
 from .log import body_digest, canonical_json, event_body, hashed_fields
 from .member_keys import signature_problems
 from .models import VISIBILITY_PUBLIC, Campaign, DiceSeed, Event
+from .projections import state_as_of
 
 SCHEME_V1 = "talekeeper-hmac-sha256-v1"
 SCHEME = "talekeeper-hmac-sha256-v2"
@@ -341,8 +342,6 @@ def replay_command(campaign: Campaign, first: Event, seed: str, scheme: str = SC
     if action.get("type") in ("roll", replay.FIGHT_ROUND):
         state = None  # neither reads a sheet
     else:
-        from .projections import state_as_of  # projections imports this module's neighbours
-
         state = state_as_of(first.character, first.seq - 1) if first.character_id else None
     filled = payload.get("filled") if isinstance(payload.get("filled"), dict) else None
     return replay.outcome_problem(campaign.rules, state, action, log, _command_events(first), filled)

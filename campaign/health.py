@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import logging
 
+import redis
 from django.conf import settings
 from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 from django.http import JsonResponse
 from django.views.decorators.cache import never_cache
 
@@ -58,8 +60,6 @@ def _database() -> bool:
 def _migrations() -> bool:
     global _migrated
     if not _migrated:
-        from django.db.migrations.executor import MigrationExecutor
-
         executor = MigrationExecutor(connection)
         pending = executor.migration_plan(executor.loader.graph.leaf_nodes())
         if pending:
@@ -71,8 +71,6 @@ def _migrations() -> bool:
 def _channel_layer() -> bool:
     if "Redis" not in settings.CHANNEL_LAYERS["default"]["BACKEND"]:
         return True  # the in-memory layer is this process's own
-    import redis
-
     client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=REDIS_TIMEOUT,
                                   socket_connect_timeout=REDIS_TIMEOUT)
     try:

@@ -48,11 +48,11 @@ from __future__ import annotations
 from rules import Event as RulesEvent
 from rules import RuleError
 
-from .log import Draft, marks_after
+from .log import Draft
 from .models import (ROLE_GM, ROLE_PLAYER, ROLE_SPECTATOR, VISIBILITY_GM, VISIBILITY_PUBLIC,
                      Character, Event, Membership)
 from .projections import BUNDLE, hidden_changes, visible_state
-from .visibility import HIDDEN_ROW, READ_BY_NAMED, Viewer, may_see, shared_with, whispered_to
+from .visibility import HIDDEN_ROW, READ_BY_NAMED, Viewer, marks_after, may_see, shared_with, whispered_to
 
 # The least any member may see: public events and revealed ones. The readers of
 # a public event, whoever joins the table later.

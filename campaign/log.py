@@ -2,12 +2,15 @@
 
 Everything that enters a log goes through :func:`record` (a live command, a new
 campaign or member, and ``import_log`` alike): it chains the events and moves the
-stream's counters, folds them into the characters' projections, stores it all in
-one statement and, once the transaction commits, open tables hear of them. It must
-be called inside ``transaction.atomic()`` with the campaign row locked by
-:func:`lock_campaign` (or :func:`lock_stream`, which reads a command's context in
-the same round trip), which is what makes seq gap-free and commit-ordered.
+stream's counters, folds them into the characters' projections and stores it all in
+one statement. It must be called inside ``transaction.atomic()`` with the campaign
+row locked by :func:`lock_campaign` (or :func:`lock_stream`, which reads a command's
+context in the same round trip), which is what makes seq gap-free and commit-ordered.
 Only ``campaign.actions.do_*`` functions and ``import_log`` call it.
+
+The log only stores: telling open tables (``campaign.broadcast.broadcast_on_commit``)
+is the caller's, the ``do_*`` function that recorded, so this module knows nothing of
+the transport above it.
 """
 
 from __future__ import annotations
@@ -20,16 +23,16 @@ from dataclasses import dataclass, field
 from datetime import timezone as dt_timezone
 from typing import Any, Iterable, Mapping
 
+import psycopg
+from django.contrib.auth import get_user_model
 from django.db import connection, transaction
-from django.db.models.fields.json import KeyTransform
 from django.utils import timezone
 
 from . import projections
-from .broadcast import broadcast_on_commit
 from .canonical import jcs
 from .models import (GENESIS_HASH, VISIBILITY_PUBLIC, Campaign, Character, CharacterProjection, Command, DiceSeed,
                      Event, Membership)
-from .visibility import VOIDS
+from .visibility import VOIDS, marks_after
 
 # Hash formats (docs/event-log.md). Format 1 hashed the payload itself with
 # Python's JSON encoding; format 2 hashes an RFC 8785 envelope holding the
@@ -183,8 +186,6 @@ ONLY_WHEN_ASKED = 2**31 - 1  # a psycopg prepare threshold no statement reaches 
 
 @functools.cache
 def _preparing_cursor():
-    import psycopg
-
     class PreparingCursor(psycopg.Cursor):
         def execute(self, query, params=None, *, prepare=None, binary=None):
             return super().execute(query, params, prepare=True, binary=binary)
@@ -216,9 +217,7 @@ _SOME_CAMPAIGN, _SOME_CHARACTER = -(2**62) + 1, -(2**62) + 2
 
 
 def _readers():
-    if not _READERS:
-        from django.contrib.auth import get_user_model
-
+    if not _READERS:  # built at the first command: the user model is known once the apps are loaded
         _READERS.update(campaign=_Columns(Campaign, "c"), membership=_Columns(Membership, "m"),
                         user=_Columns(get_user_model(), "u"), character=_Columns(Character, "ch"),
                         projection=_Columns(CharacterProjection, "p"))
@@ -362,10 +361,11 @@ class ChainBroken(ValueError):
     exactly the next event of the log: the message names its seq and what is wrong."""
 
 
-def record(campaign: Campaign, entries: Iterable[Draft | Event], *, actor=None, command: Command | None = None,
-           broadcast: bool = True) -> list[Event]:
-    """The one way into a log: append ``entries``, fold them into the projections, and
-    ring the table's doorbell once the transaction commits. Returns the stored events.
+def record(campaign: Campaign, entries: Iterable[Draft | Event], *, actor=None,
+           command: Command | None = None) -> list[Event]:
+    """The one way into a log: append ``entries`` and fold them into the projections.
+    Returns the stored events; the caller rings the table's doorbell with them
+    (``campaign.broadcast.broadcast_on_commit``) if a table may have the campaign open.
 
     Call inside ``atomic()`` on the row :func:`lock_campaign` (or :func:`lock_stream`)
     returned. ``command``, if given, is an unsaved :class:`Command` stored with the
@@ -376,16 +376,13 @@ def record(campaign: Campaign, entries: Iterable[Draft | Event], *, actor=None, 
     with **one statement** on PostgreSQL: a command costs the log one round trip. A
     void is folded on its own, after the events are stored (it replays its
     character from the log as it stood at the void), so any run of entries folds
-    exactly as if each had been recorded by itself.
-    ``broadcast=False`` is for a campaign no table can have open yet (an import)."""
+    exactly as if each had been recorded by itself."""
     events = _chain(campaign, entries, actor, command)
     projected = projections.project(campaign, events)  # None when a void is among them
     _write(campaign, events, command, projected)
     if projected is None:
         for run in _runs_around_voids(events):
             projections.apply(campaign, run)
-    if broadcast:
-        broadcast_on_commit(campaign.id, events)
     return events
 
 
@@ -639,30 +636,6 @@ def serialize_event(event: Event) -> dict:
     if event.format >= FORMAT_2:
         data["body_digest"] = getattr(event, "body_digest", None) or body_digest(event_body(hashed_fields(event)))
     return data
-
-
-def marks_after(campaign_id: int, after: int) -> tuple[dict[int, list[dict]], set[int]]:
-    """``(voids, revealed)``: for each seq after ``after`` that a later void names, those voids, as rows
-    the visibility filter reads (seq, visibility, actor, the readers a ``gm`` one names: who may know
-    the seq was voided); and the seqs after ``after`` that a later reveal made public.
-
-    A void or reveal always comes after its target, so looking at marks with
-    seq > ``after`` finds every mark on the events after ``after``. A mark naming no
-    seq (an imported payload may hold anything) marks nothing.
-    """
-    voids, revealed = {}, set()
-    marks = (Event.objects.filter(campaign_id=campaign_id, seq__gt=after, type__in=("event_voided", "roll_revealed"))
-             .values_list("type", "seq", "visibility", "actor_id", KeyTransform("seq", "payload"),
-                          KeyTransform("shared_with", "payload")))
-    for kind, seq, visibility, actor_id, target, readers in marks:
-        if not isinstance(target, int) or isinstance(target, bool):
-            continue
-        if kind == "event_voided":
-            voids.setdefault(target, []).append({"seq": seq, "visibility": visibility, "actor_id": actor_id,
-                                                 "shared_with": readers})
-        else:
-            revealed.add(target)
-    return voids, revealed
 
 
 def events_after(campaign_id: int, after: int, limit: int) -> tuple[list[dict], set[int]]:

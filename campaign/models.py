@@ -16,7 +16,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from rules import system_choices
+from rules import get_system, system_choices
 
 ROLE_GM = "gm"
 ROLE_PLAYER = "player"
@@ -91,8 +91,6 @@ class Campaign(models.Model):
 
     @property
     def rules(self):
-        from rules import get_system
-
         return get_system(self.system)
 
 

@@ -27,6 +27,12 @@ from django.views.decorators.http import require_GET
 from rules import SYSTEM_MODULES, get_system
 from rules.declare import ActionSpec, system_json
 
+from .actions import GM_TABLE_ACTIONS, SCENE_ACTIONS
+from .actions.encounters import ENCOUNTER_ACTIONS
+from .actions.fights import FIGHT_ACTIONS
+from .actions.keys import KEY_ACTIONS
+from .outages import MESSAGES, RETRY_AFTER_SECONDS
+
 SPEC_PATH = Path(__file__).resolve().parent.parent / "docs" / "openapi.json"
 # Component names generated from the declarations; anything else under components is hand-written.
 GENERATED_PREFIXES = ("Action.", "Sheet.")
@@ -62,11 +68,6 @@ def system(request, name):
 
 def table_vocabulary() -> dict:
     """The platform's own action types (not a rule system's), from the code that runs them."""
-    from campaign.actions import GM_TABLE_ACTIONS, SCENE_ACTIONS
-    from campaign.actions.encounters import ENCOUNTER_ACTIONS
-    from campaign.actions.fights import FIGHT_ACTIONS
-    from campaign.actions.keys import KEY_ACTIONS
-
     return {"table": ["roll", "add_seed", "create_character", *ENCOUNTER_ACTIONS, *FIGHT_ACTIONS, "post_message",
                       *KEY_ACTIONS],
             "gm_only": sorted([*SCENE_ACTIONS, *GM_TABLE_ACTIONS, "apply_damage"])}
@@ -100,8 +101,6 @@ def generated(spec: dict) -> dict:
 
 def unavailable_response() -> dict:
     """The command endpoint's 503s, from the code and messages campaign/outages.py answers with."""
-    from campaign.outages import MESSAGES, RETRY_AFTER_SECONDS
-
     return {
         "description": "The database could not be reached: `database_unavailable` (nothing was stored) or "
                        "`outcome_unknown` (the connection broke while the command was being stored: resend "

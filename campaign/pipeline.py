@@ -14,7 +14,7 @@ and the table socket (``sessions/consumers.py``) alike.
    status and its ``code`` and ``message`` are what both transports send (an HTTP body,
    :func:`error_json`, or the socket's ``error`` frame).
    Which rule errors are malformed input (400) and which the rules saying no (422) is decided
-   once, in ``campaign.actions.errors.rule_refusal``.
+   once, in ``campaign.errors.rule_refusal``.
 
 Views and the consumer only parse, call, and respond.
 """

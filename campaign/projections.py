@@ -42,6 +42,7 @@ from rules.replay import fold_one as _fold_one  # (a module global: tests count 
 
 from .models import VISIBILITY_PUBLIC, Campaign, Character, CharacterProjection, CharacterSnapshot, Event
 from .softcache import cache_get, cache_set
+from .visibility import HIDDEN_ROW, marks_after, may_see
 
 class Row(NamedTuple):
     """What the fold reads of an event (cheaper to load than a model instance)."""
@@ -304,15 +305,10 @@ def visible_fold(character: Character, viewer, upto: int | None = None) -> tuple
     last event they may see, so it can't say which character a sealed event
     concerned either.
     """
-    from .log import marks_after
-    from .visibility import may_see
-
     hidden = (Event.objects.filter(concerning(character.id), campaign_id=character.campaign_id)
               .exclude(visibility="public"))
     if upto is not None:
         hidden = hidden.filter(seq__lte=upto)
-    from .visibility import HIDDEN_ROW
-
     hidden = list(hidden.values("seq", "visibility", "actor_id", **HIDDEN_ROW))
     unseen = set()
     if hidden:

@@ -17,7 +17,7 @@ from limits import RateLimitItem, RateLimitItemPerHour, RateLimitItemPerMinute, 
 from limits.storage import storage_from_string
 from limits.strategies import FixedWindowRateLimiter
 
-from .actions import ActionError
+from .errors import ActionError
 
 log = logging.getLogger(__name__)
 _shared: tuple | None = None  # (the storage URI it was made from, the limiter)

@@ -6,6 +6,7 @@ scale").
 """
 
 import os
+import secrets as _secrets  # a settings module: its public names are settings
 from pathlib import Path
 
 import dj_database_url
@@ -48,8 +49,6 @@ DEBUG = env_bool("DEBUG", False)
 SECRET_KEY_FROM_ENV = bool(env_str("SECRET_KEY"))
 SECRET_KEY = env_str("SECRET_KEY") or ("dev-only-insecure-key-" + "x" * 40 if DEBUG else "")
 if not SECRET_KEY:
-    import secrets as _secrets
-
     # Without SECRET_KEY every restart logs everybody out and processes can't
     # share logins; `check --deploy` says so (campaign/checks.py).
     SECRET_KEY = _secrets.token_urlsafe(50)

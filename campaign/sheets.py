@@ -28,10 +28,9 @@ from django.db.models import Q
 from django.db.models.fields.json import KeyTransform
 
 from .hidden import shared_ids
-from .log import marks_after
 from .models import ROLE_GM, ROLE_PLAYER, SHOWN_FULL, VISIBILITY_PUBLIC, VISIBILITY_SECRET, Character, Event
 from .projections import CAMPAIGN_WIDE, SIDES, VOID, plain_json, sides_of, visible_fold
-from .visibility import HIDDEN_ROW, Viewer
+from .visibility import HIDDEN_ROW, Viewer, marks_after
 
 log = logging.getLogger(__name__)
 GM = "gm"

@@ -71,6 +71,7 @@ def build(target: Path = TARGET) -> str:
 
 def download(request):
     """``GET /talekeeper-verify.pyz``: the verifier built from the code this server runs (public)."""
+    # Here, not at the top: ``python3 -m campaign.verifier`` (make verifier) runs with no Django.
     from django.http import HttpResponse, HttpResponseNotAllowed
 
     if request.method not in ("GET", "HEAD"):

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from django.db.models.fields.json import KeyTransform
 
-from .models import ROLE_GM, VISIBILITY_GM, VISIBILITY_PUBLIC, VISIBILITY_SECRET, VISIBILITY_SHARED, VISIBILITY_WHISPER
+from .models import (ROLE_GM, VISIBILITY_GM, VISIBILITY_PUBLIC, VISIBILITY_SECRET, VISIBILITY_SHARED, VISIBILITY_WHISPER,
+                     Event)
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,30 @@ SEALED_KEYS = ("seq", "format", "actor", "actor_id", "session", "scene", "visibi
 # may not read (only the GM's, of a roll revealed later or of an NPC's roll the GM hid again) must not
 # mark the row she reads. Never sent: for_viewer and as_stored take it off.
 VOIDS = "voids"
+
+
+def marks_after(campaign_id: int, after: int) -> tuple[dict[int, list[dict]], set[int]]:
+    """``(voids, revealed)``: for each seq after ``after`` that a later void names, those voids, as rows
+    the visibility filter reads (seq, visibility, actor, the readers a ``gm`` one names: who may know
+    the seq was voided); and the seqs after ``after`` that a later reveal made public.
+
+    A void or reveal always comes after its target, so looking at marks with
+    seq > ``after`` finds every mark on the events after ``after``. A mark naming no
+    seq (an imported payload may hold anything) marks nothing.
+    """
+    voids, revealed = {}, set()
+    marks = (Event.objects.filter(campaign_id=campaign_id, seq__gt=after, type__in=("event_voided", "roll_revealed"))
+             .values_list("type", "seq", "visibility", "actor_id", KeyTransform("seq", "payload"),
+                          KeyTransform("shared_with", "payload")))
+    for kind, seq, visibility, actor_id, target, readers in marks:
+        if not isinstance(target, int) or isinstance(target, bool):
+            continue
+        if kind == "event_voided":
+            voids.setdefault(target, []).append({"seq": seq, "visibility": visibility, "actor_id": actor_id,
+                                                 "shared_with": readers})
+        else:
+            revealed.add(target)
+    return voids, revealed
 
 
 def voided_for(data: dict, viewer: Viewer, revealed: frozenset[int] | set[int] = frozenset()) -> bool:

@@ -26,6 +26,7 @@ import json
 import time
 from typing import Callable
 
+import redis.asyncio as aioredis
 from django.conf import settings
 
 Clock = Callable[[], float]
@@ -118,8 +119,6 @@ class RedisPresence:
 
     def _redis(self):
         # One client per event loop: a redis.asyncio connection belongs to the loop that opened it.
-        import redis.asyncio as aioredis
-
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
         if client is None:

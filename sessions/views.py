@@ -19,7 +19,7 @@ from django.shortcuts import render
 from campaign.actions import UNVOIDABLE, ActionError, access_campaign
 from campaign.actions.encounters import current_encounter
 from campaign.actions.fights import fight_for
-from campaign.actions.npcs import characters_for, sheet_hidden_from
+from campaign.actions.kept import characters_for, sheet_hidden_from
 from campaign.actions.sessions import current_scene_name
 from campaign.audit import LINES
 from campaign.models import (SHOWN_CHOICES, VISIBILITY_GM, VISIBILITY_PUBLIC, VISIBILITY_SECRET, VISIBILITY_SHARED,

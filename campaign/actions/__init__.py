@@ -3,18 +3,21 @@
 * ``access_*`` fetches something and checks the user may use it;
 * ``check_*`` validates input;
 * ``do_*`` is the only code that records events (through ``campaign.log.record``:
-  append, project, and broadcast on commit), inside one transaction.
+  append and project), inside one transaction, and then rings the table's doorbell
+  (``campaign.broadcast.broadcast_on_commit``), which sends once the transaction commits.
 
 Views and consumers parse, call one of these through ``campaign.pipeline``, and
 respond. Errors are
 :class:`ActionError` subclasses carrying an HTTP status, a code and a message
 written for a person.
 
-One module per noun: ``errors``, ``access``, ``checks`` (names, reasons),
+Errors live in ``campaign.errors`` (the layers below, the dice and the rate limits, raise
+them too). One module per noun: ``access``, ``checks`` (names, reasons),
 ``commands`` (a client command from envelope to stored events), ``characters``,
 ``sessions`` (sessions, scenes, seeds), ``log_entries`` (void, reveal, roll
-requests), ``members`` and ``campaigns``. This package re-exports what callers
-use, so ``from campaign.actions import do_command`` keeps working.
+requests), ``members``, ``campaigns``, ``npcs`` (NPCs, shown as the GM chooses)
+and ``kept`` (what the GM keeps of them from the players). This package re-exports
+what callers use, so ``from campaign.actions import do_command`` keeps working.
 """
 
 from .access import (
@@ -28,7 +31,7 @@ from .commands import (
     json_depth,
 )
 from .contests import opponent_of
-from .errors import INPUT_ERRORS, ActionError, Conflict, Forbidden, NotFound, Refused, Unauthenticated, rule_refusal
+from ..errors import INPUT_ERRORS, ActionError, Conflict, Forbidden, NotFound, Refused, Unauthenticated, rule_refusal
 from .log_entries import UNVOIDABLE, check_seq
 from .members import do_add_member
 from .sessions import SCENE_ACTIONS

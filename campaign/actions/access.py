@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..log import Stream
 from ..models import SHOWN_FULL, SHOWN_HIDDEN, Campaign, Character, Membership
-from .errors import ActionError, Forbidden, NotFound, Refused, Unauthenticated
+from ..errors import ActionError, Forbidden, NotFound, Refused, Unauthenticated
 
 
 def access_campaign(user, slug: str) -> tuple[Campaign, Membership]:

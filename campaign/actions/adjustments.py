@@ -21,8 +21,8 @@ from ..models import VISIBILITY_PUBLIC, Campaign, Membership
 from ..visibility import Viewer
 from .access import access_character
 from .checks import check_reason
-from .errors import ActionError, Refused
-from .npcs import stored_readers
+from ..errors import ActionError, Refused
+from .kept import stored_readers
 
 
 def check_established(rules, sheet: dict) -> dict:

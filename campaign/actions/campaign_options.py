@@ -15,7 +15,7 @@ from rules.options import CONFIGURED, change, complete
 from ..log import Draft
 from ..models import Campaign, Event, Membership
 from .checks import check_reason
-from .errors import ActionError, Refused
+from ..errors import ActionError, Refused
 
 
 def configured_options(campaign: Campaign) -> dict | None:

@@ -12,11 +12,12 @@ from django.utils.text import slugify
 from rules import get_system
 
 from .. import checkpoints
+from ..broadcast import broadcast_on_commit
 from ..log import Draft, lock_campaign, record
 from ..models import ROLE_GM, ROLE_SPECTATOR, Campaign, Membership
 from .access import require_gm
 from .checks import check_name
-from .errors import ActionError, Forbidden, Refused
+from ..errors import ActionError, Forbidden, Refused
 
 
 def decide_rename_campaign(campaign: Campaign, membership: Membership, action: dict) -> Draft:
@@ -52,7 +53,8 @@ def do_create_campaign(gm, name: str, system: str, slug: str | None = None, sign
             Campaign.objects.filter(pk=campaign.pk).update(signed_from=1)
         campaign = lock_campaign(campaign.id)
         created = {"name": name, "system": system, "gm": gm.username, **({"signed_commands": True} if signed else {})}
-        record(campaign, [Draft("campaign_created", created)], actor=gm)
+        events = record(campaign, [Draft("campaign_created", created)], actor=gm)
+        broadcast_on_commit(campaign.id, events)
     return campaign
 
 

@@ -16,8 +16,9 @@ from .access import require_gm
 from .adjustments import check_established
 from .campaign_options import with_campaign_options
 from .checks import check_name
-from .errors import ActionError
-from .npcs import read_npc_fields, stored_visibility
+from ..errors import ActionError
+from .kept import stored_visibility
+from .npcs import read_npc_fields
 
 
 def decide_create_character(campaign: Campaign, membership: Membership, action: dict) -> Draft:

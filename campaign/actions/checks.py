@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rules.declare import unsafe_text
 
-from .errors import ActionError
+from ..errors import ActionError
 
 MAX_REASON = 500
 

@@ -1,6 +1,6 @@
 """A client command, from its envelope to its stored events: check it, lock the stream (reading
-what the command needs in the same round trip), let the action's noun decide, then append with
-the projections in one statement and broadcast on commit."""
+what the command needs in the same round trip), let the action's noun decide, record (append with
+the projections in one statement), then ring the table's doorbell on commit."""
 
 from __future__ import annotations
 
@@ -15,11 +15,12 @@ from rules import RuleError
 from rules.notation import roll_event
 
 from .. import checkpoints
-from ..canonical import jcs
 from .. import dice as dice_module
 from .. import fairdice
 from .. import hidden
-from ..log import Draft, canonical_json, lock_stream, marks_after, record
+from ..broadcast import broadcast_on_commit
+from ..canonical import jcs
+from ..log import Draft, canonical_json, lock_stream, record
 from ..models import (
     ROLE_SPECTATOR,
     CHOSEN_VISIBILITIES,
@@ -31,7 +32,7 @@ from ..models import (
     Membership,
 )
 from ..outages import command_transaction
-from ..visibility import HIDDEN_ROW, Viewer, may_see
+from ..visibility import HIDDEN_ROW, Viewer, marks_after, may_see
 from .access import access_character, access_membership_now, require_gm
 from . import contests
 from .adjustments import decide_adjust_sheet
@@ -41,9 +42,10 @@ from .encounters import ENCOUNTER_ACTIONS
 from .damage import APPLY, as_rules_action
 from .fights import FIGHT_ACTIONS, check_controls_both
 from .keys import KEY_ACTIONS, check_signature
-from .npcs import decide_show_npc, stored_readers, stored_visibility
+from .kept import stored_readers, stored_visibility
+from .npcs import decide_show_npc
 from .characters import decide_create_character
-from .errors import INPUT_ERRORS, ActionError, Conflict, Forbidden, Refused, rule_refusal
+from ..errors import INPUT_ERRORS, ActionError, Conflict, Forbidden, Refused, rule_refusal
 from .log_entries import check_seq, decide_request_roll, decide_reveal, decide_void
 from .members import decide_add_member, decide_change_role, decide_remove_member
 from .messages import decide_post_message
@@ -169,6 +171,7 @@ def do_command(membership: Membership, body, dice=None) -> CommandResult:
                           created_at=timezone.now())
         events = record(campaign, drafts, actor=user, command=command)  # with the head and the projections
         assert not signed or events[0].seq == drafts[-1].payload.get("command_of", events[0].seq)
+        broadcast_on_commit(campaign.id, events)
         if any(e.type == "session_ended" for e in events):
             checkpoints.sign_head(campaign)  # every session end leaves a receipt of the log so far
     return CommandResult(events, False, _head(campaign))  # record moved the locked row to the new head

@@ -26,8 +26,8 @@ from .. import hidden
 from ..models import SHOWN_FULL, SHOWN_HIDDEN, VISIBILITY_GM, VISIBILITY_PUBLIC, Campaign, Character, Event, Membership
 from ..projections import concerning
 from ..visibility import Viewer, may_see
-from .errors import ActionError, Forbidden, NotFound, Refused, rule_refusal
-from .npcs import hidden_from
+from ..errors import ActionError, Forbidden, NotFound, Refused, rule_refusal
+from .kept import hidden_from
 
 STARTED = "contest_started"  # a contest's first event, in every system that runs one
 

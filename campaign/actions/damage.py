@@ -15,7 +15,7 @@ from __future__ import annotations
 from ..models import VISIBILITY_GM, VISIBILITY_PUBLIC, Campaign, Event, Membership
 from .. import hidden
 from .access import access_character, require_gm
-from .errors import ActionError, Refused
+from ..errors import ActionError, Refused
 from .log_entries import check_seq
 
 APPLY = "apply_damage"

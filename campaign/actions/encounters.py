@@ -15,7 +15,7 @@ from ..log import Draft
 from ..models import SHOWN_HIDDEN, Campaign, Character, Event, Membership
 from .access import access_character, require_gm
 from .checks import check_name
-from .errors import ActionError, Forbidden, Refused
+from ..errors import ActionError, Forbidden, Refused
 
 
 def current_encounter(campaign: Campaign) -> dict | None:

@@ -25,7 +25,7 @@ from ..models import SHOWN_HIDDEN, VISIBILITY_GM, VISIBILITY_SECRET, Campaign, C
 from ..visibility import Viewer
 from .access import access_character
 from .checks import check_name
-from .errors import ActionError, Forbidden, Refused, rule_refusal
+from ..errors import ActionError, Forbidden, Refused, rule_refusal
 
 
 def current_fight(campaign: Campaign) -> dict | None:

@@ -20,7 +20,7 @@ from .. import member_keys
 from ..log import Draft
 from ..models import Campaign, Membership
 from .checks import check_name
-from .errors import ActionError, Conflict, Forbidden, Refused
+from ..errors import ActionError, Conflict, Forbidden, Refused
 
 
 class Unsigned(ActionError):

@@ -7,8 +7,8 @@ from ..log import Draft, event_body, hashed_fields
 from ..models import VISIBILITY_PUBLIC, Campaign, Character, Event, Membership
 from .access import access_character
 from .checks import check_reason
-from .errors import ActionError, Refused
-from .npcs import stored_readers, stored_visibility
+from ..errors import ActionError, Refused
+from .kept import stored_readers, stored_visibility
 
 # Events that can't be voided: the campaign's frame, not something that happened in play.
 UNVOIDABLE = frozenset({"campaign_created", "member_joined", "character_created", "event_voided", "roll_revealed",

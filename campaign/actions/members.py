@@ -5,12 +5,12 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
-from ..broadcast import close_sockets_on_commit
+from ..broadcast import broadcast_on_commit, close_sockets_on_commit
 from ..log import Draft, lock_campaign, record
 from ..models import ROLE_CHOICES, ROLE_PLAYER, ROLE_SPECTATOR, Campaign, Membership
 from .access import access_other_member
 from .campaigns import new_invite
-from .errors import ActionError, Conflict, Refused
+from ..errors import ActionError, Conflict, Refused
 
 User = get_user_model()
 
@@ -68,5 +68,7 @@ def do_add_member(campaign: Campaign, user, role: str, actor=None) -> Membership
             membership = Membership.objects.create(campaign=locked, user=user, role=role)
         except IntegrityError:
             raise Conflict(f"{user.username} is already a member.")
-        record(locked, [Draft("member_joined", {"username": user.username, "role": role})], actor=actor or user)
+        events = record(locked, [Draft("member_joined", {"username": user.username, "role": role})],
+                        actor=actor or user)
+        broadcast_on_commit(locked.id, events)
     return membership

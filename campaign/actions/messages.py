@@ -13,9 +13,10 @@ from __future__ import annotations
 from rules.declare import unsafe_text
 
 from ..log import Draft
+from ..ratelimit import check_message_rate
 from ..models import ROLE_SPECTATOR, SHOWN_HIDDEN, VISIBILITY_PUBLIC, VISIBILITY_WHISPER, Campaign, Membership
 from .access import access_character
-from .errors import ActionError, Forbidden, Refused
+from ..errors import ActionError, Forbidden, Refused
 
 MAX_MESSAGE = 2000  # characters: a long paragraph; a story goes in a handout, not the log
 MAX_RECIPIENTS = 50
@@ -57,8 +58,6 @@ def check_recipients(campaign: Campaign, membership: Membership, to) -> list[dic
 def decide_post_message(campaign: Campaign, membership: Membership, action: dict) -> Draft:
     """A message to the table, or a whisper. In character it speaks as a character the sender
     may act for (a player their own; the GM any); spectators talk out of character only."""
-    from ..ratelimit import check_message_rate  # ratelimit imports this package
-
     text = check_text(action.get("text"))
     kind = action.get("kind", "ooc")
     if not isinstance(kind, str) or kind not in KINDS:

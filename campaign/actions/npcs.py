@@ -5,9 +5,9 @@ its name, never its sheet) or ``full`` (like any character). What a player may
 not see never reaches them, through the one visibility filter:
 
 * an NPC's own events (its creation with the sheet, its rolls, adjustments)
-  are stored ``gm`` while it is not fully shown (:func:`stored_visibility`),
+  are stored ``gm`` while it is not fully shown (``kept.stored_visibility``),
   so every player receives them sealed; a reveal shows one later;
-* a hidden NPC is left out of every list and read (:func:`characters_for`,
+* a hidden NPC is left out of every list and read (``kept.characters_for``,
   ``access_character_for_reading``), with the same "no such character" as
   an id that does not exist; a name-only one is listed by name, its state
   never served;
@@ -24,56 +24,15 @@ from rules import RuleError
 from rules.npc import quick_sheet
 
 from .. import hidden
+from ..errors import ActionError, Forbidden, Refused
 from ..log import Draft
-from ..models import (
-    SHOWN_CHOICES, SHOWN_FULL, SHOWN_HIDDEN, VISIBILITY_GM, VISIBILITY_PUBLIC, Campaign, Character, Event,
-    Membership,
-)
+from ..models import SHOWN_FULL, SHOWN_HIDDEN, VISIBILITY_GM, VISIBILITY_PUBLIC, Campaign, Character, Event, Membership
 from .access import access_character
-from .errors import ActionError, Refused
+from .encounters import in_running_encounter
+from .kept import SHOWN
+from .log_entries import decide_reveal
 
-SHOWN = tuple(value for value, _ in SHOWN_CHOICES)
 NPC_SHOWN = "npc_shown"
-
-
-def gm_keeps(character: Character | None) -> bool:
-    """Whether ``character`` is an NPC the players may not fully see."""
-    return character is not None and character.npc and character.shown != SHOWN_FULL
-
-
-def stored_visibility(character: Character | None, visibility: str, opponent: Character | None = None) -> str:
-    """How an event about ``character`` is stored: ``gm`` for an NPC the players may not fully see,
-    unless it is a contest against a character the table sees (the GM disclosed the numbers)."""
-    if opponent is not None and not gm_keeps(opponent):
-        return visibility
-    if gm_keeps(character):
-        return VISIBILITY_GM
-    return visibility
-
-
-def stored_readers(character: Character | None, visibility: str, shared: list[dict],
-                   opponent: Character | None = None) -> tuple[str, list[dict]]:
-    """:func:`stored_visibility`, and the members besides the GM a ``gm`` event names as its readers
-    (``shared_with``, campaign/hidden.py): none for an NPC the players may not fully see, whose
-    events are the GM's alone."""
-    stored = stored_visibility(character, visibility, opponent)
-    return stored, (shared if stored == VISIBILITY_GM and not gm_keeps(character) else [])
-
-
-def hidden_from(character: Character, membership: Membership) -> bool:
-    """Whether the member may not know ``character`` exists."""
-    return character.npc and character.shown == SHOWN_HIDDEN and not membership.is_gm
-
-
-def sheet_hidden_from(character: Character, membership: Membership) -> bool:
-    """Whether the member may not read ``character``'s sheet."""
-    return character.npc and character.shown != SHOWN_FULL and not membership.is_gm
-
-
-def characters_for(membership: Membership):
-    """The campaign's characters the member may know of (hidden NPCs only for the GM)."""
-    qs = Character.objects.filter(campaign_id=membership.campaign_id)
-    return qs if membership.is_gm else qs.exclude(npc=True, shown=SHOWN_HIDDEN)
 
 
 def read_npc_fields(campaign: Campaign, membership: Membership, action: dict) -> tuple[bool, str, dict | None]:
@@ -87,7 +46,6 @@ def read_npc_fields(campaign: Campaign, membership: Membership, action: dict) ->
                 raise ActionError(f"'{key}' is for NPCs: add \"npc\": true.")
         return False, SHOWN_FULL, None
     if not membership.is_gm:
-        from .errors import Forbidden
         raise Forbidden("Only the GM can make NPCs.")
     shown = action.get("shown", SHOWN_HIDDEN)
     if shown not in SHOWN:
@@ -117,7 +75,6 @@ def decide_show_npc(campaign: Campaign, membership: Membership, action: dict) ->
         raise ActionError(f"'shown' must be one of: {', '.join(SHOWN)}.")
     if shown == character.shown:
         raise Refused(f"{character.name} is already shown that way.")
-    from .encounters import in_running_encounter
     if shown == SHOWN_HIDDEN and in_running_encounter(campaign, character):
         raise Refused(f"{character.name} is in the running encounter's turn order: the table sees it there.")
     before = character.shown
@@ -129,7 +86,6 @@ def decide_show_npc(campaign: Campaign, membership: Membership, action: dict) ->
     created = Event.objects.get(character=character, type="character_created")
     if shown != SHOWN_FULL:
         return drafts
-    from .log_entries import decide_reveal
     if created.visibility != VISIBILITY_PUBLIC and not hidden.revealed(created):
         drafts += decide_reveal(campaign, membership, {"seq": created.seq})
     # A void is read by its target's readers (decide_void): one the GM made of an event the table

@@ -8,7 +8,7 @@ from .. import fairdice
 from ..log import Draft
 from ..models import Campaign, DiceSeed, Event
 from .checks import check_name
-from .errors import ActionError, Refused
+from ..errors import ActionError, Refused
 
 
 def decide_add_seed(campaign: Campaign, action: dict) -> Draft:

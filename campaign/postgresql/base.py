@@ -22,16 +22,15 @@ from __future__ import annotations
 import select
 
 from django.core.exceptions import ImproperlyConfigured
-from django.db.backends.postgresql import base
 from django.db.backends.base.base import NO_DB_ALIAS
+from django.db.backends.postgresql import base
+from psycopg import OperationalError
+from psycopg.pq import ConnStatus
+from psycopg_pool import ConnectionPool
 
 
 def check_without_round_trip(conn) -> None:
     """psycopg_pool's ``check``: raise if ``conn`` is broken, without a round trip when it is not."""
-    from psycopg import OperationalError
-    from psycopg.pq import ConnStatus
-    from psycopg_pool import ConnectionPool
-
     if conn.closed or conn.pgconn.status != ConnStatus.OK:
         raise OperationalError("the connection is closed")
     if _readable(conn.fileno()):
@@ -57,8 +56,6 @@ class DatabaseWrapper(base.DatabaseWrapper):
         if self.alias not in self._connection_pools:
             if self.settings_dict.get("CONN_MAX_AGE", 0) != 0:
                 raise ImproperlyConfigured("Pooling doesn't support persistent connections.")
-            from psycopg_pool import ConnectionPool
-
             connect_kwargs = self.get_connection_params()
             connect_kwargs["autocommit"] = True  # as Django: it sets autocommit itself later
             pool = ConnectionPool(

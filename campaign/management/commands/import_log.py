@@ -228,7 +228,7 @@ class Command(BaseCommand):
     def _record(self, campaign: Campaign, batch: list[Event]) -> None:
         """Record a batch through the log's one record path; whatever it refuses, said in one line."""
         try:
-            record(campaign, batch, broadcast=False)  # the campaign is new: no table has it open
+            record(campaign, batch)  # no doorbell: the campaign is new, no table has it open
             return
         except ChainBroken as e:
             raise CommandError(f"{e} Nothing was imported.")

@@ -4,6 +4,8 @@
 test does too: tests/campaign/test_declared.py).
 """
 
+import json
+
 from django.core.management.base import BaseCommand, CommandError
 
 from campaign import openapi
@@ -17,8 +19,6 @@ class Command(BaseCommand):
 
     def handle(self, *args, check=False, **options):
         if check:
-            import json
-
             if openapi.generated(json.loads(openapi.SPEC_PATH.read_text())) != json.loads(openapi.SPEC_PATH.read_text()):
                 raise CommandError("docs/openapi.json is out of date: run `python manage.py openapi`.")
             self.stdout.write("docs/openapi.json is up to date.")
