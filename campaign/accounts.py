@@ -30,7 +30,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from .broadcast import close_sockets_on_commit
-from .models import ApiToken
+from .models import ROLE_GM, ApiToken, Campaign, Membership
 from .ratelimit import RateLimited, check_failures, client_address, record_failure, reset_mail_item
 
 
@@ -76,8 +76,6 @@ def delete_account(user) -> list[str]:
         user.user_permissions.clear()
         end_other_access(user)
         _end_sessions(user.pk)
-        from .models import ROLE_GM, Campaign, Membership
-
         led = Membership.objects.filter(user=user, role=ROLE_GM).values_list("campaign_id", flat=True)
         other_gms = set(Membership.objects.filter(campaign_id__in=list(led), role=ROLE_GM, user__is_active=True)
                         .values_list("campaign_id", flat=True))

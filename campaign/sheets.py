@@ -64,7 +64,7 @@ def priced(rules, state: dict | None) -> dict:
 
 def character_entry(character: Character) -> dict:
     """A character as every member who may know of it knows it: its tab at the table (the table page
-    and ``GET .../characters``, for the characters campaign.actions.npcs.characters_for lists). Its
+    and ``GET .../characters``, for the characters campaign.actions.kept.characters_for lists). Its
     sheet is :func:`sheet`'s, for those who may read it."""
     return {"id": character.id, "name": character.name, "owner": owner_name(character), "npc": character.npc,
             "shown": character.shown}

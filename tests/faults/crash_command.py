@@ -4,9 +4,9 @@ Usage: python -m tests.faults.crash_command WHERE CLIENT_ID NOTATION
 (with DATABASE_URL naming the test database). WHERE is
 
 * ``dice``: the injected dice source exits on the third die, mid-roll;
-* ``before_commit``: the events are appended (the command row, the events,
-  the head and the projections INSERTed and UPDATEd) and the broadcast about
-  to be registered when the process exits, inside the open transaction.
+* ``before_commit``: the events are recorded (the command row, the events,
+  the head and the projections INSERTed and UPDATEd) and do_command is about
+  to register the doorbell when the process exits, inside the open transaction.
 
 Either way the process exits with status 3 without committing, closing or
 cleaning anything: the operating system just drops its database connection.
@@ -21,7 +21,8 @@ import django  # noqa: E402
 
 django.setup()
 
-from campaign import actions, log  # noqa: E402
+from campaign import actions  # noqa: E402
+from campaign.actions import commands  # noqa: E402
 from campaign.models import Membership  # noqa: E402
 from rules import SecretDice  # noqa: E402
 
@@ -55,7 +56,7 @@ def main(where: str, client_id: str, notation: str) -> None:
             sys.stdout.flush()
             os._exit(CRASH)
 
-        log.broadcast_on_commit = die  # called by log.record once the write is done
+        commands.broadcast_on_commit = die  # called by do_command once record() has written
     else:
         raise SystemExit(f"unknown crash point {where!r}")
     actions.do_command(membership, {"id": client_id, "action": {"type": "roll", "notation": notation}}, dice=dice)

@@ -1,8 +1,10 @@
 """The import contracts in ``.importlinter`` hold: ``rules/`` imports nothing of Django,
-Channels or the project, and no module inside ``rules/`` imports one that imports it back.
+Channels or the project; ``campaign/`` and ``sessions/`` keep their layers (docs/architecture.md,
+"Layers"); and no module inside ``rules/``, ``campaign/`` or ``sessions/`` imports one that
+imports it back.
 
 Runs in ``make test-fast`` too (no Django needed): adding ``import django.db`` to
-``rules/base.py`` turns this red.
+``rules/base.py``, or ``from .broadcast import send`` to ``campaign/log.py``, turns this red.
 """
 
 import subprocess

@@ -58,7 +58,6 @@ def a_command(table, rng: random.Random, characters: dict[int, str], npcs: list[
 @pytest.mark.parametrize("seed", range(3))
 def test_every_pushed_sheet_is_the_fetched_one_over_a_mix_of_commands(transactional_table, monkeypatch, seed):
     import campaign.broadcast
-    import campaign.sheets
     from campaign.actions import ActionError
     from campaign.actions.access import access_character_for_reading
     from campaign.sheets import sheet
@@ -67,10 +66,10 @@ def test_every_pushed_sheet_is_the_fetched_one_over_a_mix_of_commands(transactio
 
     table = transactional_table
     rang, in_hand = [], []
-    send, hold = campaign.broadcast.send, campaign.sheets.sheets_in_hand
+    send, hold = campaign.broadcast.send, campaign.broadcast.sheets_in_hand
     monkeypatch.setattr(campaign.broadcast, "send", lambda campaign_id, data, sheets=None:
                         rang.append((data, sheets)) or send(campaign_id, data, sheets))
-    monkeypatch.setattr(campaign.sheets, "sheets_in_hand", lambda events: in_hand.append(hold(events)) or in_hand[-1])
+    monkeypatch.setattr(campaign.broadcast, "sheets_in_hand", lambda events: in_hand.append(hold(events)) or in_hand[-1])
 
     example = get_system("tote").example_sheet
     characters = {table.create_character(table.alice, "Hero", example).id: "alice",
