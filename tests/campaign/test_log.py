@@ -39,6 +39,25 @@ def test_appends_are_gap_free_and_chained(table):
     assert table.campaign.head_hash == events[-1].hash
 
 
+def test_record_only_stores_and_the_command_rings_the_doorbell_on_commit(
+        table, django_capture_on_commit_callbacks, monkeypatch):
+    """The log layer publishes nothing: record() registers no doorbell, do_command does, after it
+    recorded, to ring once the transaction commits (campaign.broadcast.broadcast_on_commit)."""
+    from campaign import broadcast
+    from campaign.log import Draft, lock_campaign, record
+
+    rung = []
+    monkeypatch.setattr(broadcast, "send", lambda campaign_id, data, sheets=None: rung.append([e["seq"] for e in data]))
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        with transaction.atomic():
+            stored = record(lock_campaign(table.campaign.id), [Draft("roll", {"notation": "1d6", "total": 4})],
+                            actor=table.gm)
+    assert stored and callbacks == [] and rung == []
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        result = roll(table, table.alice)
+    assert len(callbacks) == 1 and rung == [[e.seq for e in result.events]]
+
+
 def test_roll_records_every_die_from_the_server(table):
     result = roll(table, table.alice, "4d6kh3+1", dice=ScriptedDice([2, 6, 5, 1]))
     payload = result.events[0].payload
