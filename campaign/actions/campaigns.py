@@ -31,8 +31,9 @@ def decide_rename_campaign(campaign: Campaign, membership: Membership, action: d
 
 
 # Whether a campaign made without saying is one whose members sign their commands (docs/fair-dice.md,
-# "Signed commands"). Members' signatures need their browsers to sign (campaign.signed_forms.PAGES_SIGN).
-NEW_CAMPAIGNS_SIGN = False
+# "Signed commands"): the home page's and the demo's. Their pages sign for them
+# (campaign.signed_forms.PAGES_SIGN); scripts sign with tools/talekeeper_client.py.
+NEW_CAMPAIGNS_SIGN = True
 
 
 def do_create_campaign(gm, name: str, system: str, slug: str | None = None, signed: bool | None = None) -> Campaign:

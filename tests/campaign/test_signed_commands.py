@@ -409,3 +409,26 @@ def test_pages_sign_only_where_members_sign(db, settings, monkeypatch):
     assert signed_forms.pages_sign(signed_table.campaign)
     signed_table.campaign.signed_from = None  # a campaign whose members do not sign: no key to register
     assert not signed_forms.pages_sign(signed_table.campaign)
+
+
+def test_new_campaigns_sign_by_default_and_the_demo_sets_itself_up_signed(db):
+    """The home page's campaigns sign; the demo's setup (the players' heroes, made by the GM) is signed
+    by a key of the GM's made for it, registered, used and revoked, so her browser registers its own."""
+    import io
+    from types import SimpleNamespace
+
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+
+    from campaign.member_keys import keys_json
+    from campaign.models import Campaign, Character
+
+    founder = get_user_model().objects.create_user("founder", password="pw-founder-123456")
+    assert client_for(founder).post("/", {"name": "Night Watch", "system": "tote"}).status_code == 302
+    assert Campaign.objects.get(name="Night Watch").signed_from == 1
+    call_command("demo", stdout=io.StringIO())
+    demo = Campaign.objects.get(slug="demo")
+    assert demo.signed_from == 1 and Character.objects.filter(campaign=demo).count() == 3
+    [setup] = keys_json(demo, None)["keys"]
+    assert setup["member"] == "gm" and setup["revoked_seq"] is not None
+    assert verify_log(SimpleNamespace(campaign=demo)) == ""

@@ -143,7 +143,8 @@ class World:
     def __init__(self, system: str, people: dict):
         self.system, self.people = system, people
         self.slug = f"world-{next(_worlds)}"
-        campaign = do_create_campaign(people["gm"], "Two worlds", system, slug=self.slug)
+        # Unsigned, like the suite's Table: what is compared here is what each member is shown.
+        campaign = do_create_campaign(people["gm"], "Two worlds", system, slug=self.slug, signed=False)
         for name, role in (("alice", "player"), ("bob", "player"), ("watcher", "spectator")):
             do_add_member(campaign, people[name], role)
         self.members = {m.user.username: m for m in Membership.objects.filter(campaign=campaign)

@@ -260,7 +260,8 @@ async def test_a_table_whose_lock_is_held_keeps_one_thread_and_another_table_is_
     table = transactional_table
     two = ThreadPoolExecutor(max_workers=2, thread_name_prefix="two")
     monkeypatch.setattr(sessions.db, "_executor", two)
-    other = await database_sync_to_async(do_create_campaign)(table.gm, "The Salt Flats", "tote", slug="salt-flats")
+    other = await database_sync_to_async(do_create_campaign)(table.gm, "The Salt Flats", "tote", slug="salt-flats",
+                                                             signed=False)  # its socket sends unsigned commands
     sockets = [await connect(table, user) for user in (table.gm, table.alice, table.bob)]
     elsewhere = await connect(table, table.gm, slug=other.slug)
     for comm in (*sockets, elsewhere):

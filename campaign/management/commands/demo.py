@@ -1,14 +1,21 @@
 """Create (idempotently) a demo campaign with a GM and three players."""
 
+import base64
 import hashlib
 import hmac
 import json
+import secrets
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 from campaign.actions import do_add_member, do_command, do_create_campaign
+from campaign.fairdice import current_commitment
+from campaign.member_keys import ADD_KEY, REVOKE_KEY, command_message
 from campaign.models import ROLE_GM, ROLE_PLAYER, ApiToken, Campaign, Character, Membership
 from rules import SYSTEM_MODULES, SYSTEM_TITLES
 
@@ -27,6 +34,35 @@ def demo_password(username: str) -> str:
     """Stable for one SECRET_KEY, so running the demo twice prints the same logins."""
     digest = hmac.new(settings.SECRET_KEY.encode(), f"demo:{username}".encode(), hashlib.sha256).hexdigest()
     return f"{username}-{digest[:10]}"
+
+
+def _b64url(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+
+class SetupKey:
+    """The GM's key for setting up a demo campaign whose members sign (docs/fair-dice.md, "Signed
+    commands"): made here, registered in the log in the GM's name (labelled as the demo's), used for
+    the setup commands, then revoked and forgotten; the GM's browser registers its own. The operator
+    who runs ``demo`` made the GM's account, so this is the GM's script, not the server signing."""
+
+    def __init__(self, membership):
+        self.membership, self.key = membership, Ed25519PrivateKey.generate()
+        raw = self.key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+        self.public = _b64url(raw)
+        self({"id": secrets.token_hex(16), "action": {"type": ADD_KEY, "key": self.public,
+                                                       "label": "manage.py demo (setup, then revoked)"}})
+
+    def __call__(self, envelope: dict):
+        campaign = Campaign.objects.get(pk=self.membership.campaign_id)
+        session, commitment = campaign.current_session, current_commitment(campaign)
+        message = command_message(campaign.id, session, commitment, envelope["id"], envelope["action"])
+        signature = {"key": self.public, "session": session, "commitment": commitment,
+                     "sig": _b64url(self.key.sign(message))}
+        return do_command(self.membership, {**envelope, "signature": signature})
+
+    def revoke(self):
+        self({"id": secrets.token_hex(16), "action": {"type": REVOKE_KEY, "key": self.public}})
 
 
 class Command(BaseCommand):
@@ -58,11 +94,16 @@ class Command(BaseCommand):
         for username, role in MEMBERS:
             do_add_member(campaign, users[username], role, actor=users["gm"])
         membership = Membership.objects.select_related("user", "campaign").get(campaign=campaign, user=users["gm"])
-        for username, name in HEROES.items():
-            if not Character.objects.filter(campaign=campaign, name=name).exists():
-                do_command(membership, {"id": f"demo-hero-{username}", "action": {
+        missing = [(u, name) for u, name in HEROES.items() if not Character.objects.filter(campaign=campaign, name=name).exists()]
+        if missing:
+            send = SetupKey(membership) if campaign.signed_from is not None else (
+                lambda envelope: do_command(membership, envelope))
+            for username, name in missing:
+                send({"id": f"demo-hero-{username}", "action": {
                     "type": "create_character", "name": name, "owner": username,
                     "sheet": campaign.rules.example_sheet}})
+            if isinstance(send, SetupKey):
+                send.revoke()
         members = []
         for username, role in MEMBERS:
             # Only digests are stored, so a token can be printed only when it is made: the
