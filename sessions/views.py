@@ -141,6 +141,8 @@ def verify(request, slug):
         raise Http404("There is no campaign here that you are a member of.")
     return render(request, "verify.html", {
         "campaign": campaign,
+        # signing: whether this campaign's members sign (its keys are listed, and revoked, here).
         "verify_data": {"slug": campaign.slug, "campaignId": campaign.id, "name": campaign.name,
+                        "signing": pages_sign(campaign),
                         "me": {"username": request.user.username, "role": membership.role}},
     })

@@ -440,7 +440,8 @@ async function run() {
   summaryEl.textContent = report.firstBad === null
     ? "Everything you can see checks out: the chain, the reveals, the dice of every finished session and the receipts."
     : `The log does not check out: the first bad event is #${report.firstBad}.`;
-  await showKeys(report);
+  if (data.signing !== false) await showKeys(report);
+  else document.getElementById("keys-summary").textContent = "This campaign's members do not sign their commands: there are no keys to list.";
   return report;
 }
 const runAll = () => run();

@@ -30,6 +30,8 @@ def test_the_anchor_line_is_copied_at_session_end_and_checked_on_the_verificatio
     page.locator("#anchor-input").fill(f"  `{copied.upper().replace('TALEKEEPER', 'Talekeeper').replace('TORN-ROAD', 'torn-road')}`  ")
     page.get_by_role("button", name="Check the anchor").click()
     expect(page.locator("#verify-checks")).to_contain_text(f"Anchor: The log passes through #{end} as the anchor says.")
+    # Its members do not sign (the suite's Table): the page makes no key and lists none.
+    expect(page.locator("#keys-summary")).to_contain_text("do not sign their commands")
     # A log rewritten since: the anchor's hash is not the one at its seq any more.
     forged = copied[:-4] + ("0000" if not copied.endswith("0000") else "1111")
     page.locator("#anchor-input").fill(forged)
