@@ -37,6 +37,24 @@ def check_without_round_trip(conn) -> None:
         ConnectionPool.check_connection(conn)  # something came unasked: see what it says
 
 
+def checked_sweeping(pool_of):
+    """The pool's ``check``: :func:`check_without_round_trip`, and when it finds a connection
+    PostgreSQL dropped, every idle one of the pool checked at once (``ConnectionPool.check``, a
+    round trip each). A restart drops them all, and the pool's checkout loop would otherwise find
+    them one by one, a second's backoff each: with the socket threads' connections idle in the
+    pool, every request for a while after PostgreSQL is back would wait out ``DB_POOL_TIMEOUT``
+    and answer 503."""
+
+    def check(conn) -> None:
+        try:
+            check_without_round_trip(conn)
+        except Exception:
+            pool_of().check()
+            raise
+
+    return check
+
+
 def _readable(fd: int) -> bool:
     if hasattr(select, "poll"):  # no limit on the descriptor's number, unlike select()
         poller = select.poll()
@@ -58,12 +76,14 @@ class DatabaseWrapper(base.DatabaseWrapper):
                 raise ImproperlyConfigured("Pooling doesn't support persistent connections.")
             connect_kwargs = self.get_connection_params()
             connect_kwargs["autocommit"] = True  # as Django: it sets autocommit itself later
+            made: list[ConnectionPool] = []
             pool = ConnectionPool(
                 kwargs=connect_kwargs,
                 open=False,
                 configure=self._configure_connection,
-                check=check_without_round_trip if self.settings_dict["CONN_HEALTH_CHECKS"] else None,
+                check=checked_sweeping(lambda: made[0]) if self.settings_dict["CONN_HEALTH_CHECKS"] else None,
                 **({} if pool_options is True else pool_options),
             )
+            made.append(pool)
             self._connection_pools.setdefault(self.alias, pool)  # the first thread's pool wins, as Django's
         return self._connection_pools[self.alias]

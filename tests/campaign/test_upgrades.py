@@ -56,6 +56,7 @@ def test_an_online_index_is_built_and_dropped_on_either_database():
     assert "campaign_event_online_probe" not in indexes()
 
 
+@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_in_a_transaction_postgresql_refuses_it_by_name(require_postgres):
     from django.db import NotSupportedError, transaction
