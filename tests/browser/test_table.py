@@ -16,7 +16,7 @@ from campaign.models import ApiToken, Event
 from rules import ScriptedDice, get_system
 from campaign.dice import Unscripted
 from tests.browser.conftest import api_command, faces_for, head_seq, off_the_loop, take_refused
-from tests.conftest import Table
+from tests.conftest import HANG, Table
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -244,7 +244,10 @@ def test_a_dropped_socket_reconnects_and_catches_up_without_duplicates(table_of,
         alice.roll(f"{i + 1}d4")
         if i % 2 == 0:
             bob.page.evaluate("window.talekeeperTable.drop()")
-    expect(bob.event(start + 7)).to_be_attached(timeout=8000)
+    # Alice's page sends each roll after the last one's answer: on a loaded machine four take a
+    # while, so wait for her page to hold the last (a bound for a hang, not a schedule), then Bob's.
+    expect(alice.event(start + 7)).to_be_attached(timeout=HANG * 1000)
+    expect(bob.event(start + 7)).to_be_attached(timeout=HANG * 1000)
     bob.wait_live()
     # One more roll: the socket delivers in order, so once it shows, every catch-up delivery
     # before it (a duplicate included) has been handled.
