@@ -239,14 +239,13 @@ def test_a_dropped_socket_reconnects_and_catches_up_without_duplicates(table_of,
     assert bob.seqs() == list(range(1, start + 4))
 
     # Drops while rolls are flying (some delivered twice by the server's catch-up, at most).
-    script_dice([4] * (1 + 2 + 3 + 4))  # 1d4 .. 4d4: the page sends each once it has the last one's answer
+    script_dice([4] * (1 + 2 + 3 + 4))  # 1d4 .. 4d4
     for i in range(4):
         alice.roll(f"{i + 1}d4")
         if i % 2 == 0:
             bob.page.evaluate("window.talekeeperTable.drop()")
-    # Alice's page sends each roll after the last one's answer: on a loaded machine four take a
-    # while, so wait for her page to hold the last (a bound for a hang, not a schedule), then Bob's.
-    expect(alice.event(start + 7)).to_be_attached(timeout=HANG * 1000)
+        # Each roll on Alice's page before she types the next (her dice box is busy until then).
+        expect(alice.event(start + 4 + i)).to_be_attached(timeout=HANG * 1000)
     expect(bob.event(start + 7)).to_be_attached(timeout=HANG * 1000)
     bob.wait_live()
     # One more roll: the socket delivers in order, so once it shows, every catch-up delivery
