@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """A small Talekeeper client for scripts and bots that sends signed commands (docs/fair-dice.md,
-"Signed commands"). Python's standard library and ``cryptography``, nothing of Talekeeper's.
+"Signed commands"). Python's standard library, ``cryptography`` and the standalone verifier beside it (which defines the
+signed bytes), nothing of Talekeeper's server.
 
     talekeeper_client.py --server URL --token TOKEN --campaign SLUG --key-file FILE register [--label TEXT]
     talekeeper_client.py ... send '{"type": "roll", "notation": "1d20"}'
@@ -31,58 +32,9 @@ import urllib.request
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-COMMAND_SCHEME = "talekeeper-command-v1"
-_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
-
-
-def jcs(value) -> bytes:
-    """RFC 8785 canonical JSON for the values an action holds (integers, text, lists, objects, and
-    floats written as ECMAScript writes them)."""
-    return _encode(value).encode("utf-8")
-
-
-def _encode(value) -> str:
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int):
-        return str(value) if abs(value) <= 2**53 else _float(float(value))
-    if isinstance(value, float):
-        return _float(value)
-    if isinstance(value, str):
-        return '"' + "".join(_ESCAPES.get(c) or (f"\\u{ord(c):04x}" if c < " " else c) for c in value) + '"'
-    if isinstance(value, list):
-        return "[" + ",".join(_encode(v) for v in value) + "]"
-    if isinstance(value, dict):
-        keys = sorted(value, key=lambda k: k.encode("utf-16-be"))
-        return "{" + ",".join(_encode(k) + ":" + _encode(value[k]) for k in keys) + "}"
-    raise TypeError(f"{type(value).__name__} is not JSON")
-
-
-def _float(x: float) -> str:
-    if x != x or x in (float("inf"), float("-inf")):
-        raise ValueError("NaN and Infinity are not JSON")
-    if x == 0:
-        return "0"
-    if x < 0:
-        return "-" + _float(-x)
-    mantissa, _, exponent = repr(x).partition("e")
-    whole, _, fraction = mantissa.partition(".")
-    raw = whole + fraction
-    n = len(whole) + int(exponent or 0) - (len(raw) - len(raw.lstrip("0")))
-    digits = raw.strip("0") or "0"
-    k = len(digits)
-    if k <= n <= 21:
-        return digits + "0" * (n - k)
-    if 0 < n <= 21:
-        return digits[:n] + "." + digits[n:]
-    if -6 < n <= 0:
-        return "0." + "0" * (-n) + digits
-    e = n - 1
-    return digits[0] + ("." + digits[1:] if k > 1 else "") + "e" + ("+" if e >= 0 else "-") + str(abs(e))
+# What a member signs is defined once, by the verifier every member runs (tools/ beside this file).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from talekeeper_verify import command_message  # noqa: E402
 
 
 def b64url(raw: bytes) -> str:
@@ -122,8 +74,7 @@ class Client:
         return self._call("GET", f"/api/campaigns/{urllib.parse.quote(self.slug)}/keys")
 
     def signature(self, campaign: int, session, commitment, command_id: str, action: dict) -> dict:
-        message = jcs({"scheme": COMMAND_SCHEME, "campaign": campaign, "session": session, "commitment": commitment,
-                       "id": command_id, "action": action})
+        message = command_message(campaign, session, commitment, command_id, action)
         return {"key": self.public_key, "session": session, "commitment": commitment,
                 "sig": b64url(self.key.sign(message))}
 

@@ -79,10 +79,11 @@ def test_a_refusal_is_reported_and_a_server_that_stores_other_than_signed_is_nam
                                         {"id": "x", "action": {"type": "roll", "notation": "1d6"}, "signature": {}})
 
 
-def test_its_canonical_json_is_the_servers():
-    from campaign.canonical import jcs
+def test_the_bytes_it_signs_are_the_servers():
+    from campaign.member_keys import command_message
 
-    for value in [{"b": 1, "a": [1.5, 1e21, 1e-7, -0.0, "é\u2028\n"]}, {"\u00e9": None, "z": True, "€": 0.1 + 0.2}]:
-        assert talekeeper_client.jcs(value) == jcs(value)
+    for action in [{"type": "roll", "b": 1, "a": [1.5, 1e21, 1e-7, -0.0, "é\u2028\n"]},
+                   {"\u00e9": None, "z": True, "€": 0.1 + 0.2, "x": 2**60}]:
+        assert talekeeper_client.command_message(7, 3, "ab" * 32, "c-1", action) == \
+            command_message(7, 3, "ab" * 32, "c-1", action)
     assert isinstance(Refused(400, {"code": "x", "message": "y"}), Exception)
-    assert talekeeper_client.jcs({"x": 2**60}) == jcs({"x": 2**60})
