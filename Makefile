@@ -19,7 +19,7 @@ PORT ?= 8000
 # ALLOWED_HOSTS=... (in the environment or on the command line) replaces them; '*' allows any name.
 RUN_ALLOWED_HOSTS = $(or $(ALLOWED_HOSTS),$(shell $(PYTHON) -m campaign.lan $(HOST)))
 
-.PHONY: install install-dev run demo test test-postgres test-fast test-sqlite lint-imports openapi bench verifier clean
+.PHONY: install install-dev run demo test test-postgres test-fast test-sqlite lint-imports openapi bench soak verifier clean
 
 $(STAMP): requirements.txt
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -88,6 +88,10 @@ openapi: install
 
 bench: install-dev
 	$(PY) bench/run.py $(BENCH_ARGS)
+
+# One daphne under a light load for two hours with its memory probed (bench/soak.py; SOAK_ARGS=--help).
+soak: install-dev
+	$(PY) bench/soak.py $(SOAK_ARGS)
 
 # The members' standalone verifier, one file that runs with `python3 -I` and nothing installed:
 # dist/talekeeper-verify.pyz (campaign/verifier.py; the same sources give the same bytes).

@@ -73,6 +73,9 @@ if "daphne.server" in sys.modules:  # served by daphne, on Twisted's asyncio rea
     # database exists would open pooled connections, in the socket threads, to the real one.
     if Path(sys.argv[0]).name == "daphne" or Path(sys.argv[0]).parent.name == "daphne":
         warm()
+        from sessions.memwatch import start_from_settings
+
+        start_from_settings()  # only with TRACEMALLOC_FILE set (a soak's memory probe)
 
     from sessions.consumers import stop_all
 

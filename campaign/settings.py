@@ -365,6 +365,14 @@ EVENTS_PAGE_MAX = 500
 # a sheet "as of" any seq (or without hidden rolls) folds at most about this many.
 PROJECTION_SNAPSHOT_EVERY = env_int("PROJECTION_SNAPSHOT_EVERY", 500)
 
+# A memory probe for a soak (bench/soak.py, docs/performance.md "Memory over hours"): when set, a
+# daphne process traces its Python allocations (tracemalloc, TRACEMALLOC_FRAMES deep) and every
+# TRACEMALLOC_SECONDS appends a JSON line to this file: RSS, traced memory and the sites that grew most
+# since the first sample. Off (empty) in production: tracing costs CPU and memory on every allocation.
+TRACEMALLOC_FILE = env_str("TRACEMALLOC_FILE")
+TRACEMALLOC_SECONDS = env_int("TRACEMALLOC_SECONDS", 300)
+TRACEMALLOC_FRAMES = env_int("TRACEMALLOC_FRAMES", 6)
+
 # One line per record with the request or socket, campaign and user id; repeats of an incident
 # (the same warning within LOG_INCIDENT_SECONDS) held back and counted (campaign/logs.py).
 LOG_FORMAT = env_choice("LOG_FORMAT", "text", ("text", "json"))
