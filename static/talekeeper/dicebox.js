@@ -7,17 +7,24 @@ export function setUpDiceBox({ isGM, sendCommand }) {
   let rollForChosen = false; // the player picked "For" herself: her choice stands (renderFor)
   if (rollForm) {
     rollForm.character.addEventListener("change", () => { rollForChosen = true; });
+    // A roll is in flight while its button is disabled (a second click is not a second roll). Enter
+    // in a field then submits nothing by itself (a form with a disabled default button has no implicit
+    // submission), so a roll typed meanwhile is kept and sent once the first lands.
     // Esc leaves the dice box's fields (the page's keys work again), as it leaves the chat's.
+    let again = false;
     rollForm.addEventListener("keydown", (e) => {
-      if (e.key === "Escape" && e.target.matches("input")) { e.preventDefault(); e.stopPropagation(); e.target.blur(); }
+      if (!e.target.matches("input")) return;
+      if (e.key === "Escape") { e.preventDefault(); e.stopPropagation(); e.target.blur(); }
+      if (e.key === "Enter" && rollForm.querySelector("button[type=submit]").disabled) { e.preventDefault(); again = true; }
     });
     rollForm.addEventListener("submit", async (e) => {
       e.preventDefault();
       const err = document.getElementById("roll-error");
       err.textContent = "";
-      const action = { type: "roll", notation: rollForm.notation.value.trim() };
-      if (rollForm.label.value.trim()) action.label = rollForm.label.value.trim();
-      if (rollForm.visibility.value !== "public") action.visibility = rollForm.visibility.value;
+      const sent = { notation: rollForm.notation.value, label: rollForm.label.value, visibility: rollForm.visibility.value };
+      const action = { type: "roll", notation: sent.notation.trim() };
+      if (sent.label.trim()) action.label = sent.label.trim();
+      if (sent.visibility !== "public") action.visibility = sent.visibility;
       if (rollForm.character.value) action.character = Number(rollForm.character.value);
       const button = rollForm.querySelector("button[type=submit]");
       button.disabled = true;
@@ -35,11 +42,18 @@ export function setUpDiceBox({ isGM, sendCommand }) {
         // The label was this roll's ("gm secret" once went on to the next): it goes, and so does a
         // hidden "Who sees the dice": the next roll is everyone's unless hidden again on purpose (a
         // public roll made hidden by a choice left over is a roll the table never sees). "For" stays.
+        // A field changed while the roll was in flight belongs to the next roll: left as typed.
         if (rolled) {
-          rollForm.notation.select();
-          rollForm.label.value = "";
-          rollForm.visibility.value = "public";
+          if (rollForm.notation.value === sent.notation) rollForm.notation.select();
+          if (rollForm.label.value === sent.label) rollForm.label.value = "";
+          if (rollForm.visibility.value === sent.visibility) rollForm.visibility.value = "public";
         }
+      }
+      // The roll typed while this one was in flight goes now; after a refusal it waits, so the
+      // refusal stays readable and the player decides.
+      if (again) {
+        again = false;
+        if (rolled) rollForm.requestSubmit();
       }
     });
   }

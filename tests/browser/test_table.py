@@ -400,6 +400,39 @@ def test_a_roll_told_the_table_is_busy_is_sent_again_with_its_id_and_stored_once
     assert Event.objects.filter(campaign=table.campaign, command__client_id=sent[0]).count() == 1
 
 
+def test_a_roll_typed_while_the_last_is_in_flight_is_sent_once_it_lands(table_of, seats, script_dice):
+    """Alice presses Enter on a second roll while the first is unanswered (its button disabled, so
+    the form has no implicit submission): the page keeps it and sends it once the first lands,
+    and the second roll's own label is not cleared by the first one's answer."""
+    table = table_of("tale")
+    alice = seats("alice")
+    held: list = []  # the first roll's ack and the way to the page, kept until the second is typed
+
+    def from_server(frame, to_page):
+        if frame.get("type") == "ack" and not held:
+            held.extend([frame, to_page])
+            return None
+        return frame
+
+    alice.tamper_sockets(from_server=from_server)
+    alice.page.evaluate("window.talekeeperTable.drop()")  # the next socket goes through the route
+    alice.wait_live()
+    start = head_seq(table)
+    script_dice([3, 4])
+    alice.roll("1d6")
+    expect(alice.event(start + 1)).to_contain_text("= 3")  # stored and broadcast; its ack is held
+    expect(alice.page.locator("#roll-form button[type=submit]")).to_be_disabled()
+    alice.page.locator("#notation").fill("1d8")
+    alice.page.locator("#roll-label").fill("second")
+    alice.page.locator("#notation").press("Enter")
+    frame, to_page = held
+    to_page(json.dumps(frame))
+    expect(alice.event(start + 2)).to_contain_text("= 4")
+    expect(alice.event(start + 2)).to_contain_text("second")
+    assert head_seq(table) == start + 2
+    assert alice.seqs() == list(range(1, start + 3))
+
+
 def test_a_voided_event_is_struck_through_and_the_sheet_changes_back(table_of, seats):
     table = table_of("tote")
     table.create_character(table.alice, "Ayasha", get_system("tote").example_sheet)
