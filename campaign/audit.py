@@ -84,6 +84,7 @@ def _line(text: str) -> str:
 LINES = {
     "campaign_created": "created the campaign “{name}” ({system})",
     "campaign_renamed": "renamed the campaign “{name}” (was “{from}”)",
+    "signed_commands_required": "made every member sign their commands from here on",
     "member_joined": "{username} joined the table as {role}",
     "member_removed": "removed {username} from the table",
     "member_role_changed": "made {username} {role} (was {from})",

@@ -28,6 +28,10 @@ from .models import Campaign, Event
 COMMAND_SCHEME = "talekeeper-command-v1"
 KEY_ADDED, KEY_REVOKED = "member_key_added", "member_key_revoked"
 ADD_KEY, REVOKE_KEY = "add_member_key", "revoke_member_key"
+# The GM's switch that makes an existing campaign's members sign from here on, and its event: once,
+# between sessions, never off (docs/fair-dice.md, "Which campaigns").
+REQUIRE_SIGNING, SIGNING_REQUIRED = "require_signed_commands", "signed_commands_required"
+SIGNING_REQUIRED_PAYLOAD = {"signed_commands": True}
 MAX_LIVE_KEYS = 20  # per member and campaign: devices, scripts and a spare or two
 MAX_LABEL = 60
 SIGNATURE_FIELDS = frozenset({"key", "session", "commitment", "sig"})
@@ -131,14 +135,37 @@ SCHEME_V3 = "talekeeper-hmac-sha256-v3"
 
 def signing_from(events) -> int | None:
     """The seq from which every member's command must be signed, read from the log as every member's
-    tools read it: ``campaign_created`` with ``signed_commands``, or the event after the first
-    ``session_started`` of dice scheme v3."""
+    tools read it: ``campaign_created`` with ``signed_commands``, the first ``signed_commands_required``,
+    or the event after the first ``session_started`` of dice scheme v3."""
     for event in events:
         if event.type == "campaign_created" and event.payload.get("signed_commands") is True:
+            return event.seq
+        if event.type == SIGNING_REQUIRED:
             return event.seq
         if event.type == "session_started" and event.payload.get("dice_scheme") == SCHEME_V3:
             return event.seq + 1
     return None
+
+
+def signed_from_in_log(campaign_id: int) -> int | None:
+    """:func:`signing_from` of the stored log: what ``Campaign.signed_from`` holds (``import_log`` and
+    ``rebuild_projections`` set it from here)."""
+    return signing_from(Event.objects.filter(campaign_id=campaign_id,
+                                             type__in=("campaign_created", SIGNING_REQUIRED, "session_started"))
+                        .order_by("seq").only("seq", "type", "payload"))
+
+
+def switch_problem(seq: int, on: int, payload, session, running) -> str:
+    """Why a ``signed_commands_required`` event at ``seq`` is not the one switch that turned signing on
+    at ``on`` ('' when it is): there is one, stored between sessions, that only ever says "on"."""
+    if seq != on:
+        return (f"a second switch of signed commands, which came on at #{on}: they are required once, "
+                "and never switched off or on again")
+    if session is not None or running is not None:
+        return "signed commands switched on inside a session: they come on between sessions only"
+    if payload != SIGNING_REQUIRED_PAYLOAD:
+        return "a switch of signed commands that does not say they are required: signing is never switched off"
+    return ""
 
 
 def signature_problems(campaign: Campaign) -> list[tuple[int, str]]:
@@ -176,6 +203,11 @@ def signature_problems(campaign: Campaign) -> list[tuple[int, str]]:
         elif event.type == "session_ended":
             running = None
         if event.seq < on:
+            continue
+        if event.type == SIGNING_REQUIRED:
+            problem = switch_problem(event.seq, on, payload, event.session, sent_in)
+            if problem:
+                problems.append((event.seq, problem))
             continue
         if event.type == "session_started" and payload.get("dice_scheme") != SCHEME_V3:
             problems.append((event.seq, f"session {payload.get('session')} starts under another dice scheme than v3 "

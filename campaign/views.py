@@ -262,7 +262,8 @@ def campaign_settings(request, slug):
     })
 
 
-SETTINGS_ACTIONS = {"rename_campaign": ("name",), "change_role": ("username", "role"), "remove_member": ("username",)}
+SETTINGS_ACTIONS = {"rename_campaign": ("name",), "change_role": ("username", "role"), "remove_member": ("username",),
+                    "require_signed_commands": ()}
 
 
 def _settings_action(post, campaign) -> dict:

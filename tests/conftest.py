@@ -265,6 +265,15 @@ class Table:
             body = signed(self.campaign, user.username, body)
         return do_command(self.membership(user), body, dice=dice)
 
+    def require_signing(self, keyed=PERSONAS):
+        """The GM switches an unsigned campaign to signed commands (``require_signed_commands``, sent
+        unsigned: nobody holds a key before it); then each of ``keyed`` registers her key."""
+        self.command(self.gm, {"type": "require_signed_commands"})
+        self.signed = True
+        for name in keyed:
+            self.register(getattr(self, name))
+        self.campaign.refresh_from_db()
+
     def register(self, user, device=None, label="laptop"):
         """``user`` registers her key on ``device`` (tests/signing.py), signed by it."""
         from campaign.actions import do_command

@@ -54,6 +54,7 @@ COMMAND_SCHEME = "talekeeper-command-v1"
 # Events the server makes by itself: they carry no member's signature (docs/fair-dice.md).
 SERVER_MADE = frozenset({"campaign_created", "member_joined"})
 KEY_ADDED, KEY_REVOKED = "member_key_added", "member_key_revoked"
+SIGNING_REQUIRED = "signed_commands_required"  # the GM's switch: members sign from this event on, for good
 MAX_LIVE_KEYS = 20
 
 # --- RFC 8785 canonical JSON (JCS) ------------------------------------------------------------
@@ -295,6 +296,19 @@ def shown_dice(payload: dict):
             yield field, _faces(payload[field]), False
 
 
+def switch_problem(seq: int, on: int, payload, session, running) -> str:
+    """Why a ``signed_commands_required`` event is not the one switch that turned signing on at ``on``
+    ('' when it is): one only, stored between sessions, saying only "on"."""
+    if seq != on:
+        return (f"a second switch of signed commands, which came on at #{on}: they are required once, "
+                "and never switched off or on again")
+    if session is not None or running is not None:
+        return "signed commands switched on inside a session: they come on between sessions only"
+    if payload != {"signed_commands": True}:
+        return "a switch of signed commands that does not say they are required: signing is never switched off"
+    return ""
+
+
 class Verifier:
     def __init__(self, events: list[dict], campaign_id: int, system: str | None = None):
         self.events, self.campaign_id, self.system = events, campaign_id, system
@@ -516,12 +530,15 @@ class Verifier:
 
     def signing_from(self) -> int | None:
         """The seq from which every member's command must be signed: from ``campaign_created`` with
-        ``signed_commands``, or from the event after the first ``session_started`` of scheme v3."""
+        ``signed_commands``, from the first ``signed_commands_required`` (the GM's switch in a campaign
+        made before), or from the event after the first ``session_started`` of scheme v3."""
         for event in self.events:
             body = self.body(event)
             if body is None:
                 continue
             if body["type"] == "campaign_created" and body["payload"].get("signed_commands") is True:
+                return event["seq"]
+            if body["type"] == SIGNING_REQUIRED:
                 return event["seq"]
             if body["type"] == "session_started" and body["payload"].get("dice_scheme") == SCHEME_V3:
                 return event["seq"] + 1
@@ -563,6 +580,11 @@ class Verifier:
                 sealed += 1
                 continue
             payload = body["payload"]
+            if body["type"] == SIGNING_REQUIRED:
+                problem = switch_problem(seq, on, payload, event.get("session"), sent_in)
+                if problem:
+                    self.bad(seq, problem)
+                continue
             if body["type"] == "session_started" and payload.get("dice_scheme") != SCHEME_V3:
                 self.bad(seq, f"session {payload.get('session')} starts under {str(payload.get('dice_scheme'))[:40]}"
                               f" after signed commands came on at #{on}: a log never goes back")

@@ -41,7 +41,7 @@ from .campaigns import decide_rename_campaign
 from .encounters import ENCOUNTER_ACTIONS
 from .damage import APPLY, as_rules_action
 from .fights import FIGHT_ACTIONS, check_controls_both
-from .keys import KEY_ACTIONS, check_signature
+from .keys import KEY_ACTIONS, check_signature, decide_require_signed_commands
 from .kept import stored_readers, stored_visibility
 from .npcs import decide_show_npc
 from .characters import decide_create_character
@@ -355,4 +355,5 @@ GM_TABLE_ACTIONS = {
     "configure_campaign": ("change the campaign's settings", decide_configure_campaign),
     "adjust_sheet": ("adjust sheets", decide_adjust_sheet),
     "show_npc": ("choose what the players see of an NPC", decide_show_npc),
+    "require_signed_commands": ("make the members sign their commands", decide_require_signed_commands),
 }

@@ -115,4 +115,22 @@ def decide_revoke_member_key(campaign: Campaign, membership: Membership, action:
     return Draft(member_keys.KEY_REVOKED, {"key": key})
 
 
+def decide_require_signed_commands(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+    """The GM's switch: every member signs her commands from this event on (docs/fair-dice.md, "Which
+    campaigns"). Between sessions only, so no session runs under two sets of rules (its dice scheme and
+    its signatures), and for good: there is no action that switches it off, and a second one is refused.
+    The event itself is not signed (nobody holds a key before it), like ``campaign_created``."""
+    if campaign.signed_from is not None:
+        raise Refused(f"This campaign's members sign their commands already (from #{campaign.signed_from}): "
+                      "signing is never switched off, nor on a second time.", "already_signed")
+    if set(action) - {"type"}:
+        raise ActionError("'require_signed_commands' takes no fields: it switches signing on, for good.")
+    if campaign.current_session is not None:
+        raise Refused(f"Members start signing between sessions: end session {campaign.current_session} first.",
+                      "in_session")
+    campaign.signed_from = campaign.last_seq + 1  # this event's seq: the append is the next one
+    Campaign.objects.filter(pk=campaign.pk).update(signed_from=campaign.signed_from)
+    return Draft(member_keys.SIGNING_REQUIRED, dict(member_keys.SIGNING_REQUIRED_PAYLOAD))
+
+
 KEY_ACTIONS = {member_keys.ADD_KEY: decide_add_member_key, member_keys.REVOKE_KEY: decide_revoke_member_key}

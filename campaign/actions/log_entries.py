@@ -13,7 +13,7 @@ from .kept import stored_readers, stored_visibility
 # Events that can't be voided: the campaign's frame, not something that happened in play.
 UNVOIDABLE = frozenset({"campaign_created", "member_joined", "character_created", "event_voided", "roll_revealed",
                         "session_started", "session_ended", "scene_started", "scene_ended",
-                        "member_removed", "member_role_changed", "campaign_renamed",
+                        "member_removed", "member_role_changed", "campaign_renamed", "signed_commands_required",
                         # Campaign-wide or of several characters: a new event corrects them
                         # (configure again, show the NPC again, the encounter's own commands).
                         "campaign_configured", "npc_shown", "encounter_started", "combatant_added",

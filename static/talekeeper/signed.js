@@ -25,6 +25,8 @@ export { DICE_V3 };
 export const SERVER_MADE = new Set(["campaign_created", "member_joined"]);
 export const KEY_ADDED = "member_key_added";
 export const KEY_REVOKED = "member_key_revoked";
+// The GM's switch in a campaign made before signed commands: members sign from this event on, for good.
+export const SIGNING_REQUIRED = "signed_commands_required";
 
 // --- signatures -----------------------------------------------------------------------------------
 
@@ -150,6 +152,7 @@ export class CommandCheck {
     const on = this.signingOn(ev.seq);
     let state;
     if (ev.hidden) state = "sealed"; // its body is sealed from this member; a reveal shows it later
+    else if (ev.type === SIGNING_REQUIRED) state = this._switch(ev, p, problems);
     else state = await this._command(ev, p, on, problems);
     if (ev.type === "campaign_created" && p.signed_commands === true && this.signingFrom === null) this.signingFrom = ev.seq;
     if (ev.type === "session_started" && !ev.hidden) this._sessionStarted(ev, p, problems);
@@ -163,6 +166,19 @@ export class CommandCheck {
     if (problems.length) state = "bad";
     this.counts[state === "part" ? "signed" : state] += 1;
     return { problems, state };
+  }
+
+  /** The switch that turns signing on: one only, between sessions, saying only "on". */
+  _switch(ev, p, problems) {
+    if (this.signingFrom === null) this.signingFrom = ev.seq;
+    if (this.signingFrom !== ev.seq) {
+      problems.push(`#${ev.seq} switches signed commands again, which came on at #${this.signingFrom}: they are required once, and never switched off or on again.`);
+    } else if (!nothing(ev.session)) {
+      problems.push(`#${ev.seq} switches signed commands on inside a session: they come on between sessions only.`);
+    } else if (jcs(p) !== jcs({ signed_commands: true })) {
+      problems.push(`#${ev.seq} is a switch of signed commands that does not say they are required: signing is never switched off.`);
+    }
+    return "server";
   }
 
   _sessionStarted(ev, p, problems) {

@@ -8,7 +8,7 @@
 // refusal's. The command id is drawn after them, so the seed was committed before the id existed: no
 // host can choose a seed for a command it has seen (a refused one is signed again under a NEW id).
 
-import { CommandCheck, KEY_ADDED } from "./signed.js";
+import { CommandCheck, KEY_ADDED, SIGNING_REQUIRED } from "./signed.js";
 import { Registration, campaignKeys, knownKeys, signCommand, staleNow } from "./keys.js";
 import { recomputeHash } from "./chain.js";
 import { anchorLine } from "./anchor.js";
@@ -16,7 +16,8 @@ import { h } from "./ui.js";
 
 export function setUpTrust({ data, csrf, notice, report }) {
   const me = data.me.username;
-  const signing = data.signing !== false; // false only where the server does not take signatures (yet)
+  // false where the members do not sign (yet): the GM's switch, checked as it arrives, turns it on.
+  let signing = data.signing !== false;
   let where = { session: data.session ?? null, commitment: data.commitment ?? null };
   const check = new CommandCheck(data.campaignId);
   const verdicts = new Map(); // seq -> {state, problems}
@@ -95,6 +96,7 @@ export function setUpTrust({ data, csrf, notice, report }) {
       showAnchor(ev);
     }
     if (ev.type === KEY_ADDED && ev.actor === me && !verdict.problems.length) warnUnknown([p.key]);
+    if (ev.type === SIGNING_REQUIRED && !verdict.problems.length) signing = true;
   }
 
   // --- marks on the log's lines ------------------------------------------------------------------------

@@ -19,8 +19,20 @@ from tests.signing import add_key_envelope, now, public_key, signature, signed
 
 
 @pytest.fixture
-def table(db):
-    return Table(signed=True)
+def table(request, db):
+    """A campaign whose members sign: from its creation, or (``switched``) one made unsigned that played
+    unsigned, then switched on by its GM (``require_signed_commands``) before anyone registered a key."""
+    if getattr(request, "param", "born") == "born":
+        return Table(signed=True)
+    table = Table()
+    table.command(table.alice, {"type": "post_message", "text": "before we sign"})
+    table.command(table.alice, ROLL)
+    table.require_signing()
+    return table
+
+
+# The dishonest host's attacks, on a campaign signed from its creation and on one switched on later.
+EITHER = pytest.mark.parametrize("table", ["born", "switched"], indirect=True)
 
 
 def head(table) -> int:
@@ -280,6 +292,7 @@ def payload_of(table, seq) -> dict:
     return dict(Event.objects.get(campaign=table.campaign, seq=seq).payload)
 
 
+@EITHER
 def test_an_honest_evening_verifies_everywhere(table, tmp_path):
     table.command(table.gm, {"type": "start_session"})
     table.command(table.alice, ROLL)
@@ -287,9 +300,10 @@ def test_an_honest_evening_verifies_everywhere(table, tmp_path):
     table.command(table.gm, {"type": "end_session"})
     assert verify_dice(table, 1) == "" and verify_log(table) == ""
     code, out = standalone(table, tmp_path)
-    assert code == 0 and out.splitlines()[-1].endswith("signed from #1"), out
+    assert code == 0 and out.splitlines()[-1].endswith(f"signed from #{table.campaign.signed_from}"), out
 
 
+@EITHER
 def test_a_forged_command_in_a_members_name_is_named(table, tmp_path, monkeypatch):
     table.command(table.gm, {"type": "start_session"})
     fake = forged(table, monkeypatch, table.alice, {"type": "roll", "notation": "1d20+5"})
@@ -301,6 +315,7 @@ def test_a_forged_command_in_a_members_name_is_named(table, tmp_path, monkeypatc
     assert code == 1 and f"BAD seq {fake.seq}: {said}" in out, out
 
 
+@EITHER
 def test_a_forged_command_with_no_signature_at_all_is_named(table, tmp_path):
     from tests.campaign import host
 
@@ -335,6 +350,7 @@ def test_an_action_changed_under_a_valid_signature_is_named(db, tmp_path):
     assert code == 1 and f"BAD seq {check.seq}: {said}" in out, out
 
 
+@EITHER
 def test_a_signature_replayed_into_another_session_is_named(table, tmp_path):
     """The issue's third attack: her command pending, the host ends the session, grinds the next one's
     seed for her id and stores her signed command there."""
@@ -355,6 +371,7 @@ def test_a_signature_replayed_into_another_session_is_named(table, tmp_path):
     assert code == 1 and f"BAD seq {later.seq}: signed for session 1" in out, out
 
 
+@EITHER
 def test_a_signature_replayed_from_another_campaign_is_named(table, tmp_path):
     from tests.campaign import host
 
@@ -372,6 +389,7 @@ def test_a_signature_replayed_from_another_campaign_is_named(table, tmp_path):
     assert code == 1 and f"BAD seq {roll.seq}: {said}" in out, out
 
 
+@EITHER
 def test_a_command_id_used_twice_is_named(table, tmp_path):
     """Her signed roll stored a second time (same id, action and signature, same session: the signature
     holds, and the dice match the seed for that id): only the id's second use shows it."""
@@ -388,6 +406,7 @@ def test_a_command_id_used_twice_is_named(table, tmp_path):
     assert code == 1 and f"BAD seq {second.seq}: " in out and said in out, out
 
 
+@EITHER
 def test_an_imported_signed_log_goes_on_signed(table, tmp_path):
     from campaign.models import Campaign
     from tests.campaign.test_import import export, run, wipe
@@ -396,9 +415,10 @@ def test_an_imported_signed_log_goes_on_signed(table, tmp_path):
     table.command(table.alice, ROLL)
     table.command(table.gm, {"type": "end_session"})
     path, _ = export(table.campaign.slug, tmp_path)
+    on = table.campaign.signed_from
     wipe()
     run("import_log", path)
-    assert Campaign.objects.get(slug="torn-road").signed_from == 1
+    assert Campaign.objects.get(slug="torn-road").signed_from == on
 
 
 def test_pages_sign_only_where_members_sign(db, settings, monkeypatch):
@@ -432,3 +452,138 @@ def test_new_campaigns_sign_by_default_and_the_demo_sets_itself_up_signed(db):
     [setup] = keys_json(demo, None)["keys"]
     assert setup["member"] == "gm" and setup["revoked_seq"] is not None
     assert verify_log(SimpleNamespace(campaign=demo)) == ""
+
+
+# --- an existing campaign switches signing on ------------------------------------------------------------
+
+SWITCH = {"type": "require_signed_commands"}
+
+
+def test_an_existing_campaign_switches_signing_on_between_sessions(db, tmp_path):
+    """Played unsigned (its log verifies, saying it is not signed), switched on by the GM between
+    sessions: from the switch on every command is signed, the next session uses dice scheme v3, and
+    every verifier says where signing started."""
+    table = Table()
+    table.command(table.gm, {"type": "start_session"})
+    table.command(table.alice, ROLL)
+    table.command(table.gm, {"type": "end_session"})
+    assert verify_log(table) == "" and verify_dice(table, 1) == ""
+    assert "not signed (the log predates signed commands" in run_verify_log(table)
+    code, out = standalone(table, tmp_path)
+    assert code == 0 and "note: not signed: " in out and out.splitlines()[-1].endswith(", not signed"), out
+
+    switch = table.command(table.gm, SWITCH).events[0]
+    assert (switch.type, switch.payload, switch.actor_id) == ("signed_commands_required", {"signed_commands": True},
+                                                              table.gm.id)
+    table.campaign.refresh_from_db()
+    assert table.campaign.signed_from == switch.seq
+    assert refused(table, table.alice, envelope(ROLL)).code == "unsigned"  # from its seq on, nothing unsigned
+    table.signed = True
+    for user in (table.gm, table.alice, table.bob):
+        table.register(user)
+    table.command(table.gm, {"type": "start_session"})
+    roll = table.command(table.alice, ROLL).events[0]
+    table.command(table.gm, {"type": "end_session"})
+    assert roll.payload["dice_scheme"] == "talekeeper-hmac-sha256-v3" and "signature" in roll.payload
+    assert verify_dice(table, 1) == "" and verify_dice(table, 2) == "" and verify_log(table) == ""
+    assert f"signed from #{switch.seq} (events #1..#{switch.seq - 1} predate" in run_verify_log(table)
+    code, out = standalone(table, tmp_path)
+    assert code == 0 and out.splitlines()[-1].endswith(f"signed from #{switch.seq}"), out
+    assert f"events #1..#{switch.seq - 1} predate signed commands" in out
+
+
+def test_the_switch_is_the_gm_s_between_sessions_once_and_for_good(db):
+    table = Table()
+    table.command(table.gm, {"type": "start_session"})
+    error = refused(table, table.gm, envelope(SWITCH))
+    assert error.code == "in_session" and "end session 1 first" in error.message
+    table.command(table.gm, {"type": "end_session"})
+    assert refused(table, table.alice, envelope(SWITCH)).code == "forbidden"
+    off = refused(table, table.gm, envelope({**SWITCH, "signed_commands": False}))
+    assert off.code == "invalid" and "takes no fields" in off.message
+    table.require_signing()
+    for action in (SWITCH, {**SWITCH, "signed_commands": False}):  # never again, never off
+        error = refused(table, table.gm, signed(table.campaign, "gm", envelope(action)))
+        assert error.code == "already_signed" and "never switched off" in error.message
+    assert Event.objects.filter(campaign=table.campaign, type="signed_commands_required").count() == 1
+
+
+def test_the_gm_s_settings_page_offers_the_switch_and_then_says_where_it_came_on(db):
+    table = Table()
+    gm = client_for(table.gm)
+    page = gm.get("/campaigns/torn-road/settings/").content.decode()
+    assert 'value="require_signed_commands"' in page and "It can't be undone" in page
+    table.command(table.gm, {"type": "start_session"})
+    gm.post("/campaigns/torn-road/settings/", {"do": "require_signed_commands"})
+    assert "end session 1 first" in gm.get("/campaigns/torn-road/settings/").content.decode()
+    table.command(table.gm, {"type": "end_session"})
+    gm.post("/campaigns/torn-road/settings/", {"do": "require_signed_commands"})
+    table.campaign.refresh_from_db()
+    assert table.campaign.signed_from == table.campaign.last_seq
+    page = gm.get("/campaigns/torn-road/settings/").content.decode()
+    assert 'value="require_signed_commands"' not in page and f"from #{table.campaign.signed_from} on" in page
+
+
+def test_rebuilding_from_the_log_restores_where_signing_starts(db):
+    import io
+
+    from django.core.management import CommandError, call_command
+
+    from campaign.models import Campaign
+
+    table = Table()
+    table.command(table.alice, ROLL)
+    table.require_signing()
+    on = table.campaign.signed_from
+    Campaign.objects.filter(pk=table.campaign.pk).update(signed_from=None)  # a row that lost it
+    with pytest.raises(CommandError):
+        call_command("rebuild_projections", "--check", stdout=io.StringIO(), stderr=io.StringIO())
+    call_command("rebuild_projections", stdout=io.StringIO())
+    assert Campaign.objects.get(pk=table.campaign.pk).signed_from == on
+    call_command("rebuild_projections", "--check", stdout=io.StringIO())
+
+
+@pytest.mark.parametrize("forgery", ["inside a session", "a second switch saying off", "unsigned after the switch"])
+def test_a_forged_switch_or_signing_switched_off_is_named(db, tmp_path, monkeypatch, forgery):
+    """The host's own server stores what the honest one refuses: a switch inside a session, a second
+    switch saying signing is off, or a member's command with no signature after the switch."""
+    from campaign.actions import commands
+    from campaign.log import Draft
+
+    table = Table()
+    if forgery == "inside a session":
+        table.command(table.gm, {"type": "start_session"})
+        def switched(campaign, membership, action):
+            campaign.signed_from = campaign.last_seq + 1
+            return Draft("signed_commands_required", {"signed_commands": True})
+        monkeypatch.setitem(commands.GM_TABLE_ACTIONS, "require_signed_commands", ("", switched))
+        said = "signed commands switched on inside a session"
+        seq = table.command(table.gm, SWITCH).events[0].seq
+    else:
+        table.require_signing()
+        table.command(table.gm, {"type": "start_session"})
+        with monkeypatch.context() as patched:
+            patched.setattr(commands, "check_signature", lambda *args: None)
+            if forgery == "a second switch saying off":
+                patched.setitem(commands.GM_TABLE_ACTIONS, "require_signed_commands", (
+                    "", lambda *args: Draft("signed_commands_required", {"signed_commands": False})))
+                said = "a second switch of signed commands"
+                seq = table.command(table.gm, SWITCH, sign=False).events[0].seq
+            else:
+                said = "a command's first event without its command id, its action and its signature"
+                seq = table.command(table.alice, ROLL, sign=False).events[0].seq
+        table.command(table.gm, {"type": "end_session"})
+        assert f"seq {seq}: {said}" in verify_dice(table, 1)
+    assert f"BAD seq {seq}: {said}" in verify_log(table)
+    code, out = standalone(table, tmp_path)
+    assert code == 1 and f"BAD seq {seq}: {said}" in out, out
+
+
+def run_verify_log(table) -> str:
+    import io
+
+    from django.core.management import call_command
+
+    out = io.StringIO()
+    call_command("verify_log", table.campaign.slug, stdout=out, stderr=io.StringIO())
+    return out.getvalue()

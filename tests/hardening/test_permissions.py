@@ -396,7 +396,7 @@ TABLE_ROWS = {
     "start_session": "gm", "end_session": "gm", "start_scene": "gm", "end_scene": "gm",
     "void": "gm", "reveal": "gm", "request_roll": "gm", "add_member": "gm",
     "remove_member": "gm", "change_role": "gm", "rename_campaign": "gm",
-    "configure_campaign": "gm", "adjust_sheet": "gm", "show_npc": "gm",
+    "configure_campaign": "gm", "adjust_sheet": "gm", "show_npc": "gm", "require_signed_commands": "gm",
     "start_encounter": "gm", "add_combatant": "gm", "set_turn_order": "gm", "end_encounter": "gm",
     "advance_turn": "player",  # the GM, or the acting character's player (tests/campaign/test_evening_tools.py)
     "start_fight": "gm", "end_fight": "gm",

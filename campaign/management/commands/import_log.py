@@ -39,7 +39,7 @@ from campaign.accounts import is_pseudonym
 from campaign.actions import ActionError, check_name
 from campaign.exports import FORMAT, FORMAT_VERSION, is_header
 from campaign.log import FORMAT_1, FORMAT_2, ChainBroken, lock_campaign, record, verify_chain
-from campaign.member_keys import signing_from
+from campaign.member_keys import signed_from_in_log
 from campaign.models import (
     GENESIS_HASH,
     ROLE_CHOICES,
@@ -266,8 +266,7 @@ class Command(BaseCommand):
                                "extend the head you know (its chain was rewritten, or it is another campaign).")
         self._reset_sequences()
         # A log whose members sign goes on signed (docs/fair-dice.md, "Signed commands"): from where it says.
-        on = signing_from(Event.objects.filter(campaign=campaign, type__in=("campaign_created", "session_started"))
-                          .order_by("seq").only("seq", "type", "payload"))
+        on = signed_from_in_log(campaign.id)
         if on is not None:
             Campaign.objects.filter(pk=campaign.pk).update(signed_from=on)
         return Campaign.objects.get(pk=campaign.pk), count

@@ -3,11 +3,13 @@ from django.db import transaction
 
 from campaign import projections
 from campaign.log import lock_campaign
+from campaign.member_keys import signed_from_in_log
 from campaign.models import Campaign
 
 
 class Command(BaseCommand):
-    help = "Rebuild character projections from the event log (--check: compare only, change nothing)."
+    help = ("Rebuild character projections, and where the members sign from, from the event log "
+            "(--check: compare only, change nothing).")
 
     def add_arguments(self, parser):
         parser.add_argument("--campaign", metavar="SLUG")
@@ -24,6 +26,12 @@ class Command(BaseCommand):
             with transaction.atomic():
                 locked = lock_campaign(campaign.id)  # no append may interleave with the rebuild
                 names = projections.rebuild(locked, check=options["check"])
+                # Where signing starts is the log's too (docs/fair-dice.md, "Which campaigns").
+                on = signed_from_in_log(locked.id)
+                if on != locked.signed_from:
+                    names.append(f"signed commands from #{on} (the row said {locked.signed_from})")
+                    if not options["check"]:
+                        Campaign.objects.filter(pk=locked.pk).update(signed_from=on)
             differing += [f"{campaign.slug}: {name}" for name in names]
         if options["check"]:
             if differing:

@@ -4,9 +4,18 @@ from django.core.management.base import BaseCommand, CommandError
 
 from campaign.checkpoints import receipt_problem
 from campaign.log import verify_chain
-from campaign.member_keys import signature_problems
+from campaign.member_keys import signature_problems, signed_from_in_log
 from campaign.signing import MissingKey
 from campaign.models import Campaign
+
+
+def signed_note(on: int | None) -> str:
+    """What the OK line says of members' signatures, as the standalone verifier's does."""
+    if on is None:
+        return ", not signed (the log predates signed commands: the host could have sent any member event)"
+    if on > 1:
+        return f", signed from #{on} (events #1..#{on - 1} predate signed commands: not signed)"
+    return ", signed from #1"
 
 
 class Command(BaseCommand):
@@ -45,7 +54,7 @@ class Command(BaseCommand):
                 seq, reason = problem
                 raise CommandError(f"BAD seq {seq}: {reason}" if seq is not None else f"BAD receipt: {reason}")
         extra = f", extending {len(receipts)} receipt(s)" if receipts else ""
-        self.stdout.write(f"OK {report.count} events{extra}")
+        self.stdout.write(f"OK {report.count} events{extra}{signed_note(signed_from_in_log(campaign.id))}")
 
     def _receipts(self, path: str) -> list:
         try:
