@@ -55,6 +55,16 @@ CHOSEN_VISIBILITIES = (VISIBILITY_PUBLIC, VISIBILITY_GM, VISIBILITY_SECRET)
 GENESIS_HASH = "0" * 64
 
 
+class SystemField(models.CharField):
+    """A campaign's rule system, by name. Its choices are the registry's (``rules.SYSTEMS``), read when
+    the process starts; migrations see a plain CharField, so a new system needs none."""
+
+    def deconstruct(self):
+        name, _path, args, kwargs = super().deconstruct()
+        kwargs.pop("choices", None)
+        return name, "django.db.models.CharField", args, kwargs
+
+
 class Campaign(models.Model):
     """A campaign, and the head of its event stream.
 
@@ -66,7 +76,7 @@ class Campaign(models.Model):
 
     slug = models.SlugField(max_length=60, unique=True)
     name = models.CharField(max_length=120)
-    system = models.CharField(max_length=20, choices=system_choices())
+    system = SystemField(max_length=20, choices=system_choices())
     created_at = models.DateTimeField(auto_now_add=True)
     invite_code = models.CharField(max_length=64, unique=True, default=secrets.token_urlsafe)
     # When the GM last made the invite link; it expires INVITE_DAYS later (see invite_is_valid).

@@ -21,16 +21,21 @@ from .base import (  # noqa: F401  (re-exported: the public interface)
 
 __all__ = [
     "DiceSource", "Event", "RuleError", "RuleSystem", "ScriptedDice", "SecretDice", "SeededDice", "SheetError",
-    "fraction_json", "odds_json", "get_system", "get_settings", "system_choices", "SYSTEM_MODULES", "SYSTEM_TITLES",
+    "fraction_json", "odds_json", "get_system", "get_settings", "system_choices", "SYSTEMS", "SYSTEM_MODULES",
+    "SYSTEM_TITLES",
 ]
 
-# name -> module that defines ``SYSTEM``. A fifth system is one more line here.
-SYSTEM_MODULES = {
-    "tote": "rules.tote",
-    "wyrm": "rules.wyrm",
-    "tale": "rules.tale",
-    "mdt": "rules.mdt",
+# name -> (the module that defines ``SYSTEM``, its title). A fifth system is one more line here: the
+# title is here too so forms and pickers list systems without importing the engines (choices are read
+# at import time), and campaigns store the name alone (no migration for a new system).
+SYSTEMS = {
+    "tote": ("rules.tote", "Tales from the Torn Earth"),
+    "wyrm": ("rules.wyrm", "WYRM (Warrior, Rogue & Mage)"),
+    "tale": ("rules.tale", "Tale RPG"),
+    "mdt": ("rules.mdt", "Mundo das Trevas Lite"),
 }
+SYSTEM_MODULES = {name: module for name, (module, _) in SYSTEMS.items()}
+SYSTEM_TITLES = {name: title for name, (_, title) in SYSTEMS.items()}
 
 
 def get_system(name: str) -> RuleSystem:
@@ -45,15 +50,6 @@ def get_settings(name: str) -> tuple:
     if name not in SYSTEM_MODULES:
         raise KeyError(name)
     return import_module(SYSTEM_MODULES[name] + ".settings").OPTIONS
-
-
-# Titles without importing the engines (choices are read at import time).
-SYSTEM_TITLES = {
-    "tote": "Tales from the Torn Earth",
-    "wyrm": "WYRM (Warrior, Rogue & Mage)",
-    "tale": "Tale RPG",
-    "mdt": "Mundo das Trevas Lite",
-}
 
 
 def system_choices() -> list[tuple[str, str]]:

@@ -27,6 +27,15 @@ The shape of a system (see ``rules/README.md`` for how to add a fifth):
 * ``preview(state, action) -> {outcome: Fraction}``: exact odds of an action a
   character is about to take, as the table shows them before the roll; ``{}``
   for an action that rolls nothing.
+
+What only some systems have is a hook, ``None`` for a system without it; the
+shared code (``rules/contests.py``, ``rules/fights.py``, ``rules/npc.py``, the
+platform's damage and fights) calls the hook and never names a system:
+
+* ``contests`` (:class:`Contests`): actions that name another character;
+* ``fights`` (:class:`Fights`): fights of several sides;
+* ``damage`` (:class:`Damage`): the rolls that deal damage and the GM action that applies it;
+* ``quick_sheet(rating) -> sheet``: a quick NPC's sheet, every trait at ``rating``.
 """
 
 from __future__ import annotations
@@ -231,6 +240,82 @@ def evolver(handlers: Mapping[str, Callable[[dict, Mapping], Any]], events: Any 
     return Evolver(handlers, None if events is None else events.upcast)
 
 
+def _no_side(event: Event, opponent: Any, actor_id: int, actor_name: str) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Contests:
+    """How a system's actions meet another character named by ``vs_character`` (rules/contests.py).
+
+    ``opposable``: the actions that may name an opponent, and ``fill(action, opponent_state)`` the
+    numbers such an action needs, read from the opponent's state (what the rules then decide from, as
+    for an opponent given as numbers). ``continuing``: the actions that continue a running contest,
+    whose opponent the acting side's ``contest`` names. ``sided``: the actions the opponent's state
+    reads too (a start and its continuations), each event as ``side_view(event, opponent_state,
+    actor_id, actor_name)`` gives it (``None``: it changes nothing of the opponent). ``own_side_only``:
+    continuing actions decided from the acting side alone, so ``side_view`` gets no opponent state.
+    ``both_sides``: actions that decide for the opponent's side too, which only whoever controls it may
+    take."""
+
+    opposable: frozenset[str]
+    fill: Callable[[dict, Mapping], dict]
+    continuing: frozenset[str] = frozenset()
+    sided: frozenset[str] = frozenset()
+    own_side_only: frozenset[str] = frozenset()
+    both_sides: frozenset[str] = frozenset()
+    side_view: Callable[[Event, Any, int, str], dict | None] = _no_side
+
+
+def _every_side(fight: Mapping) -> list[str]:
+    return list(fight["order"])
+
+
+@dataclass(frozen=True)
+class FightKind:
+    """One kind of fight of several sides a system runs (rules/fights.py).
+
+    ``words``: the fight's label when the GM gives none ("a combat"). ``entry(state, spec)``: a side's
+    numbers in a new fight, from its character's state and what the GM named for it (the fight's shared
+    checks passed). ``choice(fight, standing, side, choice)``: what a side does this round, checked.
+    ``round(fight, standing, choices, dice, after)``: rolls the round, updates each side's entry in
+    ``after`` and returns ``(result, ended)``, ``ended`` being ``None`` or ``{"winner": team or None,
+    "reason"}``. ``target``: the GM names the successes to reach (a race). ``damage``: each side's
+    damage taken is spread when the fight ends."""
+
+    name: str
+    words: str
+    entry: Callable[[Mapping, Mapping], dict]
+    choice: Callable[[Mapping, list, str, Mapping], dict]
+    round: Callable[[Mapping, list, Mapping, DiceSource, dict], tuple[dict, dict | None]]
+    target: bool = False
+    damage: bool = False
+
+
+@dataclass(frozen=True)
+class Fights:
+    """A system's fights of several sides: its ``kinds`` (the first is the default), the campaign
+    settings a fight plays under (``settings(first side's state)``, fixed when it starts), and the sides
+    still in it (``standing(fight)``: every side unless the system puts one out)."""
+
+    kinds: tuple[FightKind, ...]
+    settings: Callable[[Mapping], dict]
+    standing: Callable[[Mapping], list] = _every_side
+
+    def kind(self, name: str) -> FightKind:
+        return next(k for k in self.kinds if k.name == name)
+
+
+@dataclass(frozen=True)
+class Damage:
+    """Damage that reaches a track (campaign/actions/damage.py): ``rolls`` maps each event that deals
+    damage to the payload key saying how much; ``action(amount, reason)`` is the system's own GM action
+    that applies it (refused, sealed and stored as that action is)."""
+
+    rolls: Mapping[str, str]
+    action: Callable[[int, str], dict]
+
+
 class RuleSystem:
     """One rule system, as the rest of Talekeeper sees it.
 
@@ -246,7 +331,9 @@ class RuleSystem:
                  initial_state: Callable[[dict], State], actions: Mapping[str, Any], evolve: Evolver,
                  odds: Callable[[Action], dict[str, Fraction]], preview: Callable[[State, Action], dict[str, Fraction]],
                  events: Any, sheet: Any = None, example_sheet: Mapping[str, JSON] | None = None,
-                 advances: Callable[[State], dict] | None = None):
+                 advances: Callable[[State], dict] | None = None, contests: Contests | None = None,
+                 fights: Fights | None = None, damage: Damage | None = None,
+                 quick_sheet: Callable[[int], dict] | None = None):
         self.name = name
         self.title = title
         self.validate_sheet = validate_sheet
@@ -262,6 +349,11 @@ class RuleSystem:
         # What each advance would cost a character now (``buy_advance``'s own prices, for the form
         # that offers them); None for a system whose prices the sheet holds as they are (WYRM's).
         self._advances = advances
+        # The hooks of what only some systems have (None: this one has none), read by the shared code.
+        self.contests = contests
+        self.fights = fights
+        self.damage = damage
+        self.quick_sheet = quick_sheet
         # Action types only the GM may take (granting Fate, awarding points, ...).
         self.gm_actions = frozenset(t for t, spec in self.actions.items() if spec.gm_only)
 

@@ -34,6 +34,12 @@ def track(state: dict, boxes: Callable[[dict], int]) -> dict:
     return {"boxes": total, "harm": harm, "left": total - harm, "taken_out": harm >= total}
 
 
+def harm_action(amount: int, reason: str) -> dict:
+    """The GM action that marks a roll's damage on the track (a system's ``Damage.action``), at most
+    one step's worth."""
+    return {"type": "mark_harm", "amount": min(amount, MAX_HARM_STEP), "reason": reason}
+
+
 def actions(boxes: Callable[[dict], int]) -> tuple[ActionSpec, ActionSpec]:
     """The two GM actions of a system's track, ``boxes(state)`` giving its size."""
 

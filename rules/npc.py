@@ -3,14 +3,15 @@
 The GM makes an opponent in seconds (``"quick": {"template": "veteran"}`` or
 ``{"rating": 4}``) and adjusts it later (``adjust_sheet``) if it matters. A
 rating is the character's typical number in the system's own scale, clamped
-to what the sheet allows; every trait gets it.
+to what the sheet allows; every trait gets it. Each system says what that
+sheet is (its ``quick_sheet`` hook, in its sheet.py).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .base import RuleError, require_int
+from .base import RuleError, RuleSystem, require_int
 
 # Template -> rating: a nobody, a capable fighter, the villain.
 TEMPLATES = {"minion": 1, "veteran": 3, "boss": 5}
@@ -29,19 +30,14 @@ def read_quick(quick: Any) -> int:
     return require_int(quick, "rating", 1, MAX_RATING)
 
 
-def quick_sheet(system: str, quick: Any) -> dict:
-    """A sheet of ``system`` whose every trait is the rating ``quick`` asks for (clamped to its range)."""
+def quick_sheet(system: RuleSystem | str, quick: Any) -> dict:
+    """A sheet of ``system`` (a rule system, or its name) whose every trait is the rating ``quick``
+    asks for (clamped to its range)."""
+    if isinstance(system, str):
+        from . import get_system
+
+        system = get_system(system)
     rating = read_quick(quick)
-    if system == "tote":
-        from .tote.sheet import DEFAULT_GRID, TOTEMS
-        skills = {name: min(rating, 5) for row in DEFAULT_GRID["skills"] for name in row}
-        return {"skills": skills, "totems": {t: min(max(rating - 1, 1), 5) for t in TOTEMS}}
-    if system == "wyrm":
-        return {"attributes": {a: min(rating, 6) for a in ("warrior", "rogue", "mage")}}
-    if system == "tale":
-        from .tale.sheet import CHARACTERISTICS
-        return {"characteristics": {c: rating for c in CHARACTERISTICS}, "primary": "brawn", "secondary": "deft"}
-    if system == "mdt":
-        from .mdt.sheet import ATTRIBUTES
-        return {"attributes": {a: min(rating, 5) for a in ATTRIBUTES}}
-    raise RuleError(f"No quick NPCs for '{system}'.", "invalid")
+    if system.quick_sheet is None:
+        raise RuleError(f"No quick NPCs for '{system.name}'.", "invalid")
+    return system.quick_sheet(rating)

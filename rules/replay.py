@@ -113,7 +113,7 @@ def decide_again(rules: RuleSystem, state: dict | None, action: dict, dice, fill
 
         if not isinstance(filled, dict):
             raise RuleError("the round does not record what it read")
-        return round_events(rules.name, filled, action, dice)
+        return round_events(rules, filled, action, dice)
     if filled:
         action = {**action, **filled}  # a contest's opponent numbers, read from its sheet
     if state is None:

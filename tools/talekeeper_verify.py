@@ -741,7 +741,7 @@ class Verifier:
         opponent = action.get("vs_character")
         if filled and type(opponent) is int and opponent in states and blind_from is None:
             try:
-                want = fill(self.system, action, states[opponent])
+                want = fill(rules, action, states[opponent])
             except (RuleError, KeyError, TypeError, ValueError):
                 want = None
             if want != filled:

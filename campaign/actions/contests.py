@@ -20,7 +20,7 @@ from __future__ import annotations
 from rules import Event as RulesEvent
 from rules import RuleError
 from rules.base import copy_json
-from rules.contests import CONTINUING, fill, has_sides, reads_opponent, side_view
+from rules.contests import continues, fill, has_sides, reads_opponent, side_view
 
 from .. import hidden
 from ..models import SHOWN_FULL, SHOWN_HIDDEN, VISIBILITY_GM, VISIBILITY_PUBLIC, Campaign, Character, Event, Membership
@@ -36,8 +36,8 @@ def opponent_of(campaign: Campaign, membership: Membership, character: Character
     """The other character the action concerns, its numbers filled into ``action`` (changed in place)."""
     named = action.get("vs_character")
     if named is None:
-        contest = character.projection.state.get("contest") if action.get("type") in CONTINUING.get(
-            campaign.system, ()) else None
+        contest = character.projection.state.get("contest") if continues(campaign.rules, action.get("type")) \
+            else None
         opponent_id = contest.get("opponent") if isinstance(contest, dict) else None
         return _character(campaign, opponent_id) if opponent_id else None
     if isinstance(named, bool) or not isinstance(named, int):
@@ -54,7 +54,7 @@ def opponent_of(campaign: Campaign, membership: Membership, character: Character
         # depends on how events were shown, never on their dice (campaign/hidden.py).
         raise Refused(f"{opponent.name}'s sheet holds what you may not see: ask the GM to run this contest.")
     try:
-        action.update(fill(campaign.system, action, opponent.projection.state))
+        action.update(fill(campaign.rules, action, opponent.projection.state))
     except RuleError as e:
         raise rule_refusal(e)
     return opponent
@@ -75,15 +75,15 @@ def with_sides(campaign: Campaign, character: Character, opponent: Character, de
     (``true``, as on a bundle): whether the rules refused is hidden, and a side or none would say it to
     whoever acts for the opponent next (its sheet holding a change they may not see, or not)."""
     rules = campaign.rules
-    state = copy_json(opponent.projection.state) if reads_opponent(campaign.system, kind) else None
+    state = copy_json(opponent.projection.state) if reads_opponent(rules, kind) else None
     # The opponent's sheet names whom it races, as the acting side's names it; a hidden NPC stays
     # unnamed: the event reaches the players the opponent's sheet is shown to.
     name = "" if character.npc and character.shown == SHOWN_HIDDEN else character.name
     out = []
     for event in decided:
-        view = side_view(campaign.system, event, state, character.id, name)
+        view = side_view(rules, event, state, character.id, name)
         if view is None:
-            if event.type == hidden.REFUSED and has_sides(campaign.system, kind):
+            if event.type == hidden.REFUSED and has_sides(rules, kind):
                 event = RulesEvent(event.type, {**event.payload, "sides": {str(opponent.id): True}}, event.version)
             out.append(event)
             continue
@@ -102,7 +102,7 @@ def readers_with(campaign: Campaign, character: Character, opponent: Character, 
     nothing of the opponent's state (an MdT round: :func:`rules.contests.reads_opponent`) is stored as
     its own character's hidden changes say (before, any hidden change of the NPC she raced sealed every
     later round of hers from her)."""
-    if not reads_opponent(campaign.system, action["type"]):
+    if not reads_opponent(campaign.rules, action["type"]):
         return visibility, shared
     asked = action.get("visibility", VISIBILITY_PUBLIC)
     opposed = _opponent_readers(opponent, Viewer.of(membership), asked, character)

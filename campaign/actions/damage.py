@@ -3,9 +3,10 @@
 system (WYRM and MdT: ``harm_marked`` on the health track; Tale: ``damage_taken``, to spread) with
 ``"applies": seq``, the roll it came from.
 
-Which rolls deal damage, and how much (docs/rules.md, "Damage that reaches a track"): WYRM's damage
-roll its total; an MdT test or opposed test its successes (the World of Darkness family's reading);
-any generic dice roll its total, in every system. The decision is the system's own GM action
+Which rolls deal damage, how much, and the GM action that applies it are the system's ``damage``
+hook (``rules.base.Damage``; docs/rules.md, "Damage that reaches a track"): WYRM's damage roll its
+total; an MdT test or opposed test its successes (the World of Darkness family's reading); a generic
+dice roll its total, in every system with a track. The decision is the system's own GM action
 (``mark_harm``, ``take_damage``), so it is refused, sealed and stored as that action is; a roll
 applies at most once to each character.
 """
@@ -19,14 +20,6 @@ from ..errors import ActionError, Refused
 from .log_entries import check_seq
 
 APPLY = "apply_damage"
-# system -> {event type: the payload key that says how much damage it deals}
-DAMAGE_ROLLS = {
-    "wyrm": {"damage_rolled": "total", "roll": "total"},
-    "mdt": {"test_rolled": "successes", "opposed_test_rolled": "successes", "roll": "total"},
-    "tale": {"roll": "total"},
-}
-MAX_HARM = 30  # rules/health.py MAX_HARM_STEP
-MAX_TALE_DICE = 40  # rules/tale/odds.py MAX_POOL
 
 
 def as_rules_action(campaign: Campaign, membership: Membership, action: dict) -> tuple[dict, int]:
@@ -35,7 +28,8 @@ def as_rules_action(campaign: Campaign, membership: Membership, action: dict) ->
     require_gm(membership, "apply damage")
     target = access_character(membership, action.get("character"))
     roll = check_seq(campaign, {"seq": action.get("roll")})
-    dealt = DAMAGE_ROLLS.get(campaign.system, {})
+    damage = campaign.rules.damage  # the system's hook: which rolls deal damage, and its own action
+    dealt = damage.rolls if damage is not None else {}
     if roll.type not in dealt:
         kinds = ", ".join(sorted(dealt)) or "none"
         raise ActionError(f"Event {roll.seq} is not a roll that deals damage here ({kinds}).")
@@ -51,11 +45,7 @@ def as_rules_action(campaign: Campaign, membership: Membership, action: dict) ->
     amount = roll.payload.get(dealt[roll.type])
     if isinstance(amount, bool) or not isinstance(amount, int) or amount < 1:
         raise Refused(f"Roll #{roll.seq} dealt no damage: there is nothing to apply.")
-    reason = f"damage from #{roll.seq}"
-    if campaign.system == "tale":
-        rules_action = {"type": "take_damage", "dice": min(amount, MAX_TALE_DICE), "reason": reason}
-    else:
-        rules_action = {"type": "mark_harm", "amount": min(amount, MAX_HARM), "reason": reason}
+    rules_action = damage.action(amount, f"damage from #{roll.seq}")
     # A hidden roll's total is not the table's to read through what it did: applied, it stays the GM's
     # unless she says otherwise (or reveals the roll first).
     shown = roll.visibility == VISIBILITY_PUBLIC or hidden.revealed(roll)

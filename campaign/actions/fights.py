@@ -18,6 +18,7 @@ from __future__ import annotations
 from rules import Event as RulesEvent
 from rules import RuleError
 from rules import fights as F
+from rules.contests import decides_both_sides
 
 from .. import hidden
 from ..log import Draft
@@ -74,7 +75,7 @@ def decide_start_fight(campaign: Campaign, membership: Membership, action: dict,
     if current_fight(campaign) is not None:
         raise Refused("A fight is already running: end it first.")
     try:
-        kind = F.read_kind(campaign.system, action.get("kind"))
+        kind = F.read_kind(campaign.rules, action.get("kind"))
         sides = action.get("sides")
         if not isinstance(sides, list) or not all(isinstance(s, dict) for s in sides):
             raise RuleError("'sides' lists the fight's sides, each {\"character\": id, \"team\": name, ...}.",
@@ -82,7 +83,7 @@ def decide_start_fight(campaign: Campaign, membership: Membership, action: dict,
         named = F.read_sides([s.get("character") for s in sides])
     except RuleError as e:
         raise rule_refusal(e)
-    label = check_name(action.get("label") or F.KIND_WORDS[kind], "A fight's label")
+    label = check_name(action.get("label") or kind.words, "A fight's label")
     entries, teams, names, first_state = {}, {}, {}, None
     for spec, side in zip(action["sides"], named):
         character = access_character(membership, spec.get("character"))
@@ -97,7 +98,7 @@ def decide_start_fight(campaign: Campaign, membership: Membership, action: dict,
                           "or leave it out of the fight.")
         state = character.projection.state
         try:
-            entries[side] = F.side_entry(campaign.system, kind, state, spec)
+            entries[side] = F.side_entry(campaign.rules, kind.name, state, spec)
         except RuleError as e:
             raise rule_refusal(e if e.code == "invalid" else RuleError(f"{character.name} {e.message}", e.code))
         team = spec.get("team", side)
@@ -107,16 +108,16 @@ def decide_start_fight(campaign: Campaign, membership: Membership, action: dict,
         first_state = first_state or state
     if len(set(teams.values())) < 2:
         raise ActionError("A fight needs at least two teams: give the sides who fight each other different teams.")
-    fight = {"kind": kind, "label": label, "order": named, "teams": teams, "names": names, "entries": entries,
-             "settings": F.settings_of(campaign.system, first_state)}
-    if kind == "race":
+    fight = {"kind": kind.name, "label": label, "order": named, "teams": teams, "names": names, "entries": entries,
+             "settings": F.settings_of(campaign.rules, first_state)}
+    if kind.target:
         target = action.get("target")
         if isinstance(target, bool) or not isinstance(target, int) or not 1 <= target <= 50:
             raise ActionError("A race needs a 'target': the successes to reach first, 1 to 50.")
         fight["target"] = target
     # Its seq is not known yet: a side's state names the fight by its label and kind; the rounds name it
     # by the seq of its start.
-    views = {s: {"fight": {"seq": None, "kind": kind, "label": label, **entries[s]}} for s in named}
+    views = {s: {"fight": {"seq": None, "kind": kind.name, "label": label, **entries[s]}} for s in named}
     return [Draft(F.STARTED, {"label": label, "fight": fight, "sides": views})]
 
 
@@ -129,31 +130,31 @@ def decide_fight_choice(campaign: Campaign, membership: Membership, action: dict
     if side not in fight["order"]:
         raise Refused(f"{character.name} is not in the fight.")
     try:
-        choice = F.read_choice(campaign.system, fight, side, action)
+        choice = F.read_choice(campaign.rules, fight, side, action)
     except RuleError as e:
         raise rule_refusal(e)
     chosen = _choices(campaign, fight)
     if side in chosen:
         raise Refused(f"{character.name} has already chosen for round {fight['round'] + 1}.")
-    waiting = [s for s in F.standing(campaign.system, fight) if s != side and s not in chosen]
+    waiting = [s for s in F.standing(campaign.rules, fight) if s != side and s not in chosen]
     if waiting:
         visibility = VISIBILITY_GM if character.npc else VISIBILITY_SECRET
         return [Draft(F.CHOSEN, {"fight": fight["seq"], "round": fight["round"] + 1, "choice": choice},
                       1, character, visibility)]
     filled = {"fight": {k: v for k, v in fight.items() if k != "seq"}, "seq": fight["seq"], "choices": chosen}
     try:
-        decided = F.round_events(campaign.system, filled, action, dice)
+        decided = F.round_events(campaign.rules, filled, action, dice)
     except RuleError as e:
         raise rule_refusal(e)
-    return [_with_sides(fight, event, filled) for event in decided]
+    return [_with_sides(campaign, fight, event, filled) for event in decided]
 
 
-def _with_sides(fight: dict, event: RulesEvent, filled: dict) -> Draft:
+def _with_sides(campaign: Campaign, fight: dict, event: RulesEvent, filled: dict) -> Draft:
     payload = dict(event.payload)
     if event.type == F.ROUND:
         payload.update(filled=filled, sides=_views(fight, fight["seq"], payload["entries"]))
     else:
-        payload["sides"] = F.ending(fight)
+        payload["sides"] = F.ending(campaign.rules, fight)
     return Draft(event.type, payload, event.version)
 
 
@@ -169,20 +170,17 @@ def decide_end_fight(campaign: Campaign, membership: Membership, action: dict, d
     """GM: end the running fight now, undecided; a Tale combat's damage taken waits to be spread."""
     fight = _running(campaign)
     payload = {"fight": fight["seq"], "label": fight["label"], "winner": None, "reason": "ended",
-               "rounds": fight["round"], "sides": F.ending(fight)}
+               "rounds": fight["round"], "sides": F.ending(campaign.rules, fight)}
     return [Draft(F.ENDED, payload)]
-
-
-# A two-sided contest's actions that decide for the opponent's side too: Tale's combat round sets both
-# sides' portions, and an end ends it for both.
-BOTH_SIDES = {"tale": frozenset({"combat_round", "end_contest"})}
 
 
 def check_controls_both(campaign: Campaign, membership: Membership, opponent: Character | None, kind: str) -> None:
     """Each side's choices belong to whoever controls it: a member who does not control the opponent
-    (the GM's NPC, another player's character) may not take an action that decides for its side.
+    (the GM's NPC, another player's character) may not take an action that decides for its side (a
+    two-sided contest's ``both_sides``: Tale's combat round sets both sides' portions, an end ends it
+    for both).
     Whether she may depends only on who owns the opponent, never on its sheet."""
-    if opponent is None or kind not in BOTH_SIDES.get(campaign.system, ()):
+    if opponent is None or not decides_both_sides(campaign.rules, kind):
         return
     if membership.is_gm or opponent.owner_id == membership.user_id:
         return

@@ -55,7 +55,7 @@ def read_npc_fields(campaign: Campaign, membership: Membership, action: dict) ->
         if action.get("sheet") is not None:
             raise ActionError("Give a 'sheet' or a 'quick' template, not both.")
         try:
-            quick = quick_sheet(campaign.system, action["quick"])
+            quick = quick_sheet(campaign.rules, action["quick"])
         except RuleError as e:
             raise ActionError(e.message, e.code)
     return True, shown, quick

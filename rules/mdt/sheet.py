@@ -117,3 +117,8 @@ SHEET = SheetSpec({
                              help=f"{{name: {SPECIALIZATION_MIN}..{SPECIALIZATION_MAX}}}, at most "
                                   f"{MAX_SPECIALIZATIONS}, names of 1 to {MAX_SPECIALIZATION_NAME} characters."),
 }, help="Nine attributes and a few specializations.")
+
+
+def quick_sheet(rating: int) -> dict:
+    """A quick NPC (rules/npc.py): every attribute at ``rating``, at most the attributes' maximum."""
+    return {"attributes": {a: min(rating, ATTRIBUTE_MAX) for a in ATTRIBUTES}}

@@ -6,12 +6,13 @@ Interpretations of the source text are in ``docs/rules.md``.
 
 from dataclasses import replace
 
-from ..base import RuleSystem
+from ..base import Damage, RuleSystem
 from .actions import ACTIONS, advances
 from .evolve import EVENTS, evolve
-from .odds import odds, preview
+from .odds import MAX_POOL, odds, preview
+from .opposed import CONTESTS, FIGHTS
 from .settings import with_settings
-from .sheet import SHEET, initial_state, validate_sheet
+from .sheet import SHEET, initial_state, quick_sheet, validate_sheet
 
 
 def _settled(fn):
@@ -21,6 +22,11 @@ def _settled(fn):
         return fn(state, with_settings(state, action), *rest)
     settled.__name__, settled.__doc__ = fn.__name__, fn.__doc__
     return settled
+
+
+def _take_damage(amount: int, reason: str) -> dict:
+    """A roll's damage, taken outside combat as dice to spread."""
+    return {"type": "take_damage", "dice": min(amount, MAX_POOL), "reason": reason}
 
 
 SYSTEM = RuleSystem(
@@ -35,6 +41,11 @@ SYSTEM = RuleSystem(
     events=EVENTS,
     advances=advances,
     sheet=SHEET,
+    contests=CONTESTS,
+    fights=FIGHTS,
+    # A generic roll deals its total (docs/rules.md, "Damage that reaches a track").
+    damage=Damage({"roll": "total"}, _take_damage),
+    quick_sheet=quick_sheet,
     example_sheet={
         "characteristics": {"brawn": 4, "deft": 3, "clever": 3, "skill": 3, "wisecrack": 2},
         "primary": "brawn",

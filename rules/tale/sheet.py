@@ -225,3 +225,8 @@ def ready_to_roll(state: dict) -> None:
     if state["unassigned_damage"]:
         raise RuleError(f"Spread your {state['unassigned_damage']}D of damage over "
                         f"{' and '.join(damage_targets(state))} first (assign_damage).")
+
+
+def quick_sheet(rating: int) -> dict:
+    """A quick NPC (rules/npc.py): every characteristic at ``rating``; Brawn primary, Deft secondary."""
+    return {"characteristics": {c: rating for c in CHARACTERISTICS}, "primary": "brawn", "secondary": "deft"}

@@ -8,7 +8,7 @@ Interpretations of the text are in ``docs/rules.md``.
 from ..base import RuleSystem
 from .actions import ACTIONS, advances, odds, preview
 from .evolve import EVENTS, evolve
-from .sheet import SHEET, initial_state, validate_sheet
+from .sheet import SHEET, initial_state, quick_sheet, validate_sheet
 
 SYSTEM = RuleSystem(
     name="tote",
@@ -22,6 +22,8 @@ SYSTEM = RuleSystem(
     events=EVENTS,
     advances=advances,
     sheet=SHEET,
+    # No contests or fights: the text has no opposed test. No roll applies as damage (apply_damage).
+    quick_sheet=quick_sheet,
     example_sheet={
         # Each row and column of the default grid sums to 4, no skill above 2.
         "skills": {

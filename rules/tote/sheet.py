@@ -299,3 +299,10 @@ def sheet_spec(skills: tuple[str, ...]) -> SheetSpec:
 
 
 SHEET = sheet_spec(tuple(grid_skills(DEFAULT_GRID)))
+
+
+def quick_sheet(rating: int) -> dict:
+    """A quick NPC (rules/npc.py): every skill of the default grid at ``rating``, every totem one less,
+    each within its range."""
+    return {"skills": {name: min(rating, SKILL_MAX) for row in DEFAULT_GRID["skills"] for name in row},
+            "totems": {t: min(max(rating - 1, TOTEM_MIN), TOTEM_MAX) for t in TOTEMS}}

@@ -3,11 +3,13 @@
 Interpretations of the source text are listed in ``docs/rules.md``.
 """
 
-from ..base import RuleSystem
+from ..base import Damage, RuleSystem
+from ..health import harm_action
 from .actions import ACTIONS
 from .evolve import EVENTS, evolve
 from .odds import odds as _odds, preview as _preview  # keep rules.wyrm.odds the module
-from .sheet import SHEET, initial_state, validate_sheet
+from .opposed import CONTESTS, FIGHTS
+from .sheet import SHEET, initial_state, quick_sheet, validate_sheet
 
 SYSTEM = RuleSystem(
     name="wyrm",
@@ -20,6 +22,11 @@ SYSTEM = RuleSystem(
     preview=_preview,
     events=EVENTS,
     sheet=SHEET,
+    contests=CONTESTS,
+    fights=FIGHTS,
+    # A damage roll deals its total, as any generic roll does (docs/rules.md, "Damage that reaches a track").
+    damage=Damage({"damage_rolled": "total", "roll": "total"}, harm_action),
+    quick_sheet=quick_sheet,
     example_sheet={
         "attributes": {"warrior": 1, "rogue": 3, "mage": 2},
         "skills": [{"name": "Stealth", "attribute": "rogue"}, {"name": "Awareness", "attribute": "mage"}],

@@ -163,3 +163,8 @@ SHEET = SheetSpec({
                      MAX_SKILLS, default=[], label="Skills", help="Each skill helps checks of its attribute."),
     "fate": Integer(0, MAX_FATE, default=0, label="Fate points"),
 }, help="Three attributes (usually 0 to 6), any skills, and starting Fate.")
+
+
+def quick_sheet(rating: int) -> dict:
+    """A quick NPC (rules/npc.py): every attribute at ``rating``, at most the default ceiling."""
+    return {"attributes": {a: min(rating, DEFAULT_ATTRIBUTE_MAX) for a in ATTRIBUTES}}
