@@ -243,3 +243,63 @@ def test_no_form_field_writes_its_own_static_limits(name):
             assert template.split(".")[0] in declared, (name, field)
         elif field != "__note":
             assert (hint or field) in declared or "max: " in rest, f"{name}.js: {field} matches no declared field"
+
+
+# --- docs/extending.md: a made-up action added to one system's package ----------------------------
+
+@pytest.mark.django_db
+def test_a_made_up_action_added_to_one_system_s_package_is_validated_offered_and_described(monkeypatch, table_for):
+    """A new action and its event, declared in WYRM's package alone (its ``actions`` and its
+    ``EVENTS``, as ``rules/wyrm/actions.py`` and ``evolve.py`` would declare them) and nothing else:
+    the server refuses it outside its declared ranges and stores it within them, the table's form
+    JSON offers it, and the OpenAPI description lists it and describes its fields."""
+    from rules import Event, ScriptedDice
+    from rules.base import RuleError
+    from rules.declare import EventSpec, Integer, Text, action
+    from rules.wyrm.evolve import EVENTS
+
+    @action("shout", title="Shout", emits=("shouted",), help="Shout across the field.",
+            fields={"words": Text(40, label="Words"), "volume": Integer(1, 5, default=3, label="Volume")})
+    def shout(state, act, dice):
+        return [Event("shouted", {"words": act["words"], "volume": act["volume"]})]
+
+    wyrm = get_system("wyrm")
+    shouted = EventSpec("shouted", "shouted “{words}”")
+    monkeypatch.setitem(wyrm.actions, "shout", shout)
+    monkeypatch.setitem(EVENTS.specs, "shouted", shouted)
+    monkeypatch.setitem(EVENTS._by_name, "shouted", shouted)
+    openapi.declared.cache_clear()
+    try:
+        # Validation, in the rules and through the server's one command path.
+        state = wyrm.initial_state(dict(wyrm.example_sheet))
+        with pytest.raises(RuleError, match="'volume' must be from 1 to 5, not 9"):
+            wyrm.decide(state, {"type": "shout", "words": "Ho", "volume": 9}, ScriptedDice([]))
+        table = table_for("wyrm")
+        hero = table.create_character(table.alice, "Hero", dict(wyrm.example_sheet))
+        from campaign.actions import ActionError
+
+        with pytest.raises(ActionError, match="'words' is required"):
+            table.command(table.alice, {"type": "shout", "character": hero.id})
+        stored = table.command(table.alice, {"type": "shout", "character": hero.id, "words": " Ho! "}).events
+        assert [(e.type, e.payload["words"], e.payload["volume"]) for e in stored] == [("shouted", "Ho!", 3)]
+
+        # The form: served to the table as every declared action is.
+        served = Client().get("/api/systems/wyrm", secure=True).json()
+        form = served["actions"]["shout"]
+        assert [f["name"] for f in form["fields"]] == ["words", "volume"] and form["emits"] == ["shouted"]
+        assert served["events"]["shouted"]["description"] == "shouted “{words}”"
+
+        # The OpenAPI description: its schema and its place in the vocabulary.
+        spec = openapi.generated(SPEC)
+        schema = spec["components"]["schemas"]["Action.wyrm.shout"]
+        assert schema["properties"]["volume"] == {"type": "integer", "minimum": 1, "maximum": 5, "default": 3,
+                                                  "description": "Volume."}
+        assert schema["required"] == ["type", "words"]
+        listed = spec["components"]["schemas"]["Action"]["x-action-types"]["systems"]["wyrm"]
+        assert "shout" in listed["actions"] and listed["schemas"]["shout"].endswith("Action.wyrm.shout")
+        _form_matches_schema(form["fields"], schema, "wyrm.shout")
+        # No other system hears of it.
+        assert all("shout" not in spec["components"]["schemas"]["Action"]["x-action-types"]["systems"][name]["actions"]
+                   for name in SYSTEMS if name != "wyrm")
+    finally:
+        openapi.declared.cache_clear()
