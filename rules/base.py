@@ -226,8 +226,10 @@ class Evolver:
         return state if result is None else result
 
 
-# The platform's events a system may react to (a scene's end clears what lasts a scene).
-FRAME_EVENTS = frozenset({"session_started", "session_ended", "scene_started", "scene_ended"})
+# The platform's events a system may react to (a scene's end clears what lasts a scene; an encounter's
+# new round and its end run down what lasts some rounds: rules/conditions.py).
+FRAME_EVENTS = frozenset({"session_started", "session_ended", "scene_started", "scene_ended", "turn_advanced",
+                          "encounter_ended"})
 
 
 def evolver(handlers: Mapping[str, Callable[[dict, Mapping], Any]], events: Any = None) -> Evolver:

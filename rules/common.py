@@ -9,8 +9,10 @@ platform's, not a rule text's) and in :mod:`rules.health` (the track).
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Mapping
 
+from . import conditions
 from .base import RuleError, copy_json
 from .declare import EventSpec
 from .options import CONFIGURED, apply_configured
@@ -116,15 +118,40 @@ def _fight(state: dict, p: Mapping) -> None:
     state["fight"] = copy_json(p.get("fight"))
 
 
+def _fight_round(state: dict, p: Mapping) -> None:
+    conditions.round_over("fight_round_rolled", state, p)  # a round of its fight has passed
+    _fight(state, p)
+
+
 HANDLERS = {
     CONFIGURED: apply_configured,
     "fight_started": _fight,
-    "fight_round_rolled": _fight,
+    "fight_round_rolled": _fight_round,
     "fight_ended": _fight,
     ADJUSTED: _adjust,
     "harm_marked": _harm,
     "harm_healed": _harm,
+    conditions.APPLIED: conditions.applied,
+    conditions.REMOVED: conditions.removed,
+    "turn_advanced": functools.partial(conditions.round_over, "turn_advanced"),
+    "encounter_ended": functools.partial(conditions.round_over, "encounter_ended"),
+    **{kind: conditions.scene_over for kind in conditions.SCENE_OVER},
 }
+
+
+def handlers(own: Mapping) -> dict:
+    """A system's handlers with the ones every system shares; where both handle an event (a scene's
+    end: the system's own scene-long things and the conditions; a contest's round: the system's own and
+    the conditions' count), both run, the system's first."""
+    shared = {**HANDLERS, **{kind: functools.partial(conditions.round_over, kind)
+                             for kind in conditions.CONTEST_ROUNDS if kind in own}}
+    merged = {**own, **shared}
+    for kind in set(own) & set(shared):
+        def both(state, p, first=own[kind], then=shared[kind]):
+            state = first(state, p) or state
+            return then(state, p) or state
+        merged[kind] = both
+    return merged
 
 
 # Declared once here, included in every system's EventBook (rules/declare.py).
@@ -137,6 +164,8 @@ EVENTS = (
     EventSpec("fight_choice_made", "chose for round {round} of the fight"),
     EventSpec("fight_round_rolled", "{label}, round {round}"),
     EventSpec("fight_ended", "the fight “{label}” ended after {rounds|round|rounds}"),
+    EventSpec(conditions.APPLIED, "is {name} {lasts}"),
+    EventSpec(conditions.REMOVED, "is no longer {name}"),
 )
 
 

@@ -18,9 +18,10 @@ from typing import Iterable, Sequence
 from .base import Event, RuleError, RuleSystem, ScriptedDice, copy_json
 from .notation import roll_event
 
-# Events that concern every character of the campaign, not one.
+# Events that concern every character of the campaign, not one (an encounter's turns and end: a
+# condition that lasts some rounds runs down as they pass, rules/conditions.py).
 CAMPAIGN_WIDE = frozenset({"scene_started", "scene_ended", "session_started", "session_ended",
-                           "campaign_configured"})
+                           "campaign_configured", "turn_advanced", "encounter_ended"})
 # An event of one character that other characters' projections read too (a contest's
 # round, campaign/actions/contests.py): ``payload["sides"]`` maps each other character's
 # id (a string) to the payload as that side reads it (``true`` on a bundle, whose inner

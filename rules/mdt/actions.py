@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from .. import common, health
+from .. import common, conditions, health
 from ..base import DiceSource, Event, RuleError, odds_json
 from ..declare import Choice, Flag, Integer, Text, action, actions_by_type
 from . import odds as O
@@ -73,7 +73,13 @@ def _pool(state: dict, attribute: str, specialization: str | None, *modifiers: i
         "specialization_rating": sheet["specializations"][specialization] if specialization else 0,
         "modifier": sum(modifiers),
     }
-    parts["pool"] = 1 + parts["attribute_rating"] + parts["specialization_rating"] + parts["modifier"]
+    # Situational modifiers add or take dice (mundo-das-trevas-lite-testes.pt.txt:3): a condition's,
+    # while it lasts (rules/conditions.py). Recorded only when there is one, so a log from before
+    # conditions replays as it was decided.
+    circumstances, applied = conditions.effect(state)
+    if applied:
+        parts["conditions"] = applied
+    parts["pool"] = 1 + parts["attribute_rating"] + parts["specialization_rating"] + parts["modifier"] + circumstances
     return parts
 
 
@@ -452,6 +458,8 @@ ACTIONS = actions_by_type(
     abandon_project, say_yes, award_points, buy_advance,
     # The health track house rule (off unless the campaign turns it on; rules/health.py).
     *health.actions(health_boxes),
+    # Conditions with a duration (rules/conditions.py): dice on or off the character's tests while they last.
+    *conditions.actions("Dice", "Dice added to (or taken from) the character's tests while it lasts."),
 )
 
 _PLANS = {

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 
-from .. import common
+from .. import common, conditions
 from ..base import DiceSource, Event, RuleError, odds_json
 from ..declare import Choice, Flag, Group, Integer, ListOf, Text, action, actions_by_type
 from .odds import (
@@ -436,6 +436,10 @@ def combat_round(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     """
     contest = _contest(state, combat=True)
     mine_av, theirs_av = available(contest)
+    # A condition's penalty dice, while it lasts, as the text's one- and two-round penalties
+    # (tale-rpg.txt:64-66, rules/conditions.py): dice this side can't portion out this round.
+    penalty, applied = conditions.effect(state)
+    mine_av = max(0, mine_av - penalty)
     p = read_portions(action, mine_av, theirs_av)
     chances = combat_odds(p)
     my_attack = _roll(dice, p["attack"])
@@ -465,6 +469,8 @@ def combat_round(state: dict, action: dict, dice: DiceSource) -> list[Event]:
         "damage": {"to_me": theirs_x["damage"], "to_them": mine_x["damage"]},
         "mine_after": contest["mine"] - theirs_x["damage"], "theirs_after": contest["theirs"] - mine_x["damage"],
         "rounds_left": contest["rounds_left"], "penalties_after": penalties, "odds": odds_json(chances),
+        # Only when a condition took dice: a log from before conditions replays as it was decided.
+        **({"conditions": applied} if applied else {}),
     }
     return _after_round(state, contest, "combat_round_rolled", payload)
 
@@ -663,4 +669,6 @@ NEW_SKILL = "A new skill"  # priced as any skill not on the sheet nor in the tex
 ACTIONS = actions_by_type(
     straight_roll, hide, start_contest, iterated_round, start_combat, combat_round, impose_penalty, end_contest,
     take_damage, assign_damage, rest, award_points, buy_advance,
+    # Conditions with a duration (rules/conditions.py): penalty dice in combat rounds while they last.
+    *conditions.actions("Penalty dice", "Dice the character can't portion out in a combat round while it lasts.", lo=0),
 )

@@ -125,4 +125,4 @@ EVENTS = EventBook([
 ])
 
 # The state after an event; unknown types (generic rolls, ...) change nothing.
-evolve = evolver({**HANDLERS, **common.HANDLERS, **FIGHT_HANDLERS}, EVENTS)
+evolve = evolver({**common.handlers(HANDLERS), **FIGHT_HANDLERS}, EVENTS)

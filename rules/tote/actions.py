@@ -15,7 +15,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any, Mapping
 
-from .. import common
+from .. import common, conditions
 from ..base import DiceSource, Event, RuleError, odds_json
 from ..declare import Choice, Integer, Text, action, actions_by_type
 from .odds import effect_score, effect_test_odds, is_critical, select_skill_die, skill_test_odds
@@ -120,6 +120,8 @@ def prepare_skill_test(state: dict, action: Mapping) -> dict:
     if state["taken_out"]:
         raise RuleError("Your hero is taken out: the injury track is full. Heal an injury before testing a skill.")
     penalty = state["gm_penalty"]
+    # A condition's bonus or penalty, while it lasts (tote-basic-rules-v1.1.txt:8, rules/conditions.py).
+    circumstances, applied = conditions.effect(state)
     return {
         "skill": skill,
         "row": row,
@@ -128,7 +130,8 @@ def prepare_skill_test(state: dict, action: Mapping) -> dict:
         "specialization": spec,
         "modifier": modifier,
         "penalty": penalty,
-        "bonus": (spec["bonus"] if spec else 0) + modifier + penalty,
+        "bonus": (spec["bonus"] if spec else 0) + modifier + penalty + circumstances,
+        "conditions": applied,
         "target": target,
         "blocked": blocked_values(state),
         "bubble": bubble,
@@ -202,6 +205,8 @@ def skill_test(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
         "specialization": test["specialization"],
         "modifier": test["modifier"],
         "aspect_penalty": test["penalty"],
+        # Only when a condition adds something: a log from before conditions replays as it was decided.
+        **({"conditions": test["conditions"]} if test["conditions"] else {}),
         "bonus": test["bonus"],
         "target": test["target"],
         "blocked": test["blocked"],
@@ -533,6 +538,8 @@ def advances(state: dict) -> dict:
 ACTIONS = actions_by_type(
     skill_test, spend_resolve, invoke_aspect, gm_invoke_aspect, grant_resolve, mark_injury, heal_injury,
     effect_test, award_points, end_tale, buy_advance,
+    # Conditions with a duration (rules/conditions.py): a bonus or penalty on skill tests while they last.
+    *conditions.actions("Bonus or penalty", "Added to the hero's skill test totals while it lasts."),
 )
 
 

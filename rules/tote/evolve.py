@@ -124,4 +124,4 @@ EVENTS = EventBook([
 ])
 
 # The state after an event; unknown types (generic rolls, ...) change nothing.
-evolve = evolver({**HANDLERS, **common.HANDLERS}, EVENTS)
+evolve = evolver(common.handlers(HANDLERS), EVENTS)

@@ -24,7 +24,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Mapping
 
-from .. import health
+from .. import conditions, health
 from ..base import DiceSource, Event, RuleError, odds_json
 from ..declare import Choice, Flag, Group, Integer, ListOf, Text, action, actions_by_type
 from .odds import (
@@ -167,6 +167,8 @@ def check(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
                 "opposition": opposition,
                 "dl_base": dl_base,
                 "modifier": spec.modifier,
+                # Only when a condition adds to the DL: a log from before conditions replays as it was decided.
+                **({"conditions": list(spec.conditions)} if spec.conditions else {}),
                 "dl": dl,
                 "ties_succeed": spec.ties_succeed,
                 "success": success,
@@ -441,4 +443,6 @@ ACTIONS = actions_by_type(
     check, damage, automatic_success, spend_fate, approve_fate, deny_fate, grant_fate, award_points, buy_advance,
     # The health track house rule (off unless the campaign turns it on; rules/health.py).
     *health.actions(health_boxes),
+    # Conditions with a duration (rules/conditions.py): a circumstantial DL modifier while they last.
+    *conditions.actions("DL modifier", "Added to the DL of the character's attribute checks while it lasts."),
 )

@@ -118,4 +118,4 @@ EVENTS = EventBook([
 ])
 
 # The state after an event; unknown types (generic rolls, ...) change nothing.
-evolve = evolver({**_APPLY, **common.HANDLERS}, EVENTS)
+evolve = evolver(common.handlers(_APPLY), EVENTS)

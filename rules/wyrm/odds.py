@@ -18,6 +18,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Mapping
 
+from .. import conditions
 from ..base import RuleError, require_int
 from .sheet import ATTRIBUTE_HARD_MAX, find_skill, read_bool
 
@@ -130,6 +131,7 @@ class CheckSpec:
     modifier: int  # circumstantial modifier, added to the DL
     ties_succeed: bool
     task: str | None = None
+    conditions: tuple = ()  # the conditions whose modifier ``modifier`` includes (rules/conditions.py)
 
     @property
     def bonus(self) -> int:
@@ -199,6 +201,9 @@ def check_spec(state: Mapping, action: Mapping) -> CheckSpec:
     if len(names) == 2 and not (action["gm_allows_second_skill"] or state["sheet"]["options"]["second_skill_bonus"]):
         raise RuleError("A second skill adds +2 only when the GM allows it; ask your GM.", "not_allowed")
     vs = action["vs"]
+    # "The GM may add circumstantial modifiers to any DL" (wyrm-srd-rules-mechanics.txt:31): a
+    # condition's, while it lasts, on top of the one the check names (rules/conditions.py).
+    circumstances, applied = conditions.effect(state)
     return CheckSpec(
         action["attribute"],
         state["attributes"][action["attribute"]],
@@ -206,9 +211,10 @@ def check_spec(state: Mapping, action: Mapping) -> CheckSpec:
         len(names),
         action["dl"],
         None if vs is None else (vs["attribute"], vs["skills"], vs["static"]),
-        action["modifier"],
+        action["modifier"] + circumstances,
         state["sheet"]["options"]["ties_succeed"],
         action["task"],
+        tuple(applied),
     )
 
 

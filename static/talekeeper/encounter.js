@@ -3,6 +3,7 @@
 // data.encounter (folded up to its head); later events arrive over the socket, as every event does.
 // The fold mirrors rules/encounter.py.
 import { h, fill, askFirst } from "./ui.js";
+import { conditionsInline } from "./conditions.js";
 
 const GM_TURN = 0; // the GM's turn's place in the order (rules/encounter.py)
 
@@ -39,6 +40,7 @@ export function setUpEncounter({ data, chars, me, isGM, canAct, sendCommand, sel
       dataset: { character: c.character },
     }, h("span", { class: "name" }, c.name),
     c.character === encounter.acting ? h("span", { class: "small" }, " · acting") : null,
+    conditionsInline(chars.get(c.character)?.state),
     // No rule text has an initiative rule: the GM orders the turns (docs/rules.md, platform 11).
     isGM && i > 0 ? h("button", {
       type: "button", class: "small ghost", "aria-label": `Move ${c.name} up`,

@@ -6,6 +6,7 @@
 
 import { h, fill } from "./ui.js";
 import { adjustSpec } from "./adjust.js";
+import { conditionsBlock } from "./conditions.js";
 import { closeComposer, declaredSpecs, startAction } from "./composer.js";
 import { updateFollowUps } from "./follow.js";
 import { orderCharacters } from "./format.js";
@@ -131,6 +132,7 @@ function showSheet(body) {
   state.chars.set(id, c);
   if (id === state.selected || first) renderHero();
   updateFollowUps(id);
+  parts.encounter?.charactersChanged?.(); // the turn order names each combatant's conditions
 }
 
 export function orderedCharacters() {
@@ -268,7 +270,13 @@ function renderHero() {
   const owner = h("p", { class: "muted small owner-line" },
     isGM && c.npc ? `Your NPC · ${SHOWN.get(c.shown) || c.shown}` : c.owner === me.username ? "Your character" : `Played by ${c.owner}`,
     canAct(c) ? "" : " · you can read this sheet");
-  fill(sheetEl, owner, sheet);
+  // Conditions in every system, above the system's own sheet; the GM removes one with a click.
+  const conditions = conditionsBlock(c.state, {
+    word: state.declared.actions?.apply_condition?.fields?.find((f) => f.name === "modifier")?.label,
+    remove: isGM && canAct(c) ? (name, button) => startAction({ id: "remove_condition", type: "remove_condition", immediate: true,
+      build: () => ({ type: "remove_condition", name }) }, c.id, button) : null,
+  });
+  fill(sheetEl, owner, conditions, sheet);
   const groups = new Map();
   for (const spec of specs.values()) {
     if (placed.has(spec.id)) continue;

@@ -417,17 +417,21 @@ EXTRA_ROWS = [
 SYSTEM_ROWS = {
     "tote": {"skill_test": "owner", "spend_resolve": "owner", "invoke_aspect": "owner", "effect_test": "owner",
              "buy_advance": "owner", "gm_invoke_aspect": "gm", "grant_resolve": "gm", "mark_injury": "gm",
-             "heal_injury": "gm", "award_points": "gm", "end_tale": "gm"},
+             "heal_injury": "gm", "award_points": "gm", "end_tale": "gm",
+             "apply_condition": "gm", "remove_condition": "gm"},
     "wyrm": {"check": "owner", "damage": "owner", "spend_fate": "owner", "buy_advance": "owner",
              "automatic_success": "gm", "approve_fate": "gm", "deny_fate": "gm", "grant_fate": "gm",
-             "award_points": "gm", "mark_harm": "gm", "heal_harm": "gm"},
+             "award_points": "gm", "mark_harm": "gm", "heal_harm": "gm",
+             "apply_condition": "gm", "remove_condition": "gm"},
     "tale": {"straight_roll": "owner", "hide": "owner", "start_contest": "owner", "iterated_round": "owner",
              "end_contest": "owner", "start_combat": "owner", "combat_round": "owner", "assign_damage": "owner",
              "rest": "owner", "buy_advance": "owner", "award_points": "gm", "take_damage": "gm",
-             "impose_penalty": "gm"},
+             "impose_penalty": "gm",
+             "apply_condition": "gm", "remove_condition": "gm"},
     "mdt": {"test": "owner", "opposed_test": "owner", "contest_round": "owner", "end_contest": "owner",
             "project_roll": "owner", "abandon_project": "owner", "buy_advance": "owner", "start_contest": "gm",
-            "start_project": "gm", "say_yes": "gm", "award_points": "gm", "mark_harm": "gm", "heal_harm": "gm"},
+            "start_project": "gm", "say_yes": "gm", "award_points": "gm", "mark_harm": "gm", "heal_harm": "gm",
+            "apply_condition": "gm", "remove_condition": "gm"},
 }
 # (persona, whose character) -> may act, per kind of row.
 MAY = {

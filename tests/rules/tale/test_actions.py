@@ -24,7 +24,8 @@ class _no_dice:
 
 def test_system_shape():
     assert SYSTEM.name == "tale" and SYSTEM.title == "Tale RPG"
-    assert SYSTEM.gm_actions == {"award_points", "take_damage", "impose_penalty"}
+    assert SYSTEM.gm_actions == {"award_points", "take_damage", "impose_penalty",
+                                 "apply_condition", "remove_condition"}
     assert set(SYSTEM.gm_actions) <= set(SYSTEM.actions)
 
 

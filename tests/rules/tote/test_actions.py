@@ -43,7 +43,7 @@ def failed_test(state, target=12):
 def test_system_shape():
     assert SYSTEM.name == "tote" and SYSTEM.title == "Tales from the Torn Earth"
     assert SYSTEM.gm_actions == {"gm_invoke_aspect", "grant_resolve", "mark_injury", "heal_injury",
-                                 "award_points", "end_tale"}
+                                 "award_points", "end_tale", "apply_condition", "remove_condition"}
     assert SYSTEM.gm_actions <= set(SYSTEM.actions)
 
 

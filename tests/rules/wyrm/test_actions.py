@@ -29,7 +29,7 @@ def after_check(state=None, faces=(2,), **fields):
 def test_system_shape():
     assert WYRM.name == "wyrm" and WYRM.title == "WYRM (Warrior, Rogue & Mage)"
     assert WYRM.gm_actions == {"automatic_success", "approve_fate", "deny_fate", "grant_fate", "award_points",
-                               "mark_harm", "heal_harm"}
+                               "mark_harm", "heal_harm", "apply_condition", "remove_condition"}
     assert WYRM.gm_actions < set(WYRM.actions)
     refused(make(), {"type": "fly"}, "no action 'fly'")
 
@@ -248,7 +248,7 @@ def test_scene_end_lapses_fate_on_rolls():
         assert ended["last_roll"] is None and ended["pending_fate"] is None and ended["fate"] == 2
         refused(ended, {"type": "approve_fate"}, "no Fate request")
         refused(ended, {"type": "spend_fate", "use": "reroll"}, "no roll of yours")
-    assert WYRM.evolve(state, Event("scene_started", {"scene": 2})) is state
+    assert WYRM.evolve(state, Event("scene_started", {"scene": 2})) == state
 
 
 def test_grant_fate():

@@ -1,0 +1,75 @@
+"""Conditions with a duration at the table (rules/conditions.py): the GM applies one with one form;
+every member reads it on the sheet and beside the combatant in the encounter with the rounds left;
+the rules read its modifier where the text gives it one (WYRM: "The GM may add circumstantial
+modifiers to any DL", wyrm-srd-rules-mechanics.txt:31); it ends as the encounter's rounds pass;
+the GM removes another with a click."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from campaign.models import Event
+from rules import get_system
+from tests.browser.conftest import head_seq, off_the_loop
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_a_condition_is_shown_read_by_the_rules_and_runs_down_with_the_rounds(table_of, seats, script_dice):
+    table = table_of("wyrm")
+    hero = table.create_character(table.alice, "Mira", get_system("wyrm").example_sheet)
+    table.command(table.gm, {"type": "start_encounter", "name": "Ambush"})
+    table.command(table.gm, {"type": "add_combatant", "character": hero.id})
+    gm, alice = seats("gm", "alice")
+    # Players are not offered the GM's form.
+    expect(alice.page.locator('#sheet-wrap button[data-action="declared:apply_condition"]')).to_have_count(0)
+
+    gm.tab("Mira")
+    form = gm.start("declared:apply_condition")
+    form.get_by_label("Condition", exact=True).fill("In the dark")
+    form.get_by_label("Lasts", exact=True).select_option("rounds")
+    form.get_by_label("Rounds", exact=True).fill("2")
+    form.get_by_label("DL modifier", exact=True).fill("2")
+    seq = head_seq(table) + 1
+    gm.submit()
+    for seat in (gm, alice):
+        expect(seat.event(seq)).to_contain_text("is In the dark for 2 rounds")
+        expect(seat.page.locator("#sheet .conditions")).to_contain_text("In the dark (DL modifier +2, 2 rounds left)")
+        expect(seat.page.locator(f'#turn-order li[data-character="{hero.id}"]')).to_contain_text(
+            "In the dark (2 rounds left)")
+    expect(alice.page.get_by_role("button", name="Remove In the dark")).to_have_count(0)
+
+    # Her check reads it: Rogue 3 + a 4 = 7 against DL 5 + 2.
+    script_dice([4])
+    form = alice.start("check:rogue")
+    form.get_by_label("DL", exact=True).fill("5")
+    rolled = head_seq(table) + 1
+    alice.submit()
+    for seat in (gm, alice):
+        expect(seat.event(rolled)).to_contain_text("vs DL 7")
+    payload = off_the_loop(lambda: Event.objects.get(campaign=table.campaign, seq=rolled).payload)
+    assert payload["conditions"] == [{"name": "In the dark", "modifier": 2}] and payload["dl"] == 7
+
+    # The encounter's rounds: round 1 begins (none has ended), round 2 ends one, round 3 the other.
+    gm.page.locator("#next-turn").click()
+    expect(alice.page.locator("#encounter-round")).to_have_text("Round 1")
+    expect(alice.page.locator("#sheet .conditions")).to_contain_text("2 rounds left")
+    gm.page.locator("#next-turn").click()
+    for seat in (gm, alice):
+        expect(seat.page.locator("#sheet .conditions")).to_contain_text("In the dark (DL modifier +2, 1 round left)")
+        expect(seat.page.locator(f'#turn-order li[data-character="{hero.id}"]')).to_contain_text("1 round left")
+    gm.page.locator("#next-turn").click()
+    for seat in (gm, alice):
+        expect(seat.page.locator("#encounter-round")).to_have_text("Round 3")
+        expect(seat.page.locator("#sheet .conditions")).to_have_count(0)
+
+    # One that lasts until removed: the GM removes it with a click.
+    table.command(table.gm, {"type": "apply_condition", "character": hero.id, "name": "Cursed",
+                             "duration": "until_removed"})
+    expect(alice.page.locator("#sheet .conditions")).to_contain_text("Cursed (until removed)")
+    removed = head_seq(table) + 1
+    gm.page.get_by_role("button", name="Remove Cursed").click()
+    for seat in (gm, alice):
+        expect(seat.event(removed)).to_contain_text("is no longer Cursed")
+        expect(seat.page.locator("#sheet .conditions")).to_have_count(0)

@@ -1,0 +1,81 @@
+"""Conditions with a duration through the command path, in every system (rules/conditions.py),
+with the server's own dice, so the session's replay checks every roll that read one.
+
+The GM applies a condition; a roll of the character reads its modifier while it lasts; the
+encounter's rounds and the scene's end run it down in every fold (the projection, the state as of a
+seq, a rebuild, the session's dice replay), with no event of its own; a player can't apply one.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from campaign.actions import Forbidden
+from campaign.fairdice import verify_session
+from campaign.log import verify_chain
+from campaign.models import CharacterProjection, Event
+from campaign.projections import rebuild, state_as_of
+from rules import get_system
+
+
+# A roll each system's condition modifier changes (rules/conditions.py), and the modifier.
+READS = {
+    "tote": ({"type": "skill_test", "skill": "Strike", "target": 8}, -2),
+    "wyrm": ({"type": "check", "attribute": "rogue", "skills": ["Stealth"], "dl": 8}, 2),
+    "tale": ({"type": "start_combat", "their_pool": 4}, 2),
+    "mdt": ({"type": "test", "attribute": "presence", "difficulty": 2}, -1),
+}
+
+
+def conditions(character) -> list[tuple[str, int | None]]:
+    state = CharacterProjection.objects.get(character=character).state
+    return [(c["name"], c.get("rounds_left")) for c in state.get("conditions") or []]
+
+
+@pytest.mark.parametrize("system", sorted(READS))
+def test_a_condition_is_read_while_it_lasts_and_runs_down_in_every_fold(table_for, system):
+    table = table_for(system)
+    rules = get_system(system)
+    hero = table.create_character(table.alice, "Hero", rules.example_sheet)
+    play = lambda who, action: table.command(who, {**action, "character": hero.id})  # noqa: E731
+    table.command(table.gm, {"type": "start_session"})
+    table.command(table.gm, {"type": "start_scene"})
+    roll, modifier = READS[system]
+    with pytest.raises(Forbidden):
+        play(table.alice, {"type": "apply_condition", "name": "Dazed", "duration": "scene"})
+    play(table.gm, {"type": "apply_condition", "name": "Dazed", "duration": "rounds", "rounds": 1,
+                    "modifier": modifier})
+    play(table.gm, {"type": "apply_condition", "name": "Inspired", "duration": "scene"})
+    play(table.gm, {"type": "apply_condition", "name": "Cursed", "duration": "until_removed"})
+    assert conditions(hero) == [("Dazed", 1), ("Inspired", None), ("Cursed", None)]
+    rolled = play(table.alice, roll).events[0]
+    if system == "tale":  # Tale's penalty dice are read by its combat rounds
+        rolled = play(table.alice, {"type": "combat_round", "attack": 2, "defence": 3, "their_attack": 2,
+                                    "their_defence": 2}).events[0]
+        assert rolled.payload["available"]["mine"] == 5  # brawn 4 + skill 3, 2D off
+        assert conditions(hero) == [("Inspired", None), ("Cursed", None)]  # its one combat round is over
+        play(table.alice, {"type": "end_contest"})
+    else:
+        assert rolled.payload["conditions"] == [{"name": "Dazed", "modifier": modifier}]
+        # The encounter's rounds: round 1 begins, then round 2 ends Dazed's one round.
+        table.command(table.gm, {"type": "start_encounter", "name": "Ambush"})
+        table.command(table.gm, {"type": "add_combatant", "character": hero.id})
+        table.command(table.gm, {"type": "advance_turn"})
+        assert conditions(hero) == [("Dazed", 1), ("Inspired", None), ("Cursed", None)]
+        table.command(table.gm, {"type": "advance_turn"})
+        assert conditions(hero) == [("Inspired", None), ("Cursed", None)]
+        table.command(table.gm, {"type": "end_encounter"})
+    ended = table.command(table.gm, {"type": "end_scene"}).events[-1]
+    assert conditions(hero) == [("Cursed", None)]
+    play(table.gm, {"type": "remove_condition", "name": "cursed"})
+    assert conditions(hero) == []
+    table.command(table.gm, {"type": "end_session"})
+
+    campaign = type(table.campaign).objects.get(pk=table.campaign.pk)
+    assert [c["name"] for c in state_as_of(hero, ended.seq - 1)["conditions"]] == ["Inspired", "Cursed"]
+    assert verify_chain(campaign).ok
+    assert rebuild(campaign, check=True) == []
+    report = verify_session(campaign, 1)
+    assert report.ok, report.problems
+    kinds = set(Event.objects.filter(campaign=campaign).values_list("type", flat=True))
+    assert {"condition_applied", "condition_removed"} <= kinds and not any("expired" in k for k in kinds)

@@ -1,0 +1,181 @@
+"""Conditions with a duration (rules/conditions.py, docs/rules.md "Conditions"), in every system.
+
+A condition's modifier is read where a text gives circumstances an effect: TOTE's "other bonuses
+or penalties to add, based on the circumstances" (tote-basic-rules-v1.1.txt:8), WYRM's
+"circumstantial modifiers to any DL" (wyrm-srd-rules-mechanics.txt:31), MdT's situational
+modifiers "adicionando ou subtraindo dados no Teste" (mundo-das-trevas-lite-testes.pt.txt:3) and
+Tale's "one- and two-round penalties" (tale-rpg.txt:64-66). With no modifier it is shown only.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rules import Event, RuleError, ScriptedDice, get_system
+from rules.conditions import MAX_CONDITIONS
+
+from .folding import assert_folds_in_place
+
+SYSTEMS = ("tote", "wyrm", "tale", "mdt")
+
+
+def fresh(name: str) -> dict:
+    system = get_system(name)
+    return system.initial_state(system.validate_sheet(system.example_sheet))
+
+
+def act(name: str, state: dict, action: dict, faces=()) -> tuple[list[Event], dict]:
+    system = get_system(name)
+    events = system.decide(state, action, ScriptedDice(faces))
+    return events, system.replay(state, events)
+
+
+def fold(name: str, state: dict, *events: Event) -> dict:
+    return get_system(name).replay(state, list(events))
+
+
+def turn(round_: int, turn_: int = 0) -> Event:
+    return Event("turn_advanced", {"round": round_, "turn": turn_, "acting": 1, "name": "Ayasha"})
+
+
+def condition(name="Blinded", duration="rounds", rounds=2, modifier=0) -> dict:
+    return {"type": "apply_condition", "name": name, "duration": duration, "rounds": rounds, "modifier": modifier}
+
+
+def names(state: dict) -> list[tuple[str, int | None]]:
+    return [(c["name"], c.get("rounds_left")) for c in state.get("conditions") or []]
+
+
+@pytest.mark.parametrize("name", SYSTEMS)
+def test_rounds_run_down_as_the_encounter_s_rounds_end(name):
+    events, st = act(name, fresh(name), condition(rounds=2))
+    assert [e.type for e in events] == ["condition_applied"]
+    assert events[0].payload["lasts"] == "for 2 rounds"
+    assert names(st) == [("Blinded", 2)]
+    # Round 1 begins: no round has ended yet. Later turns of a round end none either.
+    st = fold(name, st, turn(1), turn(1, 1), turn(1, 2))
+    assert names(st) == [("Blinded", 2)]
+    st = fold(name, st, turn(2))  # round 1 ended
+    assert names(st) == [("Blinded", 1)]
+    st = fold(name, st, turn(2, 1), turn(3))  # round 2 ended: two rounds have passed
+    assert names(st) == []
+    assert_folds_in_place(get_system(name), fresh(name), [*events, turn(1), turn(2), turn(3)])
+
+
+@pytest.mark.parametrize("name", SYSTEMS)
+def test_the_scene_s_end_ends_what_lasts_the_scene_or_some_rounds(name):
+    st = fresh(name)
+    for action in (condition("Dazed", rounds=5), condition("Inspired", "scene"), condition("Cursed", "until_removed")):
+        st = act(name, st, action)[1]
+    for ending in ("scene_ended", "session_ended", "scene_started"):
+        assert names(fold(name, st, Event(ending, {"scene": 1}))) == [("Cursed", None)]
+    # The encounter's end leaves no rounds to count: what lasts some rounds ends with it.
+    assert names(fold(name, st, Event("encounter_ended", {"name": "Ambush", "rounds": 2}))) == [
+        ("Inspired", None), ("Cursed", None)]
+
+
+@pytest.mark.parametrize("name", SYSTEMS)
+def test_the_gm_removes_one_and_the_same_name_again_replaces_it(name):
+    st = act(name, fresh(name), condition("Blinded", rounds=2))[1]
+    events, st = act(name, st, condition("blinded", rounds=4))
+    assert events[0].payload["replaces"] is True and events[0].payload["name"] == "Blinded"
+    assert names(st) == [("Blinded", 4)]
+    events, st = act(name, st, {"type": "remove_condition", "name": "BLINDED"})
+    assert events[0].type == "condition_removed" and names(st) == []
+    with pytest.raises(RuleError, match="no condition “Blinded” \\(theirs: none\\)"):
+        act(name, st, {"type": "remove_condition", "name": "Blinded"})
+    for i in range(MAX_CONDITIONS):
+        st = act(name, st, condition(f"C{i}", "scene"))[1]
+    with pytest.raises(RuleError, match="at most 12 conditions"):
+        act(name, st, condition("One more", "scene"))
+    assert get_system(name).gm_actions >= {"apply_condition", "remove_condition"}
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"name": ""}, "'name' is required"),
+    ({"rounds": 21}, "'rounds' must be from 1 to 20"),
+    ({"duration": "forever"}, "'duration' must be one of"),
+    ({"modifier": 11}, "'modifier' must be from"),
+])
+def test_a_malformed_condition_is_refused_in_words(bad, message):
+    with pytest.raises(RuleError, match=message):
+        act("wyrm", fresh("wyrm"), {**condition(), **bad})
+
+
+def test_a_side_of_a_fight_counts_the_fight_s_rounds_not_the_encounter_s():
+    st = act("wyrm", fresh("wyrm"), condition(rounds=2))[1]
+    view = {"fight": {"seq": 7, "kind": "opposed", "label": "Bridge", "bonus": 3, "explodes": False}}
+    st = fold("wyrm", st, Event("fight_started", view))
+    # The encounter's rounds go by; the fight has rolled none: nothing passes for its side.
+    st = fold("wyrm", st, turn(2), turn(3))
+    assert names(st) == [("Blinded", 2)]
+    st = fold("wyrm", st, Event("fight_round_rolled", view))
+    assert names(st) == [("Blinded", 1)]
+    st = fold("wyrm", st, Event("fight_round_rolled", view))
+    assert names(st) == []
+
+
+def test_tote_a_condition_s_bonus_or_penalty_is_added_to_a_skill_test():
+    # tote-basic-rules-v1.1.txt:8: "You might have other bonuses or penalties to add, based on the circumstances."
+    st = act("tote", fresh("tote"), condition("Dazzled", "scene", modifier=-2))[1]
+    # Strike 2: skill dice 5, 4; Paragon 3. 5 + 3 - 2 = 6 against T7: a failure it would not be without.
+    events, _ = act("tote", st, {"type": "skill_test", "skill": "Strike", "target": 7}, [5, 4, 3])
+    p = events[0].payload
+    assert (p["total"], p["bonus"], p["outcome"]) == (6, -2, "failure")
+    assert p["conditions"] == [{"name": "Dazzled", "modifier": -2}]
+    system = get_system("tote")
+    without = system.preview(fresh("tote"), {"type": "skill_test", "skill": "Strike", "target": 7})
+    assert system.preview(st, {"type": "skill_test", "skill": "Strike", "target": 7})["success"] < without["success"]
+
+
+def test_wyrm_a_condition_s_modifier_is_added_to_the_dl():
+    # wyrm-srd-rules-mechanics.txt:31: "The GM may add circumstantial modifiers to any DL if appropriate."
+    st = act("wyrm", fresh("wyrm"), condition("In the dark", "scene", modifier=2))[1]
+    # Rogue 3 + Stealth 2 + a 4 = 9 against DL 8 (+2): 10, a failure.
+    events, _ = act("wyrm", st, {"type": "check", "attribute": "rogue", "skills": ["Stealth"], "dl": 8,
+                                 "modifier": 0}, [4])
+    p = events[0].payload
+    assert (p["total"], p["dl"], p["modifier"], p["outcome"]) == (9, 10, 2, "failure")
+    assert p["conditions"] == [{"name": "In the dark", "modifier": 2}]
+
+
+def test_mdt_a_condition_s_dice_join_or_leave_the_pool():
+    # mundo-das-trevas-lite-testes.pt.txt:3: "MODIFICADORES situacionais ... adicionando ou subtraindo dados".
+    st = act("mdt", fresh("mdt"), condition("Ferido", "until_removed", modifier=-1))[1]
+    # Presence 3: 1 + 3 = 4 dice, one fewer for the condition: three d10s.
+    events, _ = act("mdt", st, {"type": "test", "attribute": "presence", "difficulty": 1}, [7, 2, 10])
+    p = events[0].payload
+    assert (p["pool"], p["modifier"], p["successes"]) == (3, 0, 3)
+    assert p["conditions"] == [{"name": "Ferido", "modifier": -1}]
+
+
+def test_tale_a_condition_s_penalty_dice_are_not_portioned_out_in_a_combat_round():
+    # tale-rpg.txt:64-66: a 1D penalty "in the next round of combat"; "the one- and two-round penalties".
+    st = act("tale", fresh("tale"), condition("Winded", rounds=1, modifier=2))[1]
+    st = act("tale", st, {"type": "start_combat", "their_pool": 5})[1]  # brawn 4 + skill 3: 7D
+    with pytest.raises(RuleError, match="only 5D"):
+        act("tale", st, {"type": "combat_round", "attack": 6, "defence": 0, "their_attack": 0, "their_defence": 0})
+    events, st = act("tale", st, {"type": "combat_round", "attack": 5, "defence": 0, "their_attack": 0,
+                                  "their_defence": 2}, [6, 6, 6, 6, 6] + [1, 1])
+    assert events[0].payload["available"]["mine"] == 5
+    assert events[0].payload["conditions"] == [{"name": "Winded", "modifier": 2}]
+    # The combat round was the condition's one round: it is over.
+    assert names(st) == []
+
+
+@pytest.mark.parametrize("name", SYSTEMS)
+def test_a_condition_without_a_modifier_is_shown_not_applied(name):
+    shown = act(name, fresh(name), condition("Frightened", "scene"))[1]
+    assert shown["conditions"] == [{"name": "Frightened", "duration": "scene", "modifier": 0}]
+    action, faces = {
+        "tote": ({"type": "skill_test", "skill": "Strike", "target": 7}, [5, 4, 3]),
+        "wyrm": ({"type": "check", "attribute": "rogue", "skills": [], "dl": 5}, [4]),
+        "tale": ({"type": "straight_roll", "vs_pool": 2}, [3] * 30),
+        "mdt": ({"type": "test", "attribute": "presence", "difficulty": 1}, [7, 2, 10, 1]),
+    }[name]
+    system = get_system(name)
+    with_it = system.decide(shown, action, ScriptedDice(faces))
+    without = system.decide(fresh(name), action, ScriptedDice(faces))
+    # The same decision, to the byte: a log from before conditions replays as it was decided.
+    assert [e.payload for e in with_it] == [e.payload for e in without]
+    assert "conditions" not in with_it[0].payload
