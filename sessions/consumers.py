@@ -119,6 +119,11 @@ class TableConsumer(AsyncWebsocketConsumer):
             raise
         finally:
             self._stand_up()
+            # Messages for this socket's channel that arrive from now on would wait for ever in the
+            # layer's memory (campaign/layers.py ReceiveBuffer).
+            gone = getattr(self.channel_layer, "reader_gone", None)
+            if gone is not None and getattr(self, "channel_name", None):
+                gone(self.channel_name)
 
     async def _stopping(self) -> None:
         if self.campaign_id is None or self.left:

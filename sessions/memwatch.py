@@ -4,8 +4,8 @@ Started by ``campaign/asgi.py`` in a daphne process only when ``TRACEMALLOC_FILE
 default: tracing costs every allocation). A daemon thread takes a tracemalloc snapshot every
 ``TRACEMALLOC_SECONDS`` and appends one JSON line to the file: the process's RSS (``VmRSS``), the
 memory tracemalloc traces now and at its peak, the objects the collector tracks, and the allocation
-sites (file and line, ``TRACEMALLOC_FRAMES`` deep for the tracebacks) that grew most since the first
-snapshot and since the previous one. RSS growing while the traced memory stays flat is the allocator
+sites (file and line) that grew most since the first snapshot and since the previous one, with the
+callers (``TRACEMALLOC_FRAMES`` deep) of the blocks alive at the top sites. RSS growing while the traced memory stays flat is the allocator
 (fragmentation, arenas), not Python objects kept alive. ``bench/soak.py`` reads the file.
 """
 
@@ -19,6 +19,7 @@ import time
 import tracemalloc
 
 TOP = 15
+TRACED_SITES = 5  # the growing sites whose callers (tracebacks) a sample records
 # tracemalloc's and the import system's own allocations are not the server's.
 IGNORED = (tracemalloc.__file__, "<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>",
            "<unknown>")
@@ -52,6 +53,17 @@ def _growth(new: tracemalloc.Snapshot, old: tracemalloc.Snapshot, key: str) -> l
     return out
 
 
+def _callers(snap: tracemalloc.Snapshot, site: dict) -> dict:
+    """Where the blocks now alive at a growing site (``file:line``) were allocated from, the largest
+    first: the traces of that one line grouped by their whole traceback (grouping every trace by
+    traceback, and comparing with the first snapshot, held the GIL for a minute in a soak)."""
+    filename, _, lineno = site["at"][0].rpartition(":")
+    stats = snap.filter_traces([tracemalloc.Filter(True, filename, int(lineno))]).statistics("traceback")
+    return {**site, "callers": [{"kb": round(s.size / 1024, 1), "count": s.count,
+                                 "at": [f"{f.filename}:{f.lineno}" for f in reversed(s.traceback)]}  # innermost first
+                                for s in stats[:3]]}
+
+
 class Probe:
     def __init__(self, path: str, every_s: float, frames: int):
         self.path, self.every_s, self.frames = path, every_s, frames
@@ -73,8 +85,8 @@ class Probe:
                 "gc_objects": len(gc.get_objects()), "gc_frozen": gc.get_freeze_count()}
         if first is not None:
             line["since_first"] = _growth(snap, first, "lineno")
-            line["since_first_tracebacks"] = _growth(snap, first, "traceback")[:5]
             line["since_previous"] = _growth(snap, previous, "lineno")[:TOP // 3]
+            line["since_first_tracebacks"] = [_callers(snap, site) for site in line["since_first"][:TRACED_SITES]]
         line["sample_ms"] = round((time.perf_counter() - t0) * 1000)
         return line, snap
 

@@ -149,3 +149,56 @@ async def test_a_doorbell_to_a_full_channel_is_left_out(require_redis):
             assert (await layer.receive(channel))["n"] == 0
     finally:
         await layer.flush()
+
+
+async def test_a_message_for_a_channel_whose_reader_is_gone_is_not_kept(layer):
+    """channels-redis reads every message of the process's channels from one list and queues each for
+    its channel; a queue no read will take (its socket closed) used to keep its messages for ever
+    (channels_redis#384). A channel whose reader is gone keeps nothing; the others are untouched."""
+    gone, here = await layer.new_channel(), await layer.new_channel()
+    layer.reader_gone(gone)
+    await layer.send(gone, {"type": "table.presence", "n": 0})
+    await layer.send(here, {"type": "table.presence", "n": 1})
+    async with asyncio.timeout(10):  # bounded: both are in Redis already, the first read before the second
+        assert (await layer.receive(here))["n"] == 1
+    assert gone not in layer.receive_buffer and here not in layer.receive_buffer
+
+
+async def test_a_channel_read_again_after_its_reader_went_gets_its_messages(layer):
+    channel = await layer.new_channel()
+    layer.reader_gone(channel)
+    read = asyncio.ensure_future(layer.receive(channel))
+    await steps(STEPS)
+    await layer.send(channel, {"type": "table.presence", "n": 2})
+    async with asyncio.timeout(10):
+        assert (await read)["n"] == 2
+
+
+def test_channels_whose_reader_went_are_forgotten_after_a_while(monkeypatch):
+    from campaign import layers
+
+    now = [1000.0]
+    monkeypatch.setattr(layers.time, "monotonic", lambda: now[0])
+    buffer = layers.ReceiveBuffer(capacity=5, remember_s=60)
+    buffer["a"].put_nowait({"n": 0})
+    buffer.reader_gone("a")
+    assert "a" not in buffer and list(buffer.gone) == ["a"]
+    buffer["a"].put_nowait({"n": 1})  # dropped
+    assert "a" not in buffer
+    now[0] += 61
+    buffer.reader_gone("b")
+    assert list(buffer.gone) == ["b"]  # "a" is forgotten: no message can still come for it
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_closed_table_socket_says_its_reader_is_gone(require_redis, transactional_table):
+    from channels.layers import get_channel_layer
+
+    from tests.sessions.test_table_consumer import connect, until_ready
+
+    comm = await connect(transactional_table, transactional_table.alice)
+    await until_ready(comm)
+    buffer = get_channel_layer().receive_buffer
+    before = set(buffer.gone)
+    await comm.disconnect()
+    assert len(set(buffer.gone) - before) == 1

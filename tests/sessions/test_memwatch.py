@@ -27,7 +27,9 @@ def test_a_sample_names_the_site_that_grew(tmp_path):
         assert kept
         top = line["since_first"][0]
         assert top["at"] == [f"{__file__}:{test_a_sample_names_the_site_that_grew.__code__.co_firstlineno + 8}"]
-        assert top["kb"] >= 1900 and line["since_first_tracebacks"][0]["kb"] >= 1900
+        assert top["kb"] >= 1900
+        callers = line["since_first_tracebacks"][0]["callers"][0]
+        assert callers["kb"] >= 1900 and callers["at"][0] == top["at"][0]
         assert json.loads(json.dumps(line)) == line
     finally:
         if not was_tracing:
