@@ -23,9 +23,11 @@ from . import fairdice
 from .errors import Refused
 
 
-def dice_for(campaign, actor_id: int, command_id: str, seed: str | None = None) -> fairdice.CommandDice:
-    """The dice of member ``actor_id``'s command ``command_id`` in the locked ``campaign``."""
-    source = fairdice.dice_for(campaign, actor_id, command_id, seed)
+def dice_for(campaign, actor_id: int, command_id: str, seed: str | None = None,
+             scheme: str | None = None) -> fairdice.CommandDice:
+    """The dice of member ``actor_id``'s command ``command_id`` in the locked ``campaign`` (``scheme``:
+    a witnessed command's, whose id is ``witnessed.dice_id``)."""
+    source = fairdice.dice_for(campaign, actor_id, command_id, seed, scheme)
     if settings.TEST_DICE_FILE:
         real = source.session_dice or source.dice.source  # the session's derived dice, if the file opts in
         return fairdice.CommandDice(fairdice.RecordingDice(QueuedDice(settings.TEST_DICE_FILE, real)),

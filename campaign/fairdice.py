@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 
 from rules import SecretDice, replay
 
+import rules.witness as witnessed
+
 from .log import body_digest, canonical_json, event_body, hashed_fields
 from .member_keys import signature_problems
 from .models import VISIBILITY_PUBLIC, Campaign, DiceSeed, Event
@@ -40,7 +42,10 @@ SCHEME = "talekeeper-hmac-sha256-v2"
 # Scheme v2's derivation with "v3" in its prefixes: the sessions of a campaign whose members sign their
 # commands (docs/fair-dice.md, "Signed commands"), so a signed log's dice can't pass for unsigned ones.
 SCHEME_V3 = "talekeeper-hmac-sha256-v3"
-DERIVED = {SCHEME: "v2", SCHEME_V3: "v3"}
+# A witnessed command's dice (rules/witness.py): v3's derivation with "v4" in its prefixes and
+# the digest of its witnesses' contributions after its command id (witnessed.dice_id).
+SCHEME_V4 = witnessed.DICE_SCHEME
+DERIVED = {SCHEME: "v2", SCHEME_V3: "v3", SCHEME_V4: "v4"}
 MAX_PLAYER_SEED = 64
 # What the server adds to a command's first event beside what the rules decided (rules/replay.py).
 RECORD_KEYS = replay.RECORD_KEYS
@@ -156,7 +161,8 @@ def drawn_nonce() -> str:
     return secrets.token_hex(16)
 
 
-def dice_for(campaign: Campaign, actor_id: int, command_id: str, seed: str | None = None) -> CommandDice:
+def dice_for(campaign: Campaign, actor_id: int, command_id: str, seed: str | None = None,
+             scheme: str | None = None) -> CommandDice:
     """The dice for member ``actor_id``'s command ``command_id`` in the locked ``campaign``.
 
     In a running session they derive from its seed (``seed``, when the caller
@@ -170,7 +176,7 @@ def dice_for(campaign: Campaign, actor_id: int, command_id: str, seed: str | Non
             seed = row.seed if row is not None else None
         if seed is not None:
             source = SessionDice(seed, campaign.id, campaign.current_session, actor_id, command_id,
-                                 scheme_for(campaign))
+                                 scheme or scheme_for(campaign))
             return CommandDice(RecordingDice(source), source)
     return CommandDice(RecordingDice(SecretDice()), None)
 
@@ -303,19 +309,15 @@ def _check_dice_v2(campaign: Campaign, seed: str, events: list[Event], report: D
             continue
         report.events += 1
         report.dice += len(log)
-        if event.payload.get("dice_scheme") != scheme:
+        if event.payload.get("dice_scheme") != scheme and not (
+                witnessed.resolution_of(event.payload) and scheme == SCHEME_V3):
+            # A witnessed command's decision is of scheme v4 inside a v3 session (rules/witness.py checks
+            # it is one); nothing else leaves its session's scheme.
             report.problems.append((event.seq, "dice rolled in a session without the session's dice scheme"))
             continue
         problem = replay_command(campaign, event, seed, scheme)
         if problem:
             report.problems.append(problem)
-
-
-def _command_events(first: Event) -> list[Event]:
-    """The events one command appended, starting with ``first`` (they are contiguous)."""
-    if first.command_id is None:
-        return [first]
-    return list(Event.objects.filter(campaign_id=first.campaign_id, command_id=first.command_id).order_by("seq"))
 
 
 def replay_command(campaign: Campaign, first: Event, seed: str, scheme: str = SCHEME) -> tuple[int, str] | None:
@@ -328,11 +330,21 @@ def replay_command(campaign: Campaign, first: Event, seed: str, scheme: str = SC
     """
     payload = first.payload
     command_id, action, log = payload.get("command_id"), payload.get("action"), payload["dice_log"]
+    dice_id = command_id
+    if witnessed.resolution_of(payload):
+        # A witnessed command's decision: its envelope is on its pending event, and its dice hang on the
+        # digest of its witnesses' contributions too (docs/fair-dice.md, "Witnessed rolls").
+        pending = Event.objects.filter(campaign=campaign, seq=payload.get("command_of"),
+                                       type=witnessed.PENDING).first() if type(payload.get("command_of")) is int else None
+        command_id = pending.payload.get("command_id") if pending is not None else None
+        action = pending.payload.get("action") if pending is not None else None
+        dice_id = witnessed.dice_id(command_id, str(payload.get("witness_digest"))) if isinstance(command_id, str) else None
+        scheme = SCHEME_V4
     if not isinstance(command_id, str) or not isinstance(action, dict) or first.session is None:
         return first.seq, "the event does not record its command id and action"
     if not isinstance(log, list) or not all(_is_die(d) for d in log):
         return first.seq, "its dice_log is not a list of [sides, face] pairs"
-    dice = SessionDice(seed, campaign.id, first.session, first.actor_id, command_id, scheme)
+    dice = SessionDice(seed, campaign.id, first.session, first.actor_id, dice_id, scheme)
     for index, (sides, face) in enumerate(log):
         want = dice.roll(sides)
         if want != face:
@@ -345,6 +357,15 @@ def replay_command(campaign: Campaign, first: Event, seed: str, scheme: str = SC
         state = state_as_of(first.character, first.seq - 1) if first.character_id else None
     filled = payload.get("filled") if isinstance(payload.get("filled"), dict) else None
     return replay.outcome_problem(campaign.rules, state, action, log, _command_events(first), filled)
+
+
+def _command_events(first: Event) -> list[Event]:
+    """The events one command decided, starting with ``first`` (they are contiguous; a witnessed
+    command's pending event and its call to witnesses come before its decision and are not the rules')."""
+    if first.command_id is None:
+        return [first]
+    return list(Event.objects.filter(campaign_id=first.campaign_id, command_id=first.command_id, seq__gte=first.seq)
+                .order_by("seq"))
 
 
 def _is_die(entry) -> bool:

@@ -498,7 +498,10 @@ def _write(campaign: Campaign, events: list[Event], command: Command | None, pro
     pg = connection.vendor == "postgresql"
     as_json = "%s::jsonb" if pg else "%s"
     parts: list[tuple[str, str, list]] = []  # (name, sql, params)
-    if command is not None:
+    # A command stored earlier (a witnessed roll's resolution, campaign/actions/commands.py) is named
+    # by its id; a new one goes in with its events.
+    stored = command is not None and command.pk is not None
+    if command is not None and not stored:
         parts.append(("cmd", f"INSERT INTO {quote(Command._meta.db_table)} "
                              "(campaign_id, actor_id, client_id, body_hash, created_at) "
                              "VALUES (%s, %s, %s, %s, %s) RETURNING id",
@@ -506,7 +509,7 @@ def _write(campaign: Campaign, events: list[Event], command: Command | None, pro
                        ops.adapt_datetimefield_value(command.created_at or timezone.now())]))
     # A command's events name its row: by a subquery of the same statement, or (SQLite) by
     # the id the insert before returned, filled into the slot.
-    command_sql = "NULL" if command is None else "(SELECT id FROM cmd)" if pg else "%s"
+    command_sql = "NULL" if command is None else "%s" if stored or not pg else "(SELECT id FROM cmd)"
     row_sql = "(" + ", ".join(as_json if c == "payload" else command_sql if c == "command_id" else "%s"
                               for c in EVENT_COLUMNS) + ")"
     per_statement = max(1, len(events)) if pg else ROWS_PER_STATEMENT
@@ -515,7 +518,8 @@ def _write(campaign: Campaign, events: list[Event], command: Command | None, pro
         params = []
         for e in batch:
             params += [e.campaign_id, e.seq, e.type, e.version, _payload_text(e), e.actor_id, e.character_id,
-                       e.session, e.scene, e.visibility, *([_SLOT] if command_sql == "%s" else []),
+                       e.session, e.scene, e.visibility,
+                       *([command.pk if stored else _SLOT] if command_sql == "%s" else []),
                        ops.adapt_datetimefield_value(e.created_at), e.prev_hash, e.hash, e.format]
         parts.append((f"ev{start}", f"INSERT INTO {quote(Event._meta.db_table)} ({', '.join(EVENT_COLUMNS)}) "
                                     f"VALUES {', '.join([row_sql] * len(batch))} RETURNING id, seq", params))
@@ -529,7 +533,7 @@ def _write(campaign: Campaign, events: list[Event], command: Command | None, pro
     with _cursor() as cursor:
         if pg:
             cursor.execute("WITH " + ", ".join(f"{name} AS ({sql})" for name, sql, _ in parts)
-                           + f" SELECT {'(SELECT id FROM cmd)' if command is not None else 'NULL'}, id, seq FROM ev0",
+                           + f" SELECT {'(SELECT id FROM cmd)' if command is not None and not stored else 'NULL'}, id, seq FROM ev0",
                            [value for _, _, params in parts for value in params])
             rows = cursor.fetchall()
             command_id = rows[0][0] if rows else None
@@ -541,7 +545,9 @@ def _write(campaign: Campaign, events: list[Event], command: Command | None, pro
                     command_id = cursor.fetchone()[0]
                 elif name.startswith("ev"):
                     ids.update({seq: pk for pk, seq in cursor.fetchall()})
-    if command is not None:
+    if stored:
+        command_id = command.pk
+    elif command is not None:
         command.id = command_id
         command._state.adding = False
     for e in events:

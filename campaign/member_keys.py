@@ -22,6 +22,8 @@ import re
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+import rules.witness as witness
+
 from .canonical import jcs
 from .models import Campaign, Event
 
@@ -174,9 +176,12 @@ def signature_problems(campaign: Campaign) -> list[tuple[int, str]]:
     from where signing is on, every event is server-made, a command's first event signed by a key
     the log registered live for its actor over the action stored in the session it was stored in,
     or a later event naming its command's first; and no member's command id is stored twice."""
-    events = list(Event.objects.filter(campaign=campaign).order_by("seq")
-                  .only("seq", "type", "payload", "actor_id", "session"))
-    problems: list[tuple[int, str]] = []
+    events = list(Event.objects.filter(campaign=campaign).order_by("seq").select_related("actor")
+                  .only("seq", "type", "payload", "actor_id", "session", "actor__username"))
+    # Witnessed rolls (docs/fair-dice.md, "Witnessed rolls"): every contribution included, by its witnesses.
+    problems: list[tuple[int, str]] = witness.problems(
+        witness.Seen(e.seq, e.type, e.payload, e.actor_id, e.actor.username if e.actor else None, e.session)
+        for e in events)
     seen_ids: dict = {}
     for event in events:
         command_id = event.payload.get("command_id")
@@ -189,7 +194,7 @@ def signature_problems(campaign: Campaign) -> list[tuple[int, str]]:
                 seen_ids[key] = event.seq
     on = signing_from(events)
     if on is None:
-        return problems
+        return sorted(problems, key=lambda p: p[0])
     keys: dict[str, dict] = {}
     firsts: dict[int, object] = {}
     commitments: dict[int, str] = {}
@@ -231,7 +236,7 @@ def signature_problems(campaign: Campaign) -> list[tuple[int, str]]:
         else:
             firsts[event.seq] = event
             problems.extend(_keep_key(event, keys))
-    return problems
+    return sorted(problems, key=lambda p: p[0])
 
 
 def _command_problem(campaign_id: int, event, keys: dict, sent_in) -> str:

@@ -91,6 +91,14 @@ class Campaign(models.Model):
     # The seq from which every member's command must carry her signature (docs/fair-dice.md, "Signed
     # commands"); null: a campaign whose members do not sign. Set once, when the campaign is made.
     signed_from = models.PositiveBigIntegerField(null=True, blank=True)
+    # Whose dice-drawing commands wait for the other members' tables' entropy (docs/fair-dice.md,
+    # "Witnessed rolls"): "off", "gm" or "everyone". The log holds it (``campaign_created``,
+    # ``campaign_configured``); this column is its copy for the command pipeline, kept in the same
+    # transaction as the event that sets it.
+    witnessed_rolls = models.CharField(max_length=10, default="off")
+    # The earliest deadline of a pending witnessed roll (null: none pending), read with the stream's
+    # lock, so any process resolves an overdue one on the campaign's next command at no extra query.
+    witness_due = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return self.name
@@ -191,6 +199,27 @@ class Command(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["campaign", "actor", "client_id"], name="one_command_per_client_id")
         ]
+
+
+class WitnessedRoll(models.Model):
+    """A witnessed command waiting for its witnesses (docs/fair-dice.md, "Witnessed rolls").
+
+    ``pending_seq`` is its ``roll_pending`` event; ``resolved_seq`` the first event of its
+    resolution, set exactly once (an ``UPDATE ... WHERE resolved_seq IS NULL`` under the stream's
+    lock): a timer, a sweep and the last contribution can all try, one resolves."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT)
+    pending_seq = models.PositiveBigIntegerField()
+    witnesses = models.JSONField(default=list)  # user ids, as the pending event lists them
+    due_at = models.DateTimeField()
+    resolved_seq = models.PositiveBigIntegerField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "pending_seq"], name="one_resolution_per_pending_roll")
+        ]
+        indexes = [models.Index(fields=["campaign", "due_at"], name="witnessed_due",
+                                condition=models.Q(resolved_seq__isnull=True))]
 
 
 class Event(models.Model):

@@ -26,6 +26,7 @@ from django.views.decorators.http import require_GET
 
 from rules import SYSTEM_MODULES, get_system
 from rules.declare import ActionSpec, system_json
+from rules.witness import CONTRIBUTE
 
 from .actions import GM_TABLE_ACTIONS, SCENE_ACTIONS
 from .actions.encounters import ENCOUNTER_ACTIONS
@@ -69,7 +70,7 @@ def system(request, name):
 def table_vocabulary() -> dict:
     """The platform's own action types (not a rule system's), from the code that runs them."""
     return {"table": ["roll", "add_seed", "create_character", *ENCOUNTER_ACTIONS, *FIGHT_ACTIONS, "post_message",
-                      *KEY_ACTIONS],
+                      *KEY_ACTIONS, CONTRIBUTE],
             "gm_only": sorted([*SCENE_ACTIONS, *GM_TABLE_ACTIONS, "apply_damage"])}
 
 

@@ -359,6 +359,12 @@ INVITE_DAYS = env_int("INVITE_DAYS", 14)
 # --- Talekeeper ---------------------------------------------------------------------
 # How often an idle socket is told the newest seq (and checks it missed nothing).
 TABLE_HEARTBEAT_SECONDS = env_int("TABLE_HEARTBEAT_SECONDS", 15)
+# How long a witnessed roll waits for its witnesses' tables before it is decided with the
+# contributions that came (docs/fair-dice.md, "Witnessed rolls").
+WITNESS_TIMEOUT_SECONDS = float(env_str("WITNESS_TIMEOUT_SECONDS", "2") or 2)
+# Whether this process resolves its own pending rolls on a timer (the test suite's own process
+# does not: its tests resolve them by calling the pipeline, and a sweep covers any process).
+WITNESS_TIMER = env_bool("WITNESS_TIMER", True)
 # The largest events page the API and the socket backlog read at once.
 EVENTS_PAGE_MAX = 500
 # A character's state is snapshotted about every this many events of the log, so

@@ -36,9 +36,11 @@ BUNDLE = "bundle"
 # a replay of the rules compares the rest of the payload. ``sides``: how the other
 # characters of a contest read it (campaign/actions/contests.py).
 # ``filled``: what the server read for the rules (a contest's opponent numbers, a fight's running
-# state and the other sides' choices); ``applies``: the roll a damage event came from.
+# state and the other sides' choices); ``applies``: the roll a damage event came from;
+# ``witnessed_by``, ``witness_digest``, ``unwitnessed``: a witnessed command's contributions.
 RECORD_KEYS = frozenset({"command_id", "action", "dice_log", "dice_scheme", "nonce", "nonce_drawn", "verifiable",
-                         "answers", "sides", "shared_with", "signature", "filled", "command_of", "applies"})
+                         "answers", "sides", "shared_with", "signature", "filled", "command_of", "applies",
+                         "witnessed_by", "witness_digest", "unwitnessed"})
 # An action the rules decide from what the server read (``filled``) and the action alone, no sheet:
 # a fight's round (rules/fights.py).
 FIGHT_ROUND = "choose_in_fight"

@@ -11,3 +11,12 @@ class PlayConfig(AppConfig):
     name = "sessions"
     label = "play"
     verbose_name = "Play sessions and the live table"
+
+    def ready(self):
+        # Witnessed rolls list the members at the table (campaign/actions/witnesses.py): the presence
+        # this layer keeps, handed down so the pipeline below never imports the transport.
+        from campaign.actions import witnesses
+
+        from . import presence
+
+        witnesses.use_presence(presence.online_usernames)

@@ -235,3 +235,11 @@ def store() -> MemoryPresence | RedisPresence:
     if _store is None or getattr(_store, "url", None) != url:
         _store = RedisPresence(url) if url else MemoryPresence()
     return _store
+
+
+def online_usernames(campaign_id: int) -> set[str]:
+    """The usernames with a live socket at the campaign's table, from synchronous code (a command
+    being stored, in a worker thread): the witnesses of a witnessed roll."""
+    from asgiref.sync import async_to_sync
+
+    return {m["username"] for m in async_to_sync(store().members)(campaign_id)}

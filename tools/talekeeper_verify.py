@@ -44,12 +44,14 @@ from rules.base import copy_json  # noqa: E402
 from rules.contests import fill  # noqa: E402
 from rules.fights import CHOSEN as FIGHT_CHOSEN  # noqa: E402
 from rules.replay import BUNDLE, FIGHT_ROUND, VOID, fold_one, outcome_problem  # noqa: E402
+from rules import witness  # noqa: E402
 
 GENESIS = "0" * 64
 SCHEME_V1 = "talekeeper-hmac-sha256-v1"
 SCHEME_V2 = "talekeeper-hmac-sha256-v2"
 SCHEME_V3 = "talekeeper-hmac-sha256-v3"  # v2's derivation with "v3" in its prefixes: the sessions of signed logs
-DERIVED = {SCHEME_V2: "v2", SCHEME_V3: "v3"}
+SCHEME_V4 = witness.DICE_SCHEME  # a witnessed command's dice, inside a v3 session (docs/fair-dice.md)
+DERIVED = {SCHEME_V2: "v2", SCHEME_V3: "v3", SCHEME_V4: "v4"}
 COMMAND_SCHEME = "talekeeper-command-v1"
 # Events the server makes by itself: they carry no member's signature (docs/fair-dice.md).
 SERVER_MADE = frozenset({"campaign_created", "member_joined"})
@@ -501,7 +503,15 @@ class Verifier:
                 self.bad(seq, "its dice_log is not a list of [sides, face] pairs")
                 continue
             hidden = event["visibility"] != "public"
-            if scheme != SCHEME_V1 and (payload.get("dice_scheme") != scheme or payload.get("verifiable") is False):
+            command_id, version = payload.get("command_id"), DERIVED.get(scheme)
+            if witness.resolution_of(payload) and scheme == SCHEME_V3:
+                # A witnessed command's decision: its id is on its pending event, and its dice hang on the
+                # digest of its witnesses' contributions too (scheme v4).
+                command_id, version = self._witnessed_dice_id(payload), "v4"
+                if command_id is None:
+                    self.bad(seq, "a witnessed roll's decision whose pending event this member can't read")
+                    continue
+            elif scheme != SCHEME_V1 and (payload.get("dice_scheme") != scheme or payload.get("verifiable") is False):
                 # Dice "not verifiable" inside a session, or of another scheme: the seed would not be asked.
                 self.bad(seq, f"dice rolled in session {session} without its dice scheme ({scheme})")
                 continue
@@ -511,17 +521,37 @@ class Verifier:
                     want = face_v1(seed, self.campaign_id, session, seq, index, sides, mix,
                                    payload.get("nonce", "") if hidden else "")
                 else:
-                    want = face_v2(seed, self.campaign_id, session, event["actor_id"], payload.get("command_id"),
-                                   index, sides, DERIVED[scheme])
+                    want = face_v2(seed, self.campaign_id, session, event["actor_id"], command_id, index, sides, version)
                 count += 1
                 if want != face:
                     self.bad(seq, f"die {index + 1} (d{sides}) shows {face}, the seed gives {want}")
                     break
             if scheme != SCHEME_V1 and hidden and payload.get("nonce_drawn") is not True and \
                     payload.get("nonce") != nonce_v2(seed, self.campaign_id, session, event["actor_id"],
-                                                     payload.get("command_id"), DERIVED[scheme]):
+                                                     command_id, version):
                 self.bad(seq, "the hidden roll's nonce is not the one the seed gives")
         return count
+
+    def _witnessed_dice_id(self, payload) -> str | None:
+        """What a witnessed command's dice derive from: its pending event's command id and the digest."""
+        named = payload.get("command_of")
+        pending = self.body(self.by_seq[named]) if type(named) is int and named in self.by_seq else None
+        if pending is None or pending["type"] != witness.PENDING or not isinstance(pending["payload"].get("command_id"), str):
+            return None
+        return witness.dice_id(pending["payload"]["command_id"], str(payload.get("witness_digest")))
+
+    # --- witnessed rolls (docs/fair-dice.md, "Witnessed rolls") -------------------------------
+
+    def witnessed(self) -> None:
+        """Every contribution stored between a roll's pending event and its decision is the decision's,
+        none other, each by a listed witness, once; the digest is theirs (rules/witness.py)."""
+        seen = []
+        for event in self.events:
+            body = self.body(event)
+            seen.append(witness.Seen(event["seq"], body["type"] if body else None, body["payload"] if body else None,
+                                     event.get("actor_id"), event.get("actor"), event.get("session")))
+        for seq, why in witness.problems(seen):
+            self.bad(seq, why)
 
     # --- signed commands (docs/fair-dice.md, "Signed commands") -------------------------------
 
@@ -688,6 +718,7 @@ class Verifier:
         seqs: dict = {}
         blind_from = None  # the first event sealed from this member and never revealed
         pending = []  # (first row, the action the rules read, dice_log, state before, blind_from)
+        pending_replays = []  # (a witnessed roll's pending seq, its decision's replay as above)
         groups: dict[int, list] = {}  # a command's first seq -> its rows
         last_first = None
         for event in self.events:
@@ -700,7 +731,20 @@ class Verifier:
                       event["actor_id"])
             payload = body["payload"]
             rows.append(row)
-            if type(payload.get("command_of")) is int:
+            if body["type"] == witness.PENDING:
+                groups[row.seq] = []  # its decision comes later, first of the events the rules replay
+                last_first = None
+            elif witness.resolution_of(payload) and type(payload.get("command_of")) is int:
+                held = self.by_seq.get(payload["command_of"])
+                held = self.body(held) if held is not None else None
+                if held is not None and held["type"] == witness.PENDING and isinstance(held["payload"].get("action"), dict):
+                    groups[payload["command_of"]] = [row]
+                    command = self._command_to_replay(rules, row, states, blind_from, held["payload"]["action"])
+                    if command is not None:
+                        pending_replays.append((payload["command_of"], command))
+            elif body["type"] == witness.CALL:
+                pass  # the public call to a sealed roll's witnesses: the platform's, not the rules'
+            elif type(payload.get("command_of")) is int:
                 groups.get(payload["command_of"], []).append(row)
             elif isinstance(payload.get("action"), dict) and "command_id" in payload:
                 groups[row.seq] = [row]
@@ -718,8 +762,9 @@ class Verifier:
                     fold_one(rules, earlier, states, seqs, voided)
             fold_one(rules, row, states, seqs, voided)
         replayed = 0
-        for first, action, filled, log, state, blind in pending:
-            problem = outcome_problem(rules, state, action, log, groups[first.seq], filled,
+        for first, action, filled, log, state, blind, group in \
+                [(*c, groups[c[0].seq]) for c in pending] + [(*c, groups[seq]) for seq, c in pending_replays]:
+            problem = outcome_problem(rules, state, action, log, group, filled,
                                       more=self.signed_from is None)
             if problem is None:
                 replayed += 1
@@ -730,9 +775,10 @@ class Verifier:
                 self.bad(*problem)
         return replayed
 
-    def _command_to_replay(self, rules, row, states, blind_from):
-        """What replaying the command whose first event is ``row`` needs, taken before it folds."""
-        payload, action = row.payload, row.payload["action"]
+    def _command_to_replay(self, rules, row, states, blind_from, action=None):
+        """What replaying the command whose first event is ``row`` needs, taken before it folds
+        (``action``: a witnessed command's, from its pending event)."""
+        payload, action = row.payload, action if action is not None else row.payload["action"]
         if action.get("type") not in ("roll", FIGHT_ROUND) and action.get("type") not in rules.actions:
             return None  # the platform's own commands (sessions, scenes, chat, reveals) are not the rules'
         if action.get("type") == FIGHT_ROUND and row.type == FIGHT_CHOSEN and not payload.get("dice_log"):
@@ -1012,6 +1058,7 @@ def main(argv=None) -> int:
     sessions, dice = verifier.dice()
     verifier.command_ids()
     verifier.signatures()
+    verifier.witnessed()
     verifier.displayed_dice()
     replayed = verifier.replay(verifier.system)
     verifier.receipts(receipts, keys, slug)

@@ -12,6 +12,8 @@ from __future__ import annotations
 from rules import RuleError, get_settings
 from rules.options import CONFIGURED, change, complete
 
+import rules.witness as witnessed
+
 from ..log import Draft
 from ..models import Campaign, Event, Membership
 from .checks import check_reason
@@ -44,10 +46,43 @@ def with_campaign_options(campaign: Campaign, sheet):
     return {**sheet, "options": options}
 
 
+# The platform's own setting beside the system's (docs/fair-dice.md, "Witnessed rolls"): whose
+# dice wait for the other members' tables. Not a rules option: it decides how dice are drawn, not
+# what the rules make of them, so it is not copied into sheets; the event carries it as its own key.
+WITNESSED = "witnessed_rolls"
+
+
 def decide_configure_campaign(campaign: Campaign, membership: Membership, action: dict) -> Draft:
     """GM: change some settings (``{"settings": {"ties_succeed": false}}``), with an optional ``reason``."""
+    wanted = action.get("settings")
+    witness = None
+    if isinstance(wanted, dict) and WITNESSED in wanted:
+        wanted = {k: v for k, v in wanted.items() if k != WITNESSED}
+        witness = _witness_mode(campaign, action["settings"][WITNESSED])
     try:
-        options, changed = change(get_settings(campaign.system), current_options(campaign), action.get("settings"))
+        if witness is not None and not wanted:
+            options, changed = current_options(campaign), {}
+        else:
+            options, changed = change(get_settings(campaign.system), current_options(campaign), wanted)
     except RuleError as e:
-        raise (Refused(e.message, e.code) if e.code == "unchanged" else ActionError(e.message, e.code))
-    return Draft(CONFIGURED, {"changed": changed, "options": options, "reason": check_reason(action)})
+        if e.code != "unchanged" or witness in (None, campaign.witnessed_rolls):
+            raise (Refused(e.message, e.code) if e.code == "unchanged" else ActionError(e.message, e.code))
+        options, changed = current_options(campaign), {}
+    payload = {"changed": changed, "options": options, "reason": check_reason(action)}
+    if witness is not None and witness != campaign.witnessed_rolls:
+        changed[WITNESSED] = {"from": campaign.witnessed_rolls, "to": witness}
+        payload[WITNESSED] = witness
+        Campaign.objects.filter(pk=campaign.pk).update(witnessed_rolls=witness)  # rolls back with the event
+        campaign.witnessed_rolls = witness
+    if not changed:
+        raise Refused("Those are already the campaign's settings: nothing changed.", "unchanged")
+    return Draft(CONFIGURED, payload)
+
+
+def _witness_mode(campaign: Campaign, value) -> str:
+    if value not in witnessed.MODES:
+        raise ActionError(f"'{WITNESSED}' must be one of {', '.join(witnessed.MODES)}.")
+    if value != "off" and campaign.signed_from is None:
+        raise ActionError("Only a campaign whose members sign their commands can witness rolls: a witness's "
+                          "entropy counts only under her signature.")
+    return value

@@ -10,6 +10,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from rules import get_system
+from rules.witness import MODES as WITNESS_MODES
 
 from .. import checkpoints
 from ..broadcast import broadcast_on_commit
@@ -34,12 +35,19 @@ def decide_rename_campaign(campaign: Campaign, membership: Membership, action: d
 # "Signed commands"): the home page's and the demo's. Their pages sign for them
 # (campaign.signed_forms.PAGES_SIGN); scripts sign with tools/talekeeper_client.py.
 NEW_CAMPAIGNS_SIGN = True
+# Whose dice a new signed campaign witnesses (docs/fair-dice.md, "Witnessed rolls"), when its maker
+# does not say: the GM's, whose dice a host who is also the GM could otherwise grind.
+NEW_CAMPAIGNS_WITNESS = "off"
 
 
-def do_create_campaign(gm, name: str, system: str, slug: str | None = None, signed: bool | None = None) -> Campaign:
+def do_create_campaign(gm, name: str, system: str, slug: str | None = None, signed: bool | None = None,
+                       witnessed: str | None = None) -> Campaign:
     """Create a campaign with ``gm`` as its GM; its log opens with ``campaign_created``. ``signed``: every
     member's command must carry her signature from the first event on (``NEW_CAMPAIGNS_SIGN`` if None);
-    ``campaign_created`` says so (``"signed_commands": true``), so every verifier knows it from the log."""
+    ``campaign_created`` says so (``"signed_commands": true``), so every verifier knows it from the log.
+    ``witnessed``: whose dice wait for witnesses ("off", "gm", "everyone"); if None,
+    ``NEW_CAMPAIGNS_WITNESS`` for a campaign whose signing was not chosen either (the home page's, the
+    demo's), else "off" (a test's ``signed=True`` table asks for witnesses when it tests them)."""
     name = check_name(name, "A campaign name", 120)
     try:
         get_system(system)
@@ -49,11 +57,15 @@ def do_create_campaign(gm, name: str, system: str, slug: str | None = None, sign
     with transaction.atomic():
         campaign = _new_campaign_row(base, name, system)
         Membership.objects.create(campaign=campaign, user=gm, role=ROLE_GM)
+        if witnessed is None:
+            witnessed = NEW_CAMPAIGNS_WITNESS if signed is None else "off"
         signed = NEW_CAMPAIGNS_SIGN if signed is None else bool(signed)
-        if signed:
-            Campaign.objects.filter(pk=campaign.pk).update(signed_from=1)
+        if witnessed not in WITNESS_MODES or (witnessed != "off" and not signed):
+            raise ActionError("Witnessed rolls are 'off', 'gm' or 'everyone', and only where members sign.")
+        Campaign.objects.filter(pk=campaign.pk).update(signed_from=1 if signed else None, witnessed_rolls=witnessed)
         campaign = lock_campaign(campaign.id)
-        created = {"name": name, "system": system, "gm": gm.username, **({"signed_commands": True} if signed else {})}
+        created = {"name": name, "system": system, "gm": gm.username, **({"signed_commands": True} if signed else {}),
+                   **({"witnessed_rolls": witnessed} if witnessed != "off" else {})}
         events = record(campaign, [Draft("campaign_created", created)], actor=gm)
         broadcast_on_commit(campaign.id, events)
     return campaign

@@ -8,7 +8,12 @@ import copy
 import hashlib
 import re
 from dataclasses import dataclass, replace
+from datetime import timedelta
 
+from django.conf import settings
+from django.db.models import Min
+
+from django.db import transaction
 from django.utils import timezone
 
 from rules import RuleError
@@ -20,7 +25,7 @@ from .. import fairdice
 from .. import hidden
 from ..broadcast import broadcast_on_commit
 from ..canonical import jcs
-from ..log import Draft, canonical_json, lock_stream, record
+from ..log import STREAM_COLUMNS, Draft, canonical_json, lock_campaign, lock_stream, record
 from ..models import (
     ROLE_SPECTATOR,
     CHOSEN_VISIBILITIES,
@@ -30,6 +35,7 @@ from ..models import (
     Command,
     Event,
     Membership,
+    WitnessedRoll,
 )
 from ..outages import command_transaction
 from ..visibility import HIDDEN_ROW, Viewer, marks_after, may_see
@@ -50,6 +56,9 @@ from .log_entries import check_seq, decide_request_roll, decide_reveal, decide_v
 from .members import decide_add_member, decide_change_role, decide_remove_member
 from .messages import decide_post_message
 from .sessions import SCENE_ACTIONS, decide_add_seed
+from . import witnesses as witnessing
+from .witnesses import decide_witness_roll
+import rules.witness as witnessed
 
 CLIENT_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,100}$")
 MAX_ACTION_BYTES = 16_000
@@ -134,6 +143,10 @@ def do_command(membership: Membership, body, dice=None) -> CommandResult:
         # One round trip: the lock, the membership now, an earlier use of this id, the
         # session's dice seed and the character the action names (campaign.log.lock_stream).
         stream = lock_stream(membership, client_id, character_id)
+        if _sweep(stream.campaign, everything=action["type"] == "end_session"):
+            # Witnessed rolls resolved first (overdue ones, or every one before the session ends):
+            # read what this command needs again, after them (the lock is held: it waits for nothing).
+            stream = lock_stream(membership, client_id, character_id)
         campaign = stream.campaign
         membership = access_membership_now(stream)
         user = membership.user
@@ -155,7 +168,13 @@ def do_command(membership: Membership, body, dice=None) -> CommandResult:
         # campaign/actions/contests.py): they decide on a copy, and a signed command's event keeps
         # what was sent apart from what the server added (``filled``).
         decided = copy.deepcopy(action)
-        drafts = _decide(campaign, membership, decided, recorder, stream.character)
+        if dice is None and _witnessed(campaign, membership, stream.seed):
+            drafts = _decide_unless_it_rolls(campaign, membership, decided, stream.character)
+            if drafts is None:  # it draws dice: stored pending, decided once its witnesses contributed
+                return _store_pending(campaign, membership, client_id, action, signature, body_hash, source,
+                                      stream.character)
+        else:
+            drafts = _decide(campaign, membership, decided, recorder, stream.character)
         if not drafts:
             raise Refused("That action changes nothing, so nothing was stored.")
         drafts = hidden.one_event(drafts)
@@ -172,6 +191,8 @@ def do_command(membership: Membership, body, dice=None) -> CommandResult:
         events = record(campaign, drafts, actor=user, command=command)  # with the head and the projections
         assert not signed or events[0].seq == drafts[-1].payload.get("command_of", events[0].seq)
         broadcast_on_commit(campaign.id, events)
+        if action["type"] == witnessed.CONTRIBUTE:
+            _resolve_if_complete(campaign, action["roll"])
         if any(e.type == "session_ended" for e in events):
             checkpoints.sign_head(campaign)  # every session end leaves a receipt of the log so far
     return CommandResult(events, False, _head(campaign))  # record moved the locked row to the new head
@@ -281,6 +302,8 @@ def _decide(campaign: Campaign, membership: Membership, action: dict, dice, char
         return [decide_post_message(campaign, membership, action)]
     if kind in KEY_ACTIONS:  # spectators too: their messages are signed like everyone's commands
         return [KEY_ACTIONS[kind](campaign, membership, action)]
+    if kind == witnessed.CONTRIBUTE:  # spectators too: every table at the table witnesses
+        return [decide_witness_roll(campaign, membership, action)]
     if membership.role == ROLE_SPECTATOR:
         raise Forbidden("Spectators watch the table; they can't act at it.")
     if kind == "roll":
@@ -313,7 +336,7 @@ def _decide(campaign: Campaign, membership: Membership, action: dict, dice, char
     # Anything else is the campaign's rule system's to decide.
     rules = campaign.rules
     if kind not in rules.actions:
-        known = sorted(["roll", "add_seed", "create_character", "post_message", *KEY_ACTIONS, *SCENE_ACTIONS, *GM_TABLE_ACTIONS,
+        known = sorted(["roll", "add_seed", witnessed.CONTRIBUTE, "create_character", "post_message", *KEY_ACTIONS, *SCENE_ACTIONS, *GM_TABLE_ACTIONS,
                         *ENCOUNTER_ACTIONS, *FIGHT_ACTIONS, APPLY, *rules.actions])
         raise ActionError(f"Unknown action '{kind[:40]}'. Known actions: {', '.join(known)}.", "unknown_action")
     if kind in rules.gm_actions:
@@ -357,3 +380,166 @@ GM_TABLE_ACTIONS = {
     "show_npc": ("choose what the players see of an NPC", decide_show_npc),
     "require_signed_commands": ("make the members sign their commands", decide_require_signed_commands),
 }
+
+
+# --- witnessed rolls (docs/fair-dice.md, "Witnessed rolls"; campaign/actions/witnesses.py) -------------------
+
+class _RollsDice(Exception):
+    """Raised by :class:`_Probe` at a decision's first die."""
+
+
+class _Probe:
+    """Dice that stop a decision at its first die: whether a command draws any, without drawing one
+    (a scripted test die, or a die of the seed, would be spent on a decision that is not kept)."""
+
+    def roll(self, sides: int) -> int:
+        raise _RollsDice
+
+
+def _witnessed(campaign: Campaign, membership: Membership, seed: str | None) -> bool:
+    """Whether this member's dice-drawing command waits for witnesses: in a signed campaign, inside a
+    session whose seed the server holds, when the campaign's setting covers her role."""
+    return (campaign.signed_from is not None and campaign.current_session is not None and seed is not None
+            and witnessed.applies(campaign.witnessed_rolls, membership.role))
+
+
+def _decide_unless_it_rolls(campaign: Campaign, membership: Membership, decided: dict,
+                            character: Character | None) -> list[Draft] | None:
+    """The decision, if it draws no die; None if it draws one (then whatever it wrote is undone)."""
+    try:
+        with transaction.atomic():  # a savepoint: the identity rows a decision writes go with it
+            return _decide(campaign, membership, decided, _Probe(), character)
+    except _RollsDice:
+        return None
+
+
+def _store_pending(campaign: Campaign, membership: Membership, client_id: str, action: dict, signature: dict,
+                   body_hash: str, source: fairdice.CommandDice, character: Character | None) -> CommandResult:
+    """Step 1 of a witnessed command: its signed envelope as a ``roll_pending`` event naming the members
+    online now (its witnesses), no dice. A hidden one is sealed like its decision will be, and a public
+    ``witness_call`` tells the witnesses which sealed event to contribute to."""
+    user = membership.user
+    online = witnessing.online_members(campaign.id)
+    witnesses = sorted(Membership.objects.filter(campaign=campaign, user__username__in=online)
+                       .exclude(user=user).values_list("user_id", flat=True)) if online else []
+    visibility = stored_visibility(character if character is not None and character.pk == action.get("character")
+                                   else None, action.get("visibility", VISIBILITY_PUBLIC))
+    drafts = [Draft(witnessed.PENDING, {"witnesses": witnesses}, 1, character, visibility)]
+    if visibility != VISIBILITY_PUBLIC:
+        drafts.append(Draft(witnessed.CALL, {"witnesses": witnesses}, 1, None, VISIBILITY_PUBLIC))
+    drafts = _record_dice_and_seal(drafts, client_id, action, [], source, Viewer.of(membership))
+    drafts = _with_signature(drafts, campaign.last_seq + 1, client_id, action, signature, {})
+    command = Command(campaign=campaign, actor=user, client_id=client_id, body_hash=body_hash,
+                      created_at=timezone.now())
+    events = record(campaign, drafts, actor=user, command=command)
+    broadcast_on_commit(campaign.id, events)
+    row = WitnessedRoll.objects.create(
+        campaign=campaign, pending_seq=events[0].seq, witnesses=witnesses,
+        due_at=timezone.now() + timedelta(seconds=settings.WITNESS_TIMEOUT_SECONDS))
+    if not witnesses:  # nobody to wait for: decided at once, marked unwitnessed
+        events += _resolve(campaign, row)
+    else:
+        _set_due(campaign)
+        transaction.on_commit(lambda: witnessing.schedule(resolve_overdue, campaign.id, row.pending_seq))
+    return CommandResult(events, False, _head(campaign))
+
+
+def _set_due(campaign: Campaign) -> None:
+    """Keep the campaign row's earliest pending deadline (read by the next command's lock)."""
+    due = (WitnessedRoll.objects.filter(campaign=campaign, resolved_seq__isnull=True)
+           .aggregate(due=Min("due_at"))["due"])
+    if due != campaign.witness_due:
+        Campaign.objects.filter(pk=campaign.pk).update(witness_due=due)
+        campaign.witness_due = due
+
+
+def _sweep(campaign: Campaign, everything: bool = False) -> bool:
+    """Resolve the campaign's overdue pending rolls (every pending one when ``everything``: before its
+    session ends); whether any was. The campaign is locked."""
+    if campaign.witness_due is None or (not everything and campaign.witness_due > timezone.now()):
+        return False
+    rows = WitnessedRoll.objects.filter(campaign=campaign, resolved_seq__isnull=True)
+    if not everything:
+        rows = rows.filter(due_at__lte=timezone.now())
+    for row in rows.order_by("pending_seq"):
+        _resolve(campaign, row)
+    _set_due(campaign)
+    return True
+
+
+def resolve_overdue(campaign_id: int) -> None:
+    """The timer's way in (campaign/actions/witnesses.py): lock the campaign, resolve what is overdue."""
+    with command_transaction():
+        _sweep(lock_campaign(campaign_id))
+
+
+def _resolve_if_complete(campaign: Campaign, pending_seq: int) -> None:
+    """After a contribution: resolve its roll if every listed witness has now contributed."""
+    row = WitnessedRoll.objects.filter(campaign=campaign, pending_seq=pending_seq, resolved_seq__isnull=True).first()
+    if row is None:
+        return
+    came = set(Event.objects.filter(campaign=campaign, type=witnessed.CONTRIBUTION, seq__gt=pending_seq,
+                                    payload__roll=pending_seq).values_list("actor_id", flat=True))
+    if came >= set(row.witnesses):
+        _resolve(campaign, row)
+        _set_due(campaign)
+
+
+def _resolve(campaign: Campaign, row: WitnessedRoll) -> list[Event]:
+    """Step 2 of a witnessed command, exactly once per pending roll: decide it with dice from the seed,
+    its command id and the digest of the contributions stored since it (witnessed.digest), and store
+    the decision as its later events (``command_of`` the pending event), the first naming the
+    contributions (``witnessed_by``) and their digest. A decision the rules now refuse (the sheet moved
+    meanwhile) is stored as ``refused``: the replay refuses the same way. ``campaign`` is locked; its
+    stream fields move to the new head."""
+    if WitnessedRoll.objects.filter(pk=row.pk, resolved_seq__isnull=True).update(
+            resolved_seq=campaign.last_seq + 1) != 1:
+        return []  # resolved already (by the last contribution, a timer or a sweep)
+    pending = Event.objects.select_related("actor", "character").get(campaign=campaign, seq=row.pending_seq)
+    client_id, action = pending.payload["command_id"], pending.payload["action"]
+    contributions = [(e.seq, e.actor_id, e.payload["action"]["entropy"]) for e in Event.objects.filter(
+        campaign=campaign, type=witnessed.CONTRIBUTION, seq__gt=pending.seq, payload__roll=pending.seq).order_by("seq")]
+    digest = witnessed.digest(contributions)
+    membership = Membership.objects.select_related("user", "campaign").filter(
+        campaign=campaign, user_id=pending.actor_id).first()
+    decided = copy.deepcopy(action)
+    source = recorder = None
+    try:
+        if membership is None:
+            raise Forbidden("The member who sent this roll has left the campaign.")
+        stream = lock_stream(membership, client_id, pending.character_id)  # held already: re-reads, waits for nothing
+        locked = stream.campaign
+        membership = access_membership_now(stream)
+        source = dice_module.dice_for(locked, pending.actor_id, witnessed.dice_id(client_id, digest), seed=stream.seed,
+                                      scheme=witnessed.DICE_SCHEME)
+        recorder = source.dice
+        with transaction.atomic():  # a refusal undoes what the decision wrote
+            drafts = _decide(locked, membership, decided, recorder, stream.character)
+            if not drafts:
+                raise Refused("That action changes nothing, so nothing was stored.")
+            drafts = hidden.one_event(drafts)
+            drafts = _link_request(locked, action, drafts, Viewer.of(membership))
+    except ActionError as e:
+        locked = lock_campaign(campaign.id)
+        drafts = [Draft("refused", {"message": e.message}, 1, pending.character, pending.visibility)]
+    first = {**drafts[0].payload, "dice_log": recorder.log if recorder else [], "dice_scheme": witnessed.DICE_SCHEME,
+             "witnessed_by": [seq for seq, _, _ in contributions], "witness_digest": digest,
+             "command_of": pending.seq}
+    if not contributions:
+        first["unwitnessed"] = True
+    filled = {k: v for k, v in decided.items() if k not in action}
+    if filled:
+        first["filled"] = filled
+    drafts = [replace(drafts[0], payload=first),
+              *(replace(d, payload={**d.payload, "command_of": pending.seq}) for d in drafts[1:])]
+    if source is not None and membership is not None:
+        drafts = _record_dice_and_seal(drafts, client_id, action, [], source, Viewer.of(membership))
+    else:
+        drafts = [replace(d, payload={**d.payload, "nonce": fairdice.drawn_nonce(), "nonce_drawn": True})
+                  if d.visibility != VISIBILITY_PUBLIC else d for d in drafts]
+    events = record(locked, drafts, actor=pending.actor, command=pending.command)
+    WitnessedRoll.objects.filter(pk=row.pk).update(resolved_seq=events[0].seq)
+    broadcast_on_commit(campaign.id, events)
+    for column in (*STREAM_COLUMNS, "witness_due"):
+        setattr(campaign, column, getattr(locked, column))
+    return events

@@ -16,6 +16,7 @@
 import { sha256 as nobleSha256, sha512 } from "./vendor/noble-hashes/sha2.js";
 import { hmac as nobleHmac } from "./vendor/noble-hashes/hmac.js";
 import * as ed25519 from "./vendor/noble-ed25519/index.js";
+import { DICE_V4, WitnessBook } from "./witness.js";
 
 ed25519.hashes.sha512 = sha512; // synchronous verification, with or without crypto.subtle
 
@@ -213,7 +214,8 @@ export const DICE_V2 = "talekeeper-hmac-sha256-v2";
 
 export const DICE_V3 = "talekeeper-hmac-sha256-v3";
 // Scheme v3 (sessions where members sign their commands) is v2 with "v3" in the messages' prefixes.
-const VERSION = { [DICE_V2]: "v2", [DICE_V3]: "v3" };
+// Scheme v4 is a witnessed command's (./witness.js): v3's derivation with the witness digest after its id.
+const VERSION = { [DICE_V2]: "v2", [DICE_V3]: "v3", [DICE_V4]: "v4" };
 
 /** Die `index` (d`sides`) of member `actorId`'s command `commandId`, from the session seed (hex). */
 export async function deriveFace(seedHex, campaignId, session, actorId, commandId, index, sides, scheme = DICE_V2) {
@@ -277,6 +279,7 @@ export class Chain {
     this.sent = new Map(); // seq -> {id, action} this browser sent the command stored there with, until checked
     this.problems = [];
     this.unreproduced = 0; // events whose hash this browser could not recompute (sealed format 1)
+    this.witnesses = new WitnessBook(sha256Hex); // witnessed rolls: every contribution included (./witness.js)
     this.queue = Promise.resolve();
   }
 
@@ -388,6 +391,8 @@ export class Chain {
     if (backwards) this._problem("log", ev.seq, backwards);
     this.lastEvent = { seq: ev.seq, format: ev.format || 1 };
     const digest = await this._checkContents(ev);
+    const witnessing = await this.witnesses.see(ev);
+    if (witnessing) this._problem("log", ev.seq, witnessing);
     await this.inspect(ev);
     if (this.stored && ev.seq === this.stored.seq && ev.hash !== this.stored.hash) {
       this._problem("log", ev.seq, `This browser verified #${ev.seq} as ${short(this.stored.hash)}; the server now serves ${short(ev.hash)}: the log was rewritten.`);
@@ -462,7 +467,9 @@ export class Chain {
  * `payload` is the event's (or its revealed body's); a command that rolled no session dice has none to aim.
  */
 export function commandProblem(seq, payload, sent) {
-  if (!Array.isArray(payload?.dice_log) || payload.verifiable === false) return "";
+  // A witnessed command's pending event holds its id and action; its dice come with its decision.
+  const rolls = Array.isArray(payload?.dice_log) || Array.isArray(payload?.witnesses);
+  if (!rolls || payload.verifiable === false) return "";
   if (payload.command_id !== sent.id) {
     return `#${seq} is your command, sent as ${short(sent.id)}, but the server stored it as ${
       short(String(payload.command_id ?? "no id"))}: it could have chosen your dice.`;

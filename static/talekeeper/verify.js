@@ -6,6 +6,7 @@
 //   dice        every die of every finished session from its revealed seed (scheme v2);
 //   receipts    every signed checkpoint: the server's signature, and that the log extends it;
 //   commands    every member's command as signed (./signed.js): key, signature, session, id, dice shown;
+//   witnesses   every witnessed roll's decision includes every contribution stored before it (./witness.js);
 //   anchors     a pasted anchor line (./anchor.js): the log still passes through it.
 // Each problem names its seq; the summary names the first. The member's keys are listed, with the
 // ones this device does not know (added in her name elsewhere) marked, to confirm or revoke.
@@ -17,6 +18,7 @@ import {
 import { receiptSigned } from "./receipt.js";
 import { fill, h, plural } from "./ui.js";
 import { CommandCheck } from "./signed.js";
+import { DICE_V4, PENDING, WitnessBook, isResolution } from "./witness.js";
 import { Registration, deviceKey, knownKeys, signCommand, staleNow, vouchFor } from "./keys.js";
 import { anchorProblem, parseAnchor } from "./anchor.js";
 
@@ -100,21 +102,30 @@ async function checkSessionDice(start, end, events, report) {
     if (isSealed(ev)) { sealed += 1; continue; }
     const p = ev.payload || {};
     if (!Array.isArray(p.dice_log) || !p.dice_log.length) continue;
-    if (p.dice_scheme !== scheme || typeof p.command_id !== "string") {
+    let commandId = p.command_id;
+    let version = scheme;
+    if (isResolution(p) && scheme === DICE_V3) {
+      // A witnessed command's decision: its id is on its pending event, its dice hang on the witness digest too.
+      const pending = events[p.command_of - 1];
+      commandId = pending && !isSealed(pending) && pending.type === PENDING && typeof pending.payload?.command_id === "string"
+        ? `${pending.payload.command_id}|${p.witness_digest}` : null;
+      version = DICE_V4;
+    }
+    if ((version !== DICE_V4 && p.dice_scheme !== scheme) || typeof commandId !== "string") {
       report.problem(ev.seq, `#${ev.seq} rolled dice in session ${n} without its dice scheme and command id.`);
       continue;
     }
     for (const [index, [sides, face]] of p.dice_log.entries()) {
       dice += 1;
       const want = Number.isSafeInteger(sides) && sides > 0
-        ? await deriveFace(seed, data.campaignId, n, ev.actor_id, p.command_id, index, sides, scheme) : null;
+        ? await deriveFace(seed, data.campaignId, n, ev.actor_id, commandId, index, sides, version) : null;
       if (want !== face) {
         report.problem(ev.seq, `#${ev.seq}: die ${index + 1} (d${sides}) shows ${face}; the seed gives ${want}.`);
         break;
       }
     }
     // A nonce_drawn one (an event sealed from its own actor) is drawn, not derived: docs/fair-dice.md, section 4.
-    if (ev.visibility !== "public" && p.nonce_drawn !== true && p.nonce !== await deriveNonce(seed, data.campaignId, n, ev.actor_id, p.command_id, scheme)) {
+    if (ev.visibility !== "public" && p.nonce_drawn !== true && p.nonce !== await deriveNonce(seed, data.campaignId, n, ev.actor_id, commandId, version)) {
       report.problem(ev.seq, `#${ev.seq}: the hidden roll's nonce is not the one the seed gives.`);
     }
   }
@@ -302,6 +313,22 @@ async function checkSigned(events, report) {
   return check;
 }
 
+/** Every witnessed roll the member can read: decided with every contribution stored before it, none
+ *  other, by listed witnesses, under their digest (./witness.js; the dice are checked with the session's). */
+async function checkWitnessed(events, report) {
+  const before = report.problems.length;
+  const book = new WitnessBook(sha256Hex);
+  for (const ev of events) {
+    const problem = await book.see(ev);
+    if (problem) report.problem(ev.seq, problem);
+  }
+  const rolls = [...book.rolls.values()].filter((r) => r.resolved !== null);
+  const unwitnessed = rolls.filter((r) => r.payload?.unwitnessed === true).length;
+  report.check("Witnessed rolls", report.problems.length === before,
+    `${plural(rolls.length, "witnessed roll")} decided with every contribution stored before ${rolls.length === 1 ? "it" : "them"}${
+      unwitnessed ? ` (${unwitnessed} unwitnessed: nobody else was at the table)` : ""}.`);
+}
+
 /** The session and commitment now, from the log as read: what a command signed here is signed under. */
 function currentSession(events) {
   let where = { session: null, commitment: null };
@@ -325,6 +352,7 @@ export async function verify() {
   await checkDice(events, report);
   checkCommands(events, report);
   const signed = await checkSigned(events, report);
+  await checkWitnessed(events, report);
   await checkReceipts(events, report);
   checkAnchor(events, report);
   report.keys = signed.keyList();

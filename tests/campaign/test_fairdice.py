@@ -25,12 +25,12 @@ from rules import get_system
 from tests.campaign import host
 
 
-def independent_face(seed_hex, campaign_id, session, actor_id, command_id, index, sides):
-    """A second implementation of a v2 die, written from docs/fair-dice.md alone."""
+def independent_face(seed_hex, campaign_id, session, actor_id, command_id, index, sides, version="v2"):
+    """A second implementation of a v2 die (``version``: its prefix), written from docs/fair-dice.md alone."""
     limit = (2**64 // sides) * sides
     counter = 0
     while True:
-        msg = f"talekeeper-dice-v2|{campaign_id}|{session}|{actor_id}|{command_id}|{index}|{counter}".encode()
+        msg = f"talekeeper-dice-{version}|{campaign_id}|{session}|{actor_id}|{command_id}|{index}|{counter}".encode()
         value = int.from_bytes(hmac.new(bytes.fromhex(seed_hex), msg, hashlib.sha256).digest()[:8], "big")
         if value < limit:
             return value % sides + 1

@@ -403,6 +403,9 @@ TABLE_ROWS = {
     "choose_in_fight": "owner",  # each side's choice is its controller's (tests/campaign/test_fights.py)
     "apply_damage": "gm",
     "add_member_key": "member", "revoke_member_key": "member",  # each member's own keys, spectators' too
+    # Any member's table witnesses, spectators' too; who is a listed witness of which roll is
+    # tests/campaign/test_witnessed_rolls.py's.
+    "witness_roll": "member",
 }
 # Sub-permissions inside an action: (action, expectation).
 EXTRA_ROWS = [
@@ -467,7 +470,7 @@ def test_every_action_has_a_row(db, system):
     assert {a for a, who in SYSTEM_ROWS[system].items() if who == "gm"} == set(rules.gm_actions), \
         f"{system}: the rows and the system's gm_actions disagree about who may act"
     assert set(TABLE_ROWS) == {"roll", "add_seed", "create_character", "post_message", *KEY_ACTIONS, *SCENE_ACTIONS,
-                               *GM_TABLE_ACTIONS, *ENCOUNTER_ACTIONS, *FIGHT_ACTIONS, "apply_damage"}
+                               *GM_TABLE_ACTIONS, *ENCOUNTER_ACTIONS, *FIGHT_ACTIONS, "apply_damage", "witness_roll"}
     assert vocabulary(system) == set(TABLE_ROWS) | set(SYSTEM_ROWS[system]), \
         f"{system}: the server knows actions the matrix does not (or the other way round)"
 

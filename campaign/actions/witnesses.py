@@ -1,0 +1,96 @@
+"""Witnessed rolls: dice a host who knows the seed cannot grind (docs/fair-dice.md, "Witnessed rolls").
+
+A witnessed command is stored in two steps by the pipeline (campaign/actions/commands.py). First a
+``roll_pending`` event holding the signed envelope and the members whose tables were online then
+(``witnesses``), with no dice. Each witness's table answers with a signed ``witness_roll`` command,
+``{"type": "witness_roll", "roll": <the roll_pending's seq>, "entropy": <32 random bytes, base64url>}``,
+stored as a public ``roll_witnessed`` event (:func:`decide_witness_roll`). When the last witness
+contributed, or on timeout, the command is decided: its dice come from the seed, the command id and
+the digest of the contributions included (rules/witness.py), so its sender can't know them before the
+others' entropy arrived, after her command was stored.
+
+This module holds what the pipeline asks of it: who is online (from sessions/presence.py, which the
+transport layer hands in at start-up: :func:`use_presence`), the timer, and the contribution's decision.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Callable
+
+from django.conf import settings
+
+import rules.witness as witnessed
+
+from ..errors import ActionError, Conflict, Forbidden, NotFound
+from ..log import Draft
+from ..models import Campaign, Event, Membership, WitnessedRoll
+
+log = logging.getLogger(__name__)
+
+_presence: Callable[[int], set[str]] | None = None
+
+
+def use_presence(online: Callable[[int], set[str]]) -> None:
+    """Where :func:`online_members` reads who is at a table (sessions/apps.py, at start-up)."""
+    global _presence
+    _presence = online
+
+
+def online_members(campaign_id: int) -> set[str]:
+    """The usernames with a live socket at the campaign's table now."""
+    if _presence is None:
+        return set()
+    try:
+        return _presence(campaign_id)
+    except Exception as e:  # presence is advisory: no witnesses is a roll marked unwitnessed, not an error
+        log.warning("presence unavailable for witnesses: %r", e)
+        return set()
+
+
+def schedule(resolve: Callable[[int], None], campaign_id: int, pending_seq: int) -> None:
+    """Call ``resolve(campaign_id)`` once the pending roll's witnesses' time is up, in this process (the
+    campaign's next command sweeps it if this process dies first)."""
+    if not settings.WITNESS_TIMER:
+        return
+    timer = threading.Timer(settings.WITNESS_TIMEOUT_SECONDS, _resolve_when_due, (resolve, campaign_id, pending_seq))
+    timer.daemon = True
+    timer.start()
+
+
+def _resolve_when_due(resolve: Callable[[int], None], campaign_id: int, pending_seq: int) -> None:
+    from django.db import connection
+
+    try:
+        resolve(campaign_id)
+    except Exception:
+        log.exception("resolving the witnessed roll #%s of campaign %s", pending_seq, campaign_id)
+    finally:
+        connection.close()  # the timer's thread ends here: its connection must not linger
+
+
+class Resolved(Conflict):
+    """The roll was decided already: a contribution now would change nothing, and stores nothing."""
+
+    code = "roll_resolved"
+
+
+def decide_witness_roll(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+    seq, entropy = action.get("roll"), action.get("entropy")
+    if isinstance(seq, bool) or not isinstance(seq, int) or not 0 < seq < 2**63:
+        raise ActionError("'roll' must be the seq of a pending roll (a whole number).")
+    if not witnessed.entropy_ok(entropy):
+        raise ActionError(f"'entropy' must be {witnessed.ENTROPY_BYTES} random bytes in base64url, no padding.")
+    row = WitnessedRoll.objects.filter(campaign=campaign, pending_seq=seq).first()
+    if row is None:
+        raise NotFound(f"#{seq} is not a roll waiting for witnesses.", "not_pending")
+    if row.resolved_seq is not None:
+        raise Resolved(f"Roll #{seq} was decided in #{row.resolved_seq}: contributions are closed.")
+    if membership.user_id not in row.witnesses:
+        raise Forbidden(f"You are not one of roll #{seq}'s witnesses (they are the members online when it was sent).",
+                        "not_a_witness")
+    if Event.objects.filter(campaign=campaign, type=witnessed.CONTRIBUTION, actor_id=membership.user_id,
+                            payload__roll=seq).exists():
+        raise Conflict(f"You already contributed to roll #{seq}.", "already_witnessed")
+    return Draft(witnessed.CONTRIBUTION, {"roll": seq})

@@ -1,0 +1,172 @@
+"""Witnessed rolls, as every verifier checks them (docs/fair-dice.md, "Witnessed rolls").
+
+Pure, like the rest of ``rules/``: the server's checks of its own database (campaign/member_keys.py,
+campaign/fairdice.py) and the members' standalone verifier (tools/talekeeper_verify.py, shipped with
+``rules/``) read a log through :func:`problems`, so the two can't drift apart. The browser's copy is
+static/talekeeper/witness.js.
+
+A witnessed command is a ``roll_pending`` event (its signed envelope, ``witnesses``: member ids), for a
+sealed one also a public ``witness_call`` (``command_of`` it, the same ``witnesses``); then each
+witness's signed ``witness_roll`` command, stored as ``roll_witnessed``; then the command's decision,
+whose first event names the contributions it used (``witnessed_by``: their seqs) and their digest
+(``witness_digest``), and says ``"unwitnessed": true`` when there are none.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+from typing import Iterable, NamedTuple
+
+MODES = ("off", "gm", "everyone")
+PENDING, CALL, CONTRIBUTION = "roll_pending", "witness_call", "roll_witnessed"
+CONTRIBUTE = "witness_roll"
+DICE_SCHEME = "talekeeper-hmac-sha256-v4"
+ENTROPY_BYTES = 32
+SETTING = "witnessed_rolls"
+
+
+def digest(contributions: Iterable[tuple[int, int, str]]) -> str:
+    """SHA-256 (hex) of the JCS of ``[[seq, member id, entropy], ...]`` in seq order. (Whole numbers and
+    base64url text: Python's compact JSON of them is their JCS.)"""
+    rows = [[seq, member, entropy] for seq, member, entropy in sorted(contributions)]
+    return hashlib.sha256(json.dumps(rows, separators=(",", ":")).encode("ascii")).hexdigest()
+
+
+def dice_id(command_id: str, witness_digest: str) -> str:
+    """What a witnessed command's dice derive from in place of its command id (scheme v4)."""
+    return f"{command_id}|{witness_digest}"
+
+
+def applies(mode, role) -> bool:
+    """Whether a member of ``role`` has her dice witnessed under ``mode``."""
+    return mode == "everyone" or (mode == "gm" and role == "gm")
+
+
+def entropy_ok(text) -> bool:
+    if not isinstance(text, str) or len(text) != 43 or not text.replace("-", "").replace("_", "").isalnum() \
+            or not text.isascii():
+        return False
+    try:
+        return len(base64.urlsafe_b64decode(text + "=")) == ENTROPY_BYTES
+    except (ValueError, binascii.Error):
+        return False
+
+
+class Seen(NamedTuple):
+    """One event as a verifier reads it: ``payload`` None when it is sealed from the reader."""
+
+    seq: int
+    type: str | None
+    payload: dict | None
+    actor_id: int | None
+    actor: str | None  # the actor's username
+    session: int | None
+
+
+def resolution_of(payload) -> bool:
+    """Whether a payload is a witnessed command's decision (its first event)."""
+    return isinstance(payload, dict) and "witness_digest" in payload
+
+
+def problems(events: Iterable[Seen]) -> list[tuple[int, str]]:
+    """``(seq, why)`` for each way the log breaks the rules of witnessed rolls, as far as the reader
+    can see it: every contribution to a roll stored between its pending event and its decision is
+    included, none other; the digest is theirs; a contribution is by a listed witness, once, before
+    the decision; a roll is decided once, before its session ends; and where the campaign witnesses a
+    member's rolls, no roll of hers inside a session is stored without the pending step."""
+    out: list[tuple[int, str]] = []
+    mode, roles = "off", {}
+    pendings: dict[int, dict] = {}
+    for e in events:
+        p = e.payload
+        if p is None:
+            continue
+        kind = e.type
+        if kind == "campaign_created":
+            roles[p.get("gm")] = "gm"
+            mode = p.get(SETTING, "off")
+        elif kind in ("member_joined", "member_role_changed"):
+            roles[p.get("username")] = p.get("role")
+        elif kind == "campaign_configured" and SETTING in p:
+            mode = p[SETTING]
+        elif kind == "session_ended":
+            for seq, pend in pendings.items():
+                # A roll sealed from the reader is decided in an event sealed from her too: the GM's export says.
+                if pend["resolved"] is None and pend["session"] == e.session and not pend.get("named") \
+                        and not pend.get("sealed"):
+                    pend["named"] = True
+                    out.append((seq, f"a witnessed roll never decided before its session ended (#{e.seq})"))
+        if kind == PENDING:
+            pendings[e.seq] = _pending(p.get("witnesses"), e.actor_id, e.session)
+        elif kind == CALL:
+            named = p.get("command_of")
+            pend = pendings.get(named)
+            if pend is None:  # its pending event is sealed from the reader
+                pendings[named] = {**_pending(p.get("witnesses"), e.actor_id, e.session), "sealed": True}
+            elif pend["witnesses"] != p.get("witnesses"):
+                out.append((e.seq, f"calls other witnesses than roll #{named} lists"))
+        elif kind == CONTRIBUTION:
+            why = _contribution_problem(e, p, pendings)
+            if why:
+                out.append((e.seq, why))
+        elif resolution_of(p):
+            why = _resolution_problem(e, p, pendings)
+            if why:
+                out.append((e.seq, why))
+        elif p.get("dice_log") and e.session is not None and "command_id" in p and applies(mode, roles.get(e.actor)):
+            out.append((e.seq, f"a roll by a member whose rolls this campaign witnesses ({mode}), stored without "
+                               "waiting for witnesses: its sender could have chosen its dice"))
+    return out
+
+
+def _pending(witnesses, actor_id, session) -> dict:
+    return {"witnesses": witnesses if isinstance(witnesses, list) else None, "actor": actor_id,
+            "session": session, "came": [], "resolved": None}
+
+
+def _contribution_problem(e: Seen, p: dict, pendings: dict) -> str:
+    action = p.get("action") if isinstance(p.get("action"), dict) else {}
+    roll = action.get("roll")
+    pend = pendings.get(roll) if type(roll) is int else None
+    if p.get("roll") != roll:
+        return "a contribution whose roll is not the one its member signed"
+    if not entropy_ok(action.get("entropy")):
+        return f"a contribution whose entropy is not {ENTROPY_BYTES} bytes in base64url"
+    if pend is None:
+        return f"contributes to #{str(roll)[:20]}, which is not a roll waiting for witnesses"
+    if pend["resolved"] is not None:
+        return f"contributes to roll #{roll} after it was decided in #{pend['resolved']}"
+    if pend["witnesses"] is not None and e.actor_id not in pend["witnesses"]:
+        return f"a contribution by a member roll #{roll} does not list as its witness"
+    if any(member == e.actor_id for _, member, _ in pend["came"]):
+        return f"a second contribution of this member to roll #{roll}"
+    pend["came"].append((e.seq, e.actor_id, action["entropy"]))
+    return ""
+
+
+def _resolution_problem(e: Seen, p: dict, pendings: dict) -> str:
+    named = p.get("command_of")
+    pend = pendings.get(named) if type(named) is int else None
+    if pend is None:
+        return f"decides #{str(named)[:20]} as a witnessed roll, but it is no roll waiting for witnesses"
+    if pend["resolved"] is not None:
+        return f"decides roll #{named} a second time (first in #{pend['resolved']})"
+    pend["resolved"] = e.seq
+    if p.get("dice_scheme") != DICE_SCHEME:
+        return f"a witnessed roll's dice not of scheme {DICE_SCHEME}"
+    came = [seq for seq, _, _ in pend["came"]]
+    named_seqs = p.get("witnessed_by")
+    if not isinstance(named_seqs, list) or named_seqs != came:
+        left = [seq for seq in came if not isinstance(named_seqs, list) or seq not in named_seqs]
+        if left:
+            return (f"leaves out the contribution{'s' if len(left) > 1 else ''} "
+                    f"{', '.join(f'#{s}' for s in left)} stored before it: the host chose which to use")
+        return f"names contributions to roll #{named} that the log does not hold before it"
+    if p.get("witness_digest") != digest(pend["came"]):
+        return "its witness digest is not the digest of the contributions it names"
+    if (p.get("unwitnessed") is True) != (not came):
+        return "says unwitnessed with contributions, or witnessed with none"
+    return ""

@@ -1,0 +1,97 @@
+// Witnessed rolls as the browser reads them (docs/fair-dice.md, "Witnessed rolls"): the checks of
+// rules/witness.py on the events this page receives, and what the table shows of each roll.
+//
+// A witnessed command is a `roll_pending` event (its signed envelope, `witnesses`: member ids), for a
+// sealed one also a public `witness_call`; then each witness's signed `witness_roll`, stored as
+// `roll_witnessed`; then its decision, whose first event names the contributions it used
+// (`witnessed_by`) and their digest (`witness_digest`), or says `"unwitnessed": true`.
+
+export const PENDING = "roll_pending";
+export const CALL = "witness_call";
+export const CONTRIBUTION = "roll_witnessed";
+export const CONTRIBUTE = "witness_roll";
+export const DICE_V4 = "talekeeper-hmac-sha256-v4";
+
+export const isResolution = (payload) => !!payload && typeof payload === "object" && "witness_digest" in payload;
+
+/** What the digest covers: `[[seq, member id, entropy], ...]` in seq order, as JCS (whole numbers and
+ * base64url text, so JSON.stringify writes exactly it). */
+export const digestText = (came) => JSON.stringify([...came].sort((a, b) => a[0] - b[0]));
+
+/** The witnessed rolls this page has seen, in seq order. `sha256Hex(text)` hashes the UTF-8 of text. */
+export class WitnessBook {
+  constructor(sha256Hex) {
+    this.sha256Hex = sha256Hex;
+    this.rolls = new Map(); // pending seq -> {actor, witnesses, came: [[seq, member, entropy]], by: {seq: username}, resolved}
+  }
+
+  /** The roll a pending seq names, once seen (null before). */
+  roll(seq) { return this.rolls.get(seq) || null; }
+
+  /** Read one event (in seq order, once its hash is checked); the problem it shows, or "". */
+  async see(ev) {
+    if (ev.hidden) return "";
+    const p = ev.payload || {};
+    if (ev.type === PENDING) {
+      this.rolls.set(ev.seq, this._new(p.witnesses, ev.actor_id, false));
+    } else if (ev.type === CALL) {
+      const known = this.rolls.get(p.command_of);
+      if (!known) this.rolls.set(p.command_of, this._new(p.witnesses, ev.actor_id, true));
+      else if (JSON.stringify(known.witnesses) !== JSON.stringify(p.witnesses)) {
+        return `#${ev.seq} calls other witnesses than roll #${p.command_of} lists.`;
+      }
+    } else if (ev.type === CONTRIBUTION) {
+      return this._contribution(ev, p);
+    } else if (isResolution(p)) {
+      return this._resolution(ev, p);
+    }
+    return "";
+  }
+
+  _new(witnesses, actor, sealed) {
+    return { actor, witnesses: Array.isArray(witnesses) ? witnesses : null, came: [], by: {}, resolved: null, sealed, payload: null };
+  }
+
+  _contribution(ev, p) {
+    const roll = p.action?.roll;
+    const known = this.rolls.get(roll);
+    if (!known) return ""; // its roll is before this page's window: the verification page reads the whole log
+    if (known.resolved !== null) return `#${ev.seq} contributes to roll #${roll} after it was decided in #${known.resolved}.`;
+    if (known.witnesses && !known.witnesses.includes(ev.actor_id)) {
+      return `#${ev.seq} is a contribution by a member roll #${roll} does not list as its witness.`;
+    }
+    if (known.came.some(([, member]) => member === ev.actor_id)) return `#${ev.seq} is a second contribution to roll #${roll} by one member.`;
+    known.came.push([ev.seq, ev.actor_id, p.action?.entropy]);
+    known.by[ev.seq] = ev.actor;
+    return "";
+  }
+
+  async _resolution(ev, p) {
+    const known = this.rolls.get(p.command_of);
+    if (!known) return "";
+    if (known.resolved !== null) return `#${ev.seq} decides roll #${p.command_of} a second time (first in #${known.resolved}).`;
+    known.resolved = ev.seq;
+    known.payload = p;
+    const came = known.came.map(([seq]) => seq);
+    const named = Array.isArray(p.witnessed_by) ? p.witnessed_by : [];
+    const left = came.filter((seq) => !named.includes(seq));
+    if (left.length) {
+      return `#${ev.seq} leaves out the contribution${left.length > 1 ? "s" : ""} ${left.map((s) => `#${s}`).join(", ")} stored before it: the server chose which to use.`;
+    }
+    if (JSON.stringify(named) !== JSON.stringify(came)) return `#${ev.seq} names contributions to roll #${p.command_of} that the log does not hold before it.`;
+    if (p.dice_scheme !== DICE_V4) return `#${ev.seq} is a witnessed roll's decision not of dice scheme v4.`;
+    if (p.witness_digest !== await this.sha256Hex(digestText(known.came))) {
+      return `#${ev.seq}'s witness digest is not the digest of the contributions it names.`;
+    }
+    if ((p.unwitnessed === true) !== (came.length === 0)) return `#${ev.seq} says unwitnessed with contributions, or witnessed with none.`;
+    return "";
+  }
+
+  /** Who witnessed the roll decided at `seq` (usernames), or null if it is no witnessed roll seen here. */
+  witnessesOf(payload) {
+    if (!isResolution(payload)) return null;
+    const known = this.rolls.get(payload.command_of);
+    if (!known) return (payload.witnessed_by || []).map((seq) => `#${seq}`);
+    return (payload.witnessed_by || []).map((seq) => known.by[seq] || `#${seq}`);
+  }
+}

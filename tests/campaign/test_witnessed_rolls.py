@@ -1,0 +1,426 @@
+"""Witnessed rolls (docs/fair-dice.md, "Witnessed rolls"): a GM's roll is stored pending with its signed
+command; the other members' tables contribute entropy; the dice come from the seed, the command id and
+the digest of the contributions; every verifier (verify_dice, verify_log, the standalone verifier, the
+browser's chain check) names a decision that leaves a contribution out.
+
+Who is online is scripted (``online``): the suite's own process has no sockets. The timer is off in
+the suite (tests/conftest.py): a test resolves an overdue roll by calling the pipeline's resolver."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from campaign.actions import ActionError, do_create_campaign
+from campaign.actions import commands
+from campaign.actions import witnesses as witnessing
+from campaign.models import Event, WitnessedRoll
+from rules.notation import roll_event
+from tests.campaign import host
+from tests.campaign.served import client_for
+from tests.campaign.test_fairdice import independent_face
+from tests.campaign.test_signed_commands import verify_dice, verify_log
+from tests.conftest import Table
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def table(db):
+    t = Table(signed=True)
+    t.command(t.gm, {"type": "configure_campaign", "settings": {"witnessed_rolls": "gm"}})
+    t.campaign.refresh_from_db()
+    return t
+
+
+@pytest.fixture
+def online(monkeypatch):
+    """``online("alice", "bob")``: the members whose tables are at the table now."""
+    names: set[str] = set()
+    monkeypatch.setattr(witnessing, "_presence", lambda campaign_id: set(names))
+
+    def at_table(*who):
+        names.clear()
+        names.update(who)
+    return at_table
+
+
+def entropy(tag: str) -> str:
+    return base64.urlsafe_b64encode(hashlib.sha256(tag.encode()).digest()).rstrip(b"=").decode()
+
+
+def contribute(table, user, seq, tag=None):
+    return table.command(user, {"type": "witness_roll", "roll": seq, "entropy": entropy(tag or user.username)})
+
+
+def events_after(table, seq) -> list[Event]:
+    return list(Event.objects.filter(campaign=table.campaign, seq__gt=seq).order_by("seq"))
+
+
+def head(table) -> int:
+    table.campaign.refresh_from_db()
+    return table.campaign.last_seq
+
+
+def face(seed, campaign_id, session, actor_id, dice_id, index, sides):
+    """Section 2's derivation, written from docs/fair-dice.md, with "v4" and the witnessed id."""
+    return independent_face(seed, campaign_id, session, actor_id, dice_id, index, sides, "v4")
+
+
+def digest_of(contributions) -> str:
+    """``SHA-256(JCS([[seq, member id, entropy], ...]))`` as the page says."""
+    return hashlib.sha256(json.dumps([list(c) for c in contributions], separators=(",", ":")).encode()).hexdigest()
+
+
+def overdue(table) -> None:
+    """Let the witnesses' time run out without waiting for it: every pending roll is due now."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from campaign.models import Campaign
+
+    past = timezone.now() - timedelta(seconds=1)
+    WitnessedRoll.objects.filter(campaign=table.campaign, resolved_seq__isnull=True).update(due_at=past)
+    Campaign.objects.filter(pk=table.campaign.pk).update(witness_due=past)
+
+
+def seed_of(table) -> str:
+    from campaign.models import DiceSeed
+
+    return DiceSeed.objects.get(campaign=table.campaign, session=table.campaign.current_session).seed
+
+
+# --- the pipeline -----------------------------------------------------------------------------------
+
+def test_a_gm_roll_is_stored_pending_then_decided_by_its_witnesses_entropy(table, online):
+    table.command(table.gm, {"type": "start_session"})
+    online("gm", "alice", "bob")
+    result = table.command(table.gm, {"type": "roll", "notation": "3d6"})
+    [pending] = result.events
+    assert pending.type == "roll_pending" and "dice_log" not in pending.payload
+    assert pending.payload["witnesses"] == sorted([table.alice.pk, table.bob.pk])
+    assert pending.payload["command_id"] and pending.payload["signature"]["key"]
+    a = contribute(table, table.alice, pending.seq).events[0]
+    assert a.type == "roll_witnessed" and events_after(table, a.seq) == [], "one witness still to come"
+    b = contribute(table, table.bob, pending.seq).events[0]
+    [decided] = events_after(table, b.seq)
+    came = [(a.seq, table.alice.pk, entropy("alice")), (b.seq, table.bob.pk, entropy("bob"))]
+    assert decided.type == "roll" and decided.payload["command_of"] == pending.seq
+    assert decided.payload["witnessed_by"] == [a.seq, b.seq] and "unwitnessed" not in decided.payload
+    assert decided.payload["witness_digest"] == digest_of(came)
+    assert decided.payload["dice_scheme"] == "talekeeper-hmac-sha256-v4"
+    dice_id = f"{pending.payload['command_id']}|{digest_of(came)}"
+    assert decided.payload["dice_log"] == [
+        [6, face(seed_of(table), table.campaign.id, 1, table.gm.pk, dice_id, i, 6)] for i in range(3)]
+    assert WitnessedRoll.objects.get(campaign=table.campaign, pending_seq=pending.seq).resolved_seq == decided.seq
+
+
+def test_with_nobody_else_online_a_gm_roll_is_decided_at_once_and_says_unwitnessed(table, online):
+    table.command(table.gm, {"type": "start_session"})
+    online("gm")
+    pending, decided = table.command(table.gm, {"type": "roll", "notation": "1d20"}).events
+    assert pending.payload["witnesses"] == [] and decided.payload["unwitnessed"] is True
+    assert decided.payload["witnessed_by"] == [] and decided.payload["witness_digest"] == digest_of([])
+
+
+def test_whose_rolls_wait_follows_the_setting(table, online):
+    table.command(table.gm, {"type": "start_session"})
+    online("gm", "alice", "bob")
+    assert table.command(table.alice, {"type": "roll", "notation": "1d6"}).events[0].type == "roll"
+    assert table.command(table.gm, {"type": "post_message", "text": "no dice"}).events[0].type != "roll_pending"
+    table.command(table.gm, {"type": "configure_campaign", "settings": {"witnessed_rolls": "everyone"}})
+    assert table.command(table.alice, {"type": "roll", "notation": "1d6"}).events[0].type == "roll_pending"
+    table.command(table.gm, {"type": "configure_campaign", "settings": {"witnessed_rolls": "off"}})
+    assert table.command(table.gm, {"type": "roll", "notation": "1d6"}).events[0].type == "roll"
+
+
+def test_the_setting_is_an_event_from_the_start_and_only_where_members_sign(db, monkeypatch):
+    from django.contrib.auth import get_user_model
+
+    from campaign.actions import campaigns
+
+    gm = get_user_model().objects.create_user("keeper", password="pw-keeper-123456")
+    monkeypatch.setattr(campaigns, "NEW_CAMPAIGNS_WITNESS", "gm")
+    made = do_create_campaign(gm, "New Table", "tote")  # as the home page makes one
+    created = Event.objects.get(campaign=made, seq=1).payload
+    assert created["signed_commands"] is True and created["witnessed_rolls"] == "gm" and made.witnessed_rolls == "gm"
+    old = do_create_campaign(gm, "Unsigned Table", "tote", signed=False)
+    assert "witnessed_rolls" not in Event.objects.get(campaign=old, seq=1).payload and old.witnessed_rolls == "off"
+    t = Table()
+    with pytest.raises(ActionError) as caught:
+        t.command(t.gm, {"type": "configure_campaign", "settings": {"witnessed_rolls": "gm"}})
+    assert "sign" in caught.value.message
+
+
+def test_the_setting_change_is_stored_as_campaign_configured(table):
+    last = Event.objects.filter(campaign=table.campaign, type="campaign_configured").latest("seq").payload
+    assert last["witnessed_rolls"] == "gm" and last["changed"] == {"witnessed_rolls": {"from": "off", "to": "gm"}}
+    with pytest.raises(ActionError) as caught:
+        table.command(table.gm, {"type": "configure_campaign", "settings": {"witnessed_rolls": "gm"}})
+    assert caught.value.code == "unchanged"
+    with pytest.raises(ActionError):
+        table.command(table.gm, {"type": "configure_campaign", "settings": {"witnessed_rolls": "sometimes"}})
+
+
+def test_on_timeout_the_roll_is_decided_with_the_contributions_that_came(table, online):
+    table.command(table.gm, {"type": "start_session"})
+    online("gm", "alice", "bob")
+    [pending] = table.command(table.gm, {"type": "roll", "notation": "1d8"}).events
+    a = contribute(table, table.alice, pending.seq).events[0]
+    commands.resolve_overdue(table.campaign.id)
+    assert head(table) == a.seq, "not due yet: nothing decided"
+    overdue(table)
+    commands.resolve_overdue(table.campaign.id)
+    [decided] = events_after(table, a.seq)
+    assert decided.payload["witnessed_by"] == [a.seq]
+    commands.resolve_overdue(table.campaign.id)
+    assert head(table) == decided.seq, "decided exactly once"
+
+
+def test_any_command_sweeps_an_overdue_roll_first(table, online):
+    """A process that stored a pending roll and died leaves no roll pending: the campaign's next command
+    decides it before its own."""
+    table.command(table.gm, {"type": "start_session"})
+    online("gm", "alice")
+    [pending] = table.command(table.gm, {"type": "roll", "notation": "1d8"}).events
+    online()
+    overdue(table)
+    roll = table.command(table.bob, {"type": "roll", "notation": "1d4"}).events[0]
+    decided = Event.objects.get(campaign=table.campaign, seq=pending.seq + 1)
+    assert decided.payload["command_of"] == pending.seq and decided.payload["unwitnessed"] is True
+    assert roll.seq == decided.seq + 1
+
+
+def test_ending_the_session_decides_every_pending_roll_first(table, online):
+    table.command(table.gm, {"type": "start_session"})
+    online("gm", "alice")
+    [pending] = table.command(table.gm, {"type": "roll", "notation": "1d8"}).events
+    ended = table.command(table.gm, {"type": "end_session"}).events[0]
+    decided = Event.objects.get(campaign=table.campaign, seq=pending.seq + 1)
+    assert decided.payload["command_of"] == pending.seq and decided.session == 1 and ended.seq == decided.seq + 1
+
+
+@pytest.mark.parametrize("case", ["not_a_witness", "twice", "after", "unknown", "entropy"])
+def test_a_contribution_out_of_turn_is_refused_and_stores_nothing(table, online, case):
+    table.command(table.gm, {"type": "start_session"})
+    online("gm", "alice", "bob")
+    [pending] = table.command(table.gm, {"type": "roll", "notation": "1d8"}).events
+    action = {"type": "witness_roll", "roll": pending.seq, "entropy": entropy("x")}
+    user, want = table.alice, None
+    if case == "not_a_witness":
+        user, want = table.watcher, ("not_a_witness", 403)
+    elif case == "twice":
+        contribute(table, table.alice, pending.seq)
+        want = ("already_witnessed", 409)
+    elif case == "after":
+        contribute(table, table.alice, pending.seq)
+        contribute(table, table.bob, pending.seq)
+        want = ("roll_resolved", 409)
+    elif case == "unknown":
+        action["roll"], want = 1, ("not_pending", 404)
+    else:
+        action["entropy"], want = entropy("x")[:20], ("invalid", 400)
+    before = head(table)
+    with pytest.raises(ActionError) as caught:
+        table.command(user, action)
+    assert (caught.value.code, caught.value.status) == want
+    assert head(table) == before
+
+
+def test_a_hidden_gm_roll_is_sealed_and_calls_its_witnesses_in_public(table, online):
+    from tests.campaign.served import seen
+
+    table.command(table.gm, {"type": "start_session"})
+    online("gm", "alice")
+    pending, call = table.command(table.gm, {"type": "roll", "notation": "1d20", "visibility": "gm"}).events
+    assert pending.visibility == "gm" and call.visibility == "public"
+    assert call.type == "witness_call" and call.payload == {"witnesses": [table.alice.pk], "command_of": pending.seq}
+    assert seen(table.alice, pending.seq)["hidden"] is True
+    contribute(table, table.alice, pending.seq)
+    decided = Event.objects.filter(campaign=table.campaign).latest("seq")
+    assert decided.visibility == "gm" and decided.payload["command_of"] == pending.seq
+    assert seen(table.alice, decided.seq)["hidden"] is True
+
+
+def test_scripted_dice_script_a_witnessed_rolls_faces(table, online, settings, tmp_path):
+    script = tmp_path / "dice.json"
+    script.write_text(json.dumps({"faces": [17]}))
+    settings.TEST_DICE_FILE = str(script)
+    table.command(table.gm, {"type": "start_session"})
+    online("gm", "alice")
+    [pending] = table.command(table.gm, {"type": "roll", "notation": "1d20"}).events
+    assert json.loads(script.read_text())["faces"] == [17], "storing it pending drew no die"
+    contribute(table, table.alice, pending.seq)
+    decided = Event.objects.filter(campaign=table.campaign).latest("seq")
+    assert decided.payload["dice_log"] == [[20, 17]] and decided.payload["total"] == 17
+
+
+# --- every verifier -----------------------------------------------------------------------------------
+
+def standalone(table, user, tmp_path) -> tuple[int, str]:
+    from tests.campaign.test_standalone_verifier import download, run
+
+    result = run(download(table, user, tmp_path, f"{user.username}.jsonl"))
+    return result.returncode, result.stdout + result.stderr
+
+
+def chain_problems(table, user) -> list[str]:
+    """What the table's chain check (static/talekeeper/chain.js) says of the log as ``user`` reads it."""
+    events = client_for(user).get(f"/api/campaigns/{table.campaign.slug}/events?after=0&limit=500").json()["events"]
+    script = f"""
+import {{ Chain }} from "./static/talekeeper/chain.js";
+const problems = [];
+const chain = new Chain({{ slug: "t", campaignId: {table.campaign.id}, fetchEvents: async () => [],
+  onProblem: (p) => problems.push(`#${{p.seq}} ${{p.message}}`) }});
+for (const ev of JSON.parse(process.argv[1])) await chain.event(ev);
+console.log(JSON.stringify(problems));
+"""
+    done = subprocess.run([shutil.which("node"), "--input-type=module", "-e", script, json.dumps(events)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def witnessed_evening(table, online):
+    """A session with a public and a GM-only witnessed roll, two witnesses each, and an unwitnessed one."""
+    table.command(table.gm, {"type": "start_session"})
+    online("gm", "alice", "bob")
+    rolls = []
+    for visibility in ("public", "gm"):
+        pending = table.command(table.gm, {"type": "roll", "notation": "2d10", "visibility": visibility}).events[0]
+        contribute(table, table.alice, pending.seq, f"a{visibility}")
+        contribute(table, table.bob, pending.seq, f"b{visibility}")
+        rolls.append(pending)
+    online()
+    table.command(table.gm, {"type": "roll", "notation": "1d6"})
+    table.command(table.alice, {"type": "roll", "notation": "1d6"})
+    table.command(table.gm, {"type": "end_session"})
+    return rolls
+
+
+def test_an_honest_witnessed_evening_verifies_everywhere(table, online, tmp_path):
+    witnessed_evening(table, online)
+    assert verify_dice(table, 1) == "" and verify_log(table) == ""
+    for user in (table.gm, table.bob):
+        code, out = standalone(table, user, tmp_path)
+        assert code == 0, out
+        assert chain_problems(table, user) == []
+
+
+def forge_resolution(table, pending_seq, keep) -> int:
+    """The host rewrites roll ``pending_seq``'s decision as if only the contributions at ``keep`` (seqs)
+    had come: witnessed_by, the digest, the dice from the seed and the outcome from the rules, all
+    consistent with each other, and every hash after it recomputed."""
+    decided = Event.objects.get(campaign=table.campaign, type="roll", payload__command_of=pending_seq)
+    pending = Event.objects.get(campaign=table.campaign, seq=pending_seq)
+    kept = [(e.seq, e.actor_id, e.payload["action"]["entropy"]) for e in Event.objects.filter(
+        campaign=table.campaign, seq__in=keep).order_by("seq")]
+    digest = digest_of(kept)
+    seed = Event.objects.get(campaign=table.campaign, type="session_ended").payload["dice_seed"]
+    dice_id = f"{pending.payload['command_id']}|{digest}"
+
+    class Dice:
+        index = 0
+
+        def roll(self, sides):
+            value = face(seed, table.campaign.id, 1, table.gm.pk, dice_id, self.index, sides)
+            self.index += 1
+            log.append([sides, value])
+            return value
+
+    log: list = []
+    outcome = roll_event(pending.payload["action"], Dice())
+    payload = {**decided.payload, **json.loads(json.dumps(outcome.payload)), "dice_log": log,
+               "witnessed_by": [seq for seq, _, _ in kept], "witness_digest": digest}
+    host.edit_payload(table.campaign, decided.seq, payload)
+    return decided.seq
+
+
+def test_a_gm_roll_decided_with_a_contribution_left_out_is_named_by_every_verifier(table, online, tmp_path):
+    """The host saw both contributions, computed the dice both ways and kept the one without Bob's: every
+    verifier that reads the roll names the contribution left out, though the dice match the digest."""
+    public, _ = witnessed_evening(table, online)
+    alices, bobs = [e.seq for e in Event.objects.filter(campaign=table.campaign, type="roll_witnessed",
+                                                         payload__roll=public.seq).order_by("seq")]
+    forged = forge_resolution(table, public.seq, keep=[alices])
+    said = f"leaves out the contribution #{bobs} stored before it"
+    assert f"seq {forged}: {said}" in verify_dice(table, 1)
+    assert f"BAD seq {forged}: {said}" in verify_log(table)
+    code, out = standalone(table, table.alice, tmp_path)
+    assert code == 1 and f"BAD seq {forged}: {said}" in out, out
+    assert any(p.startswith(f"#{forged} #{forged} leaves out the contribution #{bobs}") for p in
+               chain_problems(table, table.alice)), chain_problems(table, table.alice)
+
+
+def test_a_gm_roll_whose_digest_is_not_its_contributions_is_named(table, online, tmp_path):
+    public, _ = witnessed_evening(table, online)
+    decided = Event.objects.get(campaign=table.campaign, type="roll", payload__command_of=public.seq)
+    host.edit_payload(table.campaign, decided.seq, {**decided.payload, "witness_digest": "0" * 64})
+    said = "its witness digest is not the digest of the contributions it names"
+    assert f"seq {decided.seq}: {said}" in verify_dice(table, 1)
+    code, out = standalone(table, table.bob, tmp_path)
+    assert code == 1 and f"BAD seq {decided.seq}: {said}" in out, out
+    assert any("witness digest" in p for p in chain_problems(table, table.bob))
+
+
+def test_a_gm_roll_stored_without_waiting_for_witnesses_is_named(table, online, tmp_path, monkeypatch):
+    """The host's server skips the pending step for its GM's roll (it could then choose her dice)."""
+    table.command(table.gm, {"type": "start_session"})
+    online("gm", "alice")
+    with monkeypatch.context() as patched:
+        patched.setattr(commands, "_witnessed", lambda *args: False)
+        roll = table.command(table.gm, {"type": "roll", "notation": "1d20"}).events[0]
+    table.command(table.gm, {"type": "end_session"})
+    said = "stored without waiting for witnesses"
+    assert said in verify_dice(table, 1) and f"BAD seq {roll.seq}: " in verify_log(table)
+    code, out = standalone(table, table.bob, tmp_path)
+    assert code == 1 and f"BAD seq {roll.seq}: " in out and said in out, out
+
+
+def test_a_decision_whose_dice_do_not_follow_its_digest_is_named(table, online, tmp_path):
+    public, _ = witnessed_evening(table, online)
+    decided = Event.objects.get(campaign=table.campaign, type="roll", payload__command_of=public.seq)
+    log = [[10, f % 10 + 1] for _, f in decided.payload["dice_log"]]
+    host.edit_payload(table.campaign, decided.seq, {**decided.payload, "dice_log": log})
+    assert f"seq {decided.seq}: die 1 (d10)" in verify_dice(table, 1)
+    code, out = standalone(table, table.bob, tmp_path)
+    assert code == 1 and f"BAD seq {decided.seq}: die 1 (d10)" in out, out
+
+
+def test_exactly_one_resolution_per_pending_roll_is_kept_in_the_database(table, online):
+    from django.db import IntegrityError, transaction
+
+    table.command(table.gm, {"type": "start_session"})
+    online("gm", "alice")
+    [pending] = table.command(table.gm, {"type": "roll", "notation": "1d8"}).events
+    contribute(table, table.alice, pending.seq)
+    row = WitnessedRoll.objects.get(campaign=table.campaign, pending_seq=pending.seq)
+    before = head(table)
+    with transaction.atomic():
+        assert commands._resolve(commands.lock_campaign(table.campaign.id), row) == []
+    assert head(table) == before
+    with pytest.raises(IntegrityError), transaction.atomic():
+        WitnessedRoll.objects.create(campaign=table.campaign, pending_seq=pending.seq, due_at=row.due_at)
+
+
+def test_the_dice_digest_in_python_and_javascript_agree():
+    came = [[7, 2, entropy("a")], [5, 3, entropy("b")]]
+    script = f"""
+import {{ digestText }} from "./static/talekeeper/witness.js";
+import {{ sha256Hex }} from "./static/talekeeper/chain.js";
+console.log(await sha256Hex(digestText({json.dumps(came)})));
+"""
+    done = subprocess.run([shutil.which("node"), "--input-type=module", "-e", script], capture_output=True,
+                          text=True, cwd=ROOT, timeout=60)
+    from rules.witness import digest
+
+    assert done.stdout.strip() == digest([tuple(c) for c in came]) == digest_of(sorted(map(tuple, came)))
+
+
