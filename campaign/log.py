@@ -28,7 +28,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.utils import timezone
 
-from . import projections
+from . import projections, roster
 from .canonical import jcs
 from .models import (GENESIS_HASH, VISIBILITY_PUBLIC, Campaign, Character, CharacterProjection, Command, DiceSeed,
                      Event, Membership)
@@ -378,6 +378,7 @@ def record(campaign: Campaign, entries: Iterable[Draft | Event], *, actor=None,
     character from the log as it stood at the void), so any run of entries folds
     exactly as if each had been recorded by itself."""
     events = _chain(campaign, entries, actor, command)
+    roster.apply(campaign, events)  # the memberships and characters they change (rarely any)
     projected = projections.project(campaign, events)  # None when a void is among them
     _write(campaign, events, command, projected)
     if projected is None:
@@ -420,14 +421,15 @@ def _chain(campaign: Campaign, entries: Iterable[Draft | Event], actor, command:
     stored = []
     now = timezone.now()
     for entry in entries:
-        _open_session_or_scene(campaign, entry)
+        roster.open_session_or_scene(campaign, entry.type)
         if isinstance(entry, Draft):
             event = _next_event(campaign, entry, actor, command, now)
         else:
             event = _check_next(campaign, entry)
         campaign.last_seq = event.seq
         campaign.head_hash = event.hash
-        _close_session_or_scene(campaign, entry)
+        roster.close_session_or_scene(campaign, entry.type)
+        roster.fold_campaign(campaign, event)
         stored.append(event)
     return stored
 
@@ -481,7 +483,8 @@ def _check_next(campaign: Campaign, event: Event) -> Event:
 
 EVENT_COLUMNS = ("campaign_id", "seq", "type", "version", "payload", "actor_id", "character_id", "session", "scene",
                  "visibility", "command_id", "created_at", "prev_hash", "hash", "format")
-STREAM_COLUMNS = ("last_seq", "head_hash", "session_count", "current_session", "scene_count", "current_scene")
+# The stream head and the campaign's columns the events fold (campaign.roster), in one UPDATE.
+STREAM_COLUMNS = roster.STREAM_COLUMNS + roster.CAMPAIGN_COLUMNS
 ROWS_PER_STATEMENT = 500  # SQLite binds at most 32 766 values per statement
 
 
@@ -563,24 +566,6 @@ def _payload_text(event: Event) -> str:
     """The payload as the JSON text to store: the one hashed for a new event, an imported one's own."""
     text = getattr(event, "stored_payload", None)
     return text if text is not None else canonical_json(event.payload).decode("utf-8")
-
-
-def _open_session_or_scene(campaign: Campaign, entry: Draft | Event) -> None:
-    # A start event is stamped with the session/scene it opens...
-    if entry.type == "session_started":
-        campaign.session_count += 1
-        campaign.current_session = campaign.session_count
-    elif entry.type == "scene_started":
-        campaign.scene_count += 1
-        campaign.current_scene = campaign.scene_count
-
-
-def _close_session_or_scene(campaign: Campaign, entry: Draft | Event) -> None:
-    # ...and an end event with the one it closes; what follows carries none.
-    if entry.type == "session_ended":
-        campaign.current_session = None
-    elif entry.type == "scene_ended":
-        campaign.current_scene = None
 
 
 @dataclass

@@ -140,18 +140,27 @@ def signing_from(events) -> int | None:
     tools read it: ``campaign_created`` with ``signed_commands``, the first ``signed_commands_required``,
     or the event after the first ``session_started`` of dice scheme v3."""
     for event in events:
-        if event.type == "campaign_created" and event.payload.get("signed_commands") is True:
-            return event.seq
-        if event.type == SIGNING_REQUIRED:
-            return event.seq
-        if event.type == "session_started" and event.payload.get("dice_scheme") == SCHEME_V3:
-            return event.seq + 1
+        on = signs_from(event)
+        if on is not None:
+            return on
+    return None
+
+
+def signs_from(event) -> int | None:
+    """The seq from which members sign, if ``event`` is the one that turns signing on (see
+    :func:`signing_from`); None otherwise."""
+    if event.type == "campaign_created" and event.payload.get("signed_commands") is True:
+        return event.seq
+    if event.type == SIGNING_REQUIRED:
+        return event.seq
+    if event.type == "session_started" and event.payload.get("dice_scheme") == SCHEME_V3:
+        return event.seq + 1
     return None
 
 
 def signed_from_in_log(campaign_id: int) -> int | None:
-    """:func:`signing_from` of the stored log: what ``Campaign.signed_from`` holds (``import_log`` and
-    ``rebuild_projections`` set it from here)."""
+    """:func:`signing_from` of the stored log: what ``Campaign.signed_from`` holds (campaign.roster folds
+    it as the events are recorded)."""
     return signing_from(Event.objects.filter(campaign_id=campaign_id,
                                              type__in=("campaign_created", SIGNING_REQUIRED, "session_started"))
                         .order_by("seq").only("seq", "type", "payload"))

@@ -1,9 +1,10 @@
 """Campaigns, their members and characters, and the campaign event log.
 
-The log (:class:`Event`) is the product: every other table here either names
-things (campaign, membership, character) or is a projection that can be
-rebuilt from the log (:class:`CharacterProjection`, the stream head kept on
-:class:`Campaign`).
+The log (:class:`Event`) is the product: the rows that name things (campaign,
+membership, character: campaign/roster.py) and the characters' states
+(:class:`CharacterProjection`) are projections of it, rebuilt from the log
+alone; the rest (invite links, dice seeds, command rows, checkpoints, tokens)
+is kept beside it.
 """
 
 from __future__ import annotations

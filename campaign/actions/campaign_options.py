@@ -71,9 +71,7 @@ def decide_configure_campaign(campaign: Campaign, membership: Membership, action
     payload = {"changed": changed, "options": options, "reason": check_reason(action)}
     if witness is not None and witness != campaign.witnessed_rolls:
         changed[WITNESSED] = {"from": campaign.witnessed_rolls, "to": witness}
-        payload[WITNESSED] = witness
-        Campaign.objects.filter(pk=campaign.pk).update(witnessed_rolls=witness)  # rolls back with the event
-        campaign.witnessed_rolls = witness
+        payload[WITNESSED] = witness  # record writes it into the row from the event (campaign.roster)
     if not changed:
         raise Refused("Those are already the campaign's settings: nothing changed.", "unchanged")
     return Draft(CONFIGURED, payload)

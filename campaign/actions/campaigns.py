@@ -15,7 +15,7 @@ from rules.witness import MODES as WITNESS_MODES
 from .. import checkpoints
 from ..broadcast import broadcast_on_commit
 from ..log import Draft, lock_campaign, record
-from ..models import ROLE_GM, ROLE_SPECTATOR, Campaign, Membership
+from ..models import ROLE_SPECTATOR, Campaign, Membership
 from .access import require_gm
 from .checks import check_name
 from ..errors import ActionError, Forbidden, Refused
@@ -25,10 +25,7 @@ def decide_rename_campaign(campaign: Campaign, membership: Membership, action: d
     name = check_name(action.get("name"), "A campaign name", 120)
     if name == campaign.name:
         raise Refused(f"The campaign is already called {name}.")
-    before = campaign.name
-    Campaign.objects.filter(pk=campaign.pk).update(name=name)
-    campaign.name = name
-    return Draft("campaign_renamed", {"from": before, "name": name})
+    return Draft("campaign_renamed", {"from": campaign.name, "name": name})  # record folds it into the row
 
 
 # Whether a campaign made without saying is one whose members sign their commands (docs/fair-dice.md,
@@ -56,14 +53,13 @@ def do_create_campaign(gm, name: str, system: str, slug: str | None = None, sign
     base = slugify(slug or name)[:50] or "campaign"
     with transaction.atomic():
         campaign = _new_campaign_row(base, name, system)
-        Membership.objects.create(campaign=campaign, user=gm, role=ROLE_GM)
         if witnessed is None:
             witnessed = NEW_CAMPAIGNS_WITNESS if signed is None else "off"
         signed = NEW_CAMPAIGNS_SIGN if signed is None else bool(signed)
         if witnessed not in WITNESS_MODES or (witnessed != "off" and not signed):
             raise ActionError("Witnessed rolls are 'off', 'gm' or 'everyone', and only where members sign.")
-        Campaign.objects.filter(pk=campaign.pk).update(signed_from=1 if signed else None, witnessed_rolls=witnessed)
         campaign = lock_campaign(campaign.id)
+        # Its event seats the GM and sets signed_from and witnessed_rolls (campaign.roster, as record stores it).
         created = {"name": name, "system": system, "gm": gm.username, **({"signed_commands": True} if signed else {}),
                    **({"witnessed_rolls": witnessed} if witnessed != "off" else {})}
         events = record(campaign, [Draft("campaign_created", created)], actor=gm)

@@ -51,8 +51,9 @@ def decide_create_character(campaign: Campaign, membership: Membership, action: 
             sheet = campaign.rules.validate_sheet(submitted)
     except RuleError as e:
         raise ActionError(f"The character sheet is not valid: {e.message}", "invalid_sheet")
-    character = Character.objects.create(campaign=campaign, owner=owner, name=name, npc=npc, shown=shown)
-    payload = {"name": name, "owner": owner.username, "sheet": sheet}
+    # Stored by record from the event (campaign.roster), in the statement before the event's.
+    character = Character(campaign=campaign, owner=owner, name=name, npc=npc, shown=shown)
+    payload = {"name": name, "owner": owner.username, "owner_id": owner.pk, "sheet": sheet}
     if npc:
         payload.update(npc=True, shown=shown)
     if override or (quick is not None and not _within_creation_limits(campaign, submitted)):

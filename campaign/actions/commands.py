@@ -290,8 +290,8 @@ def _decide(campaign: Campaign, membership: Membership, action: dict, dice, char
 
     ``character``: the one the action names, as the lock read it (or None).
 
-    It writes nothing but identity rows (a new character, a new member);
-    ``append`` moves the stream's session and scene counters."""
+    It writes no row the log describes: ``record`` writes those from the events
+    (campaign.roster), as it moves the stream's session and scene counters."""
     kind = action["type"]
     applies = None
     if kind == APPLY:  # the system's own GM action, naming the roll it applies (campaign/actions/damage.py)

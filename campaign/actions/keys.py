@@ -128,8 +128,7 @@ def decide_require_signed_commands(campaign: Campaign, membership: Membership, a
     if campaign.current_session is not None:
         raise Refused(f"Members start signing between sessions: end session {campaign.current_session} first.",
                       "in_session")
-    campaign.signed_from = campaign.last_seq + 1  # this event's seq: the append is the next one
-    Campaign.objects.filter(pk=campaign.pk).update(signed_from=campaign.signed_from)
+    # record sets signed_from to this event's seq, from the event (campaign.roster).
     return Draft(member_keys.SIGNING_REQUIRED, dict(member_keys.SIGNING_REQUIRED_PAYLOAD))
 
 

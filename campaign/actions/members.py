@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
-from django.db import IntegrityError, transaction
+from django.db import transaction
 
 from ..broadcast import broadcast_on_commit, close_sockets_on_commit
 from ..log import Draft, lock_campaign, record
 from ..models import ROLE_CHOICES, ROLE_PLAYER, ROLE_SPECTATOR, Campaign, Membership
 from .access import access_other_member
 from .campaigns import new_invite
-from ..errors import ActionError, Conflict, Refused
+from ..errors import ActionError, Refused
 
 User = get_user_model()
 
@@ -25,8 +25,11 @@ def decide_add_member(campaign: Campaign, membership: Membership, action: dict) 
         raise ActionError("There is no user with that name: they can sign up first.")
     if Membership.objects.filter(campaign=campaign, user=user).exists():
         raise Refused(f"{user.username} is already at this table.")
-    Membership.objects.create(campaign=campaign, user=user, role=role)
-    return Draft("member_joined", {"username": user.username, "role": role})
+    return _joined(user, role)  # record seats her (campaign.roster)
+
+
+def _joined(user, role: str) -> Draft:
+    return Draft("member_joined", {"username": user.username, "user_id": user.pk, "role": role})
 
 
 def decide_remove_member(campaign: Campaign, membership: Membership, action: dict) -> Draft:
@@ -35,10 +38,9 @@ def decide_remove_member(campaign: Campaign, membership: Membership, action: dic
     The invite link changes too: the one they were given would let them straight back in. The GM
     hands the new one (on the settings page) to whoever is still to join."""
     other = access_other_member(campaign, membership, action.get("username"))
-    other.delete()
-    new_invite(campaign)
+    new_invite(campaign)  # a secret, not the log's: it changes here
     close_sockets_on_commit(other.user_id, campaign.id)
-    return Draft("member_removed", {"username": other.user.username, "role": other.role})
+    return Draft("member_removed", {"username": other.user.username, "user_id": other.user_id, "role": other.role})
 
 
 def decide_change_role(campaign: Campaign, membership: Membership, action: dict) -> Draft:
@@ -49,10 +51,9 @@ def decide_change_role(campaign: Campaign, membership: Membership, action: dict)
         raise ActionError("'role' must be gm, player or spectator.")
     if role == other.role:
         raise Refused(f"{other.user.username} is already {role}.")
-    before = other.role
-    Membership.objects.filter(pk=other.pk).update(role=role)
     close_sockets_on_commit(other.user_id, campaign.id)
-    return Draft("member_role_changed", {"username": other.user.username, "from": before, "role": role})
+    return Draft("member_role_changed", {"username": other.user.username, "user_id": other.user_id,
+                                         "from": other.role, "role": role})
 
 
 def do_add_member(campaign: Campaign, user, role: str, actor=None) -> Membership:
@@ -64,11 +65,6 @@ def do_add_member(campaign: Campaign, user, role: str, actor=None) -> Membership
         existing = Membership.objects.filter(campaign=locked, user=user).first()
         if existing:
             return existing
-        try:
-            membership = Membership.objects.create(campaign=locked, user=user, role=role)
-        except IntegrityError:
-            raise Conflict(f"{user.username} is already a member.")
-        events = record(locked, [Draft("member_joined", {"username": user.username, "role": role})],
-                        actor=actor or user)
+        events = record(locked, [_joined(user, role)], actor=actor or user)  # which seats her (campaign.roster)
         broadcast_on_commit(locked.id, events)
-    return membership
+    return Membership.objects.get(campaign=locked, user=user)

@@ -26,7 +26,7 @@ from rules.npc import quick_sheet
 from .. import hidden
 from ..errors import ActionError, Forbidden, Refused
 from ..log import Draft
-from ..models import SHOWN_FULL, SHOWN_HIDDEN, VISIBILITY_GM, VISIBILITY_PUBLIC, Campaign, Character, Event, Membership
+from ..models import SHOWN_FULL, SHOWN_HIDDEN, VISIBILITY_GM, VISIBILITY_PUBLIC, Campaign, Event, Membership
 from .access import access_character
 from .encounters import in_running_encounter
 from .kept import SHOWN
@@ -78,8 +78,7 @@ def decide_show_npc(campaign: Campaign, membership: Membership, action: dict) ->
     if shown == SHOWN_HIDDEN and in_running_encounter(campaign, character):
         raise Refused(f"{character.name} is in the running encounter's turn order: the table sees it there.")
     before = character.shown
-    Character.objects.filter(pk=character.pk).update(shown=shown)
-    character.shown = shown
+    character.shown = shown  # as the decisions below read it; record writes the row from the event
     # The change itself: the table learns of a name (or a sheet) as it is shown; hiding it again is the GM's note.
     drafts = [Draft(NPC_SHOWN, {"name": character.name, "from": before, "shown": shown}, 1, character,
                     VISIBILITY_GM if shown == SHOWN_HIDDEN else VISIBILITY_PUBLIC)]

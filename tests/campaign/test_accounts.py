@@ -229,8 +229,10 @@ def test_the_gm_renames_changes_roles_and_removes_members_each_an_event(table):
     campaign = Campaign.objects.get(pk=table.campaign.pk)
     assert campaign.name == "The Long Road"
     assert events_of(campaign, "campaign_renamed") == [{"from": "The Torn Road", "name": "The Long Road"}]
-    assert events_of(campaign, "member_role_changed") == [{"username": "bob", "from": "player", "role": "spectator"}]
-    assert events_of(campaign, "member_removed") == [{"username": "watcher", "role": "spectator"}]
+    assert events_of(campaign, "member_role_changed") == [{"username": "bob", "user_id": table.bob.pk,
+                                                           "from": "player", "role": "spectator"}]
+    assert events_of(campaign, "member_removed") == [{"username": "watcher", "user_id": table.watcher.pk,
+                                                      "role": "spectator"}]
     assert Membership.objects.get(campaign=campaign, user=table.bob).role == "spectator"
     assert not Membership.objects.filter(campaign=campaign, user=table.watcher).exists()
     assert logged_in(table.watcher).get("/campaigns/torn-road/").status_code == 404

@@ -67,7 +67,7 @@ def test_rebuild_check_names_each_differing_character(wyrm, capsys):
     call_command("rebuild_projections", "--check")
     assert "OK" in capsys.readouterr().out
     CharacterProjection.objects.filter(character=wyrm.hero).update(state={"fate": 99})
-    with pytest.raises(CommandError, match="1 projection"):
+    with pytest.raises(CommandError, match="1 row"):
         call_command("rebuild_projections", "--check", "--campaign", wyrm.campaign.slug)
     assert "Mira" in capsys.readouterr().err
     assert fate(wyrm.hero) == 99  # --check changed nothing

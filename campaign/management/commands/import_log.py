@@ -34,12 +34,11 @@ from django.core.management.base import BaseCommand, CommandError
 from django.core.management.color import no_style
 from django.db import DatabaseError, connection, transaction
 
-from campaign import projections
+from campaign import projections, roster
 from campaign.accounts import is_pseudonym
 from campaign.actions import ActionError, check_name
 from campaign.exports import FORMAT, FORMAT_VERSION, is_header
 from campaign.log import FORMAT_1, FORMAT_2, ChainBroken, lock_campaign, record, verify_chain
-from campaign.member_keys import signed_from_in_log
 from campaign.models import (
     GENESIS_HASH,
     ROLE_CHOICES,
@@ -265,10 +264,9 @@ class Command(BaseCommand):
             raise CommandError(f"The file has no event {self.expected_head[0]} with the expected hash: it does not "
                                "extend the head you know (its chain was rewritten, or it is another campaign).")
         self._reset_sequences()
-        # A log whose members sign goes on signed (docs/fair-dice.md, "Signed commands"): from where it says.
-        on = signed_from_in_log(campaign.id)
-        if on is not None:
-            Campaign.objects.filter(pk=campaign.pk).update(signed_from=on)
+        # A member who left and came back was seated again by her event: the date is the header's.
+        for user_id, joined_at in self.joined.items():
+            Membership.objects.filter(campaign=campaign, user_id=user_id).update(joined_at=joined_at)
         return Campaign.objects.get(pk=campaign.pk), count
 
     def _identities(self, head: dict) -> tuple[Campaign, dict[int, int], dict[int, Character]]:
@@ -287,15 +285,17 @@ class Command(BaseCommand):
             campaign.invite_code = _text(info["invite_code"], "the invite code", 64)
         campaign.save(force_insert=True)
         Campaign.objects.filter(pk=campaign.pk).update(created_at=_when(info["created_at"]))
-        members = set()
+        members, self.joined = set(), {}
         for m in _rows(head["members"], "members"):
             user_id = m["user_id"]
             if not isinstance(user_id, int) or user_id not in users or user_id in members:
                 raise Malformed(f"member user_id {user_id!r:.20} is not one of the header's users, or is listed twice")
             members.add(user_id)
-            member = Membership.objects.create(campaign=campaign, user_id=users[user_id],
-                                               role=_choice(m["role"], "a member's role", ROLE_CHOICES))
-            Membership.objects.filter(pk=member.pk).update(joined_at=_when(m["joined_at"]))
+            # Seated before the events, which seat them again only where they left and came back
+            # (campaign.roster); the signing and the campaign's name come from the events.
+            Membership.objects.create(campaign=campaign, user_id=users[user_id],
+                                      role=_choice(m["role"], "a member's role", ROLE_CHOICES))
+            self.joined[users[user_id]] = _when(m["joined_at"])
         characters = {}
         for c in _rows(head["characters"], "characters"):
             ident, owner = _number(c["id"], "a character's id"), c.get("owner_id")
@@ -382,7 +382,13 @@ class Command(BaseCommand):
                             "which is not in the header's characters")
         if not isinstance(data["payload"], dict):
             raise Malformed(f"event {seq}'s payload must be an object")
-        return Event(campaign_id=campaign.id, seq=seq, type=_text(data["type"], "'type'", 40),
+        kind = _text(data["type"], "'type'", 40)
+        if kind in roster.ROW_EVENTS:  # the rows they name are written from them (campaign.roster)
+            for key in ("user_id", "owner_id"):
+                value = data["payload"].get(key)
+                if value is not None and (type(value) is not int or value not in users):
+                    raise Malformed(f"event {seq}'s {key} {value!r:.20} is not one of the header's users")
+        return Event(campaign_id=campaign.id, seq=seq, type=kind,
                      version=_number(data["version"], "'version'", hi=32767), payload=data["payload"],
                      actor_id=actor, character=characters[character] if character is not None else None,
                      session=_optional_number(data["session"], "'session'", MAX_COUNT),
