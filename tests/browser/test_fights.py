@@ -43,7 +43,7 @@ def test_two_against_one_each_chooses_her_own_and_the_npcs_split_stays_sealed(ta
     only for her own side, the bandit's split reaches the players with the round that reads it."""
     table = table_of("tale")
     sheet = get_system("tale").example_sheet
-    table.create_character(table.alice, "Ana", sheet)
+    heroine = table.create_character(table.alice, "Ana", sheet)
     table.create_character(table.bob, "Ben", sheet)
     table.command(table.gm, {"type": "create_character", "npc": True, "name": "Bandit", "shown": "full",
                              "quick": {"rating": 3}})
@@ -95,6 +95,20 @@ def test_two_against_one_each_chooses_her_own_and_the_npcs_split_stays_sealed(ta
     expect(bob.page.locator("#fight [data-side]", has_text="Ben")).to_contain_text("−1D next round")
     gm.screenshot("fight-desktop.png", at="#fight")
     phone.screenshot("fight-phone.png", at="#fight")
+    # The whole table in the fight: a condition on Ana's sheet (in a fight of several sides a Tale
+    # condition is shown, docs/rules.md "Conditions with a duration"), the log and the chat together.
+    table.command(table.gm, {"type": "apply_condition", "character": heroine.id, "name": "Winded", "duration": "rounds",
+                             "rounds": 2, "modifier": 1})
+    said = head_seq(table) + 1
+    alice.page.locator("#chat-text").fill("Ben, the ford! Keep him busy.")
+    alice.page.keyboard.press("Enter")
+    for seat in (gm, alice, phone):
+        expect(seat.event(said)).to_contain_text("Keep him busy")
+        seat.tab("Ana")
+        expect(seat.page.locator("#sheet .conditions")).to_contain_text("Winded (Penalty dice +1, 2 rounds left)")
+    gm.screenshot("fight-table-desktop.png")
+    phone.screenshot("fight-table-phone.png", at=".log-panel")
+    phone.screenshot("fight-conditions-phone.png", at="#sheet")
     for seat in (gm, phone):  # the fight's panel and forms, as the GM and on a phone
         assert axe_problems(seat.page) == [], seat.username
     gm.page.get_by_role("button", name="End the fight").click()
