@@ -29,6 +29,8 @@ from django.http import HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 from django.views import defaults
 
+from . import metrics
+
 log = logging.getLogger(__name__)
 
 # What a lost or refused connection raises through Django: psycopg's errors arrive as
@@ -142,6 +144,7 @@ MESSAGES = {"database_unavailable": UNAVAILABLE_MESSAGE, "outcome_unknown": UNKN
 
 
 def unavailable_response(request, code: str = "database_unavailable") -> HttpResponse:
+    metrics.error("http", code)
     if wants_json(request):
         message = READ_UNAVAILABLE_MESSAGE if request.method in ("GET", "HEAD", "OPTIONS") else MESSAGES[code]
         response = JsonResponse({"error": {"code": code, "message": message}}, status=503)
@@ -173,4 +176,5 @@ def server_error(request, template_name: str = "500.html"):
     code = outage_code(sys.exc_info()[1])
     if code is not None:
         return unavailable_response(request, code)
+    metrics.error("http", "server_error")
     return defaults.server_error(request, template_name)

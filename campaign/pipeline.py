@@ -21,12 +21,15 @@ Views and the consumer only parse, call, and respond.
 
 from __future__ import annotations
 
+import functools
 import json
+from time import perf_counter
 
 from django.core.exceptions import RequestDataTooBig
 from django.http import JsonResponse
 
-from .actions import ActionError, CommandResult, Unauthenticated, access_campaign, do_command
+from . import metrics
+from .actions import ActionError, CommandResult, Unauthenticated, access_campaign, do_command, table_action_types
 from .auth import InvalidToken, user_from_request
 from .outages import MESSAGES, outage_code
 from .ratelimit import check_user_rate
@@ -121,8 +124,45 @@ def command_of(frame: dict) -> dict:
 
 def submit(membership, body, dice=None) -> CommandResult:
     """Step 4, for every transport: count the command against its user's limit, then run it."""
+    if metrics.enabled():
+        return _measured(membership, body, dice)
     check_user_rate(membership.user_id)
     return do_command(membership, body, dice=dice)
+
+
+def _measured(membership, body, dice) -> CommandResult:
+    """:func:`submit`, counted and timed (campaign/metrics.py)."""
+    start = perf_counter()
+    outcome = "failed"
+    try:
+        check_user_rate(membership.user_id)
+        result = do_command(membership, body, dice=dice)
+        outcome = "ok"
+        return result
+    except ActionError as e:
+        outcome = "unavailable" if e.code in metrics.OUTAGE_CODES else "refused"
+        raise
+    except Exception as e:
+        if outage_code(e) is not None:
+            outcome = "unavailable"
+        raise
+    finally:
+        metrics.command(action_label(body), outcome, perf_counter() - start)
+
+
+@functools.cache
+def _action_types() -> frozenset[str]:
+    from rules import SYSTEM_MODULES, get_system
+
+    return frozenset(table_action_types()).union(*(get_system(name).actions for name in SYSTEM_MODULES))
+
+
+def action_label(body) -> str:
+    """The command's action type if the server knows it, else ``other``: a metric's label never
+    carries what a client made up."""
+    action = body.get("action") if isinstance(body, dict) else None
+    kind = action.get("type") if isinstance(action, dict) else None
+    return kind if isinstance(kind, str) and kind in _action_types() else "other"
 
 
 def http_status(e: ActionError) -> int:
@@ -136,6 +176,7 @@ def error_json(e: ActionError) -> dict:
 
 
 def error_response(e: ActionError) -> JsonResponse:
+    metrics.error("http", e.code)
     return JsonResponse(error_json(e), status=http_status(e))
 
 

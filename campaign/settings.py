@@ -284,7 +284,7 @@ X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # the table page reads it to send the API's X-CSRFToken header
 # The probes (campaign/health.py) talk to a process directly, in plain http.
-SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
 if not DEBUG:
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
     SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)
@@ -370,6 +370,10 @@ EVENTS_PAGE_MAX = 500
 # A character's state is snapshotted about every this many events of the log, so
 # a sheet "as of" any seq (or without hidden rolls) folds at most about this many.
 PROJECTION_SNAPSHOT_EVERY = env_int("PROJECTION_SNAPSHOT_EVERY", 500)
+
+# /metrics in Prometheus' format for a scraper sending "Authorization: Bearer <this>" (campaign/metrics.py,
+# docs/operations.md "Metrics"). Empty: off, nothing counted, /metrics is a 404.
+METRICS_TOKEN = env_str("METRICS_TOKEN")
 
 # A memory probe for a soak (bench/soak.py, docs/performance.md "Memory over hours"): when set, a
 # daphne process traces its Python allocations (tracemalloc, TRACEMALLOC_FRAMES deep) and every

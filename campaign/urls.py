@@ -4,7 +4,7 @@ from django.urls import path
 
 from sessions import views as table_views
 
-from . import accounts, api, audit_views, health, openapi, verifier, views
+from . import accounts, api, audit_views, health, metrics, openapi, verifier, views
 
 # A database outage met outside a view is a 503 too (campaign/outages.py).
 handler500 = "campaign.outages.server_error"
@@ -46,6 +46,7 @@ urlpatterns = [
     path("api/campaigns/<slug:slug>/export.csv", audit_views.export_csv, name="api-export-csv"),
     path("api/campaigns/<slug:slug>/dice-stats", audit_views.dice_stats_api, name="api-dice-stats"),
     path("healthz", health.healthz, name="healthz"),
+    path("metrics", metrics.view, name="metrics"),
     path("readyz", health.readyz, name="readyz"),
     path("admin/", admin.site.urls),
 ]

@@ -40,6 +40,7 @@ from campaign.auth import InvalidToken, socket_user
 from campaign.models import token_digest
 from campaign.broadcast import changed_sheets, group_name, sit_down_here, stand_up_here, user_group
 from campaign.log import events_after
+from campaign import metrics
 from campaign.logs import bind
 from campaign.outages import READ_UNAVAILABLE_MESSAGE, database_away
 from campaign.pipeline import (MAX_SEQ, busy_error, command_of, failed_behind, outage_error, parse_whole_number,
@@ -76,6 +77,7 @@ GAP_WAIT = 0.3
 
 # This process's sockets at a table, for ``stop_all`` when the process stops.
 _seated: "weakref.WeakSet[TableConsumer]" = weakref.WeakSet()
+metrics.count_sockets(lambda: len(_seated))  # read at each scrape, only when metrics are on
 
 
 async def stop_all() -> None:
@@ -225,6 +227,7 @@ class TableConsumer(AsyncWebsocketConsumer):
         await self._send_json({"type": "presence", "members": message["members"]})
 
     async def _refuse(self, close_code: int, code: str, message: str):
+        metrics.error("socket", code)
         await self.send(text_data=json.dumps({"type": "error", "id": None, "code": code, "message": message}))
         await self.close(code=close_code)
 
@@ -495,6 +498,7 @@ class TableConsumer(AsyncWebsocketConsumer):
             announce_presence(self.channel_layer, self.campaign_id)
 
     async def _error(self, client_id, code: str, message: str):
+        metrics.error("socket", code)
         await self._send_json({"type": "error", "id": client_id, "code": code, "message": message})
 
 

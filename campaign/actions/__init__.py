@@ -28,7 +28,7 @@ from .campaigns import do_checkpoint, do_create_campaign, do_rotate_invite
 from .checks import MAX_REASON, check_name, check_reason
 from .commands import (
     CLIENT_ID, GM_TABLE_ACTIONS, MAX_ACTION_BYTES, MAX_ACTION_DEPTH, CommandResult, check_command, do_command,
-    json_depth,
+    json_depth, table_action_types,
 )
 from .contests import opponent_of
 from ..errors import INPUT_ERRORS, ActionError, Conflict, Forbidden, NotFound, Refused, Unauthenticated, rule_refusal
@@ -43,5 +43,5 @@ __all__ = [
     "CLIENT_ID", "MAX_ACTION_BYTES", "MAX_ACTION_DEPTH", "json_depth", "check_command", "check_name",
     "MAX_REASON", "check_reason", "check_seq",
     "CommandResult", "do_command", "do_create_campaign", "do_add_member", "do_checkpoint", "do_rotate_invite",
-    "SCENE_ACTIONS", "GM_TABLE_ACTIONS", "UNVOIDABLE",
+    "SCENE_ACTIONS", "GM_TABLE_ACTIONS", "UNVOIDABLE", "table_action_types",
 ]

@@ -284,6 +284,12 @@ def _record_dice_and_seal(drafts: list[Draft], client_id: str, action: dict, dic
     return [replace(d, payload={**d.payload, **seal}) if d.visibility != VISIBILITY_PUBLIC else d for d in drafts]
 
 
+def table_action_types() -> list[str]:
+    """The action types every campaign takes, whatever its rule system (whose own come on top)."""
+    return ["roll", "add_seed", witnessed.CONTRIBUTE, "create_character", "post_message", *KEY_ACTIONS,
+            *SCENE_ACTIONS, *GM_TABLE_ACTIONS, *ENCOUNTER_ACTIONS, *FIGHT_ACTIONS, APPLY]
+
+
 def _decide(campaign: Campaign, membership: Membership, action: dict, dice, character: Character | None = None
             ) -> list[Draft]:
     """Turn a validated action into drafts, inside the locked transaction.
@@ -336,8 +342,7 @@ def _decide(campaign: Campaign, membership: Membership, action: dict, dice, char
     # Anything else is the campaign's rule system's to decide.
     rules = campaign.rules
     if kind not in rules.actions:
-        known = sorted(["roll", "add_seed", witnessed.CONTRIBUTE, "create_character", "post_message", *KEY_ACTIONS, *SCENE_ACTIONS, *GM_TABLE_ACTIONS,
-                        *ENCOUNTER_ACTIONS, *FIGHT_ACTIONS, APPLY, *rules.actions])
+        known = sorted([*table_action_types(), *rules.actions])
         raise ActionError(f"Unknown action '{kind[:40]}'. Known actions: {', '.join(known)}.", "unknown_action")
     if kind in rules.gm_actions:
         require_gm(membership, f"take the action '{kind}'")

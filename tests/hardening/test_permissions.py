@@ -118,6 +118,8 @@ URL_ROWS: dict[str, Row] = {
     "api/key": Row(PUBLIC),  # the checkpoint key is public: anyone may check a receipt
     "healthz": Row(PUBLIC),  # the probes: no login, nothing an outsider should not read (campaign/health.py)
     "readyz": Row(PUBLIC),
+    # Off unless METRICS_TOKEN is set, and then only for its bearer, whoever is logged in (tests/campaign/test_metrics.py).
+    "metrics": Row({p: E404 for p in PERSONAS}),
     # The standalone verifier: public code, the same bytes `make verifier` builds (campaign/verifier.py).
     "talekeeper-verify.pyz": Row(PUBLIC),
     # Every member (spectators too) may list signed receipts of the log; players and the GM ask for them.
