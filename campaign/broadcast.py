@@ -122,7 +122,8 @@ def _group_send(group: str, message: dict, exclude: frozenset[str] = frozenset()
     if isinstance(layer, InMemoryChannelLayer):
         # It reaches only this process's sockets: with none in the group there is no one to ring
         # for, and async_to_sync from a thread without a loop starts a thread and a loop per call
-        # (most of a management command's or a test's append).
+        # (most of a management command's or a test's append). ``groups`` is the layer's own dict,
+        # read, never written (how it is kept: pinned by tests/test_patched_internals.py).
         channels = [c for c in list(layer.groups.get(group, ())) if c not in exclude]  # one step: the loop may change it
         if channels:
             async_to_sync(_send_each)(layer, channels, message)

@@ -103,7 +103,12 @@ class TableConsumer(AsyncWebsocketConsumer):
         """Channels' dispatch without its ``aclose_old_connections`` before every handler: that is a hop
         to the one synchronous thread (which HTTP views share) for every doorbell of every socket. This
         consumer uses the database only through sessions.db, whose calls hand their connections back
-        when they end, so there is nothing to close."""
+        when they end, so there is nothing to close.
+
+        Measured (``bench/patches.py --only dispatch``, Channels' and this one in alternating rounds of
+        one run on the shared 2-core machine, load average about 19): a message reaches its handler in
+        105 µs through Channels' (median; p90 2.5 ms, waiting for the thread) and 0.6 µs here. Channels'
+        own is pinned by tests/test_patched_internals.py."""
         handler = getattr(self, get_handler_name(message), None)
         if handler is None:
             raise ValueError(f"No handler for message type {message['type']}")

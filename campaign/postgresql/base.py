@@ -14,7 +14,14 @@ it cannot see (a connection cut without a word, as a dead network would) fails o
 first statement, which answers ``database_unavailable`` as any outage does
 (campaign/outages.py).
 
-Everything else is Django's backend (``ENGINE`` is set in campaign/settings.py).
+Measured (``bench/patches.py --only pool_check``, Django's check and this one in alternating rounds
+of one run on the shared 2-core machine, load average about 19): a database call (check out, one
+``SELECT 1``, give back) took 157 µs with Django's and 126 µs with this one (medians), and 75 against
+55 µs of PostgreSQL's CPU.
+
+Everything else is Django's backend (``ENGINE`` is set in campaign/settings.py). The ``pool``
+property below is Django 5.2's with the ``check`` changed: tests/test_patched_internals.py pins
+Django's, to read again on an upgrade.
 """
 
 from __future__ import annotations
