@@ -81,7 +81,8 @@ def table(request, slug):
         "systemModule": system_module(campaign.system),
         "head": head,
         "recent": RECENT_EVENTS,
-        "me": {"username": request.user.username, "role": membership.role},
+        # The id too: a witnessed roll lists its witnesses by id (static/talekeeper/witnessing.js).
+        "me": {"username": request.user.username, "role": membership.role, "id": request.user.id},
         "session": campaign.current_session,
         # The running session's dice commitment: what the page signs its commands under (static/talekeeper/trust.js).
         "commitment": current_commitment(campaign),

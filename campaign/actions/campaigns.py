@@ -34,7 +34,7 @@ def decide_rename_campaign(campaign: Campaign, membership: Membership, action: d
 NEW_CAMPAIGNS_SIGN = True
 # Whose dice a new signed campaign witnesses (docs/fair-dice.md, "Witnessed rolls"), when its maker
 # does not say: the GM's, whose dice a host who is also the GM could otherwise grind.
-NEW_CAMPAIGNS_WITNESS = "off"
+NEW_CAMPAIGNS_WITNESS = "gm"
 
 
 def do_create_campaign(gm, name: str, system: str, slug: str | None = None, signed: bool | None = None,

@@ -263,8 +263,9 @@ export function forgetHead(slug) {
  * `fetchEvents(after, limit)` pages the events API (to fill the gap between the stored head
  * and the first event the page shows); `onProblem({kind, seq, message, who})` is called for
  * each problem: kind "log" (the server's log is not the one this browser verified),
- * "member" (another member reports a different hash for a seq) or "command" (a command this
- * browser sent was stored under another id, which keys its dice); `onHead(head)` after each
+ * "member" (another member reports a different hash for a seq), "command" (a command this
+ * browser sent was stored under another id, which keys its dice) or "witness" (a witnessed roll
+ * decided without a contribution stored before it, ./witness.js); `onHead(head)` after each
  * verified event. Work is queued so checks happen in the order things arrived.
  */
 export class Chain {
@@ -392,7 +393,7 @@ export class Chain {
     this.lastEvent = { seq: ev.seq, format: ev.format || 1 };
     const digest = await this._checkContents(ev);
     const witnessing = await this.witnesses.see(ev);
-    if (witnessing) this._problem("log", ev.seq, witnessing);
+    if (witnessing) this._problem("witness", ev.seq, witnessing);
     await this.inspect(ev);
     if (this.stored && ev.seq === this.stored.seq && ev.hash !== this.stored.hash) {
       this._problem("log", ev.seq, `This browser verified #${ev.seq} as ${short(this.stored.hash)}; the server now serves ${short(ev.hash)}: the log was rewritten.`);

@@ -81,6 +81,15 @@ function describeCore(ev) {
       const inner = describe({ ...ev, type: state.nowName(body.type), payload: body.payload || {}, hidden: false });
       return { ...inner, text: [`revealed `, h("a", { href: `#seq-${p.seq}` }, `#${p.seq}`), ": ", inner.text] };
     }
+    case "roll_pending": { // a witnessed roll waiting for the other tables' entropy (./witnessing.js)
+      const n = (p.witnesses || []).length;
+      return { text: `${actionLabel(p.action, ev.character)}: rolling…`, tone: "pending",
+        detail: n ? `Waiting for ${n} other table${n === 1 ? "" : "s"} to witness it.` : "" };
+    }
+    case "witness_call":
+      return { text: ["asks the table to witness ", h("a", { href: `#seq-${p.command_of}` }, `#${p.command_of}`)], tone: "minor" };
+    case "roll_witnessed":
+      return { text: ["witnessed ", h("a", { href: `#seq-${p.roll}` }, `#${p.roll}`)], tone: "minor" };
     case "roll_requested":
       return { text: `GM asks for ${actionLabel(askedAction(p), ev.character)}`, detail: p.note ? `“${p.note}”` : "" };
     case "sheet_adjusted": // as campaign/audit.py says it: each value's before and after, and why

@@ -16,6 +16,7 @@ import { press } from "./press.js";
 import { notice, resultArrived, resultChanged } from "./result.js";
 import { applySheet, renderCharacters, scheduleRefresh, scheduleRoster } from "./sheets.js";
 import { canAct, parts, state } from "./state.js";
+import { witnessEvent, witnessMarks } from "./witnessing.js";
 
 const logEl = document.getElementById("log");
 const liveEl = document.getElementById("log-live");
@@ -24,9 +25,18 @@ const olderBtn = document.getElementById("older");
 // Encounters (rules/encounter.py): the newest turn is the acting character's player's to end.
 const ENCOUNTER_EVENTS = new Set(["encounter_started", "combatant_added", "turn_order_set", "turn_advanced", "encounter_ended"]);
 
+// A witnessed roll's lines change when its decision or this table's contribution arrives (./witnessing.js).
+state.redrawEvent = (seq) => {
+  const ev = state.events.get(seq);
+  const li = document.getElementById(`seq-${seq}`);
+  if (ev && li) fillEvent(li, ev);
+  resultChanged(seq);
+};
+
 function fillEvent(li, ev) {
   const { isGM } = state;
   const d = describe(ev);
+  const witnessed = witnessMarks(ev);
   li.className = `event ev-${ev.type}${ev.hidden ? " hidden-roll" : ""}${ev.voided ? " voided" : ""}${d.tone ? ` tone-${d.tone}` : ""}${li.classList.contains("new") ? " new" : ""}`;
   const speaker = ev.character_name || (ev.type === "message_posted" && !ev.hidden ? ev.payload?.character_name : null);
   const who = speaker
@@ -37,6 +47,7 @@ function fillEvent(li, ev) {
   const head = h("div", { class: "ev-head" },
     h("span", { class: "seq" }, `#${ev.seq}`), state.trust.mark(ev.seq), h("span", { class: "ev-who" }, who),
     visibilityBadge(ev),
+    witnessed?.badge || null,
     state.revealedSeqs.has(ev.seq) ? h("span", { class: "badge revealed" }, "revealed") : null,
     ev.payload?.verifiable === false ? h("span", { class: "badge unverifiable",
       title: "Rolled outside a play session: the server's random numbers, with no seed to check them against" }, "not verifiable") : null,
@@ -51,6 +62,7 @@ function fillEvent(li, ev) {
   const voider = state.voidedBy.get(ev.seq);
   fill(li, head, body,
     d.detail && (!Array.isArray(d.detail) || d.detail.length) ? h("p", { class: "ev-detail" }, d.detail) : null,
+    witnessed?.note ? h("p", { class: "ev-detail witness-note", role: "note" }, witnessed.note) : null,
     ev.voided ? h("p", { class: "ev-voided" }, voider ? `Voided by ${voider.actor} in #${voider.seq}: ${voider.payload.reason}` : "Voided by the GM.") : null,
     h("div", { class: "ev-follow", hidden: true }));
   if (!state.loading) updateFollow(li, ev);
@@ -124,6 +136,7 @@ function place(li, prepend, mine = false) {
 export function showEvent(ev, sheets) {
   const { pageHead } = state;
   register(ev, false);
+  witnessEvent(ev);
   const li = h("li", { id: `seq-${ev.seq}`, dataset: { seq: ev.seq, type: ev.type }, class: ev.seq > pageHead ? "new" : "" });
   fillEvent(li, ev);
   place(li, false, ev.seq > pageHead && ev.actor === state.me.username);

@@ -69,6 +69,7 @@ function showProblem(problem) {
     ? "This server's log is not the one your browser verified"
     : chain.problems.some((p) => p.kind === "command") ? "The server may have chosen your dice"
       : chain.problems.some((p) => p.kind === "signed") ? "A member's command does not check out"
+      : chain.problems.some((p) => p.kind === "witness") ? "The server chose which witnesses a roll's dice hang on"
       : "Another member is shown a different log";
   document.getElementById("chain-alarm").hidden = false;
   chainHeadEl.dataset.state = "alarm";

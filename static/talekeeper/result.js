@@ -31,6 +31,16 @@ export function resultArrived(seq) {
   if (resultWanted.has(seq)) showResult(seq);
 }
 
+// A witnessed roll decided in `seq` (./witnessing.js): the card waiting for, or showing, its pending
+// event (or its call to witnesses) shows the decision instead.
+export function resultDecided(roll, seq) {
+  const ofRoll = (s) => s === roll || state.events.get(s)?.payload?.command_of === roll;
+  for (const [wanted, how] of [...resultWanted]) {
+    if (ofRoll(wanted)) { resultWanted.delete(wanted); resultWanted.set(seq, how); }
+  }
+  if (resultSeq !== null && resultSeq !== seq && ofRoll(resultSeq)) { resultSeq = seq; renderResult(); }
+}
+
 // A line changed (voided): the card redrawn if it shows that line.
 export function resultChanged(seq) {
   if (seq === resultSeq) renderResult();

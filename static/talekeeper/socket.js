@@ -10,6 +10,7 @@ import { h, fill } from "./ui.js";
 import { parseJSON } from "./chain.js";
 import { updateFollow, updateFollowUps } from "./follow.js";
 import { showEvent, showOlder } from "./log.js";
+import { flushWitnessing } from "./witnessing.js";
 import { renderMembers } from "./members.js";
 import { notice } from "./result.js";
 import { rosterAgainIfMissed } from "./sheets.js";
@@ -129,6 +130,7 @@ function handle(frame) {
         for (const id of state.charEvents.keys()) updateFollowUps(id);
         const turn = document.getElementById(`seq-${state.lastEncounterSeq}`);
         if (turn) updateFollow(turn, state.events.get(state.lastEncounterSeq));
+        flushWitnessing(); // the rolls in the backlog still waiting for this member's table
       }
       break;
     case "heartbeat":

@@ -89,7 +89,10 @@ def server(django_db_setup, dice_file):
     """A real daphne on the test database; heartbeats every second so gaps heal quickly."""
     if not os.path.exists(CHROMIUM):
         pytest.skip("Debian's chromium is not installed")
-    with daphne(TABLE_HEARTBEAT_SECONDS="1", DJANGO_ALLOW_ASYNC_UNSAFE="", TEST_DICE_FILE=str(dice_file)) as base:
+    # A witnessed roll is decided when its last witness's table contributed: the timeout is only the
+    # fallback, long enough that a loaded machine never decides one without a table that is there.
+    with daphne(TABLE_HEARTBEAT_SECONDS="1", DJANGO_ALLOW_ASYNC_UNSAFE="", TEST_DICE_FILE=str(dice_file),
+                WITNESS_TIMEOUT_SECONDS="30") as base:
         yield f"http://{base}"
 
 

@@ -3,6 +3,8 @@ page, and the dice a log line shows checked against the dice rolled (static/tale
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from playwright.sync_api import expect
 
@@ -97,3 +99,78 @@ def test_two_members_sign_from_their_browsers_and_the_verification_page_checks_e
     expect(checks).not_to_contain_text("from before members signed")
     expect(page.locator("#keys-summary")).to_contain_text("This device's key is registered")
     expect(page.locator("#key-list li")).to_have_count(1)
+
+
+def test_a_gm_roll_is_witnessed_by_the_players_table_and_shown_on_both_screens(table_of, seats, script_dice):
+    """The GM and Alice, each in a browser of her own, in a campaign that witnesses the GM's rolls: the
+    GM's roll is stored pending, Alice's table contributes by itself, and both screens show the roll
+    decided with the scripted die, witnessed by Alice (docs/fair-dice.md, "Witnessed rolls")."""
+    from campaign.models import Event
+    from tests.browser.conftest import off_the_loop
+
+    table = table_of("tote", signed=True, keyed=("gm",))  # the GM starts the session from the test
+    table.command(table.gm, {"type": "configure_campaign", "settings": {"witnessed_rolls": "gm"}})
+    table.command(table.gm, {"type": "start_session"})
+    gm, alice = seats("gm", "alice")
+    script_dice([17])
+    gm.roll("1d20", label="ambush")
+    for seat in (gm, alice):
+        decided = seat.page.locator("#log li.ev-roll", has=seat.page.locator(".badge.witness"))
+        expect(decided.locator(".badge.witness")).to_have_text("witnessed by alice")
+        expect(decided.locator(".outcome")).to_have_text("= 17")
+        expect(seat.page.locator("#log li.ev-roll_pending .badge.witness")).to_have_attribute("data-state", "decided")
+
+    def stored():
+        pending = Event.objects.get(campaign=table.campaign, type="roll_pending")
+        contribution = Event.objects.select_related("actor").get(campaign=table.campaign, type="roll_witnessed")
+        decision = Event.objects.get(campaign=table.campaign, type="roll", payload__command_of=pending.seq)
+        return pending.payload["witnesses"], contribution, decision.payload
+
+    witnesses, contribution, decision = off_the_loop(stored)
+    assert witnesses == [table.alice.pk] and contribution.actor.username == "alice"
+    assert decision["witnessed_by"] == [contribution.seq] and decision["dice_log"] == [[20, 17]]
+    assert gm.page.locator("#chain-alarm").is_hidden() and alice.page.locator("#chain-alarm").is_hidden()
+
+
+def test_a_players_table_says_so_when_the_roll_is_decided_without_the_contribution_it_sent(table_of, seats,
+                                                                                            script_dice):
+    """The host's server answers Alice's contribution "already decided" and decides the GM's roll without
+    it: the log holds no trace of it, so every verifier passes; only Alice's own table knows, and says so."""
+    from campaign.actions import commands
+    from tests.browser.conftest import off_the_loop
+    from tests.campaign.test_witnessed_rolls import overdue
+
+    table = table_of("tote", signed=True, keyed=("gm",))
+    table.command(table.gm, {"type": "configure_campaign", "settings": {"witnessed_rolls": "gm"}})
+    table.command(table.gm, {"type": "start_session"})
+    gm, alice = seats("gm", "alice")
+    dropped = []
+
+    def pretend_decided(frame, to_page):
+        if frame.get("type") == "command" and frame.get("action", {}).get("type") == "witness_roll":
+            dropped.append(frame["action"]["roll"])
+            to_page(json.dumps({"type": "error", "id": frame["id"], "code": "roll_resolved",
+                                "message": "That roll was already decided."}))
+            return None
+        return frame
+
+    alice.tamper_sockets(from_page=pretend_decided)
+    alice.page.evaluate("window.talekeeperTable.drop()")
+    alice.wait_live()
+    script_dice([4])
+    gm.roll("1d20", label="ambush")
+    for _ in range(400):  # until Alice's table has sent its contribution (and been told "decided")
+        if dropped:
+            break
+        alice.page.wait_for_timeout(25)
+    assert dropped, "Alice's table never contributed"
+    off_the_loop(overdue, table)  # the host lets the time run out instead of waiting for Alice
+    off_the_loop(commands.resolve_overdue, table.campaign.id)
+    decided = gm.page.locator("#log li.ev-roll", has=gm.page.locator(".badge.witness"))
+    expect(decided.locator(".badge.witness")).to_have_text("unwitnessed")
+    line = alice.page.locator("#log li.ev-roll", has=alice.page.locator(".badge.witness"))
+    expect(line.locator(".outcome")).to_have_text("= 4")
+    expect(line.locator(".witness-note")).to_contain_text(
+        "Your table sent its contribution")
+    expect(line.locator(".witness-note")).to_contain_text("decided it without yours")
+    expect(gm.page.locator(".witness-note")).to_have_count(0)

@@ -141,14 +141,11 @@ def test_whose_rolls_wait_follows_the_setting(table, online):
     assert table.command(table.gm, {"type": "roll", "notation": "1d6"}).events[0].type == "roll"
 
 
-def test_the_setting_is_an_event_from_the_start_and_only_where_members_sign(db, monkeypatch):
+def test_new_campaigns_witness_the_gms_rolls_from_their_first_event_and_only_where_members_sign(db):
     from django.contrib.auth import get_user_model
 
-    from campaign.actions import campaigns
-
     gm = get_user_model().objects.create_user("keeper", password="pw-keeper-123456")
-    monkeypatch.setattr(campaigns, "NEW_CAMPAIGNS_WITNESS", "gm")
-    made = do_create_campaign(gm, "New Table", "tote")  # as the home page makes one
+    made = do_create_campaign(gm, "New Table", "tote")  # as the home page and the demo make one
     created = Event.objects.get(campaign=made, seq=1).payload
     assert created["signed_commands"] is True and created["witnessed_rolls"] == "gm" and made.witnessed_rolls == "gm"
     old = do_create_campaign(gm, "Unsigned Table", "tote", signed=False)
