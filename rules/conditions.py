@@ -66,6 +66,12 @@ def effect(state: Mapping) -> tuple[int, list[dict]]:
     return sum(c["modifier"] for c in applied), applied
 
 
+def in_fight(fight: Mapping, side: str) -> int:
+    """What ``side``'s conditions add in a fight's round (``rules.fights.with_conditions`` fills
+    ``fight["conditions"]`` from the sides' states), 0 without any."""
+    return (fight.get("conditions") or {}).get(side, 0)
+
+
 def _find(state: Mapping, name: str) -> dict | None:
     return next((c for c in active(state) if c["name"].casefold() == name.casefold()), None)
 

@@ -81,6 +81,22 @@ def standing(rules: RuleSystem, fight: Mapping) -> list[Side]:
     return rules.fights.standing(fight)
 
 
+def with_conditions(rules: RuleSystem, fight: Mapping, states: Mapping[Side, Mapping]) -> dict:
+    """The fight as this round reads it: ``conditions``, each standing side's conditions' modifier
+    (rules/conditions.py) from its character's state now, where not 0, each kind reading it in its
+    text's terms (Tale combat: dice it can't portion out; MdT: dice on its pool; WYRM: on the DL of
+    its checks as the active side). The server fills it from the sides' states, so the round event
+    records it (``filled``) and a replay reads the same; without any the key is left out."""
+    from . import conditions
+
+    totals = {s: conditions.effect(states[s])[0] for s in standing(rules, fight) if s in states}
+    totals = {s: n for s, n in totals.items() if n}
+    out = {k: v for k, v in fight.items() if k != "conditions"}
+    if totals:
+        out["conditions"] = totals
+    return out
+
+
 def read_choice(rules: RuleSystem, fight: Mapping, side: Side, choice: Mapping) -> dict:
     """What ``side`` does this round, checked by the fight's kind (whom it attacks, with how many
     dice, and its defence; whom it acts against; or nothing, when every side simply rolls)."""

@@ -22,7 +22,9 @@ from rules.contests import decides_both_sides
 
 from .. import hidden
 from ..log import Draft
-from ..models import SHOWN_HIDDEN, VISIBILITY_GM, VISIBILITY_SECRET, Campaign, Character, Event, Membership
+from ..models import (ROLE_SPECTATOR, SHOWN_HIDDEN, VISIBILITY_GM, VISIBILITY_SECRET, Campaign, Character, Event,
+                      Membership)
+from ..projections import visible_state
 from ..visibility import Viewer
 from .access import access_character
 from .checks import check_name
@@ -62,6 +64,19 @@ def _running(campaign: Campaign) -> dict:
     if fight is None:
         raise Refused("No fight is running: the GM starts one first.")
     return fight
+
+
+# Whom a round's conditions are read for: every member of the table (the public log, the reveals).
+TABLE = Viewer(user_id=0, role=ROLE_SPECTATOR)
+
+
+def _with_conditions(campaign: Campaign, fight: dict) -> dict:
+    """The fight with its standing sides' conditions as the round reads them (rules/fights.py
+    ``with_conditions``): as every member may read them, since the round shows what they add; a
+    condition the GM applied in secret is not read until she reveals it."""
+    ids = [int(s) for s in F.standing(campaign.rules, fight)]
+    states = {str(c.id): visible_state(c, TABLE) for c in Character.objects.filter(campaign=campaign, pk__in=ids)}
+    return F.with_conditions(campaign.rules, fight, {s: state for s, state in states.items() if state})
 
 
 def _views(fight: dict, seq: int, entries: dict) -> dict:
@@ -125,7 +140,7 @@ def decide_fight_choice(campaign: Campaign, membership: Membership, action: dict
     """A side's choice for this round: ``{"character", "attack"?, "defence"?, "against"?}``, by whoever
     controls the character. Stored sealed, or, when it completes the round, the round itself."""
     character = access_character(membership, action.get("character"))
-    fight = _running(campaign)
+    fight = _with_conditions(campaign, _running(campaign))
     side = str(character.id)
     if side not in fight["order"]:
         raise Refused(f"{character.name} is not in the fight.")

@@ -14,6 +14,7 @@ from fractions import Fraction
 from typing import Mapping
 
 from ..base import Contests, DiceSource, Event, FightKind, Fights, RuleError, odds_json
+from ..conditions import in_fight
 from ..contests import given, text
 from ..options import complete
 from ..sides import Side, best_alone, no_choice
@@ -144,7 +145,9 @@ def _entry(state: Mapping, spec: Mapping) -> dict:
 
 
 def _race_round(fight: Mapping, standing: list[Side], choices: Mapping, dice: DiceSource, after: dict):
-    result = mdt_race_round({s: fight["entries"][s] for s in standing}, fight["target"], dice, fight["settings"])
+    # A side's conditions add or take dice this round (mundo-das-trevas-lite-testes.pt.txt:3, rules/conditions.py).
+    sides = {s: {**fight["entries"][s], "pool": fight["entries"][s]["pool"] + in_fight(fight, s)} for s in standing}
+    result = mdt_race_round(sides, fight["target"], dice, fight["settings"])
     for s in standing:
         after[s]["mine"] = result["totals"][s]
     ended = None if result["winner"] is None else {"winner": fight["teams"][result["winner"]],
@@ -153,7 +156,8 @@ def _race_round(fight: Mapping, standing: list[Side], choices: Mapping, dice: Di
 
 
 def _opposed_round(fight: Mapping, standing: list[Side], choices: Mapping, dice: DiceSource, after: dict):
-    result = mdt_opposed({s: fight["entries"][s]["pool"] for s in standing}, dice, fight["settings"])
+    result = mdt_opposed({s: fight["entries"][s]["pool"] + in_fight(fight, s) for s in standing}, dice,
+                         fight["settings"])
     winner = result["winner"]
     return result, {"winner": None if winner is None else fight["teams"][winner],
                     "reason": "most_successes" if winner is not None else "tie"}

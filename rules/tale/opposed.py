@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from ..base import Contests, DiceSource, Event, FightKind, Fights, RuleError, copy_json, odds_json
+from ..conditions import in_fight
 from ..contests import given
 from ..sides import Side, count, descending, exchanges_chosen, choose_against, read_exchanges
 from .actions import _exchange, combat_pool, walk
@@ -265,13 +266,16 @@ def _iterated_entry(state: Mapping, spec: Mapping) -> dict:
     return _entry(skill_pool(state, {"skill": spec.get("skill"), "characteristics": spec.get("characteristics")})["pool"])
 
 
-def _available(entry: Mapping) -> int:
-    return max(0, entry["dice"] - entry["penalty"])
+def _available(fight: Mapping, side: Side) -> int:
+    """What a side may portion out this round: its dice, less last round's misses and its conditions'
+    penalty dice (tale-rpg.txt:64-66, rules/conditions.py)."""
+    entry = fight["entries"][side]
+    return max(0, entry["dice"] - entry["penalty"] - in_fight(fight, side))
 
 
 def _combat_choice(fight: Mapping, standing: list[Side], side: Side, choice: Mapping) -> dict:
     """A side's portions this round: ``attack`` (``{side: dice}``) and ``defence``."""
-    sides = {s: {"dice": fight["entries"][s]["dice"], "available": _available(fight["entries"][s])} for s in standing}
+    sides = {s: {"dice": fight["entries"][s]["dice"], "available": _available(fight, s)} for s in standing}
     return read_tale_portions({side: {"attack": choice.get("attack"), "defence": choice.get("defence")}},
                               sides, fight["settings"]["defence"], fight["names"])[side]
 
@@ -286,7 +290,7 @@ def _last_team(fight: Mapping, standing: list[Side], after: Mapping) -> dict | N
 
 def _combat_round(fight: Mapping, standing: list[Side], choices: Mapping, dice: DiceSource, after: dict):
     entries, settings = fight["entries"], fight["settings"]
-    sides = {s: {"dice": entries[s]["dice"], "available": _available(entries[s])} for s in standing}
+    sides = {s: {"dice": entries[s]["dice"], "available": _available(fight, s)} for s in standing}
     result = tale_combat_round(sides, {s: choices.get(s, {}) for s in standing}, dice, settings["ties"],
                                settings["defence"])
     for s in standing:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from ..base import Contests, DiceSource, FightKind, Fights, RuleError, odds_json
+from ..conditions import in_fight
 from ..contests import given
 from ..options import complete
 from ..sides import Side, choose_against, exchanges_chosen, read_exchanges
@@ -55,7 +56,8 @@ def wyrm_opposed_round(sides: Mapping[Side, Mapping], exchanges, dice: DiceSourc
                        passive_rolls: str = "each") -> dict:
     """Opposed checks of several sides (wyrm-srd-rules-mechanics.txt:21-25): in each exchange ``by``
     is active and ``against`` passive. ``sides[s]``: ``{"bonus": attribute + skill bonuses,
-    "explodes": a skill applies}`` (a side's numbers as active and passive are the same here).
+    "explodes": a skill applies}`` (a side's numbers as active and passive are the same here), and
+    ``"modifier"``: its conditions' DL modifier on its checks as the active side (rules/conditions.py).
 
     Dice, in order, exchange by exchange: the passive side's die and its explosions (``once``: only
     at its first exchange; its later ones read the same DL), then the active side's."""
@@ -66,7 +68,8 @@ def wyrm_opposed_round(sides: Mapping[Side, Mapping], exchanges, dice: DiceSourc
     out = []
     for by, against in pairs:
         a, p = sides[by], sides[against]
-        chances = opposed_odds(a["bonus"], a["explodes"], p["bonus"], p["explodes"], 0, ties_succeed)
+        modifier = a.get("modifier", 0)
+        chances = opposed_odds(a["bonus"], a["explodes"], p["bonus"], p["explodes"], modifier, ties_succeed)
         if passive_rolls == "once" and against in set_dl:
             passive = set_dl[against]
         else:
@@ -75,8 +78,10 @@ def wyrm_opposed_round(sides: Mapping[Side, Mapping], exchanges, dice: DiceSourc
             set_dl[against] = passive
         chain = roll_die(dice, a["explodes"])
         total = chain_total(chain) + a["bonus"]
-        success = total >= passive["dl"] if ties_succeed else total > passive["dl"]
+        dl = passive["dl"] + modifier
+        success = total >= dl if ties_succeed else total > dl
         out.append({"by": by, "against": against, "passive": passive, "dice": chain, "total": total,
+                    **({"modifier": modifier, "dl": dl} if modifier else {}),
                     "outcome": "success" if success else "failure", "odds": odds_json(chances)})
     return {"kind": "opposed", "passive_rolls": passive_rolls, "exchanges": out}
 
@@ -92,7 +97,11 @@ def _entry(state: Mapping, spec: Mapping) -> dict:
 def _round(fight: Mapping, standing: list[Side], choices: Mapping, dice: DiceSource, after: dict):
     exchanges = exchanges_chosen(standing, choices)
     settings = fight["settings"]
-    result = wyrm_opposed_round({s: fight["entries"][s] for s in standing}, exchanges, dice,
+    # "The GM may add circumstantial modifiers to any DL" (wyrm-srd-rules-mechanics.txt:31): the
+    # active side's conditions', this round (rules/conditions.py).
+    sides = {s: {**fight["entries"][s], **({"modifier": in_fight(fight, s)} if in_fight(fight, s) else {})}
+             for s in standing}
+    result = wyrm_opposed_round(sides, exchanges, dice,
                                 settings["ties_succeed"], settings["passive_rolls"])
     return result, None
 

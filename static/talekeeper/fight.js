@@ -3,6 +3,7 @@
 // with their odds, and the GM's start and end. The page starts from data.fight (up to its head); later
 // events arrive over the socket, as every event does.
 import { h, fill, askFirst, pct, plural } from "./ui.js";
+import { conditionsOf } from "./conditions.js";
 
 const KINDS = { tale: ["combat", "iterated"], mdt: ["race", "opposed"], wyrm: ["opposed"] };
 const KIND_WORDS = { combat: "Combat", iterated: "Iterated contest", race: "Race", opposed: "Opposed test" };
@@ -90,7 +91,9 @@ export function setUpFight({ data, chars, me, isGM, canAct, sendCommand, events,
     const fields = [];
     if (fight.kind === "combat") {
       const e = fight.entries[s];
-      fields.push(h("p", { class: "small muted" }, `${Math.max(0, e.dice - e.penalty)}D to portion out`));
+      // Less its conditions' penalty dice (rules/conditions.py), which the round reads from its sheet.
+      const penalty = conditionsOf(chars.get(Number(s))?.state).reduce((sum, c) => sum + (c.modifier || 0), 0);
+      fields.push(h("p", { class: "small muted" }, `${Math.max(0, e.dice - e.penalty - penalty)}D to portion out`));
       for (const o of others) {
         fields.push(h("label", { for: id("attack", o) }, `Attack ${name(o)}`),
           h("input", { id: id("attack", o), name: `attack-${o}`, type: "number", min: 0, max: 40, value: 0, class: "num" }));

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from campaign.actions import Forbidden
+from campaign.actions import ActionError, Forbidden
 from campaign.fairdice import verify_session
 from campaign.log import verify_chain
 from campaign.models import CharacterProjection, Event
@@ -79,3 +79,30 @@ def test_a_condition_is_read_while_it_lasts_and_runs_down_in_every_fold(table_fo
     assert report.ok, report.problems
     kinds = set(Event.objects.filter(campaign=campaign).values_list("type", flat=True))
     assert {"condition_applied", "condition_removed"} <= kinds and not any("expired" in k for k in kinds)
+
+
+def test_a_fight_s_round_reads_the_conditions_the_table_may_read(table_for):
+    """A Tale fight of two sides with the server's dice: Ana's penalty dice (tale-rpg.txt:64-66) are
+    read by the round and recorded in what it read (``filled``), so the session's replay decides the
+    same; a condition the GM applied in secret is not read (the round would show it)."""
+    table = table_for("tale")
+    sheet = get_system("tale").example_sheet
+    ana = table.create_character(table.alice, "Ana", sheet)
+    ben = table.create_character(table.bob, "Ben", sheet)
+    table.command(table.gm, {"type": "start_session"})
+    table.command(table.gm, {"type": "apply_condition", "character": ana.id, "name": "Winded", "duration": "scene",
+                             "modifier": 2})
+    table.command(table.gm, {"type": "start_fight", "sides": [{"character": ana.id, "team": "A"},
+                                                              {"character": ben.id, "team": "B"}]})
+    table.command(table.gm, {"type": "apply_condition", "character": ben.id, "name": "Poisoned", "duration": "scene",
+                             "modifier": 3, "visibility": "gm"})
+    with pytest.raises(ActionError, match="Ana has only 5D"):
+        table.command(table.alice, {"type": "choose_in_fight", "character": ana.id, "attack": {str(ben.id): 6}})
+    table.command(table.alice, {"type": "choose_in_fight", "character": ana.id, "attack": {str(ben.id): 5}})
+    rolled = table.command(table.bob, {"type": "choose_in_fight", "character": ben.id, "attack": {str(ana.id): 7}}
+                           ).events[0]
+    assert rolled.type == "fight_round_rolled" and rolled.visibility == "public"
+    assert rolled.payload["filled"]["fight"]["conditions"] == {str(ana.id): 2}
+    table.command(table.gm, {"type": "end_session"})
+    report = verify_session(type(table.campaign).objects.get(pk=table.campaign.pk), 1)
+    assert report.ok, report.problems

@@ -179,3 +179,64 @@ def test_a_condition_without_a_modifier_is_shown_not_applied(name):
     # The same decision, to the byte: a log from before conditions replays as it was decided.
     assert [e.payload for e in with_it] == [e.payload for e in without]
     assert "conditions" not in with_it[0].payload
+
+
+# --- in a fight of several sides (rules/fights.py with_conditions) -----------------------------------
+
+
+def _fight(kind: str, entries: dict, settings: dict) -> dict:
+    order = list(entries)
+    return {"kind": kind, "label": "Ford", "order": order, "teams": {s: s for s in order},
+            "names": {s: f"side {s}" for s in order}, "entries": entries, "settings": settings, "round": 0}
+
+
+def _with(name: str, fight: dict, modifier: int, side: str = "1") -> dict:
+    from rules import fights
+
+    st = act(name, fresh(name), condition("Winded", modifier=modifier))[1]
+    return fights.with_conditions(get_system(name), fight, {side: st, "2": fresh(name)})
+
+
+def test_a_fight_reads_a_side_s_conditions_each_round_and_records_them():
+    from rules import fights
+
+    tale = get_system("tale")
+    entry = {"dice": 7, "start": 7, "penalty": 0, "damage_taken": 0}
+    plain = _fight("combat", {"1": dict(entry), "2": dict(entry)}, {"ties": "stop", "defence": "each"})
+    assert fights.with_conditions(tale, plain, {"1": fresh("tale"), "2": fresh("tale")}) == plain  # none: no key
+    fight = _with("tale", plain, 2)
+    assert fight["conditions"] == {"1": 2}
+    # tale-rpg.txt:64-66: penalty dice are dice the side can't portion out this round.
+    with pytest.raises(RuleError, match="side 1 has only 5D"):
+        fights.read_choice(tale, fight, "1", {"attack": {"2": 6}, "defence": 0})
+    assert fights.read_choice(tale, plain, "1", {"attack": {"2": 6}, "defence": 0})["attack"] == {"2": 6}
+    events = fights.round_events(tale, {"fight": fight, "seq": 3, "choices": {"2": {"attack": {}, "defence": 0}}},
+                                 {"character": "1", "attack": {"2": 5}, "defence": 0}, ScriptedDice([6] * 5))
+    assert events[0].payload["result"]["exchanges"][0]["attack"] == [6] * 5
+
+
+def test_mdt_a_side_s_conditions_add_or_take_dice_in_a_fight():
+    from rules import fights
+
+    # mundo-das-trevas-lite-testes.pt.txt:3: situational modifiers add or take dice.
+    mdt = get_system("mdt")
+    fight = _with("mdt", _fight("opposed", {"1": {"pool": 3, "mine": 0}, "2": {"pool": 3, "mine": 0}},
+                                {"luck_ten_successes": 1, "luck_dramatic_failure": True}), -1)
+    decided = fights.resolve(mdt, fight, {}, ScriptedDice([7, 7] + [2, 2, 2]))
+    assert decided["result"]["rolls"]["1"]["pool"] == 2 and decided["result"]["winner"] == "1"
+
+
+def test_wyrm_an_active_side_s_conditions_add_to_the_dl_it_must_reach():
+    from rules import fights
+
+    # wyrm-srd-rules-mechanics.txt:31: "The GM may add circumstantial modifiers to any DL".
+    wyrm = get_system("wyrm")
+    entries = {"1": {"bonus": 3, "explodes": False}, "2": {"bonus": 2, "explodes": False}}
+    fight = _with("wyrm", _fight("opposed", entries, {"ties_succeed": True, "passive_rolls": "each"}), 2)
+    # The guard's 3 + 2 = DL 5, +2 for the condition: the thief's 4 + 3 = 7 just makes it.
+    x = fights.resolve(wyrm, fight, {"1": {"against": ["2"]}}, ScriptedDice([3, 4]))["result"]["exchanges"][0]
+    assert (x["passive"]["dl"], x["dl"], x["modifier"], x["total"], x["outcome"]) == (5, 7, 2, 7, "success")
+    plain = fights.resolve(wyrm, {k: v for k, v in fight.items() if k != "conditions"}, {"1": {"against": ["2"]}},
+                           ScriptedDice([3, 4]))["result"]["exchanges"][0]
+    assert "modifier" not in plain and "dl" not in plain
+    assert x["odds"]["success"]["float"] < plain["odds"]["success"]["float"]
