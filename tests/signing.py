@@ -56,7 +56,8 @@ def signed(campaign, name: str, envelope: dict, device: str | None = None) -> di
                                                commitment, device)}
 
 
-def add_key_envelope(campaign, name: str, device: str | None = None, label: str = "laptop") -> dict:
-    """The self-signed command that registers ``name``'s key on ``device``."""
+def add_key_envelope(campaign, name: str, device: str | None = None, label: str = "laptop",
+                     command_id: str | None = None) -> dict:
+    """The self-signed command that registers ``name``'s key on ``device`` (under a new id unless given)."""
     action = {"type": "add_member_key", "key": public_key(name, device), "label": label}
-    return signed(campaign, name, {"id": uuid.uuid4().hex, "action": action}, device)
+    return signed(campaign, name, {"id": command_id or uuid.uuid4().hex, "action": action}, device)

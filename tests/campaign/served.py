@@ -28,10 +28,16 @@ class Answer:
         return self.body
 
 
-def send(membership, client_id: str, action: dict, faces=()) -> Answer:
-    """Run ``action`` as ``membership``'s member with dice ``faces``; the answer as the commands API gives it."""
+def send(membership, client_id: str, action: dict, faces=(), sign: bool = False) -> Answer:
+    """Run ``action`` as ``membership``'s member with dice ``faces``; the answer as the commands API gives it.
+    ``sign``: signed by her key (tests/signing.py), for the session running now."""
+    body = {"id": client_id, "action": action}
+    if sign:
+        from tests.signing import signed
+
+        body = signed(membership.campaign, membership.user.username, body)
     try:
-        result = do_command(membership, {"id": client_id, "action": action}, dice=ScriptedDice(list(faces)))
+        result = do_command(membership, body, dice=ScriptedDice(list(faces)))
     except ActionError as e:
         return Answer(http_status(e), error_json(e))
     events = [for_viewer(serialize_event(e), Viewer.of(membership)) for e in result.events]

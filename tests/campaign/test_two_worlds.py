@@ -30,10 +30,11 @@ from django.test import Client
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from campaign.actions import do_add_member, do_create_campaign
+from campaign.actions import do_add_member, do_command, do_create_campaign
 from campaign.models import Character, Membership
 from rules import get_system
 from tests.campaign import served
+from tests.signing import add_key_envelope
 
 pytestmark = pytest.mark.django_db
 
@@ -99,8 +100,9 @@ TABLE_MOVES = [("gm", {"type": "end_scene"}), ("gm", {"type": "start_scene"}), (
 VISIBILITIES = ("public", "gm", "secret")
 OBSERVERS = ("alice", "bob", "watcher")
 # Differ between the worlds whatever happens: they cover the hidden dice, or the clock.
+# A signature's bytes cover the campaign's id and the session's commitment.
 UNCOMPARABLE = frozenset({"hash", "prev_hash", "body_digest", "commitment", "created_at", "joined_at", "exported_at",
-                          "nonce", "dice_seed", "dice_commitment", "id", "slug"})
+                          "nonce", "dice_seed", "dice_commitment", "id", "slug", "sig"})
 
 
 def pad(faces: list[int]) -> list[int]:
@@ -143,12 +145,16 @@ class World:
     def __init__(self, system: str, people: dict):
         self.system, self.people = system, people
         self.slug = f"world-{next(_worlds)}"
-        # Unsigned, like the suite's Table: what is compared here is what each member is shown.
-        campaign = do_create_campaign(people["gm"], "Two worlds", system, slug=self.slug, signed=False)
+        # Signed, as every new campaign is: each member's command goes through the signature checks, and
+        # what the signatures add to the log must not tell the worlds apart either.
+        campaign = do_create_campaign(people["gm"], "Two worlds", system, slug=self.slug, signed=True)
         for name, role in (("alice", "player"), ("bob", "player"), ("watcher", "spectator")):
             do_add_member(campaign, people[name], role)
         self.members = {m.user.username: m for m in Membership.objects.filter(campaign=campaign)
                         .select_related("user", "campaign")}
+        for name in ("gm", "alice", "bob", "watcher"):  # in the same order in both worlds
+            member = self.members[name]
+            do_command(member, add_key_envelope(member.campaign, name, command_id=f"key-{name}"))
         self.clients = {}
         for name in OBSERVERS:
             self.clients[name] = Client()
@@ -161,7 +167,7 @@ class World:
             self.run("gm", {"type": start})
 
     def run(self, who: str, action: dict, faces=()) -> None:
-        answer = served.send(self.members[who], f"c{next(self.commands)}", action, faces)
+        answer = served.send(self.members[who], f"c{next(self.commands)}", action, faces, sign=True)
         if who in OBSERVERS:
             self.seen[who].append(("answer", answer.status, answer.body))
 
