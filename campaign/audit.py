@@ -85,6 +85,9 @@ LINES = {
     "campaign_created": "created the campaign “{name}” ({system})",
     "campaign_renamed": "renamed the campaign “{name}” (was “{from}”)",
     "signed_commands_required": "made every member sign their commands from here on",
+    # Every member's table says each key added or revoked in a member's name (docs/fair-dice.md, "Keys").
+    "member_key_added": "added a key: {label}",
+    "member_key_revoked": "revoked a key",
     "member_joined": "{username} joined the table as {role}",
     "member_removed": "removed {username} from the table",
     "member_role_changed": "made {username} {role} (was {from})",

@@ -444,6 +444,17 @@ async function showKeys(report) {
   }) : [h("li", { class: "muted" }, "No key in your name yet.")]));
 }
 
+/** Every member's keys as the log registered them (checked above), grouped per member, oldest first. */
+function showMemberKeys(report) {
+  const byMember = new Map();
+  for (const k of report.keys) byMember.set(k.member, [...(byMember.get(k.member) || []), k]);
+  fill(document.getElementById("member-keys"), ...(byMember.size ? [...byMember].map(([member, keys]) =>
+    h("li", { dataset: { member } }, h("strong", null, member || "(a former member)"), ": ",
+      ...keys.flatMap((k, i) => [i ? "; " : "", h("span", { class: "member-key", dataset: { key: k.key } },
+        `${k.label || "(no label)"} (added #${k.added}${k.revoked !== null ? `, revoked #${k.revoked}` : ""})`)])))
+    : [h("li", { class: "muted" }, "No member has registered a key yet.")]));
+}
+
 const summaryEl = document.getElementById("verify-summary");
 
 async function run() {
@@ -468,6 +479,7 @@ async function run() {
   summaryEl.textContent = report.firstBad === null
     ? "Everything you can see checks out: the chain, the reveals, the dice of every finished session and the receipts."
     : `The log does not check out: the first bad event is #${report.firstBad}.`;
+  showMemberKeys(report);
   if (data.signing !== false) await showKeys(report);
   else document.getElementById("keys-summary").textContent = "This campaign's members do not sign their commands: there are no keys to list.";
   return report;

@@ -77,6 +77,8 @@ def test_two_members_sign_from_their_browsers_and_the_verification_page_checks_e
     alice, bob = seats("alice", "bob")
     alice.roll("1d20", label="climb")
     expect(bob.page.locator("#log")).to_contain_text("climb")
+    # Every member's table says each key added in a member's name, not only her own browser.
+    expect(bob.page.locator("#log")).to_contain_text("added a key:")
     bob.roll("2d6", label="leap")
     expect(alice.page.locator("#log")).to_contain_text("leap")
     table.command(table.gm, {"type": "end_session"})
@@ -99,6 +101,9 @@ def test_two_members_sign_from_their_browsers_and_the_verification_page_checks_e
     expect(checks).not_to_contain_text("from before members signed")
     expect(page.locator("#keys-summary")).to_contain_text("This device's key is registered")
     expect(page.locator("#key-list li")).to_have_count(1)
+    # ...and the verification page lists every member's keys, as the log registered them.
+    for member in ("alice", "bob", "gm"):
+        expect(page.locator(f"#member-keys li[data-member='{member}']")).to_contain_text("added #")
 
 
 def test_a_gm_roll_is_witnessed_by_the_players_table_and_shown_on_both_screens(table_of, seats, script_dice):
@@ -174,3 +179,28 @@ def test_a_players_table_says_so_when_the_roll_is_decided_without_the_contributi
         "Your table sent its contribution")
     expect(line.locator(".witness-note")).to_contain_text("decided it without yours")
     expect(gm.page.locator(".witness-note")).to_have_count(0)
+
+
+def test_a_table_open_when_the_gm_switches_signing_on_signs_from_then_on(table_of, seats, real_dice):
+    """A campaign made unsigned, Alice's table open: the GM's switch arrives, her page checks it and from
+    then on registers her key and signs what she sends (the server takes nothing unsigned any more)."""
+    from campaign.models import Event
+    from tests.browser.conftest import off_the_loop
+
+    table = table_of("tote")
+    alice = seats("alice")
+    alice.wait_live()
+    alice.roll("1d6", label="before")
+    expect(alice.page.locator("#log")).to_contain_text("before")
+    off_the_loop(lambda: table.require_signing(keyed=("gm",)))
+    expect(alice.page.locator("#log")).to_contain_text("made every member sign their commands from here on")
+    alice.roll("1d6", label="after")
+    expect(alice.page.locator("#log")).to_contain_text("after")
+    expect(alice.page.locator("#log")).to_contain_text("added a key:")
+
+    def stored():
+        return {e.payload.get("label"): e.payload.get("signature") for e in
+                Event.objects.filter(campaign=table.campaign, type="roll")}
+
+    signatures = off_the_loop(stored)
+    assert signatures["before"] is None and signatures["after"]["key"]
