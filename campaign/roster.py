@@ -196,7 +196,7 @@ class Roster:
                                         .values_list("pk", flat=True).first())
         return self._accounts[username]
 
-    def who(self, event, row_seq: int) -> int | None:
+    def who(self, event) -> int | None:
         """The member a membership event is about (``user_id``; in an older event, read from its username)."""
         payload = event.payload
         user_id = payload.get("user_id")
@@ -207,7 +207,7 @@ class Roster:
             user_id = self.named(payload.get("username"))
         if user_id is None:
             self.members_unread = True
-            self.unread.append(f"#{row_seq} {event.type} names {str(payload.get('username'))[:40]!r}, "
+            self.unread.append(f"#{event.seq} {event.type} names {str(payload.get('username'))[:40]!r}, "
                                "whom no account is called now")
         elif isinstance(payload.get("username"), str):
             self.names[payload["username"]] = user_id
@@ -223,7 +223,7 @@ class Roster:
             if isinstance(payload.get("gm"), str):
                 self.names[payload["gm"]] = event.actor_id
         elif kind in ("member_joined", "member_removed", "member_role_changed"):
-            user_id = self.who(event, event.seq)
+            user_id = self.who(event)
             if user_id is None:
                 return
             if kind == "member_removed":
