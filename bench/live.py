@@ -11,7 +11,10 @@
   daphne with 200 sockets;
 * ``writers``: 8 concurrent HTTP writers (closed loop, one table each): per command p50/p99
   against the relay's HTTP endpoint and a bare PostgreSQL floor (8 connections, each locking its
-  stream row and inserting one event row per transaction).
+  stream row and inserting one event row per transaction);
+* ``witnessed`` (one process): 20 tables x 8 signed members, each table's GM rolling while the other
+  seven sockets contribute to each roll as the browser does: a GM's roll to its result on every screen,
+  witnessed and plain (``bench/witnessed.py``).
 
 Django must be set up before this is imported (``common.setup_django``).
 """
@@ -29,7 +32,7 @@ from urllib.parse import urlparse
 
 import psycopg
 
-from bench import common, data
+from bench import common, data, witnessed
 from bench.common import ratio, summary_ms
 from bench.load import ClientSpec, LoadConfig, run_load as drive, run_storm, run_writers, summarize
 
@@ -148,15 +151,36 @@ def run_live(a, env: dict, run_id: str, log_dir, log) -> dict:
     out = {"procs": a.live_procs, "app_env_added": ["RATE_LIMIT_USER_PER_MINUTE=1000000"]}
 
     t0 = perf()
-    rule_tables = data.make_rule_tables(f"{run_id}-rules", a.live_tables, a.live_clients)
-    storm_tables = data.make_rule_tables(f"{run_id}-storm", a.storm_tables, a.storm_clients)
-    writer_tables = data.make_tables(f"{run_id}-writers", a.writers, 2)
-    log(f"live: {len(rule_tables)}+{len(storm_tables)}+{len(writer_tables)} tables made in {perf() - t0:.1f}s "
-        f"(systems {', '.join(data.SYSTEMS)}); ANALYZE took {common.analyze(a.database_url)}s")
-
+    chosen = set(a.live_scenarios)
+    rule_tables = data.make_rule_tables(f"{run_id}-rules", a.live_tables, a.live_clients) if "rules" in chosen else []
+    storm_tables = (data.make_rule_tables(f"{run_id}-storm", a.storm_tables, a.storm_clients)
+                    if "storm" in chosen else [])
+    writer_tables = data.make_tables(f"{run_id}-writers", a.writers, 2) if "writers" in chosen else []
+    witness_tables = (witnessed.make_tables(f"{run_id}-witnessed", a.live_tables, a.live_clients)
+                      if "witnessed" in chosen else [])
+    log(f"live: {len(rule_tables)}+{len(storm_tables)}+{len(writer_tables)}+{len(witness_tables)} tables made in "
+        f"{perf() - t0:.1f}s (systems {', '.join(data.SYSTEMS)}); ANALYZE took {common.analyze(a.database_url)}s")
     for procs in a.live_procs:
         key = f"{procs}proc"
         res = out[key] = {}
+        # 0. a GM's roll to every screen, witnessed by the other tables and plain (one process)
+        if "witnessed" in a.live_scenarios and procs == 1:
+            rounds = {}
+            for mode in ("off", "gm"):
+                witnessed.set_mode(witness_tables, mode)
+                with common.daphnes("campaign.asgi:application", 1, app_env, log_dir, f"app-{key}-witnessed-{mode}") \
+                        as (ports, _):
+                    rounds[mode] = asyncio.run(witnessed.run(witness_tables, ports[0], a.witness_rate, a.duration,
+                                                             a.warmup, a.seed))
+            plain, witnessing = rounds["off"], rounds["gm"]
+            res["witnessed"] = {"plain": plain, "witnessed": witnessing,
+                                "ratio": {q: ratio(witnessing["all_screens_ms"][q], plain["all_screens_ms"][q])
+                                          for q in ("p50", "p95", "p99")}}
+            log(f"  {key} witnessed {a.live_tables}x{a.live_clients} at {a.witness_rate:g} GM rolls/s per table: "
+                f"on every screen p50/p99 {witnessing['all_screens_ms']['p50']}/{witnessing['all_screens_ms']['p99']} ms "
+                f"(plain {plain['all_screens_ms']['p50']}/{plain['all_screens_ms']['p99']} ms), lost "
+                f"{witnessing['lost']}/{plain['lost']}, unwitnessed {witnessing['unwitnessed']}, errors "
+                f"{witnessing['errors'] or 0} {plain['errors'] or ''}")
         # 1. 20 x 8 with rule actions and the browser's follow-ups
         if "rules" in a.live_scenarios:
             name = f"rules-{a.live_tables}x{a.live_clients}"
@@ -290,6 +314,20 @@ def targets(live: dict) -> list[dict]:
                                     f"relay's daphne); sheet fetches after events: {app['follow_up_sheet_fetches']} "
                                     f"({app['event_frames_with_sheets']} event frames carried their sheets)",
                         "met": None})
+        if "witnessed" in res:
+            w = res["witnessed"]
+            wit, plain = w["witnessed"], w["plain"]
+            p99 = wit["all_screens_ms"]["p99"]
+            out.append({"target": f"a GM's roll witnessed by the other {wit['clients'] - 1} tables, {wit['tables']}x"
+                                  f"{wit['clients']} at {wit['rate']:g} GM rolls/s per table, {key}: result on every "
+                                  "screen p99 <= 400 ms, 0 lost, none unwitnessed",
+                        "floor": f"the plain roll on every screen p99 {plain['all_screens_ms']['p99']} ms, p50 "
+                                 f"{plain['all_screens_ms']['p50']} ms",
+                        "measured": f"p99 {p99} ms ({w['ratio']['p99']}x), p50 {wit['all_screens_ms']['p50']} ms "
+                                    f"({w['ratio']['p50']}x); {wit['lost']} lost, {wit['unwitnessed']} unwitnessed, "
+                                    f"errors {wit['errors'] or 0}",
+                        "met": p99 is not None and p99 <= 400 and wit["lost"] == 0 and wit["unwitnessed"] == 0
+                        and not wit["errors"]})
         if "storm" in res:
             s = res["storm"]["talekeeper"]
             sr = res["storm"]["relay"]

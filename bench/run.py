@@ -79,8 +79,10 @@ def parse_args(argv=None):
     g.add_argument("--storm-clients", type=int, default=10, help="sockets per table of the storm [10]")
     g.add_argument("--storm-backlog", type=int, default=5,
                    help="rule actions per table committed while the storm's sockets are away [5]")
-    g.add_argument("--live-scenarios", type=lambda t: [x for x in t.split(",") if x], default=["rules", "storm", "writers"],
-                   help="which live scenarios to run, e.g. rules,storm [rules,storm,writers]")
+    g.add_argument("--live-scenarios", type=lambda t: [x for x in t.split(",") if x], default=["witnessed", "rules", "storm", "writers"],
+                   help="which live scenarios to run, e.g. rules,storm [witnessed,rules,storm,writers]")
+    g.add_argument("--witness-rate", type=float, default=0.1,
+                   help="GM rolls/s per table of the witnessed load (the other members contribute to each) [0.1]")
     g.add_argument("--writers", type=int, default=8, help="concurrent HTTP writers [8]")
     g.add_argument("--writer-duration", type=float, help="seconds of writing per side [10; quick 5]")
     g = p.add_argument_group("store")
@@ -131,8 +133,8 @@ def parse_args(argv=None):
         p.error("at most 1000 sockets per live scenario")
     if not (0 < a.live_rate <= 20 and 0 < a.writer_duration <= 120 and a.warmup < a.writer_duration):
         p.error("--live-rate 0..20 rolls/s per table, --writer-duration up to 120 s and longer than --warmup")
-    if not a.live_scenarios or set(a.live_scenarios) - {"rules", "storm", "writers"}:
-        p.error("--live-scenarios: some of rules,storm,writers")
+    if not a.live_scenarios or set(a.live_scenarios) - {"witnessed", "rules", "storm", "writers"}:
+        p.error("--live-scenarios: some of witnessed,rules,storm,writers")
     if a.clients < 2 or a.big_clients < 2 or a.live_clients < 2 or a.storm_clients < 2:
         p.error("a table needs a GM and at least one player (--clients >= 2)")
     return a
