@@ -143,9 +143,10 @@ def do_command(membership: Membership, body, dice=None) -> CommandResult:
         # One round trip: the lock, the membership now, an earlier use of this id, the
         # session's dice seed and the character the action names (campaign.log.lock_stream).
         stream = lock_stream(membership, client_id, character_id)
-        if _sweep(stream.campaign, everything=action["type"] == "end_session"):
-            # Witnessed rolls resolved first (overdue ones, or every one before the session ends):
-            # read what this command needs again, after them (the lock is held: it waits for nothing).
+        if _sweep(stream.campaign, everything=action["type"] in DECIDE_PENDING_FIRST):
+            # Witnessed rolls resolved first (overdue ones, or every one before a command that would
+            # change whether they can be decided): read what this command needs again, after them (the
+            # lock is held: it waits for nothing).
             stream = lock_stream(membership, client_id, character_id)
         campaign = stream.campaign
         membership = access_membership_now(stream)
@@ -388,6 +389,12 @@ GM_TABLE_ACTIONS = {
 
 
 # --- witnessed rolls (docs/fair-dice.md, "Witnessed rolls"; campaign/actions/witnesses.py) -------------------
+
+# Commands before which every pending witnessed roll is decided: the session's end (a decision must be
+# stamped with its session) and a change of a member's place (a decision is made with its sender's
+# rights, which a replay of the rules can't see change).
+DECIDE_PENDING_FIRST = frozenset({"end_session", "remove_member", "change_role"})
+
 
 class _RollsDice(Exception):
     """Raised by :class:`_Probe` at a decision's first die."""

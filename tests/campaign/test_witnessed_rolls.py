@@ -204,6 +204,21 @@ def test_ending_the_session_decides_every_pending_roll_first(table, online):
     assert decided.payload["command_of"] == pending.seq and decided.session == 1 and ended.seq == decided.seq + 1
 
 
+def test_removing_a_member_decides_her_pending_roll_first(table, online, tmp_path):
+    """A roll is decided with its sender's rights: removed first, it could not be decided as sent, and
+    no verifier could replay that."""
+    table.command(table.gm, {"type": "configure_campaign", "settings": {"witnessed_rolls": "everyone"}})
+    table.command(table.gm, {"type": "start_session"})
+    online("gm", "alice", "bob")
+    [pending] = table.command(table.alice, {"type": "roll", "notation": "1d8"}).events
+    removed = table.command(table.gm, {"type": "remove_member", "username": "alice"}).events[0]
+    decided = Event.objects.get(campaign=table.campaign, seq=pending.seq + 1)
+    assert decided.type == "roll" and decided.payload["command_of"] == pending.seq
+    assert removed.seq == decided.seq + 1
+    table.command(table.gm, {"type": "end_session"})
+    assert verify_dice(table, 1) == ""
+
+
 @pytest.mark.parametrize("case", ["not_a_witness", "twice", "after", "unknown", "entropy"])
 def test_a_contribution_out_of_turn_is_refused_and_stores_nothing(table, online, case):
     table.command(table.gm, {"type": "start_session"})
