@@ -436,3 +436,32 @@ console.log(await sha256Hex(digestText({json.dumps(came)})));
     assert done.stdout.strip() == digest([tuple(c) for c in came]) == digest_of(sorted(map(tuple, came)))
 
 
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_timer_of_the_process_that_stored_it_decides_a_roll_nobody_completes(online, settings, monkeypatch):
+    """The timer runs the resolver on a thread of its own, with its own connection: joined here, not
+    waited for by the clock."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("the timer's thread needs a database other connections share")
+    started = []
+
+    class Recorded(witnessing.threading.Timer):
+        def start(self):
+            started.append(self)
+            super().start()
+
+    monkeypatch.setattr(witnessing.threading, "Timer", Recorded)
+    settings.WITNESS_TIMER, settings.WITNESS_TIMEOUT_SECONDS = True, 0.05
+    table = Table(signed=True)
+    table.command(table.gm, {"type": "configure_campaign", "settings": {"witnessed_rolls": "gm"}})
+    table.command(table.gm, {"type": "start_session"})
+    online("gm", "alice")
+    [pending] = table.command(table.gm, {"type": "roll", "notation": "1d8"}).events
+    [timer] = started
+    timer.join(30)
+    decided = Event.objects.get(campaign=table.campaign, seq=pending.seq + 1)
+    assert decided.payload["command_of"] == pending.seq and decided.payload["unwitnessed"] is True
+    assert WitnessedRoll.objects.get(campaign=table.campaign, pending_seq=pending.seq).resolved_seq == decided.seq
