@@ -256,6 +256,9 @@ function renderHero() {
     // Declared actions the system's table module does not lay out get a form built from their
     // declaration alone (rules/declare.py): a new action is playable as soon as it is declared.
     const offered = new Set([...specs.values()].map((spec) => spec.type));
+    // Removing a condition is a button beside each one on the sheet (conditions.js), not a form
+    // offered with none to remove.
+    offered.add("remove_condition");
     for (const spec of declaredSpecs()) if (!offered.has(spec.type) && (!spec.gm || isGM)) specs.set(spec.id, spec);
     if (isGM && c.npc) specs.set("show_npc", showNpcSpec(c));
     if (isGM) specs.set("adjust_sheet", adjustSpec(c));

@@ -26,6 +26,10 @@ def test_a_condition_is_shown_read_by_the_rules_and_runs_down_with_the_rounds(ta
     expect(alice.page.locator('#sheet-wrap button[data-action="declared:apply_condition"]')).to_have_count(0)
 
     gm.tab("Mira")
+    # One form applies a condition; removing one is the button beside it, none while there is none.
+    tools = gm.page.locator("#actions .action-group.gm")
+    expect(tools.get_by_role("button", name="Apply a condition")).to_be_visible()
+    expect(tools.get_by_role("button", name="Remove a condition")).to_have_count(0)
     form = gm.start("declared:apply_condition")
     form.get_by_label("Condition", exact=True).fill("In the dark")
     form.get_by_label("Lasts", exact=True).select_option("rounds")
