@@ -135,6 +135,14 @@ def test_a_gm_roll_is_witnessed_by_the_players_table_and_shown_on_both_screens(t
     assert witnesses == [table.alice.pk] and contribution.actor.username == "alice"
     assert decision["witnessed_by"] == [contribution.seq] and decision["dice_log"] == [[20, 17]]
     assert gm.page.locator("#chain-alarm").is_hidden() and alice.page.locator("#chain-alarm").is_hidden()
+    # Once the session ends, the verification page checks the decision's dice (scheme v4) from the seed.
+    table.command(table.gm, {"type": "end_session"})
+    page = alice.page
+    page.get_by_role("link", name="Verify the log and the dice").click()
+    expect(page.locator("#verify-summary")).to_have_attribute("data-state", "ok", timeout=10000)
+    checks = page.locator("#verify-checks")
+    expect(checks).to_contain_text("1 witnessed roll decided with every contribution stored before it")
+    expect(checks).to_contain_text("1 die matches its session's revealed seed")
 
 
 def test_a_players_table_says_so_when_the_roll_is_decided_without_the_contribution_it_sent(table_of, seats,
