@@ -20,7 +20,9 @@ import time
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 
+from bench.signing import Signer, new_key
 from campaign.actions import do_add_member, do_command, do_create_campaign
+from campaign.fairdice import current_commitment
 from campaign.log import Draft, append, lock_campaign
 from campaign.models import ApiToken, Campaign, Character, Membership
 from rules import get_system
@@ -41,24 +43,47 @@ def _user(username: str):
     return user
 
 
-def make_tables(prefix: str, tables: int, clients: int, system: str = "tote") -> list[dict]:
-    """``tables`` campaigns of ``clients`` members each: member 0 is the GM, the rest players."""
+# Each bench member's private key (hex) by (slug, username), in a signed campaign: what :func:`send` signs with.
+KEYS: dict[tuple[str, str], str] = {}
+
+
+def make_tables(prefix: str, tables: int, clients: int, system: str = "tote", signed: bool = False) -> list[dict]:
+    """``tables`` campaigns of ``clients`` members each: member 0 is the GM, the rest players.
+    ``signed``: a campaign whose members sign (as every new one), each member's key registered by
+    a command signed by itself; the member's dict carries it (``key``), the table's its ``campaign`` id."""
     made = []
     for t in range(tables):
         people = [_user(f"{prefix}-t{t}-c{c}") for c in range(clients)]
-        # Unsigned: the bench's clients send unsigned commands (a signature's check is one Ed25519
-        # verification and one indexed read of the sender's keys per command, not measured here).
-        campaign = do_create_campaign(people[0], f"Bench table {t}", system, slug=f"{prefix}-t{t}", signed=False)
+        campaign = do_create_campaign(people[0], f"Bench table {t}", system, slug=f"{prefix}-t{t}", signed=signed)
         for person in people[1:]:
             do_add_member(campaign, person, "player", actor=people[0])
+        members = [{"username": p.username, "token": ApiToken.objects.create(user=p).key,
+                    "role": "gm" if i == 0 else "player"} for i, p in enumerate(people)]
+        if signed:
+            for member, person in zip(members, people):
+                member["key"] = KEYS[campaign.slug, person.username] = new_key()
+                send(membership(campaign, person), Signer(member["key"], campaign.id).registration("bench-key"))
         campaign.refresh_from_db()
-        made.append({
-            "slug": campaign.slug,
-            "head": campaign.last_seq,
-            "members": [{"username": p.username, "token": ApiToken.objects.create(user=p).key,
-                         "role": "gm" if i == 0 else "player"} for i, p in enumerate(people)],
-        })
+        made.append({"slug": campaign.slug, "campaign": campaign.id, "signed": signed, "head": campaign.last_seq,
+                     "members": members})
     return made
+
+
+def send(member: Membership, envelope: dict):
+    """``do_command`` as ``member``, signed by her bench key for the session running now where she has one."""
+    key = KEYS.get((member.campaign.slug, member.user.username))
+    if key is not None and "signature" not in envelope:
+        campaign = Campaign.objects.get(pk=member.campaign_id)
+        envelope = Signer(key, campaign.id, campaign.current_session,
+                          current_commitment(campaign)).envelope(envelope["id"], envelope["action"])
+    return do_command(member, envelope)
+
+
+def signer(table: dict, member: dict) -> Signer | None:
+    """What a bot of ``table`` signs its commands with, for the session the table recorded (None: unsigned)."""
+    if not table.get("signed"):
+        return None
+    return Signer(member["key"], table["campaign"], table.get("session"), table.get("commitment"))
 
 
 # Each system's own repeatable actions for a character (the load plays characters' rule actions, not
@@ -75,31 +100,33 @@ RULE_ACTIONS = {
 SYSTEMS = list(RULE_ACTIONS)
 
 
-def make_rule_tables(prefix: str, tables: int, clients: int) -> list[dict]:
+def make_rule_tables(prefix: str, tables: int, clients: int, signed: bool = False) -> list[dict]:
     """Like :func:`make_tables`, the systems in turn, each player with a character of the
-    system's example sheet and a session running; every player gets the actions they roll:
-    their system's rule actions for their character and a plain ``2d6``."""
+    system's example sheet and a session running (its number and dice commitment in the table's
+    dict: what the bots sign under); every player gets the actions they roll: their system's rule
+    actions for their character and a plain ``2d6``."""
     made = []
     for t in range(tables):
         system = SYSTEMS[t % len(SYSTEMS)]
-        (table,) = make_tables(f"{prefix}-{t}{system}", 1, clients, system=system)
+        (table,) = make_tables(f"{prefix}-{t}{system}", 1, clients, system=system, signed=signed)
         campaign = Campaign.objects.get(slug=table["slug"])
         members = {m.user.username: m for m in
                    Membership.objects.select_related("user", "campaign").filter(campaign=campaign)}
         gm = next(m for m in members.values() if m.role == "gm")
-        do_command(gm, {"id": "bench-session", "action": {"type": "start_session"}})
+        send(gm, {"id": "bench-session", "action": {"type": "start_session"}})
         sheet = get_system(system).example_sheet
         for i, member in enumerate(table["members"]):
             if member["role"] != "player":
                 continue
-            result = do_command(members[member["username"]], {"id": f"bench-hero-{i}", "action": {
+            result = send(members[member["username"]], {"id": f"bench-hero-{i}", "action": {
                 "type": "create_character", "name": f"Hero {i}", "sheet": sheet}})
             character = result.events[0].character.id
             member["character"] = character
             member["actions"] = [{**a, "character": character} for a in RULE_ACTIONS[system]] + [
                 {"type": "roll", "notation": "2d6"}]
         campaign.refresh_from_db()
-        table.update(system=system, head=campaign.last_seq)
+        table.update(system=system, head=campaign.last_seq, session=campaign.current_session,
+                     commitment=current_commitment(campaign))
         made.append(table)
     return made
 
@@ -117,7 +144,7 @@ def add_backlog(slugs: list[str], per_table: int, tag: str) -> dict[str, int]:
             member = players[k % len(players)]
             action = {**RULE_ACTIONS[campaign.system][k % len(RULE_ACTIONS[campaign.system])],
                       "character": characters[member.user_id]}
-            do_command(member, {"id": f"{tag}-{k}", "action": action})
+            send(member, {"id": f"{tag}-{k}", "action": action})
         heads[slug] = Campaign.objects.get(pk=campaign.pk).last_seq
     return heads
 

@@ -57,7 +57,8 @@ def _specs(tables: list[dict], ports: list[int], after_head: bool = True) -> lis
             out.append(ClientSpec(
                 table=t, token=member["token"], roller=member["role"] == "player",
                 ws_url=f"ws://127.0.0.1:{port}/ws/campaigns/{table['slug']}/table/?after={heads[table['slug']]}",
-                command_url=base + "commands", actions=member.get("actions"), sheet_url=base + "characters/"))
+                command_url=base + "commands", actions=member.get("actions"), sheet_url=base + "characters/",
+                signer=data.signer(table, member)))
     return out
 
 
@@ -152,14 +153,17 @@ def run_live(a, env: dict, run_id: str, log_dir, log) -> dict:
 
     t0 = perf()
     chosen = set(a.live_scenarios)
-    rule_tables = data.make_rule_tables(f"{run_id}-rules", a.live_tables, a.live_clients) if "rules" in chosen else []
-    storm_tables = (data.make_rule_tables(f"{run_id}-storm", a.storm_tables, a.storm_clients)
+    # Signed, as every new campaign is: the bots sign each command with their member's key (bench/signing.py).
+    rule_tables = (data.make_rule_tables(f"{run_id}-rules", a.live_tables, a.live_clients, signed=True)
+                   if "rules" in chosen else [])
+    storm_tables = (data.make_rule_tables(f"{run_id}-storm", a.storm_tables, a.storm_clients, signed=True)
                     if "storm" in chosen else [])
-    writer_tables = data.make_tables(f"{run_id}-writers", a.writers, 2) if "writers" in chosen else []
+    writer_tables = data.make_tables(f"{run_id}-writers", a.writers, 2, signed=True) if "writers" in chosen else []
     witness_tables = (witnessed.make_tables(f"{run_id}-witnessed", a.live_tables, a.live_clients)
                       if "witnessed" in chosen else [])
     log(f"live: {len(rule_tables)}+{len(storm_tables)}+{len(writer_tables)}+{len(witness_tables)} tables made in "
         f"{perf() - t0:.1f}s (systems {', '.join(data.SYSTEMS)}); ANALYZE took {common.analyze(a.database_url)}s")
+
     for procs in a.live_procs:
         key = f"{procs}proc"
         res = out[key] = {}
@@ -249,10 +253,10 @@ def run_live(a, env: dict, run_id: str, log_dir, log) -> dict:
             wcfg = LoadConfig(duration=a.writer_duration, warmup=a.warmup, run_id=f"{run_id}-{key}-writers", **base)
             with common.daphnes("campaign.asgi:application", procs, app_env, log_dir, f"app-{key}-writers") as (ports, ps):
                 urls = [(f"http://127.0.0.1:{ports[w % procs]}/api/campaigns/{t['slug']}/commands",
-                         t["members"][1]["token"]) for w, t in enumerate(writer_tables)]
+                         t["members"][1]["token"], data.signer(t, t["members"][1])) for w, t in enumerate(writer_tables)]
                 w_app = asyncio.run(run_writers(urls, wcfg, [p.pid for p in ps]))
             with common.daphnes("bench.relay:application", procs, relay_env, log_dir, f"relay-{key}-writers") as (ports, ps):
-                urls = [(f"http://127.0.0.1:{ports[w % procs]}/relay/{wcfg.run_id}-w{w}/commands", None)
+                urls = [(f"http://127.0.0.1:{ports[w % procs]}/relay/{wcfg.run_id}-w{w}/commands", None, None)
                         for w in range(a.writers)]
                 w_relay = asyncio.run(run_writers(urls, wcfg, [p.pid for p in ps]))
             w_floor = bare_writers_floor(a.database_url, a.writers, a.writer_duration, a.warmup, f"{run_id}-{key}")

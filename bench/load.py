@@ -42,6 +42,7 @@ class ClientSpec:
     command_url: str | None = None  # POST target for via="http"
     actions: list | None = None  # the rule actions this roller picks from (None: a plain ``notation`` roll)
     sheet_url: str | None = None  # ``.../api/campaigns/<slug>/characters/``: the browser's sheet fetches
+    signer: object | None = None  # bench.signing.Signer: signs each command, as a member's client does (None: unsigned)
 
 
 @dataclass
@@ -359,8 +360,13 @@ async def _http_with_headers(method: str, url: str, token: str | None, body: byt
     return status, rest, headers
 
 
+def _envelope(signer, cid: str, action: dict) -> dict:
+    """The command as the client sends it: signed by its member's key where the campaign's members sign."""
+    return signer.envelope(cid, action) if signer is not None else {"id": cid, "action": action}
+
+
 async def _post_command(conn: Conn, st: State, cid: str, cfg: LoadConfig, action: dict) -> None:
-    body = json.dumps({"id": cid, "action": action}).encode()
+    body = json.dumps(_envelope(conn.spec.signer, cid, action)).encode()
     try:
         status, raw = await _http_post(conn.spec.command_url, conn.spec.token, body, 30.0)
     except Exception as e:  # noqa: BLE001
@@ -396,7 +402,7 @@ async def _drive_table(table: int, conns: list[Conn], st: State, cfg: LoadConfig
             http_tasks.add(task)
             task.add_done_callback(http_tasks.discard)
         else:
-            frame = json.dumps({"type": "command", "id": cid, "action": action})
+            frame = json.dumps({"type": "command", **_envelope(conn.spec.signer, cid, action)})
             st.sent[cid] = Sent(table, perf(), measured)
             try:
                 await conn.ws.send(frame)
@@ -710,11 +716,12 @@ async def _storm(specs, cfg, match, pids, between) -> dict:
 
 # --- concurrent HTTP writers ---------------------------------------------------------
 
-async def run_writers(urls: list[tuple[str, str | None]], cfg: LoadConfig, pids: list[int] = (),
+async def run_writers(urls: list[tuple[str, str | None, object]], cfg: LoadConfig, pids: list[int] = (),
                       max_per_writer: int = 2000) -> dict:
     """``len(urls)`` writers, each POSTing commands back to back (closed loop) to its own URL with its
-    token for ``cfg.duration`` seconds (the first ``cfg.warmup`` not measured): per-command latency,
-    commands per second, errors, and CPU per command of the servers, PostgreSQL and Redis."""
+    token, signed by its signer (or not, when None), for ``cfg.duration`` seconds (the first
+    ``cfg.warmup`` not measured): per-command latency, commands per second, errors, and CPU per
+    command of the servers, PostgreSQL and Redis."""
     budget = cfg.duration + 60
     return await asyncio.wait_for(_writers(urls, cfg, list(pids), max_per_writer), budget)
 
@@ -727,12 +734,12 @@ async def _writers(urls, cfg, pids, max_per_writer) -> dict:
     measured_from = start + cfg.warmup
     box = {}
 
-    async def writer(w: int, url: str, token: str | None):
+    async def writer(w: int, url: str, token: str | None, signer):
         for n in range(max_per_writer):
             if perf() >= end:
                 return
-            body = json.dumps({"id": f"{cfg.run_id}-w{w}-{n}",
-                               "action": {"type": "roll", "notation": cfg.notation}}).encode()
+            body = json.dumps(_envelope(signer, f"{cfg.run_id}-w{w}-{n}",
+                                        {"type": "roll", "notation": cfg.notation})).encode()
             t = perf()
             try:
                 status, raw = await _http_post(url, token, body, 30.0)
@@ -749,7 +756,7 @@ async def _writers(urls, cfg, pids, max_per_writer) -> dict:
         box["before"] = ({p: _cpu_seconds(p) for p in pids}, _service_cpu(cfg.pg_database, cfg.redis_pids), perf())
 
     sampler = asyncio.create_task(sample())
-    await asyncio.gather(*[writer(w, url, token) for w, (url, token) in enumerate(urls)])
+    await asyncio.gather(*[writer(w, url, token, signer) for w, (url, token, signer) in enumerate(urls)])
     await sampler
     cpu_before, services_before, t_before = box["before"]
     services_after = _service_cpu(cfg.pg_database, cfg.redis_pids)

@@ -257,6 +257,13 @@ def bench_append_floor(n: int, prefix: str, rounds: int = 10) -> dict:
     (same_table,) = data.make_tables(f"{prefix}-same", 1, 1, system="wyrm")
     same = Campaign.objects.get(slug=same_table["slug"])
     same_gm = same.memberships.get(role="gm")
+    # The same rolls in a campaign whose members sign, each signed before the clock starts (the client's
+    # work): between it and do_command is what checking a signature costs the server per command.
+    (signed_table,) = data.make_tables(f"{prefix}-signed", 1, 2, system="wyrm", signed=True)
+    signed = Campaign.objects.get(slug=signed_table["slug"])
+    signed_gm = data.membership(signed, signed.memberships.get(role="gm").user)
+    signer = data.signer(signed_table, signed_table["members"][0])
+    do_command(signed_gm, signer.envelope("floor-prepare", {"type": "roll", "notation": "2d6"}))
     per_round = max(1, n // rounds)
     roll = {"type": "roll", "notation": "2d6"}
     # Counted on a connection's second command: its first prepares the lock and the write (a round trip each, once).
@@ -266,7 +273,7 @@ def bench_append_floor(n: int, prefix: str, rounds: int = 10) -> dict:
     sql = ("INSERT INTO campaign_event (campaign_id, seq, type, version, payload, actor_id, character_id, session, "
            "scene, visibility, command_id, created_at, prev_hash, hash, format) "
            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)")
-    sides = ("do_command", "bare", "same_statements")
+    sides = ("do_command", "bare", "same_statements", "do_command_signed")
     times = {side: [] for side in sides}
     walls = {side: 0.0 for side in sides}
     cpu = {side: 0.0 for side in sides}
@@ -283,6 +290,14 @@ def bench_append_floor(n: int, prefix: str, rounds: int = 10) -> dict:
                 times["do_command"].append(perf() - t)
             walls["do_command"] += perf() - t0
             cpu["do_command"] += time.thread_time() - c0
+            envelopes = [signer.envelope(f"floor-{r}-{i}", roll) for i in range(per_round)]
+            t0, c0 = perf(), time.thread_time()
+            for envelope in envelopes:
+                t = perf()
+                do_command(signed_gm, envelope)
+                times["do_command_signed"].append(perf() - t)
+            walls["do_command_signed"] += perf() - t0
+            cpu["do_command_signed"] += time.thread_time() - c0
             params, statements = [], []
             rows = list(Event.objects.filter(campaign=campaign, seq__gte=first).select_related("command").order_by("seq"))
             for e in rows:
@@ -301,8 +316,7 @@ def bench_append_floor(n: int, prefix: str, rounds: int = 10) -> dict:
                     [same.id, same_gm.user_id, client_id, e.command.body_hash, e.command.created_at,
                      same.id, e.seq, e.type, e.version, canonical_json(e.payload).decode("utf-8"), e.actor_id,
                      e.character_id, e.session, e.scene, e.visibility, e.created_at, e.prev_hash, e.hash, e.format,
-                     same_head, same_hash, same.session_count, same.current_session, same.scene_count,
-                     same.current_scene, same.id]))
+                     *head_values(same, same_head, same_hash), same.id]))
             t0, c0 = perf(), time.thread_time()
             for p in params:
                 t = perf()
@@ -335,7 +349,37 @@ def bench_append_floor(n: int, prefix: str, rounds: int = 10) -> dict:
     out["ratio_do_command_over_bare"] = ratio(out["do_command"]["per_s"], out["bare"]["per_s"])
     out["ratio_same_statements_over_bare"] = ratio(out["same_statements"]["per_s"], out["bare"]["per_s"])
     out["ratio_do_command_over_same_statements"] = ratio(out["do_command"]["per_s"], out["same_statements"]["per_s"])
+    out["do_command_signed"]["round_trips"] = round_trips(
+        lambda: do_command(signed_gm, signer.envelope("floor-count", roll)))
+    out["signature_check"] = {
+        "cpu_ms_per_command": round(out["do_command_signed"]["cpu_ms_per_append"]
+                                    - out["do_command"]["cpu_ms_per_append"], 3),
+        "ratio_cpu_signed_over_unsigned": ratio(out["do_command_signed"]["cpu_ms_per_append"],
+                                                out["do_command"]["cpu_ms_per_append"]),
+        "ratio_per_s_signed_over_unsigned": ratio(out["do_command_signed"]["per_s"], out["do_command"]["per_s"]),
+        "ed25519_verify_cpu_ms": _verify_cpu_ms(envelopes[-1], signed.id)}
     return out
+
+
+def head_values(campaign: Campaign, seq: int, head_hash: str) -> list:
+    """The stream row's columns as ``record`` writes them with its events (``campaign.log.STREAM_COLUMNS``,
+    the head at ``seq``/``head_hash``, the rest as the row holds them)."""
+    now = {"last_seq": seq, "head_hash": head_hash}
+    return [now[c] if c in now else getattr(campaign, c) for c in STREAM_COLUMNS]
+
+
+def _verify_cpu_ms(envelope: dict, campaign_id: int, count: int = 2000) -> float:
+    """This process's CPU for one Ed25519 verification of a command's signature, as the server makes it
+    (``campaign.member_keys.verifies`` over ``command_message``): the check's own cryptography."""
+    from campaign.member_keys import command_message, verifies
+
+    signature = envelope["signature"]
+    c0 = time.thread_time()
+    for _ in range(count):
+        message = command_message(campaign_id, signature["session"], signature["commitment"], envelope["id"],
+                                  envelope["action"])
+        assert verifies(signature["key"], signature["sig"], message)
+    return round((time.thread_time() - c0) / count * 1000, 4)
 
 
 @contextlib.contextmanager
@@ -419,6 +463,18 @@ def targets(result: dict) -> list[dict]:
                                    f"bare, {floor['same_statements']['cpu_ms_per_append']} ms CPU; do_command "
                                    f"{floor['ratio_do_command_over_same_statements']}x of that"
                                    if "same_statements" in floor else ""),
+                    "met": None})
+    check = (floor or {}).get("signature_check")
+    if check:
+        signed = floor["do_command_signed"]
+        out.append({"target": "checking members' signatures, per command (reported): a signed 2d6 through do_command "
+                              "against the same unsigned",
+                    "floor": f"unsigned do_command, same run: {floor['do_command']['cpu_ms_per_append']} ms CPU, "
+                             f"{floor['do_command']['per_s']}/s",
+                    "measured": f"{signed['cpu_ms_per_append']} ms CPU ({check['ratio_cpu_signed_over_unsigned']}x, "
+                                f"+{check['cpu_ms_per_command']} ms per command), {signed['per_s']}/s "
+                                f"({check['ratio_per_s_signed_over_unsigned']}x), {signed['round_trips']} round trips; "
+                                f"one Ed25519 verification alone {check['ed25519_verify_cpu_ms']} ms CPU",
                     "met": None})
     big = result.get("rebuild", {}).get("100000")
     if big:

@@ -65,8 +65,8 @@ def check_signature(campaign: Campaign, membership: Membership, client_id: str, 
         if action.get("key") != key:
             raise BadSignature("A key is registered by itself: sign add_member_key with the key it adds.")
     else:
-        mine = member_keys.keys_of(campaign.id, membership.user_id).get(key)
-        if mine is None:
+        mine = member_keys.key_record(campaign.id, key)
+        if mine is None or mine["actor_id"] != membership.user_id:
             raise BadSignature("That key is not registered for you in this campaign: register it first "
                                "(add_member_key, signed by that key).")
         if mine["revoked_seq"] is not None:
