@@ -1,5 +1,6 @@
-"""``GET /api/openapi.json``: the OpenAPI 3 description of the HTTP API, and
-``GET /api/systems/<name>``: one rule system's declared actions, events and sheet.
+"""``GET /api/openapi.json``: the OpenAPI 3 description of the HTTP API, ``GET /api/systems/<name>``:
+one rule system's declared actions, events and sheet, and ``GET /api/actions``: the platform's
+declared actions (campaign/actions/declared.py).
 
 Both are public: they describe the API, not any campaign.
 
@@ -7,8 +8,10 @@ Both are public: they describe the API, not any campaign.
 envelopes, errors) is edited there; the part that comes from the rules'
 declarations (``rules/declare.py``) is generated into it by
 ``python manage.py openapi --write`` (``make openapi``) and never edited by
-hand: one schema per declared action (``Action.<system>.<type>``), the action
-vocabulary listed on ``Action`` (``x-action-types``), the sheet of each
+hand: one schema per declared action (``Action.platform.<type>`` for the
+platform's, ``Action.<system>.<type>`` for a rule system's), the description of
+``Action`` and the action vocabulary listed on it (``x-action-types``), the
+systems ``/api/systems/{name}`` names, the sheet of each
 system (``Sheet.<system>``) and the command endpoint's 503 answers
 (``Unavailable``, from campaign/outages.py). ``tests/campaign/test_declared.py`` fails when
 the file and the declarations disagree.
@@ -26,12 +29,8 @@ from django.views.decorators.http import require_GET
 
 from rules import SYSTEM_MODULES, get_system
 from rules.declare import ActionSpec, system_json
-from rules.witness import CONTRIBUTE
 
-from .actions import GM_TABLE_ACTIONS, SCENE_ACTIONS
-from .actions.encounters import ENCOUNTER_ACTIONS
-from .actions.fights import FIGHT_ACTIONS
-from .actions.keys import KEY_ACTIONS
+from .actions import MAX_ACTION_DEPTH, PLATFORM_ACTIONS
 from .outages import MESSAGES, RETRY_AFTER_SECONDS
 
 SPEC_PATH = Path(__file__).resolve().parent.parent / "docs" / "openapi.json"
@@ -55,6 +54,17 @@ def declared(name: str) -> dict:
     return system_json(get_system(name))
 
 
+def platform_json() -> dict:
+    """The platform's declared actions, as the forms read them (the same JSON as a system's actions)."""
+    return {"actions": {t: spec.as_json() for t, spec in sorted(PLATFORM_ACTIONS.items())},
+            "gmActions": sorted(t for t, spec in PLATFORM_ACTIONS.items() if spec.gm_only)}
+
+
+@require_GET
+def platform(request):
+    return JsonResponse(platform_json())
+
+
 @require_GET
 def system(request, name):
     if name not in SYSTEM_MODULES:
@@ -67,11 +77,20 @@ def system(request, name):
 # --- the generated part of docs/openapi.json ---------------------------------------------------
 
 
+ACTION_DESCRIPTION = (
+    "One action. `type` picks it; the other fields depend on the type. The platform's actions, the same in every "
+    "system, are `Action.platform.<type>` (listed in `x-action-types.platform`; `gm_only` names the GM's); every "
+    "other type belongs to the campaign's rule system, `Action.<system>.<type>` (`x-action-types.systems`, "
+    "docs/rules.md), and needs a `character` id; in a contest it may name `vs_character`. Any action may carry "
+    "`visibility`. A command is refused with `not_member` (403) once its sender was removed or deactivated. An "
+    f"action may nest lists and objects at most {MAX_ACTION_DEPTH} levels deep (`too_deep`).")
+
+
 def table_vocabulary() -> dict:
-    """The platform's own action types (not a rule system's), from the code that runs them."""
-    return {"table": ["roll", "add_seed", "create_character", *ENCOUNTER_ACTIONS, *FIGHT_ACTIONS, "post_message",
-                      *KEY_ACTIONS, CONTRIBUTE],
-            "gm_only": sorted([*SCENE_ACTIONS, *GM_TABLE_ACTIONS, "apply_damage"])}
+    """The platform's own action types (not a rule system's), from their declarations."""
+    return {"table": [t for t, spec in PLATFORM_ACTIONS.items() if not spec.gm_only],
+            "gm_only": sorted(t for t, spec in PLATFORM_ACTIONS.items() if spec.gm_only),
+            "platform": {t: f"#/components/schemas/Action.platform.{t}" for t in sorted(PLATFORM_ACTIONS)}}
 
 
 def generated(spec: dict) -> dict:
@@ -80,6 +99,8 @@ def generated(spec: dict) -> dict:
     schemas = out["components"]["schemas"]
     for key in [k for k in schemas if k.startswith(GENERATED_PREFIXES)]:
         del schemas[key]
+    for t, s in sorted(PLATFORM_ACTIONS.items()):
+        schemas[f"Action.platform.{t}"] = s.json_schema()
     systems = {}
     for name in SYSTEM_MODULES:
         rules = get_system(name)
@@ -93,6 +114,8 @@ def generated(spec: dict) -> dict:
             schemas[f"Action.{name}.{t}"] = s.json_schema()
         if rules.sheet is not None:
             schemas[f"Sheet.{name}"] = {"title": f"{rules.title}: a character sheet", **rules.sheet.json_schema()}
+    out["paths"]["/api/systems/{name}"]["get"]["parameters"][0]["schema"]["enum"] = list(SYSTEM_MODULES)
+    schemas["Action"]["description"] = ACTION_DESCRIPTION
     schemas["Action"]["x-action-types"] = {**table_vocabulary(), "systems": systems}
     out["components"]["responses"]["Unavailable"] = unavailable_response()
     out["paths"]["/api/campaigns/{slug}/commands"]["post"]["responses"]["503"] = {

@@ -29,7 +29,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import JsonResponse
 
 from . import metrics
-from .actions import ActionError, CommandResult, Unauthenticated, access_campaign, do_command, table_action_types
+from .actions import PLATFORM_ACTIONS, ActionError, CommandResult, Unauthenticated, access_campaign, do_command
 from .auth import InvalidToken, user_from_request
 from .outages import MESSAGES, outage_code
 from .ratelimit import check_user_rate
@@ -154,7 +154,7 @@ def _measured(membership, body, dice) -> CommandResult:
 def _action_types() -> frozenset[str]:
     from rules import SYSTEM_MODULES, get_system
 
-    return frozenset(table_action_types()).union(*(get_system(name).actions for name in SYSTEM_MODULES))
+    return frozenset(PLATFORM_ACTIONS).union(*(get_system(name).actions for name in SYSTEM_MODULES))
 
 
 def action_label(body) -> str:

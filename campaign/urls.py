@@ -36,6 +36,7 @@ urlpatterns = [
     path("api/campaigns/<slug:slug>/preview", api.preview, name="api-preview"),
     path("api/openapi.json", openapi.spec, name="api-openapi"),
     path("api/systems/<str:name>", openapi.system, name="api-system"),
+    path("api/actions", openapi.platform, name="api-actions"),
     path("api/key", api.signing_key, name="api-key"),
     path("talekeeper-verify.pyz", verifier.download, name="verifier-download"),
     path("api/campaigns/<slug:slug>/checkpoints", api.campaign_checkpoints, name="api-checkpoints"),

@@ -27,6 +27,7 @@ from rules.options import flat
 from .accounts import EmailForm, SignupForm, email_enabled
 from .actions import ActionError, access_campaign, do_add_member, do_create_campaign, do_rotate_invite
 from .actions.campaign_options import current_options
+from .actions.platform import form_limits
 from .broadcast import close_sockets_on_commit
 from .models import ROLE_CHOICES, ROLE_PLAYER, ApiToken, Campaign, Membership
 from .pipeline import submit
@@ -259,6 +260,8 @@ def campaign_settings(request, slug):
         "invite_days": settings.INVITE_DAYS,
         "options": _options_form(campaign),
         "signed_form": form_data(request, campaign),
+        # Each platform action's declared fields by name (campaign/actions/declared.py): the forms' limits.
+        "limits": form_limits(),
     })
 
 

@@ -24,7 +24,8 @@ Field kinds, in the game's words: :class:`Integer` (a whole number from ``lo``
 to ``hi``), :class:`Text` (at most ``max_length`` characters, stripped),
 :class:`Choice` (one of a few values, matched without regard to case),
 :class:`Flag` (true or false), :class:`ListOf` (at most ``max_items`` of one
-kind) and :class:`Group` (a small object of named fields). Every kind is
+kind), :class:`Group` (a small object of named fields), :class:`Object` (an
+object its reader checks) and :class:`Either` (one of a few kinds). Every kind is
 required unless it is ``optional`` or has a ``default``; a JSON ``null`` or a
 blank text counts as "not given".
 """
@@ -187,9 +188,11 @@ class Text(Field):
 
     kind = "text"
 
-    def __init__(self, max_length: int, **kw):
+    def __init__(self, max_length: int, *, lines: bool = False, **kw):
         super().__init__(**kw)
         self.max_length = max_length
+        # ``lines``: line breaks and tabs are text too (a chat message), every other control character not.
+        self.lines = lines
 
     def wants(self) -> str:
         return f"text of 1 to {self.max_length} characters"
@@ -197,15 +200,17 @@ class Text(Field):
     def clean(self, value: Any, path: str) -> str:
         if not isinstance(value, str) or len(value.strip()) > self.max_length:
             raise _invalid(f"'{path}' must be {self.wants()}.")
-        if unsafe_text(value):  # a player's text is read on everyone's log: it must not reorder it
-            raise _invalid(f"'{path}' can't contain control characters (tabs, line breaks) or text-direction marks.")
+        if unsafe_text(value, "\n\t" if self.lines else ""):  # read on everyone's log: it must not reorder it
+            raise _invalid(f"'{path}' can't contain control characters"
+                           + (" (but line breaks and tabs)" if self.lines else " (tabs, line breaks)")
+                           + " or text-direction marks.")
         return value.strip()
 
     def _example(self) -> str:
         return "x"
 
     def as_json(self) -> dict:
-        return {**super().as_json(), "maxLength": self.max_length}
+        return {**super().as_json(), "maxLength": self.max_length, **({"lines": True} if self.lines else {})}
 
     def json_schema(self) -> dict:
         return self._schema({"type": "string", "maxLength": self.max_length})
@@ -344,6 +349,57 @@ class Group(Field):
 
     def json_schema(self) -> dict:
         return self._schema(object_schema(self.fields))
+
+
+class Object(Field):
+    """A JSON object whose keys are read where it is used (a character sheet, a map of settings, the
+    action a request asks for): the declaration says it is an object, the reader what it holds."""
+
+    kind = "object"
+
+    def wants(self) -> str:
+        return "an object"
+
+    def clean(self, value: Any, path: str) -> dict:
+        if not isinstance(value, Mapping):
+            raise _invalid(f"'{path}' must be an object.")
+        return dict(value)
+
+    def _example(self) -> dict:
+        return {}
+
+    def json_schema(self) -> dict:
+        return self._schema({"type": "object", "additionalProperties": True})
+
+
+class Either(Field):
+    """A value of one of a few kinds (``Either(ListOf(...), Choice(["players"]))``), tried in order."""
+
+    kind = "either"
+
+    def __init__(self, *options: Field, **kw):
+        super().__init__(**kw)
+        self.options = options
+
+    def wants(self) -> str:
+        return " or ".join(option.wants() for option in self.options)
+
+    def clean(self, value: Any, path: str) -> Any:
+        for option in self.options:
+            try:
+                return option.clean(value, path)
+            except RuleError:
+                continue
+        raise _invalid(f"'{path}' must be {self.wants()}.")
+
+    def _example(self) -> Any:
+        return self.options[0].example()
+
+    def as_json(self) -> dict:
+        return {**super().as_json(), "options": [option.as_json() for option in self.options]}
+
+    def json_schema(self) -> dict:
+        return self._schema({"anyOf": [option.json_schema() for option in self.options]})
 
 
 def read_fields(fields: Mapping[str, Field], data: Mapping, prefix: str = "") -> dict:
@@ -508,6 +564,10 @@ class EventSpec:
 
     ``description``: a one-line summary as a template over the payload
     (``"earned {points} points"``), used where no richer text is written.
+
+    ``payload``: the keys the current version's payload carries and the type of each
+    (:data:`PAYLOAD_TYPES`; ``"str?"``: absent or null as well), checked by
+    :func:`payload_problems` against every event the contract suites store.
     """
 
     type: str
@@ -515,11 +575,15 @@ class EventSpec:
     version: int = 1
     formerly: tuple[str, ...] = ()
     upcasters: Mapping[int, Callable[[dict], dict]] = field(default_factory=dict)
+    payload: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
         missing = [n for n in range(1, self.version) if n not in self.upcasters]
         if missing:
             raise ValueError(f"{self.type} v{self.version}: no upcaster from version(s) {missing}")
+        unknown = {kind for kind in self.payload.values() if kind.rstrip("?") not in PAYLOAD_TYPES}
+        if unknown:
+            raise ValueError(f"{self.type}: unknown payload types {sorted(unknown)}; known: {', '.join(PAYLOAD_TYPES)}")
 
     def describe(self, payload: Mapping) -> str:
         """The description filled from a (current-version) payload: ``{key}`` is the
@@ -528,7 +592,40 @@ class EventSpec:
 
     def as_json(self) -> dict:
         return {"type": self.type, "version": self.version, "description": self.description,
-                "formerly": list(self.formerly)}
+                "formerly": list(self.formerly), "payload": dict(self.payload)}
+
+    def problems(self, payload: Mapping, extra: Iterable[str] = ()) -> list[str]:
+        """What ``payload`` breaks of the declared ``payload`` (see :func:`payload_problems`)."""
+        return payload_problems(self.payload, payload, extra)
+
+
+# The JSON types an event's payload declares, by the word a declaration uses.
+PAYLOAD_TYPES: dict[str, Callable[[Any], bool]] = {
+    "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "num": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "str": lambda v: isinstance(v, str),
+    "bool": lambda v: isinstance(v, bool),
+    "list": lambda v: isinstance(v, list),
+    "dict": lambda v: isinstance(v, dict),
+    "any": lambda v: True,
+}
+
+
+def payload_problems(declared: Mapping[str, str], payload: Mapping, extra: Iterable[str] = ()) -> list[str]:
+    """Each way ``payload`` differs from ``declared`` (``{key: type}``, ``"type?"``: may be absent or
+    null): a key missing, a value of another type, a key not declared. ``extra``: keys any event may
+    carry besides its own (what the platform records beside a decision: its dice, its command)."""
+    out = []
+    for key, kind in declared.items():
+        optional, kind = kind.endswith("?"), kind.rstrip("?")
+        if key not in payload or payload[key] is None:
+            if not optional:
+                out.append(f"'{key}' is missing" if key not in payload else f"'{key}' is null")
+        elif not PAYLOAD_TYPES[kind](payload[key]):
+            out.append(f"'{key}' is {type(payload[key]).__name__}, not {kind}")
+    allowed = set(declared) | set(extra)
+    out += [f"'{key}' is not declared" for key in payload if key not in allowed]
+    return out
 
 
 def fill_description(template: str, payload: Mapping) -> str:

@@ -20,13 +20,14 @@ from campaign.actions import UNVOIDABLE, ActionError, access_campaign
 from campaign.actions.encounters import current_encounter
 from campaign.actions.fights import fight_for
 from campaign.actions.kept import characters_for, sheet_hidden_from
+from campaign.actions.platform import form_limits
 from campaign.actions.sessions import current_scene_name
 from campaign.audit import LINES
 from campaign.models import (SHOWN_CHOICES, VISIBILITY_GM, VISIBILITY_PUBLIC, VISIBILITY_SECRET, VISIBILITY_SHARED,
                              VISIBILITY_WHISPER, VISIBILITY_WORDS, Character)
 from campaign.fairdice import current_commitment
 from campaign.signed_forms import pages_sign
-from campaign.openapi import declared
+from campaign.openapi import declared, platform_json
 from campaign.projections import visible_fold
 from campaign.sheets import character_entry, priced
 from campaign.visibility import Viewer
@@ -100,6 +101,8 @@ def table(request, slug):
         "gmActions": sorted(rules.gm_actions),
         # The system's declared actions, events and sheet (rules/declare.py): the forms' limits.
         "declared": declared(campaign.system),
+        # The platform's declared actions (campaign/actions/declared.py): the limits of the forms the page builds.
+        "platform": platform_json(),
         # Said once in campaign/models.py and campaign/actions/log_entries.py; the page reads them here.
         # The GM is not offered "Only me and the GM": for her it is "Only the GM" under another badge
         # ("secret"). Only the choice goes: the server takes it still, and its badge reads as ever.
@@ -125,6 +128,8 @@ def table(request, slug):
         # The GM's quick NPCs (create_character's "quick", rules/npc.py): a template, every trait at its rating.
         "quick_npcs": [{"template": name, "rating": rating} for name, rating in QUICK_TEMPLATES.items()],
         "table_data": table_data,
+        # Each platform action's declared fields by name, for the forms the template writes (maxlength).
+        "limits": form_limits(),
         "needs_character": table_data["needsCharacter"],
     })
 

@@ -16,7 +16,9 @@ them too). One module per noun: ``access``, ``checks`` (names, reasons),
 ``commands`` (a client command from envelope to stored events), ``characters``,
 ``sessions`` (sessions, scenes, seeds), ``log_entries`` (void, reveal, roll
 requests), ``members``, ``campaigns``, ``npcs`` (NPCs, shown as the GM chooses)
-and ``kept`` (what the GM keeps of them from the players). This package re-exports
+and ``kept`` (what the GM keeps of them from the players). Every platform action is declared above
+its decide function (``declared``) and listed in ``platform.PLATFORM_ACTIONS``, the one dispatch
+table; a rules action goes to ``rules_actions``. This package re-exports
 what callers use, so ``from campaign.actions import do_command`` keeps working.
 """
 
@@ -26,15 +28,12 @@ from .access import (
 )
 from .campaigns import do_checkpoint, do_create_campaign, do_rotate_invite
 from .checks import MAX_REASON, check_name, check_reason
-from .commands import (
-    CLIENT_ID, GM_TABLE_ACTIONS, MAX_ACTION_BYTES, MAX_ACTION_DEPTH, CommandResult, check_command, do_command,
-    json_depth, table_action_types,
-)
+from .commands import CLIENT_ID, MAX_ACTION_BYTES, MAX_ACTION_DEPTH, CommandResult, check_command, do_command, json_depth
 from .contests import opponent_of
 from ..errors import INPUT_ERRORS, ActionError, Conflict, Forbidden, NotFound, Refused, Unauthenticated, rule_refusal
 from .log_entries import UNVOIDABLE, check_seq
 from .members import do_add_member
-from .sessions import SCENE_ACTIONS
+from .platform import PLATFORM_ACTIONS
 
 __all__ = [
     "ActionError", "Unauthenticated", "NotFound", "Forbidden", "Conflict", "Refused", "INPUT_ERRORS", "rule_refusal",
@@ -43,5 +42,5 @@ __all__ = [
     "CLIENT_ID", "MAX_ACTION_BYTES", "MAX_ACTION_DEPTH", "json_depth", "check_command", "check_name",
     "MAX_REASON", "check_reason", "check_seq",
     "CommandResult", "do_command", "do_create_campaign", "do_add_member", "do_checkpoint", "do_rotate_invite",
-    "SCENE_ACTIONS", "GM_TABLE_ACTIONS", "UNVOIDABLE", "table_action_types",
+    "PLATFORM_ACTIONS", "UNVOIDABLE",
 ]

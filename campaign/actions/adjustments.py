@@ -14,6 +14,7 @@ import inspect
 
 from rules import RuleError
 from rules.common import ADJUSTED, adjusted, plan_adjustment
+from rules.declare import Object
 
 from .. import hidden
 from ..log import Draft
@@ -21,6 +22,7 @@ from ..models import VISIBILITY_PUBLIC, Campaign, Membership
 from ..visibility import Viewer
 from .access import access_character
 from .checks import check_reason
+from .declared import character_id, platform_action, reason_field
 from ..errors import ActionError, Refused
 from .kept import stored_readers
 
@@ -32,7 +34,10 @@ def check_established(rules, sheet: dict) -> dict:
     return rules.validate_sheet(sheet)
 
 
-def decide_adjust_sheet(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+@platform_action("adjust_sheet", title="Adjust a sheet", by="gm", gm="adjust sheets", emits=(ADJUSTED,),
+                 help="{path: new value} of numbers, flags or text already in the character's state.",
+                 fields={"character": character_id(), "changes": Object(label="Changes"), "reason": reason_field()})
+def decide_adjust_sheet(campaign: Campaign, membership: Membership, action: dict, *_) -> Draft:
     character = access_character(membership, action.get("character"))
     reason = check_reason(action, required=True)
     state = character.projection.state

@@ -10,6 +10,7 @@ options, else the defaults), never rewritten.
 from __future__ import annotations
 
 from rules import RuleError, get_settings
+from rules.declare import Object
 from rules.options import CONFIGURED, change, complete
 
 import rules.witness as witnessed
@@ -17,6 +18,7 @@ import rules.witness as witnessed
 from ..log import Draft
 from ..models import Campaign, Event, Membership
 from .checks import check_reason
+from .declared import platform_action, reason_field
 from ..errors import ActionError, Refused
 
 
@@ -52,7 +54,11 @@ def with_campaign_options(campaign: Campaign, sheet):
 WITNESSED = "witnessed_rolls"
 
 
-def decide_configure_campaign(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+@platform_action("configure_campaign", title="Change the campaign's settings", by="gm",
+                 gm="change the campaign's settings", emits=(CONFIGURED,),
+                 help="{dotted key: value} of the system's settings (GET /api/systems/<name>).",
+                 fields={"settings": Object(label="Settings"), "reason": reason_field()})
+def decide_configure_campaign(campaign: Campaign, membership: Membership, action: dict, *_) -> Draft:
     """GM: change some settings (``{"settings": {"ties_succeed": false}}``), with an optional ``reason``."""
     wanted = action.get("settings")
     witness = None

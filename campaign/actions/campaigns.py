@@ -11,6 +11,7 @@ from django.utils.text import slugify
 
 from rules import get_system
 from rules.witness import MODES as WITNESS_MODES
+from rules.declare import Text
 
 from .. import checkpoints
 from ..broadcast import broadcast_on_commit
@@ -18,10 +19,13 @@ from ..log import Draft, lock_campaign, record
 from ..models import ROLE_SPECTATOR, Campaign, Membership
 from .access import require_gm
 from .checks import check_name
+from .declared import platform_action
 from ..errors import ActionError, Forbidden, Refused
 
 
-def decide_rename_campaign(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+@platform_action("rename_campaign", title="Rename the campaign", by="gm", gm="rename the campaign",
+                 emits=("campaign_renamed",), fields={"name": Text(120, label="Name")})
+def decide_rename_campaign(campaign: Campaign, membership: Membership, action: dict, *_) -> Draft:
     name = check_name(action.get("name"), "A campaign name", 120)
     if name == campaign.name:
         raise Refused(f"The campaign is already called {name}.")

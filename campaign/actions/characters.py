@@ -9,6 +9,7 @@ hero or an expert NPC): the event says so (``limits_overridden``) and so does th
 from __future__ import annotations
 
 from rules import RuleError
+from rules.declare import Choice, Flag, Object, Text
 
 from ..log import Draft
 from ..models import ROLE_GM, ROLE_PLAYER, VISIBILITY_PUBLIC, Campaign, Character, Membership
@@ -16,12 +17,26 @@ from .access import require_gm
 from .adjustments import check_established
 from .campaign_options import with_campaign_options
 from .checks import check_name
+from .declared import platform_action
 from ..errors import ActionError
-from .kept import stored_visibility
+from .kept import SHOWN, stored_visibility
 from .npcs import read_npc_fields
 
 
-def decide_create_character(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+@platform_action(
+    "create_character", title="Create a character", emits=("character_created",),
+    help="A sheet of the campaign's system (Sheet.<system>). The GM may give it to a player (`owner`), make an "
+         "NPC (`npc`, `shown`, a `quick` template instead of a sheet) and pass the creation limits.",
+    fields={"name": Text(80, label="Name"),
+            "sheet": Object(optional=True, label="Sheet"),
+            "owner": Text(150, optional=True, label="Player (GM only)"),
+            "npc": Flag(label="NPC (GM only)"),
+            "shown": Choice(SHOWN, optional=True, label="Shown (an NPC's)"),
+            "quick": Object(optional=True, label="Quick NPC",
+                            help="{\"template\": minion, veteran or boss} or {\"rating\": 1..10}."),
+            "override_limits": Flag(label="Past the creation limits (GM only)")},
+)
+def decide_create_character(campaign: Campaign, membership: Membership, action: dict, *_) -> Draft:
     name = check_name(action.get("name"), "A character name")
     owner = membership.user
     npc, shown, quick = read_npc_fields(campaign, membership, action)

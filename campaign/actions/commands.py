@@ -16,9 +16,6 @@ from django.db.models import Min
 from django.db import transaction
 from django.utils import timezone
 
-from rules import RuleError
-from rules.notation import roll_event
-
 from .. import checkpoints
 from .. import dice as dice_module
 from .. import fairdice
@@ -39,25 +36,14 @@ from ..models import (
 )
 from ..outages import command_transaction
 from ..visibility import HIDDEN_ROW, Viewer, marks_after, may_see
-from .access import access_character, access_membership_now, require_gm
-from . import contests
-from .adjustments import decide_adjust_sheet
-from .campaign_options import decide_configure_campaign
-from .campaigns import decide_rename_campaign
-from .encounters import ENCOUNTER_ACTIONS
-from .damage import APPLY, as_rules_action
-from .fights import FIGHT_ACTIONS, check_controls_both
-from .keys import KEY_ACTIONS, check_signature, decide_require_signed_commands
-from .kept import stored_readers, stored_visibility
-from .npcs import decide_show_npc
-from .characters import decide_create_character
-from ..errors import INPUT_ERRORS, ActionError, Conflict, Forbidden, Refused, rule_refusal
-from .log_entries import check_seq, decide_request_roll, decide_reveal, decide_void
-from .members import decide_add_member, decide_change_role, decide_remove_member
-from .messages import decide_post_message
-from .sessions import SCENE_ACTIONS, decide_add_seed
+from .access import access_membership_now
+from .keys import check_signature
+from .kept import stored_visibility
+from ..errors import ActionError, Conflict, Forbidden, Refused
+from .log_entries import check_seq
+from .platform import PLATFORM_ACTIONS
+from .rules_actions import decide_rules_action
 from . import witnesses as witnessing
-from .witnesses import decide_witness_roll
 import rules.witness as witnessed
 
 CLIENT_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,100}$")
@@ -285,107 +271,26 @@ def _record_dice_and_seal(drafts: list[Draft], client_id: str, action: dict, dic
     return [replace(d, payload={**d.payload, **seal}) if d.visibility != VISIBILITY_PUBLIC else d for d in drafts]
 
 
-def table_action_types() -> list[str]:
-    """The action types every campaign takes, whatever its rule system (whose own come on top)."""
-    return ["roll", "add_seed", witnessed.CONTRIBUTE, "create_character", "post_message", *KEY_ACTIONS,
-            *SCENE_ACTIONS, *GM_TABLE_ACTIONS, *ENCOUNTER_ACTIONS, *FIGHT_ACTIONS, APPLY]
-
-
 def _decide(campaign: Campaign, membership: Membership, action: dict, dice, character: Character | None = None
             ) -> list[Draft]:
-    """Turn a validated action into drafts, inside the locked transaction.
+    """Turn a validated action into drafts, inside the locked transaction: a platform action by its
+    declaration (``PLATFORM_ACTIONS``: who may send it, its fields, its decide function), anything
+    else by the campaign's rule system.
 
     ``character``: the one the action names, as the lock read it (or None).
 
     It writes no row the log describes: ``record`` writes those from the events
     (campaign.roster), as it moves the stream's session and scene counters."""
     kind = action["type"]
-    applies = None
-    if kind == APPLY:  # the system's own GM action, naming the roll it applies (campaign/actions/damage.py)
-        action, applies = as_rules_action(campaign, membership, action)
-        kind = action["type"]
-    visibility = action.get("visibility", VISIBILITY_PUBLIC)
-    if kind == "post_message":  # spectators too: watching a table includes talking at it
-        return [decide_post_message(campaign, membership, action)]
-    if kind in KEY_ACTIONS:  # spectators too: their messages are signed like everyone's commands
-        return [KEY_ACTIONS[kind](campaign, membership, action)]
-    if kind == witnessed.CONTRIBUTE:  # spectators too: every table at the table witnesses
-        return [decide_witness_roll(campaign, membership, action)]
+    platform = PLATFORM_ACTIONS.get(kind)
+    if platform is not None:
+        return platform(campaign, membership, action, dice, character)
     if membership.role == ROLE_SPECTATOR:
         raise Forbidden("Spectators watch the table; they can't act at it.")
-    if kind == "roll":
-        character = (access_character(membership, action["character"], character)
-                     if action.get("character") is not None else None)
-        try:
-            event = roll_event(action, dice)
-        except RuleError as e:
-            raise rule_refusal(e)
-        return [Draft(event.type, event.payload, event.version, character, stored_visibility(character, visibility))]
-    if kind == "add_seed":
-        return [decide_add_seed(campaign, action)]
-    if kind == "create_character":
-        return [decide_create_character(campaign, membership, action)]
-    if kind in SCENE_ACTIONS:
-        require_gm(membership, kind.replace("_", " ") + "s")
-        return [SCENE_ACTIONS[kind](campaign, action)]
-    if kind in GM_TABLE_ACTIONS:
-        require_gm(membership, GM_TABLE_ACTIONS[kind][0])
-        drafts = GM_TABLE_ACTIONS[kind][1](campaign, membership, action)
-        return drafts if isinstance(drafts, list) else [drafts]
-    if kind in ENCOUNTER_ACTIONS:
-        if ENCOUNTER_ACTIONS[kind][0]:
-            require_gm(membership, ENCOUNTER_ACTIONS[kind][0])
-        return [ENCOUNTER_ACTIONS[kind][1](campaign, membership, action)]
-    if kind in FIGHT_ACTIONS:
-        if FIGHT_ACTIONS[kind][0]:
-            require_gm(membership, FIGHT_ACTIONS[kind][0])
-        return FIGHT_ACTIONS[kind][1](campaign, membership, action, dice)
-    # Anything else is the campaign's rule system's to decide.
-    rules = campaign.rules
-    if kind not in rules.actions:
-        known = sorted([*table_action_types(), *rules.actions])
+    if kind not in campaign.rules.actions:
+        known = sorted([*PLATFORM_ACTIONS, *campaign.rules.actions])
         raise ActionError(f"Unknown action '{kind[:40]}'. Known actions: {', '.join(known)}.", "unknown_action")
-    if kind in rules.gm_actions:
-        require_gm(membership, f"take the action '{kind}'")
-    if action.get("character") is None:
-        raise ActionError(f"The action '{kind}' needs a 'character' (its id).")
-    character = access_character(membership, action["character"], character)
-    # A contest naming another character reads its sheet and is read by it (campaign/actions/contests.py).
-    opponent = contests.opponent_of(campaign, membership, character, action)
-    check_controls_both(campaign, membership, opponent, kind)
-    try:
-        # Who may see the decision depends on what hidden events it reads (campaign/hidden.py).
-        decided, visibility, shared = hidden.decide(rules, character, Viewer.of(membership), action, visibility,
-                                                    dice, INPUT_ERRORS)
-    except RuleError as e:
-        raise rule_refusal(e)
-    if opponent is not None:
-        decided = contests.with_sides(campaign, character, opponent, decided, kind)
-        # Read by whoever may read both sheets' hidden changes it read.
-        visibility, shared = contests.readers_with(campaign, character, opponent, membership, action,
-                                                   visibility, shared)
-    visibility, shared = stored_readers(character, visibility, shared, opponent)
-    # Only the server names an event's readers: a payload key of the rules' own would let its members read it.
-    drafts = [Draft(e.type, hidden.naming_readers({k: v for k, v in e.payload.items() if k != "shared_with"}, shared),
-                    e.version, character, visibility) for e in decided]
-    if applies is not None:  # the roll it came from, as a request's answer names its request
-        drafts[0] = replace(drafts[0], payload={**drafts[0].payload, "applies": applies})
-    return drafts
-
-
-GM_TABLE_ACTIONS = {
-    "void": ("void events", decide_void),
-    "reveal": ("reveal hidden rolls", decide_reveal),
-    "request_roll": ("ask for rolls", decide_request_roll),
-    "add_member": ("add members", decide_add_member),
-    "remove_member": ("remove members", decide_remove_member),
-    "change_role": ("change roles", decide_change_role),
-    "rename_campaign": ("rename the campaign", decide_rename_campaign),
-    "configure_campaign": ("change the campaign's settings", decide_configure_campaign),
-    "adjust_sheet": ("adjust sheets", decide_adjust_sheet),
-    "show_npc": ("choose what the players see of an NPC", decide_show_npc),
-    "require_signed_commands": ("make the members sign their commands", decide_require_signed_commands),
-}
+    return decide_rules_action(campaign, membership, action, dice, character)
 
 
 # --- witnessed rolls (docs/fair-dice.md, "Witnessed rolls"; campaign/actions/witnesses.py) -------------------

@@ -13,11 +13,14 @@ applies at most once to each character.
 
 from __future__ import annotations
 
-from ..models import VISIBILITY_GM, VISIBILITY_PUBLIC, Campaign, Event, Membership
+from ..models import VISIBILITY_GM, VISIBILITY_PUBLIC, Campaign, Character, Event, Membership
 from .. import hidden
-from .access import access_character, require_gm
+from ..log import Draft
+from .access import access_character
+from .declared import character_id, platform_action, seq_field
 from ..errors import ActionError, Refused
 from .log_entries import check_seq
+from .rules_actions import decide_rules_action, naming_source
 
 APPLY = "apply_damage"
 
@@ -25,7 +28,6 @@ APPLY = "apply_damage"
 def as_rules_action(campaign: Campaign, membership: Membership, action: dict) -> tuple[dict, int]:
     """The system's own action that applies the roll ``action["roll"]`` to ``action["character"]``,
     and the roll's seq (which the stored event names as ``applies``)."""
-    require_gm(membership, "apply damage")
     target = access_character(membership, action.get("character"))
     roll = check_seq(campaign, {"seq": action.get("roll")})
     damage = campaign.rules.damage  # the system's hook: which rolls deal damage, and its own action
@@ -51,3 +53,15 @@ def as_rules_action(campaign: Campaign, membership: Membership, action: dict) ->
     shown = roll.visibility == VISIBILITY_PUBLIC or hidden.revealed(roll)
     visibility = action.get("visibility") or (VISIBILITY_PUBLIC if shown else VISIBILITY_GM)
     return {**rules_action, "character": target.id, "visibility": visibility}, roll.seq
+
+
+@platform_action(
+    APPLY, title="Apply a roll's damage", by="gm", gm="apply damage",
+    help="Stored as the system's own GM action (mark_harm, take_damage) on the character, naming the roll "
+         "it applies (`applies`); which rolls deal damage is the system's (docs/rules.md).",
+    fields={"character": character_id(label="Target"), "roll": seq_field("Roll (its seq)")},
+)
+def decide_apply_damage(campaign: Campaign, membership: Membership, action: dict, dice, character: Character | None
+                        ) -> list[Draft]:
+    rules_action, seq = as_rules_action(campaign, membership, action)
+    return naming_source(decide_rules_action(campaign, membership, rules_action, dice, character), "applies", seq)

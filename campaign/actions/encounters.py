@@ -10,11 +10,13 @@ its events at read time (:func:`current_encounter`).
 from __future__ import annotations
 
 from rules import encounter as E
+from rules.declare import Flag, Integer, ListOf, Text
 
 from ..log import Draft
 from ..models import SHOWN_HIDDEN, Campaign, Character, Event, Membership
-from .access import access_character, require_gm
+from .access import access_character
 from .checks import check_name
+from .declared import CHARACTER_ID_MAX, character_id, platform_action
 from ..errors import ActionError, Forbidden, Refused
 
 
@@ -41,14 +43,19 @@ def _running(campaign: Campaign) -> dict:
     return encounter
 
 
-def decide_start_encounter(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+@platform_action("start_encounter", title="Start an encounter", by="gm", gm="start encounters",
+                 emits=(E.STARTED,), fields={"name": Text(80, optional=True, label="Name")})
+def decide_start_encounter(campaign: Campaign, membership: Membership, action: dict, *_) -> Draft:
     if current_encounter(campaign) is not None:
         raise Refused("An encounter is already running: end it first.")
     name = check_name(action.get("name") or "Encounter", "An encounter name")
     return Draft(E.STARTED, {"name": name})
 
 
-def decide_add_combatant(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+@platform_action("add_combatant", title="Add a combatant", by="gm", gm="add combatants", emits=(E.ADDED,),
+                 fields={"character": character_id(optional=True),
+                         "gm_turn": Flag(label="The GM's turn", help="One slot where the hidden NPCs act.")})
+def decide_add_combatant(campaign: Campaign, membership: Membership, action: dict, *_) -> Draft:
     """A character into the turn order, or (``"gm_turn": true``) the GM's turn, where the NPCs the
     players may not see act: one neutral slot, whoever and however many they are."""
     encounter = _running(campaign)
@@ -67,7 +74,10 @@ def decide_add_combatant(campaign: Campaign, membership: Membership, action: dic
     return Draft(E.ADDED, {"character": character.id, "name": character.name})
 
 
-def decide_set_turn_order(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+@platform_action("set_turn_order", title="Set the turn order", by="gm", gm="set the turn order",
+                 emits=(E.ORDERED,), fields={"order": ListOf(Integer(0, CHARACTER_ID_MAX), E.MAX_COMBATANTS,
+                                                             min_items=1, label="Order")})
+def decide_set_turn_order(campaign: Campaign, membership: Membership, action: dict, *_) -> Draft:
     encounter = _running(campaign)
     order = action.get("order")
     ids = [c["character"] for c in encounter["combatants"]]
@@ -79,7 +89,9 @@ def decide_set_turn_order(campaign: Campaign, membership: Membership, action: di
     return Draft(E.ORDERED, {"order": order})
 
 
-def decide_advance_turn(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+@platform_action("advance_turn", title="Next turn", emits=(E.ADVANCED,),
+                 help="The GM, or the player whose character is acting.")
+def decide_advance_turn(campaign: Campaign, membership: Membership, action: dict, *_) -> Draft:
     """The next combatant's turn: the GM's call, or the acting character's player ending theirs."""
     encounter = _running(campaign)
     if not encounter["combatants"]:
@@ -92,16 +104,8 @@ def decide_advance_turn(campaign: Campaign, membership: Membership, action: dict
     return Draft(E.ADVANCED, E.next_turn(encounter))
 
 
-def decide_end_encounter(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+@platform_action("end_encounter", title="End the encounter", by="gm", gm="end encounters", emits=(E.ENDED,))
+def decide_end_encounter(campaign: Campaign, membership: Membership, action: dict, *_) -> Draft:
     encounter = _running(campaign)
     return Draft(E.ENDED, {"name": encounter["name"], "rounds": encounter["round"]})
 
-
-# type -> (what only the GM may do, or None when the function checks it, decide function)
-ENCOUNTER_ACTIONS = {
-    "start_encounter": ("start encounters", decide_start_encounter),
-    "add_combatant": ("add combatants", decide_add_combatant),
-    "set_turn_order": ("set the turn order", decide_set_turn_order),
-    "advance_turn": (None, decide_advance_turn),
-    "end_encounter": ("end encounters", decide_end_encounter),
-}

@@ -19,6 +19,8 @@ from rules import Event as RulesEvent
 from rules import RuleError
 from rules import fights as F
 from rules.contests import decides_both_sides
+from rules.declare import Either, Integer, ListOf, Object, Text
+from rules.sides import MAX_SIDES
 
 from .. import hidden
 from ..log import Draft
@@ -28,6 +30,7 @@ from ..projections import visible_state
 from ..visibility import Viewer
 from .access import access_character
 from .checks import check_name
+from .declared import CHARACTER_ID_MAX, character_id, platform_action
 from ..errors import ActionError, Forbidden, Refused, rule_refusal
 
 
@@ -85,7 +88,15 @@ def _views(fight: dict, seq: int, entries: dict) -> dict:
             for s in fight["order"]}
 
 
-def decide_start_fight(campaign: Campaign, membership: Membership, action: dict, dice) -> list[Draft]:
+@platform_action(
+    "start_fight", title="Start a fight", by="gm", gm="start fights", emits=(F.STARTED,),
+    help="Sides of several teams, each {\"character\", \"team\", ...what it rolls}; `target` for a race.",
+    fields={"sides": ListOf(Object(), MAX_SIDES, label="Sides"),
+            "kind": Text(20, optional=True, label="Kind"),
+            "label": Text(80, optional=True, label="Label"),
+            "target": Integer(1, 50, optional=True, label="Target (a race)")},
+)
+def decide_start_fight(campaign: Campaign, membership: Membership, action: dict, dice, *_) -> list[Draft]:
     """GM: ``{"sides": [{"character", "team"?, ...what it rolls}], "kind"?, "label"?, "target"?}``."""
     if current_fight(campaign) is not None:
         raise Refused("A fight is already running: end it first.")
@@ -136,7 +147,15 @@ def decide_start_fight(campaign: Campaign, membership: Membership, action: dict,
     return [Draft(F.STARTED, {"label": label, "fight": fight, "sides": views})]
 
 
-def decide_fight_choice(campaign: Campaign, membership: Membership, action: dict, dice) -> list[Draft]:
+@platform_action(
+    "choose_in_fight", title="Choose in a fight", emits=(F.CHOSEN, F.ROUND, F.ENDED), rolls=True,
+    help="A side's choice this round, by whoever controls it; the last one rolls the round.",
+    fields={"character": character_id(),
+            "attack": Object(optional=True, label="Attack", help="{side: dice}."),
+            "defence": Either(Integer(0, 1000), Object(), optional=True, label="Defence"),
+            "against": ListOf(Either(Integer(0, CHARACTER_ID_MAX), Text(40)), MAX_SIDES, label="Against")},
+)
+def decide_fight_choice(campaign: Campaign, membership: Membership, action: dict, dice, *_) -> list[Draft]:
     """A side's choice for this round: ``{"character", "attack"?, "defence"?, "against"?}``, by whoever
     controls the character. Stored sealed, or, when it completes the round, the round itself."""
     character = access_character(membership, action.get("character"))
@@ -181,7 +200,8 @@ def _choices(campaign: Campaign, fight: dict) -> dict:
     return {str(character_id): payload["choice"] for character_id, payload in rows}
 
 
-def decide_end_fight(campaign: Campaign, membership: Membership, action: dict, dice) -> list[Draft]:
+@platform_action("end_fight", title="End the fight", by="gm", gm="end fights", emits=(F.ENDED,))
+def decide_end_fight(campaign: Campaign, membership: Membership, action: dict, dice, *_) -> list[Draft]:
     """GM: end the running fight now, undecided; a Tale combat's damage taken waits to be spread."""
     fight = _running(campaign)
     payload = {"fight": fight["seq"], "label": fight["label"], "winner": None, "reason": "ended",
@@ -203,10 +223,3 @@ def check_controls_both(campaign: Campaign, membership: Membership, opponent: Ch
     raise Forbidden(f"{opponent.name}'s side is {whose} to choose: fight it as a fight of sides, where "
                     "each side chooses its own.")
 
-
-# type -> (what only the GM may do, or None when the function checks it, decide function)
-FIGHT_ACTIONS = {
-    "start_fight": ("start fights", decide_start_fight),
-    "choose_in_fight": (None, decide_fight_choice),
-    "end_fight": ("end fights", decide_end_fight),
-}

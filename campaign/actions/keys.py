@@ -16,10 +16,13 @@ by any live key of hers. A member holds at most ``MAX_LIVE_KEYS`` live keys in a
 
 from __future__ import annotations
 
+from rules.declare import Text
+
 from .. import member_keys
 from ..log import Draft
 from ..models import Campaign, Membership
 from .checks import check_name
+from .declared import platform_action
 from ..errors import ActionError, Conflict, Forbidden, Refused
 
 
@@ -82,7 +85,10 @@ def _where(signature: dict) -> str:
     return f"session {signature['session']} (commitment {signature['commitment']})"
 
 
-def decide_add_member_key(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+@platform_action("add_member_key", title="Register a signing key", spectators=True,
+                 emits=(member_keys.KEY_ADDED,), help="An Ed25519 public key, signed by itself.",
+                 fields={"key": Text(64, label="Public key"), "label": Text(member_keys.MAX_LABEL, label="Label")})
+def decide_add_member_key(campaign: Campaign, membership: Membership, action: dict, *_) -> Draft:
     if campaign.signed_from is None:
         raise Refused("This campaign's members do not sign their commands: there are no keys to register.",
                       "not_signed")
@@ -100,7 +106,9 @@ def decide_add_member_key(campaign: Campaign, membership: Membership, action: di
     return Draft(member_keys.KEY_ADDED, {"key": key, "label": label})
 
 
-def decide_revoke_member_key(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+@platform_action("revoke_member_key", title="Revoke a signing key", spectators=True,
+                 emits=(member_keys.KEY_REVOKED,), fields={"key": Text(64, label="Public key")})
+def decide_revoke_member_key(campaign: Campaign, membership: Membership, action: dict, *_) -> Draft:
     if campaign.signed_from is None:
         raise Refused("This campaign's members do not sign their commands: there are no keys to revoke.",
                       "not_signed")
@@ -115,7 +123,10 @@ def decide_revoke_member_key(campaign: Campaign, membership: Membership, action:
     return Draft(member_keys.KEY_REVOKED, {"key": key})
 
 
-def decide_require_signed_commands(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+@platform_action("require_signed_commands", title="Make every member sign", by="gm",
+                 gm="make the members sign their commands", emits=(member_keys.SIGNING_REQUIRED,),
+                 help="Every member signs their commands from this event on, for good; between sessions only.")
+def decide_require_signed_commands(campaign: Campaign, membership: Membership, action: dict, *_) -> Draft:
     """The GM's switch: every member signs her commands from this event on (docs/fair-dice.md, "Which
     campaigns"). Between sessions only, so no session runs under two sets of rules (its dice scheme and
     its signatures), and for good: there is no action that switches it off, and a second one is refused.
@@ -131,5 +142,3 @@ def decide_require_signed_commands(campaign: Campaign, membership: Membership, a
     # record sets signed_from to this event's seq, from the event (campaign.roster).
     return Draft(member_keys.SIGNING_REQUIRED, dict(member_keys.SIGNING_REQUIRED_PAYLOAD))
 
-
-KEY_ACTIONS = {member_keys.ADD_KEY: decide_add_member_key, member_keys.REVOKE_KEY: decide_revoke_member_key}

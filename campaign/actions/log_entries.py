@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from rules.declare import Choice, Either, ListOf, Object
+
 from .. import hidden
 from ..log import Draft, event_body, hashed_fields
 from ..models import VISIBILITY_PUBLIC, Campaign, Character, Event, Membership
 from .access import access_character
 from .checks import check_reason
+from .declared import character_id, platform_action, reason_field, seq_field
 from ..errors import ActionError, Refused
 from .kept import stored_readers, stored_visibility
 
@@ -29,7 +32,10 @@ def check_seq(campaign: Campaign, action: dict) -> Event:
     return Event.objects.get(campaign=campaign, seq=seq)
 
 
-def decide_void(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+@platform_action("void", title="Void an event", by="gm", gm="void events", emits=("event_voided",),
+                 help="A mistaken event stays in the log; its void says why, and every fold skips it.",
+                 fields={"seq": seq_field("Event (its seq)"), "reason": reason_field(required=True)})
+def decide_void(campaign: Campaign, membership: Membership, action: dict, *_) -> Draft:
     """Void a mistaken event: a new event with a reason; the original stays, projections skip it."""
     target = check_seq(campaign, action)
     reason = check_reason(action, required=True)
@@ -49,7 +55,10 @@ def decide_void(campaign: Campaign, membership: Membership, action: dict) -> Dra
     return Draft("event_voided", hidden.naming_readers(payload, shared), 1, target.character, visibility)
 
 
-def decide_reveal(campaign: Campaign, membership: Membership, action: dict) -> list[Draft]:
+@platform_action("reveal", title="Reveal a hidden roll", by="gm", gm="reveal hidden rolls",
+                 emits=("roll_revealed",), help="Makes a hidden event public, with its whole body (and its voids).",
+                 fields={"seq": seq_field("Event (its seq)")})
+def decide_reveal(campaign: Campaign, membership: Membership, action: dict, *_) -> list[Draft]:
     """Make a hidden roll public. The reveal carries the sealed event's whole body, so
     every reader checks it against the body digest the chain already holds.
 
@@ -76,7 +85,19 @@ def _reveal(event: Event) -> Draft:
 MAX_ASKED = 30
 
 
-def decide_request_roll(campaign: Campaign, membership: Membership, action: dict) -> list[Draft]:
+@platform_action(
+    "request_roll", title="Ask for a roll", by="gm", gm="ask for rolls", emits=("roll_requested",),
+    help="The suggested action appears on the players' pages, one click away: for one character, several, "
+         "or every player's (\"players\").",
+    fields={"action": Object(label="The action asked for", help="Such as {\"type\": \"skill_test\", ...}."),
+            "character": character_id(optional=True),
+            "characters": Either(ListOf(character_id(), MAX_ASKED, min_items=1), Choice(["players"]),
+                                 optional=True, label="Characters"),
+            "note": reason_field(label="Note")},
+    one_of=[(("character", "characters"),
+             "Name the 'character' to ask or the 'characters' (a list, or \"players\"): one, not both.")],
+)
+def decide_request_roll(campaign: Campaign, membership: Membership, action: dict, *_) -> list[Draft]:
     """Ask players for a roll: the suggested action appears on their pages, one click away. One
     character (``character``), or several at once (``characters``: a list of ids, or ``"players"``:
     every player's character) asked the same: one request each, which each player answers alone."""

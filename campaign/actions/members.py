@@ -5,17 +5,23 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from rules.declare import Choice, Text
+
 from ..broadcast import broadcast_on_commit, close_sockets_on_commit
 from ..log import Draft, lock_campaign, record
 from ..models import ROLE_CHOICES, ROLE_PLAYER, ROLE_SPECTATOR, Campaign, Membership
 from .access import access_other_member
 from .campaigns import new_invite
+from .declared import platform_action
 from ..errors import ActionError, Refused
 
 User = get_user_model()
 
 
-def decide_add_member(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+@platform_action("add_member", title="Add a member", by="gm", gm="add members", emits=("member_joined",),
+                 fields={"username": Text(150, label="Username"),
+                         "role": Choice([ROLE_PLAYER, ROLE_SPECTATOR], default=ROLE_PLAYER, label="Role")})
+def decide_add_member(campaign: Campaign, membership: Membership, action: dict, *_) -> Draft:
     role = action.get("role", ROLE_PLAYER)
     if role not in (ROLE_PLAYER, ROLE_SPECTATOR):
         raise ActionError("'role' must be player or spectator.")
@@ -32,7 +38,10 @@ def _joined(user, role: str) -> Draft:
     return Draft("member_joined", {"username": user.username, "user_id": user.pk, "role": role})
 
 
-def decide_remove_member(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+@platform_action("remove_member", title="Remove a member", by="gm", gm="remove members",
+                 emits=("member_removed",), help="Their sockets close and the invite link changes; their "
+                 "characters and past events stay.", fields={"username": Text(150, label="Username")})
+def decide_remove_member(campaign: Campaign, membership: Membership, action: dict, *_) -> Draft:
     """The member leaves the table: their sockets close; their characters and past events stay.
 
     The invite link changes too: the one they were given would let them straight back in. The GM
@@ -43,7 +52,11 @@ def decide_remove_member(campaign: Campaign, membership: Membership, action: dic
     return Draft("member_removed", {"username": other.user.username, "user_id": other.user_id, "role": other.role})
 
 
-def decide_change_role(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+@platform_action("change_role", title="Change a member's role", by="gm", gm="change roles",
+                 emits=("member_role_changed",),
+                 fields={"username": Text(150, label="Username"),
+                         "role": Choice([value for value, _ in ROLE_CHOICES], label="Role")})
+def decide_change_role(campaign: Campaign, membership: Membership, action: dict, *_) -> Draft:
     """A new role; their sockets close so they reconnect seeing exactly what the new role may."""
     other = access_other_member(campaign, membership, action.get("username"))
     role = action.get("role")

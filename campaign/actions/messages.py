@@ -10,12 +10,13 @@ against a guessed text. docs/table.md#chat has the choices.
 
 from __future__ import annotations
 
-from rules.declare import unsafe_text
+from rules.declare import Choice, ListOf, Text, unsafe_text
 
 from ..log import Draft
 from ..ratelimit import check_message_rate
 from ..models import ROLE_SPECTATOR, SHOWN_HIDDEN, VISIBILITY_PUBLIC, VISIBILITY_WHISPER, Campaign, Membership
 from .access import access_character
+from .declared import character_id, platform_action
 from ..errors import ActionError, Forbidden, Refused
 
 MAX_MESSAGE = 2000  # characters: a long paragraph; a story goes in a handout, not the log
@@ -55,7 +56,15 @@ def check_recipients(campaign: Campaign, membership: Membership, to) -> list[dic
     return [{"user_id": found[name], "username": name} for name in names]
 
 
-def decide_post_message(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+@platform_action(
+    "post_message", title="Talk at the table", spectators=True, emits=("message_posted",),
+    help="Out of character, or in character as a character the sender may act for; `to`: a whisper.",
+    fields={"text": Text(MAX_MESSAGE, lines=True, label="Message"),
+            "kind": Choice(list(KINDS), default="ooc", label="Kind"),
+            "character": character_id(optional=True, help="Who speaks, in character."),
+            "to": ListOf(Text(150), MAX_RECIPIENTS, min_items=1, optional=True, label="Whisper to")},
+)
+def decide_post_message(campaign: Campaign, membership: Membership, action: dict, *_) -> Draft:
     """A message to the table, or a whisper. In character it speaks as a character the sender
     may act for (a player their own; the GM any); spectators talk out of character only."""
     text = check_text(action.get("text"))

@@ -21,6 +21,7 @@ chain with it.
 from __future__ import annotations
 
 from rules import RuleError
+from rules.declare import Choice
 from rules.npc import quick_sheet
 
 from .. import hidden
@@ -28,6 +29,7 @@ from ..errors import ActionError, Forbidden, Refused
 from ..log import Draft
 from ..models import SHOWN_FULL, SHOWN_HIDDEN, VISIBILITY_GM, VISIBILITY_PUBLIC, Campaign, Event, Membership
 from .access import access_character
+from .declared import character_id, platform_action
 from .encounters import in_running_encounter
 from .kept import SHOWN
 from .log_entries import decide_reveal
@@ -61,7 +63,10 @@ def read_npc_fields(campaign: Campaign, membership: Membership, action: dict) ->
     return True, shown, quick
 
 
-def decide_show_npc(campaign: Campaign, membership: Membership, action: dict) -> list[Draft]:
+@platform_action("show_npc", title="Choose what the players see of an NPC", by="gm",
+                 gm="choose what the players see of an NPC", emits=("npc_shown",),
+                 fields={"character": character_id(label="NPC"), "shown": Choice(SHOWN, label="Shown")})
+def decide_show_npc(campaign: Campaign, membership: Membership, action: dict, *_) -> list[Draft]:
     """GM: what the players see of an NPC from now on (``shown``: hidden, name or full).
 
     Shown fully, its creation (the sheet) is revealed too, so the players' view of its state
@@ -86,7 +91,7 @@ def decide_show_npc(campaign: Campaign, membership: Membership, action: dict) ->
     if shown != SHOWN_FULL:
         return drafts
     if created.visibility != VISIBILITY_PUBLIC and not hidden.revealed(created):
-        drafts += decide_reveal(campaign, membership, {"seq": created.seq})
+        drafts += decide_reveal.decide(campaign, membership, {"seq": created.seq})
     # A void is read by its target's readers (decide_void): one the GM made of an event the table
     # reads while it was kept (the void was hers) comes out now, or its sheet, which leaves the
     # event out, would tell the table of a void it may not read.
@@ -96,5 +101,5 @@ def decide_show_npc(campaign: Campaign, membership: Membership, action: dict) ->
         target = Event.objects.filter(campaign=campaign, seq=seq).first() if type(seq) is int and 0 < seq < 2**63 else None
         if target is not None and not hidden.revealed(void) and (
                 target.visibility == VISIBILITY_PUBLIC or hidden.revealed(target)):
-            drafts += decide_reveal(campaign, membership, {"seq": void.seq})
+            drafts += decide_reveal.decide(campaign, membership, {"seq": void.seq})
     return drafts

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from rules.declare import unsafe_text
+from rules.declare import Text, unsafe_text
 
 from .. import fairdice
 from ..log import Draft
 from ..models import Campaign, DiceSeed, Event
 from .checks import check_name
+from .declared import platform_action
 from ..errors import ActionError, Refused
 
 
-def decide_add_seed(campaign: Campaign, action: dict) -> Draft:
+@platform_action("add_seed", title="Add a dice seed", emits=("seed_added",),
+                 help="A note of randomness, kept in the log; it moves no die (docs/fair-dice.md).",
+                 fields={"seed": Text(fairdice.MAX_PLAYER_SEED, label="Seed")})
+def decide_add_seed(campaign: Campaign, membership, action: dict, *_) -> Draft:
     """A player's note of randomness, kept in the log.
 
     Since dice scheme v2 it moves no die: a seed the server could add as well
@@ -30,7 +34,9 @@ def decide_add_seed(campaign: Campaign, action: dict) -> Draft:
     return Draft("seed_added", {"seed": seed})
 
 
-def decide_start_session(campaign: Campaign, action: dict) -> Draft:
+@platform_action("start_session", title="Start a session", by="gm", gm="start sessions", emits=("session_started",),
+                 help="Opens the next session and commits to its dice seed.")
+def decide_start_session(campaign: Campaign, membership, action: dict, *_) -> Draft:
     if campaign.current_session is not None:
         raise Refused(f"Session {campaign.current_session} is still running: end it first.")
     number = campaign.session_count + 1
@@ -39,7 +45,9 @@ def decide_start_session(campaign: Campaign, action: dict) -> Draft:
                                      "dice_commitment": fairdice.seed_commitment(seed.seed)})
 
 
-def decide_end_session(campaign: Campaign, action: dict) -> Draft:
+@platform_action("end_session", title="End the session", by="gm", gm="end sessions", emits=("session_ended",),
+                 help="Closes the running session and publishes its dice seed.")
+def decide_end_session(campaign: Campaign, membership, action: dict, *_) -> Draft:
     if campaign.current_session is None:
         raise Refused("No session is running.")
     if campaign.current_scene is not None:
@@ -48,7 +56,9 @@ def decide_end_session(campaign: Campaign, action: dict) -> Draft:
     return Draft("session_ended", {"session": campaign.current_session, "dice_seed": seed.seed if seed else None})
 
 
-def decide_start_scene(campaign: Campaign, action: dict) -> Draft:
+@platform_action("start_scene", title="Start a scene", by="gm", gm="start scenes", emits=("scene_started",),
+                 fields={"name": Text(80, optional=True, label="Scene name")})
+def decide_start_scene(campaign: Campaign, membership, action: dict, *_) -> Draft:
     """A scene, numbered through the campaign, and named if the GM gives it a name ("The ford"): the
     table's header and the log say it, and the GM finds it again on the audit page."""
     if campaign.current_session is None:
@@ -70,15 +80,9 @@ def current_scene_name(campaign: Campaign) -> str | None:
     return name if isinstance(name, str) else None  # an imported log's payload may hold anything
 
 
-def decide_end_scene(campaign: Campaign, action: dict) -> Draft:
+@platform_action("end_scene", title="End the scene", by="gm", gm="end scenes", emits=("scene_ended",))
+def decide_end_scene(campaign: Campaign, membership, action: dict, *_) -> Draft:
     if campaign.current_scene is None:
         raise Refused("No scene is running.")
     return Draft("scene_ended", {"scene": campaign.current_scene})
 
-
-SCENE_ACTIONS = {
-    "start_session": decide_start_session,
-    "end_session": decide_end_session,
-    "start_scene": decide_start_scene,
-    "end_scene": decide_end_scene,
-}

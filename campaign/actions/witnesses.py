@@ -22,10 +22,12 @@ from typing import Callable
 from django.conf import settings
 
 import rules.witness as witnessed
+from rules.declare import Text
 
 from ..errors import ActionError, Conflict, Forbidden, NotFound
 from ..log import Draft
 from ..models import Campaign, Event, Membership, WitnessedRoll
+from .declared import platform_action, seq_field
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +78,14 @@ class Resolved(Conflict):
     code = "roll_resolved"
 
 
-def decide_witness_roll(campaign: Campaign, membership: Membership, action: dict) -> Draft:
+@platform_action(
+    witnessed.CONTRIBUTE, title="Witness a roll", spectators=True, emits=(witnessed.CONTRIBUTION,),
+    help="A witness's table adds its entropy to a roll waiting for witnesses (docs/fair-dice.md); spectators' "
+         "tables witness too.",
+    fields={"roll": seq_field("The pending roll (its seq)"),
+            "entropy": Text(64, label="Entropy", help=f"{witnessed.ENTROPY_BYTES} random bytes in base64url.")},
+)
+def decide_witness_roll(campaign: Campaign, membership: Membership, action: dict, *_) -> Draft:
     seq, entropy = action.get("roll"), action.get("entropy")
     if isinstance(seq, bool) or not isinstance(seq, int) or not 0 < seq < 2**63:
         raise ActionError("'roll' must be the seq of a pending roll (a whole number).")

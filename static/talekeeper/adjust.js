@@ -3,6 +3,7 @@
 // what the GM changes is sent with her reason as one `sheet_adjusted` event. The server re-checks
 // the adjusted sheet against the system's ranges; the form checks nothing of its own.
 import { cap, words } from "./ui.js";
+import { platformField } from "./state.js";
 
 // What a roll or a contest leaves behind for the rules to read next (the last roll, a request
 // waiting for the GM, a running contest, a counter) is not the sheet: the GM ends or voids those.
@@ -37,7 +38,8 @@ export function adjustSpec(c) {
         ...(typeof value === "boolean" ? { kind: "checkbox", value }
           : typeof value === "number" ? { kind: "number", value } : { kind: "text", value, maxlength: 200 }),
       })),
-      { name: "reason", label: "Why (the table reads it)", kind: "text", maxlength: 500, optional: false, value: "" },
+      { name: "reason", label: "Why (the table reads it)", kind: "text", maxlength: platformField("adjust_sheet", "reason").maxLength,
+        optional: false, value: "" },
     ],
     build: (v) => {
       const changes = {};

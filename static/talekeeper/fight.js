@@ -4,6 +4,7 @@
 // events arrive over the socket, as every event does.
 import { h, fill, askFirst, pct, plural } from "./ui.js";
 import { conditionsOf } from "./conditions.js";
+import { platformField } from "./state.js";
 
 const KINDS = { tale: ["combat", "iterated"], mdt: ["race", "opposed"], wyrm: ["opposed"] };
 const KIND_WORDS = { combat: "Combat", iterated: "Iterated contest", race: "Race", opposed: "Opposed test" };
@@ -158,11 +159,13 @@ export function setUpFight({ data, chars, me, isGM, canAct, sendCommand, events,
         },
       },
       h("label", { for: "fight-label" }, "Name"),
-      h("input", { id: "fight-label", name: "label", maxlength: 80, placeholder: "Ambush at the ford" }),
+      h("input", { id: "fight-label", name: "label", maxlength: platformField("start_fight", "label").maxLength,
+        placeholder: "Ambush at the ford" }),
       h("label", { for: "fight-kind" }, "Kind"),
       h("select", { id: "fight-kind", name: "kind" }, ...kinds.map((k) => h("option", { value: k }, KIND_WORDS[k]))),
       system === "mdt" ? [h("label", { for: "fight-target" }, "Race to (successes)"),
-        h("input", { id: "fight-target", name: "target", type: "number", min: 1, max: 50, value: 5, class: "num" })] : null,
+        h("input", { id: "fight-target", name: "target", type: "number", min: platformField("start_fight", "target").min,
+          max: platformField("start_fight", "target").max, value: 5, class: "num" })] : null,
       attrs ? [h("label", { for: "fight-attribute" }, "Everyone rolls"),
         h("select", { id: "fight-attribute", name: "attribute" }, ...attrs.map((a) => h("option", { value: a }, a)))] : null,
       h("fieldset", {}, h("legend", {}, "Sides and their teams"), ...rows),

@@ -15,7 +15,7 @@ import { renderMembers, renderSession } from "./members.js";
 import { press } from "./press.js";
 import { notice, resultArrived, resultChanged } from "./result.js";
 import { applySheet, renderCharacters, scheduleRefresh, scheduleRoster } from "./sheets.js";
-import { canAct, parts, state } from "./state.js";
+import { canAct, parts, platformField, state } from "./state.js";
 import { witnessEvent, witnessMarks } from "./witnessing.js";
 
 const logEl = document.getElementById("log");
@@ -90,7 +90,8 @@ function gmTools(li, ev) {
 function openVoid(li, ev) {
   const open = li.querySelector(".void-form");
   if (open) { open.querySelector("input").focus(); return; }
-  const input = h("input", { name: "reason", required: true, maxlength: 500, id: `void-reason-${ev.seq}`, placeholder: "e.g. wrong skill" });
+  const input = h("input", { name: "reason", required: true, maxlength: platformField("void", "reason").maxLength,
+    id: `void-reason-${ev.seq}`, placeholder: "e.g. wrong skill" });
   const error = h("span", { class: "error", role: "alert" });
   const form = h("form", { class: "void-form", "aria-label": `Void event ${ev.seq}` },
     h("label", { for: input.id }, `Why void #${ev.seq}?`), input,

@@ -16,6 +16,11 @@ export const state = {};
 // first event is shown; until then a module that draws asks none of them.
 export const parts = {};
 
+// A platform action's declared field (its kind, limits, default), or {} if it declares none.
+export function platformField(type, name) {
+  return (state.platform?.actions?.[type]?.fields || []).find((f) => f.name === name) || {};
+}
+
 export function initState(data, csrf) {
   const declared = data.declared || { actions: {}, events: {}, renames: {} };
   const RECENT = data.recent || 200; // events shown on load; earlier ones on demand
@@ -33,6 +38,9 @@ export function initState(data, csrf) {
     // The system's declarations (rules/declare.py, also at /api/systems/<name>): actions with
     // their fields and limits, events with their current names and one-line descriptions.
     declared,
+    // The platform's declared actions (campaign/actions/declared.py, also at /api/actions): their
+    // fields and limits, for the forms the page builds itself.
+    platform: data.platform || { actions: {} },
     // An event stored under a former name reads under today's name (the chain is checked on the
     // event exactly as stored, chain.js, before it is read this way).
     ...renamed(declared.renames || {}),

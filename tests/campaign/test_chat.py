@@ -112,8 +112,8 @@ def test_a_whisper_is_no_hidden_roll(table):
 
 
 @pytest.mark.parametrize("action, message", [
-    ({"text": "   "}, "Write something"),
-    ({"text": "x" * 2001}, "at most 2000 characters"),
+    ({"text": "   "}, "'text' is required"),
+    ({"text": "x" * 2001}, "'text' must be text of 1 to 2000 characters"),
     ({"text": "beep\x07"}, "control characters"),
     ({"text": "hi", "kind": "shout"}, "'kind' must be"),
     ({"text": "hi", "to": []}, "'to' must be a list"),

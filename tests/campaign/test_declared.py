@@ -43,6 +43,13 @@ def _form_matches_schema(form: dict, schema: dict, where: str) -> None:
                                  {"properties": {"item": prop["items"]}, "required": ["item"]}, at)
         elif field["kind"] == "group":
             _form_matches_schema(field["fields"], prop, at)
+        elif field["kind"] == "object":
+            assert prop["type"] == "object", at
+        elif field["kind"] == "either":
+            assert len(prop["anyOf"]) == len(field["options"]), at
+            for option, option_schema in zip(field["options"], prop["anyOf"]):
+                _form_matches_schema([{"name": "option", **option, "required": True}],
+                                     {"properties": {"option": option_schema}, "required": ["option"]}, at)
         else:
             raise AssertionError(f"{at}: unknown kind {field['kind']}")
         if "default" in field:
@@ -243,6 +250,105 @@ def test_no_form_field_writes_its_own_static_limits(name):
             assert template.split(".")[0] in declared, (name, field)
         elif field != "__note":
             assert (hint or field) in declared or "max: " in rest, f"{name}.js: {field} matches no declared field"
+
+
+# --- platform actions: declared as rules actions are (campaign/actions/declared.py) ----------------
+
+@pytest.mark.django_db
+def test_every_platform_action_s_form_and_openapi_entry_agree():
+    """``GET /api/actions`` serves each platform action's declaration, and ``Action.platform.<type>`` in
+    docs/openapi.json says the same fields, ranges and who may send it."""
+    from campaign.actions import PLATFORM_ACTIONS
+
+    served = Client().get("/api/actions", secure=True)
+    assert served.status_code == 200
+    declared = served.json()
+    assert declared == json.loads(json.dumps(openapi.platform_json()))
+    vocabulary = SPEC["components"]["schemas"]["Action"]["x-action-types"]
+    assert sorted(vocabulary["platform"]) == sorted(declared["actions"]) == sorted(PLATFORM_ACTIONS)
+    assert vocabulary["gm_only"] == declared["gmActions"]
+    assert not set(vocabulary["platform"]) & {t for name in SYSTEMS for t in get_system(name).actions}
+    for kind, form in declared["actions"].items():
+        schema = SPEC["components"]["schemas"][vocabulary["platform"][kind].rsplit("/", 1)[1]]
+        assert schema["properties"]["type"]["enum"] == [kind]
+        _form_matches_schema(form["fields"], schema, f"platform.{kind}")
+        assert ("GM only." in schema["description"]) == (form["by"] == "gm") == (kind in declared["gmActions"])
+
+
+@pytest.mark.django_db
+def test_a_platform_action_s_declared_fields_are_what_the_server_refuses(table_for):
+    """Through the real command path: a declared range, a declared text length and a declared choice
+    are refused as their declarations say (a 400 naming the field), and nothing is stored."""
+    from campaign.actions import ActionError
+
+    table = table_for("wyrm")
+    before = table.campaign.events.count()
+    for action, said in [
+        ({"type": "start_scene", "name": "x" * 81}, "'name' must be text of 1 to 80 characters"),
+        ({"type": "add_member", "username": "bob", "role": "gm"}, "'role' must be one of player or spectator, not 'gm'"),
+        ({"type": "void", "seq": 0, "reason": "oops"}, "'seq' must be from 1 to"),
+        ({"type": "void", "seq": 1}, "'reason' is required"),
+        ({"type": "post_message", "text": "hi", "to": []}, "'to' must be a list of 1 to 50"),
+    ]:
+        with pytest.raises(ActionError, match=re.escape(said)) as refused:
+            table.command(table.gm, action)
+        assert refused.value.status == 400 and refused.value.code == "invalid", action
+    assert table.campaign.events.count() == before
+
+
+@pytest.mark.django_db
+def test_the_pages_own_forms_write_the_platform_s_declared_limits(table_for):
+    """The table and settings pages' hand-laid forms take each limit from the declaration (and the
+    table's scripts get the declarations as ``platform``), so a limit is written once."""
+    from campaign.actions import PLATFORM_ACTIONS
+
+    table = table_for("wyrm")
+    client = Client()
+    client.force_login(table.gm)
+    page = client.get("/campaigns/torn-road/", secure=True).content.decode()
+    data = json.loads(re.search(r'<script id="table-data" type="application/json">(.*?)</script>', page, re.S).group(1))
+    assert data["platform"] == json.loads(json.dumps(openapi.platform_json()))
+    settings_page = client.get("/campaigns/torn-road/settings/", secure=True).content.decode()
+    for where, element, kind, name in [(page, "scene-name", "start_scene", "name"), (page, "notation", "roll", "notation"),
+                                      (page, "roll-label", "roll", "label"),
+                                      (page, "member-username", "add_member", "username"),
+                                      (page, "encounter-name", "start_encounter", "name"),
+                                      (page, "char-name", "create_character", "name"),
+                                      (settings_page, "campaign-name", "rename_campaign", "name"),
+                                      (settings_page, "settings-reason", "configure_campaign", "reason")]:
+        tag = re.search(rf'<input id="{element}"[^>]*>', where).group(0)
+        assert f'maxlength="{PLATFORM_ACTIONS[kind].fields[name].max_length}"' in tag, tag
+
+
+@pytest.mark.django_db
+def test_a_made_up_platform_action_is_one_declaration_and_one_decide_function(monkeypatch, table_for):
+    """docs/extending.md, "Adding a platform action": a declaration above its decide function and its
+    entry in the dispatch table are the whole change: who may send it and its fields are checked before
+    it decides, and the form JSON and the OpenAPI description follow."""
+    from campaign.actions import ActionError, Forbidden, platform
+    from campaign.actions.declared import platform_action
+    from campaign.log import Draft
+    from rules.declare import Integer, Text
+
+    @platform_action("ring_bell", title="Ring the bell", by="gm", gm="ring the bell", emits=("bell_rung",),
+                     fields={"times": Integer(1, 3, default=1, label="Times"), "why": Text(20, optional=True)})
+    def decide_ring_bell(campaign, membership, action, *_):
+        return Draft("bell_rung", {"times": action["times"], "why": action.get("why")})
+
+    monkeypatch.setitem(platform.PLATFORM_ACTIONS, "ring_bell", decide_ring_bell)
+    table = table_for("tote")
+    with pytest.raises(Forbidden, match="Only the GM can ring the bell"):
+        table.command(table.alice, {"type": "ring_bell"})
+    with pytest.raises(ActionError, match="'times' must be from 1 to 3, not 4"):
+        table.command(table.gm, {"type": "ring_bell", "times": 4})
+    rung = table.command(table.gm, {"type": "ring_bell", "times": 2, "why": "  dinner "}).events
+    assert [(e.type, e.payload["times"], e.payload["why"]) for e in rung] == [("bell_rung", 2, "dinner")]
+
+    form = openapi.platform_json()["actions"]["ring_bell"]
+    assert [f["name"] for f in form["fields"]] == ["times", "why"] and form["by"] == "gm"
+    schema = openapi.generated(SPEC)["components"]["schemas"]["Action.platform.ring_bell"]
+    _form_matches_schema(form["fields"], schema, "platform.ring_bell")
+    assert "ring_bell" in openapi.generated(SPEC)["components"]["schemas"]["Action"]["x-action-types"]["gm_only"]
 
 
 # --- docs/extending.md: a made-up action added to one system's package ----------------------------

@@ -272,7 +272,7 @@ def test_a_seed_follows_the_one_text_rule_of_names_reasons_and_chat(table):
     for seed in ("Evil\u202eeman", "two\nlines", "a\tb", "bell\x07", "left\u2066isolate", "\x85", "", "x" * 65):
         with pytest.raises(ActionError) as refused:
             table.command(table.bob, {"type": "add_seed", "seed": seed})
-        assert refused.value.status == 400 and "'seed' must be 1 to 64 characters" in refused.value.message, seed
+        assert refused.value.status == 400 and refused.value.message.startswith("'seed' "), seed
     assert table.campaign.events.count() == before
 
 

@@ -69,7 +69,8 @@ def test_a_scene_the_gm_names_says_its_name_in_the_log_and_on_the_table_page(tab
 
 
 @pytest.mark.parametrize("name, why", [
-    ("x" * 81, "too long"), (7, "is required"), ("The\nford", "control characters"), ("\u202eford", "text-direction"),
+    ("x" * 81, "'name' must be text of 1 to 80 characters"), (7, "'name' must be text"),
+    ("The\nford", "control characters"), ("\u202eford", "text-direction"),
 ])
 def test_a_scene_name_that_is_not_a_name_is_refused_and_stores_nothing(table, name, why):
     from campaign.actions import ActionError

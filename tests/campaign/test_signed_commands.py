@@ -547,16 +547,22 @@ def test_rebuilding_from_the_log_restores_where_signing_starts(db):
 def test_a_forged_switch_or_signing_switched_off_is_named(db, tmp_path, monkeypatch, forgery):
     """The host's own server stores what the honest one refuses: a switch inside a session, a second
     switch saying signing is off, or a member's command with no signature after the switch."""
+    from dataclasses import replace
+
     from campaign.actions import commands
+    from campaign.actions.platform import PLATFORM_ACTIONS
     from campaign.log import Draft
+
+    def forged(decide):  # the switch's declaration, deciding as the host's own server does
+        return replace(PLATFORM_ACTIONS["require_signed_commands"], decide=decide)
 
     table = Table()
     if forgery == "inside a session":
         table.command(table.gm, {"type": "start_session"})
-        def switched(campaign, membership, action):
+        def switched(campaign, membership, action, *_):
             campaign.signed_from = campaign.last_seq + 1
             return Draft("signed_commands_required", {"signed_commands": True})
-        monkeypatch.setitem(commands.GM_TABLE_ACTIONS, "require_signed_commands", ("", switched))
+        monkeypatch.setitem(PLATFORM_ACTIONS, "require_signed_commands", forged(switched))
         said = "signed commands switched on inside a session"
         seq = table.command(table.gm, SWITCH).events[0].seq
     else:
@@ -565,8 +571,8 @@ def test_a_forged_switch_or_signing_switched_off_is_named(db, tmp_path, monkeypa
         with monkeypatch.context() as patched:
             patched.setattr(commands, "check_signature", lambda *args: None)
             if forgery == "a second switch saying off":
-                patched.setitem(commands.GM_TABLE_ACTIONS, "require_signed_commands", (
-                    "", lambda *args: Draft("signed_commands_required", {"signed_commands": False})))
+                patched.setitem(PLATFORM_ACTIONS, "require_signed_commands", forged(
+                    lambda *args: Draft("signed_commands_required", {"signed_commands": False})))
                 said = "a second switch of signed commands"
                 seq = table.command(table.gm, SWITCH, sign=False).events[0].seq
             else:

@@ -33,10 +33,7 @@ import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from campaign.actions import GM_TABLE_ACTIONS, SCENE_ACTIONS
-from campaign.actions.encounters import ENCOUNTER_ACTIONS
-from campaign.actions.fights import FIGHT_ACTIONS
-from campaign.actions.keys import KEY_ACTIONS
+from campaign.actions import PLATFORM_ACTIONS
 from campaign.models import Membership
 from rules import SYSTEM_MODULES, get_system
 from tests.conftest import HANG
@@ -115,6 +112,7 @@ URL_ROWS: dict[str, Row] = {
                {"anonymous": E401, "outsider": E404, "watcher": E403, "alice": E403, "gm": OK})]),
     "api/openapi.json": Row(PUBLIC),
     "api/systems/<str:name>": Row(PUBLIC),  # a rule system's declarations describe the API, not a campaign
+    "api/actions": Row(PUBLIC),  # so do the platform's
     "api/key": Row(PUBLIC),  # the checkpoint key is public: anyone may check a receipt
     "healthz": Row(PUBLIC),  # the probes: no login, nothing an outsider should not read (campaign/health.py)
     "readyz": Row(PUBLIC),
@@ -471,8 +469,11 @@ def test_every_action_has_a_row(db, system):
     assert set(SYSTEM_ROWS[system]) == set(rules.actions), f"{system}: add a row for each new action"
     assert {a for a, who in SYSTEM_ROWS[system].items() if who == "gm"} == set(rules.gm_actions), \
         f"{system}: the rows and the system's gm_actions disagree about who may act"
-    assert set(TABLE_ROWS) == {"roll", "add_seed", "create_character", "post_message", *KEY_ACTIONS, *SCENE_ACTIONS,
-                               *GM_TABLE_ACTIONS, *ENCOUNTER_ACTIONS, *FIGHT_ACTIONS, "apply_damage", "witness_roll"}
+    assert set(TABLE_ROWS) == set(PLATFORM_ACTIONS)
+    assert {a for a, who in TABLE_ROWS.items() if who == "gm"} == {t for t, s in PLATFORM_ACTIONS.items() if s.gm_only}, \
+        "the rows and the platform's declarations disagree about who may act"
+    assert {a for a, who in TABLE_ROWS.items() if who == "member"} == {
+        t for t, s in PLATFORM_ACTIONS.items() if s.spectators}, "the rows and the declarations disagree about spectators"
     assert vocabulary(system) == set(TABLE_ROWS) | set(SYSTEM_ROWS[system]), \
         f"{system}: the server knows actions the matrix does not (or the other way round)"
 
