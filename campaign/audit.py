@@ -33,6 +33,7 @@ from rules import Event as RulesEvent
 from rules.declare import fill_description
 
 from .log import serialize_event, timestamp
+from .platform_events import PLATFORM_EVENTS
 from .models import VISIBILITY_GM, VISIBILITY_SECRET, VISIBILITY_SHARED, VISIBILITY_WORDS, Campaign, Character, Event
 from .projections import CAMPAIGN_WIDE, VOID, fold, plain_json, state_as_of, voided_seqs
 from .softcache import cache_get, cache_set
@@ -78,33 +79,11 @@ def _line(text: str) -> str:
     return text if len(text) <= 200 else text[:199] + "…"
 
 
-# The platform's events whose line is a sentence with their payload's values in it. Said once:
-# the table's page reads the same sentences (sessions/views.py passes them as ``lines``; describe.js
-# fills them with the same rule: ``{key}`` is the payload's value, "?" when it has none).
-LINES = {
-    "campaign_created": "created the campaign “{name}” ({system})",
-    "campaign_renamed": "renamed the campaign “{name}” (was “{from}”)",
-    "signed_commands_required": "made every member sign their commands from here on",
-    # Every member's table says each key added or revoked in a member's name (docs/fair-dice.md, "Keys").
-    "member_key_added": "added a key: {label}",
-    "member_key_revoked": "revoked a key",
-    "member_joined": "{username} joined the table as {role}",
-    "member_removed": "removed {username} from the table",
-    "member_role_changed": "made {username} {role} (was {from})",
-    "session_started": "started session {session}",
-    "session_ended": "ended session {session}",
-    "scene_started": "started scene {scene}[: “{name}”]",  # named if the GM gave it a name
-    "scene_ended": "ended scene {scene}",
-    "seed_added": "added a dice seed “{seed}”",
-    "npc_shown": "now shows {name} to the players as: {shown} (was {from})",
-    "encounter_started": "started the encounter “{name}”",
-    "combatant_added": "added {name} to the encounter",
-    # Said by whoever gave the turn (the GM's "Next turn", or a player ending her own): the line is what
-    # they did ("round 1: Borin's turn" after "alice" read as if alice had chosen Borin).
-    "turn_advanced": "gave the turn to {name} (round {round})",
-    # {rounds} is the round the encounter had reached: 0 when it ended before its first turn.
-    "encounter_ended": "ended the encounter “{name}” after {rounds|round|rounds}",
-}
+# The platform's events whose line is a sentence with their payload's values in it, as declared
+# (campaign/platform_events.py). Said once: the table's page reads the same sentences (sessions/views.py
+# passes them as ``lines``; describe.js fills them with the same rule: ``{key}`` is the payload's value,
+# "?" when it has none).
+LINES = {spec.type: spec.description for spec in PLATFORM_EVENTS if spec.description}
 
 
 def describe(data: dict, rules=None, voided: dict[int, dict] | None = None) -> str:

@@ -156,16 +156,28 @@ def handlers(own: Mapping) -> dict:
 
 # Declared once here, included in every system's EventBook (rules/declare.py).
 EVENTS = (
-    EventSpec(CONFIGURED, "the campaign's settings changed"),
-    EventSpec(ADJUSTED, "the GM adjusted the sheet"),
-    EventSpec("harm_marked", "marked {marked} boxes of harm ({harm_after} of {boxes})"),
+    EventSpec(CONFIGURED, "the campaign's settings changed",
+        payload={"changed": "dict", "options": "dict", "reason": "str"}),
+    EventSpec(ADJUSTED, "the GM adjusted the sheet",
+        payload={"changes": "list", "reason": "str"}),
+    EventSpec("harm_marked", "marked {marked} boxes of harm ({harm_after} of {boxes})",
+        payload={"amount": "int", "boxes": "int", "harm_after": "int", "marked": "int", "reason": "str",
+                 "taken_out": "bool"}),
     EventSpec("harm_healed", "healed {healed} boxes of harm ({harm_after} of {boxes})"),
-    EventSpec("fight_started", "started the fight “{label}”"),
-    EventSpec("fight_choice_made", "chose for round {round} of the fight"),
-    EventSpec("fight_round_rolled", "{label}, round {round}"),
-    EventSpec("fight_ended", "the fight “{label}” ended after {rounds|round|rounds}"),
-    EventSpec(conditions.APPLIED, "is {name} {lasts}"),
-    EventSpec(conditions.REMOVED, "is no longer {name}"),
+    EventSpec("fight_started", "started the fight “{label}”",
+        payload={"fight": "dict", "label": "str"}),
+    EventSpec("fight_choice_made", "chose for round {round} of the fight",
+        payload={"choice": "dict", "fight": "int", "round": "int"}),
+    EventSpec("fight_round_rolled", "{label}, round {round}",
+        payload={"choices": "dict", "entries": "dict", "fight": "int", "kind": "str", "label": "str",
+                 "result": "dict", "round": "int"}),
+    EventSpec("fight_ended", "the fight “{label}” ended after {rounds|round|rounds}",
+        payload={"fight": "int", "label": "str", "reason": "str", "rounds": "int", "winner": "str?"}),
+    EventSpec(conditions.APPLIED, "is {name} {lasts}",
+        payload={"duration": "str", "lasts": "str", "modifier": "int", "name": "str", "replaces": "bool",
+                 "rounds": "int?"}),
+    EventSpec(conditions.REMOVED, "is no longer {name}",
+        payload={"name": "str"}),
 )
 
 

@@ -567,7 +567,8 @@ class EventSpec:
 
     ``payload``: the keys the current version's payload carries and the type of each
     (:data:`PAYLOAD_TYPES`; ``"str?"``: absent or null as well), checked by
-    :func:`payload_problems` against every event the contract suites store.
+    :func:`payload_problems` against every event the contract suites store; ``None``: not
+    declared yet (an event the contract suites store must declare it).
     """
 
     type: str
@@ -575,13 +576,13 @@ class EventSpec:
     version: int = 1
     formerly: tuple[str, ...] = ()
     upcasters: Mapping[int, Callable[[dict], dict]] = field(default_factory=dict)
-    payload: Mapping[str, str] = field(default_factory=dict)
+    payload: Mapping[str, str] | None = None
 
     def __post_init__(self):
         missing = [n for n in range(1, self.version) if n not in self.upcasters]
         if missing:
             raise ValueError(f"{self.type} v{self.version}: no upcaster from version(s) {missing}")
-        unknown = {kind for kind in self.payload.values() if kind.rstrip("?") not in PAYLOAD_TYPES}
+        unknown = {kind for kind in (self.payload or {}).values() if kind.rstrip("?") not in PAYLOAD_TYPES}
         if unknown:
             raise ValueError(f"{self.type}: unknown payload types {sorted(unknown)}; known: {', '.join(PAYLOAD_TYPES)}")
 
@@ -592,10 +593,12 @@ class EventSpec:
 
     def as_json(self) -> dict:
         return {"type": self.type, "version": self.version, "description": self.description,
-                "formerly": list(self.formerly), "payload": dict(self.payload)}
+                "formerly": list(self.formerly), "payload": None if self.payload is None else dict(self.payload)}
 
     def problems(self, payload: Mapping, extra: Iterable[str] = ()) -> list[str]:
         """What ``payload`` breaks of the declared ``payload`` (see :func:`payload_problems`)."""
+        if self.payload is None:
+            return [f"{self.type} declares no payload"]
         return payload_problems(self.payload, payload, extra)
 
 

@@ -409,3 +409,63 @@ def test_a_made_up_action_added_to_one_system_s_package_is_validated_offered_and
                    for name in SYSTEMS if name != "wyrm")
     finally:
         openapi.declared.cache_clear()
+
+
+# --- event payloads: every event the contract suites store is what its declaration says ------------
+
+def _contract_runs(system):
+    """Each contract suite's test of ``system`` (tests/contract), as a callable that plays it on a fresh
+    signed table, the way the suites play it."""
+    from tests.conftest import Table
+    from tests.contract import test_conditions, test_evening, test_systems
+
+    def table_for(name):
+        return Table(name, signed=True)
+
+    def with_hero(table):
+        table.hero = table.create_character(table.alice, "Hero", get_system(system).example_sheet)
+        return table
+
+    runs = [lambda test=test: test((system, with_hero(table_for(system))))
+            for name, test in vars(test_systems).items() if name.startswith("test_")]
+    runs.append(lambda: test_evening.test_an_evening_with_a_shared_opponent_an_npc_turns_settings_and_an_adjustment(
+        system, table_for))
+    if system in test_conditions.READS:
+        runs.append(lambda: test_conditions.test_a_condition_is_read_while_it_lasts_and_runs_down_in_every_fold(
+            table_for, system))
+    if system == "tale":
+        runs.append(lambda: test_conditions.test_a_fight_s_round_reads_the_conditions_the_table_may_read(table_for))
+    return runs
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", SYSTEMS)
+def test_every_event_the_contract_suites_store_carries_its_declared_payload(name):
+    """Each contract suite's test of the system, played again (each on its own table, undone after),
+    stores events whose payloads have exactly the keys and types their declarations say: the system's
+    ``EVENTS`` (rules/<system>/evolve.py, rules/common.py) or the platform's (campaign/platform_events.py),
+    besides what the platform records beside a decision (``RECORD_KEYS``)."""
+    from django.db import transaction
+
+    from campaign.models import Event
+    from campaign.platform_events import PLATFORM_EVENTS
+    from rules.replay import RECORD_KEYS
+
+    rules = get_system(name)
+    stored = []
+    for run in _contract_runs(name):
+        with transaction.atomic():
+            run()
+            stored += list(Event.objects.values_list("seq", "type", "version", "payload"))
+            transaction.set_rollback(True)
+    problems, kinds = [], set()
+    for seq, kind, version, payload in stored:
+        book = rules.events if kind in rules.events else PLATFORM_EVENTS
+        if kind not in book:
+            problems.append(f"{kind}: not declared")
+            continue
+        current, _, payload = book.upcast_parts(kind, version, payload)
+        kinds.add(current)
+        problems += [f"{current} #{seq}: {p}" for p in book.specs[current].problems(payload, RECORD_KEYS)]
+    assert sorted(set(problems)) == []
+    assert len(kinds) > 10  # the suites store events of many kinds: the check is not vacuous

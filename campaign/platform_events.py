@@ -1,0 +1,56 @@
+"""The platform's events, declared as a rule system's are (``rules.declare.EventSpec``): their names,
+the one sentence the audit page, the exports and the table say for each (``description``; those said
+by code of their own, a roll or a message, have none here), and the keys and types each payload
+carries (``payload``). ``campaign/audit.py`` ``LINES`` is read from here; ``tests/campaign/
+test_declared.py`` checks every event the contract suites store against its declaration.
+
+A payload may carry, besides its own keys, what the platform records beside a decision
+(``rules.replay.RECORD_KEYS``: its dice, its command, its readers)."""
+
+from __future__ import annotations
+
+from rules.declare import EventBook, EventSpec
+
+PLATFORM_EVENTS = EventBook([
+    EventSpec("campaign_created", "created the campaign “{name}” ({system})",
+              payload={"name": "str", "system": "str", "gm": "str", "signed_commands": "bool?",
+                       "witnessed_rolls": "str?"}),
+    EventSpec("campaign_renamed", "renamed the campaign “{name}” (was “{from}”)", payload={"from": "str", "name": "str"}),
+    EventSpec("signed_commands_required", "made every member sign their commands from here on",
+              payload={"signed_commands": "bool"}),
+    # Every member's table says each key added or revoked in a member's name (docs/fair-dice.md, "Keys").
+    EventSpec("member_key_added", "added a key: {label}", payload={"key": "str", "label": "str"}),
+    EventSpec("member_key_revoked", "revoked a key", payload={"key": "str"}),
+    EventSpec("member_joined", "{username} joined the table as {role}",
+              payload={"username": "str", "user_id": "int", "role": "str"}),
+    EventSpec("member_removed", "removed {username} from the table",
+              payload={"username": "str", "user_id": "int", "role": "str"}),
+    EventSpec("member_role_changed", "made {username} {role} (was {from})",
+              payload={"username": "str", "user_id": "int", "from": "str", "role": "str"}),
+    EventSpec("session_started", "started session {session}", payload={"session": "int", "dice_commitment": "str"}),
+    EventSpec("session_ended", "ended session {session}", payload={"session": "int", "dice_seed": "str?"}),
+    # Named if the GM gave it a name.
+    EventSpec("scene_started", "started scene {scene}[: “{name}”]", payload={"scene": "int", "name": "str?"}),
+    EventSpec("scene_ended", "ended scene {scene}", payload={"scene": "int"}),
+    EventSpec("seed_added", "added a dice seed “{seed}”", payload={"seed": "str"}),
+    EventSpec("npc_shown", "now shows {name} to the players as: {shown} (was {from})",
+              payload={"name": "str", "from": "str", "shown": "str"}),
+    EventSpec("encounter_started", "started the encounter “{name}”", payload={"name": "str"}),
+    EventSpec("combatant_added", "added {name} to the encounter", payload={"character": "int", "name": "str"}),
+    # Said by whoever gave the turn (the GM's "Next turn", or a player ending her own): the line is what
+    # they did ("round 1: Borin's turn" after "alice" read as if alice had chosen Borin).
+    EventSpec("turn_advanced", "gave the turn to {name} (round {round})",
+              payload={"round": "int", "turn": "int", "acting": "int", "name": "str"}),
+    EventSpec("turn_order_set", payload={"order": "list"}),
+    # {rounds} is the round the encounter had reached: 0 when it ended before its first turn.
+    EventSpec("encounter_ended", "ended the encounter “{name}” after {rounds|round|rounds}",
+              payload={"name": "str", "rounds": "int"}),
+    # Said by code of their own (campaign/audit.py describe).
+    EventSpec("character_created", payload={"name": "str", "owner": "str", "owner_id": "int", "sheet": "dict",
+                                            "npc": "bool?", "shown": "str?", "limits_overridden": "bool?"}),
+    EventSpec("event_voided", payload={"seq": "int", "type": "str", "reason": "str"}),
+    EventSpec("roll_requested", payload={"action": "dict?", "asked": "dict?", "note": "str?"}),
+    EventSpec("roll_revealed", payload={"seq": "int", "body": "dict"}),
+    # A hidden command's events sealed as one (campaign/hidden.py).
+    EventSpec("bundle", payload={"events": "list"}),
+])
