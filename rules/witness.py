@@ -91,6 +91,9 @@ def problems(events: Iterable[Seen]) -> list[tuple[int, str]]:
         elif kind in ("member_joined", "member_role_changed"):
             roles[p.get("username")] = p.get("role")
         elif kind == "campaign_configured" and SETTING in p:
+            if e.session is not None:  # the server writes the key only with a change
+                out.append((e.seq, "changes whose rolls are witnessed inside a session, where rolls could escape "
+                                   "their witnesses: it changes between sessions only"))
             mode = p[SETTING]
         elif kind == "session_ended":
             for seq, pend in pendings.items():

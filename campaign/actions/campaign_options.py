@@ -86,6 +86,11 @@ def decide_configure_campaign(campaign: Campaign, membership: Membership, action
 def _witness_mode(campaign: Campaign, value) -> str:
     if value not in witnessed.MODES:
         raise ActionError(f"'{WITNESSED}' must be one of {', '.join(witnessed.MODES)}.")
+    if value != campaign.witnessed_rolls and campaign.current_session is not None:
+        # A GM-host could switch witnessing off, roll dice she ground, and switch it on again: within a
+        # session whose rolls are witnessed, they all are (rules/witness.py names a change inside one).
+        raise Refused(f"Whose rolls are witnessed changes between sessions only: end session "
+                      f"{campaign.current_session} first.", "in_session")
     if value != "off" and campaign.signed_from is None:
         raise ActionError("Only a campaign whose members sign their commands can witness rolls: a witness's "
                           "entropy counts only under her signature.")

@@ -44,6 +44,9 @@ export class WitnessBook {
       return this._contribution(ev, p);
     } else if (isResolution(p)) {
       return this._resolution(ev, p);
+    } else if (ev.type === "campaign_configured" && "witnessed_rolls" in p && ev.session != null) {
+      // The server writes the key only with a change, and only between sessions (rules/witness.py).
+      return `#${ev.seq} changes whose rolls are witnessed inside a session, where rolls could escape their witnesses: it changes between sessions only.`;
     }
     return "";
   }

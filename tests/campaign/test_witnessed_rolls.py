@@ -135,10 +135,11 @@ def test_whose_rolls_wait_follows_the_setting(table, online):
     online("gm", "alice", "bob")
     assert table.command(table.alice, {"type": "roll", "notation": "1d6"}).events[0].type == "roll"
     assert table.command(table.gm, {"type": "post_message", "text": "no dice"}).events[0].type != "roll_pending"
-    table.command(table.gm, {"type": "configure_campaign", "settings": {"witnessed_rolls": "everyone"}})
-    assert table.command(table.alice, {"type": "roll", "notation": "1d6"}).events[0].type == "roll_pending"
-    table.command(table.gm, {"type": "configure_campaign", "settings": {"witnessed_rolls": "off"}})
-    assert table.command(table.gm, {"type": "roll", "notation": "1d6"}).events[0].type == "roll"
+    for mode, sender, stored in (("everyone", table.alice, "roll_pending"), ("off", table.gm, "roll")):
+        table.command(table.gm, {"type": "end_session"})
+        table.command(table.gm, {"type": "configure_campaign", "settings": {"witnessed_rolls": mode}})
+        table.command(table.gm, {"type": "start_session"})
+        assert table.command(sender, {"type": "roll", "notation": "1d6"}).events[0].type == stored
 
 
 def test_new_campaigns_witness_the_gms_rolls_from_their_first_event_and_only_where_members_sign(db):
@@ -465,3 +466,29 @@ def test_the_timer_of_the_process_that_stored_it_decides_a_roll_nobody_completes
     decided = Event.objects.get(campaign=table.campaign, seq=pending.seq + 1)
     assert decided.payload["command_of"] == pending.seq and decided.payload["unwitnessed"] is True
     assert WitnessedRoll.objects.get(campaign=table.campaign, pending_seq=pending.seq).resolved_seq == decided.seq
+
+
+def test_whose_rolls_are_witnessed_changes_between_sessions_only(table, online, tmp_path, monkeypatch):
+    """Switched off, a roll, switched on again inside one session, the GM-host's roll would escape its
+    witnesses: the server refuses the switch there, and every verifier names one a host stored."""
+    from campaign.actions import campaign_options
+
+    table.command(table.gm, {"type": "start_session"})
+    before = head(table)
+    with pytest.raises(ActionError) as refused:
+        table.command(table.gm, {"type": "configure_campaign", "settings": {"witnessed_rolls": "off"}})
+    assert refused.value.code == "in_session" and head(table) == before
+    online("gm", "alice")
+    with monkeypatch.context() as patched:
+        patched.setattr(campaign_options, "_witness_mode", lambda campaign, value: value)
+        off = table.command(table.gm, {"type": "configure_campaign", "settings": {"witnessed_rolls": "off"}}).events[0]
+        table.command(table.gm, {"type": "roll", "notation": "1d20"})
+        table.command(table.gm, {"type": "configure_campaign", "settings": {"witnessed_rolls": "gm"}})
+    table.command(table.gm, {"type": "end_session"})
+    said = "changes whose rolls are witnessed inside a session"
+    assert f"seq {off.seq}: {said}" in verify_dice(table, 1)
+    assert f"BAD seq {off.seq}: {said}" in verify_log(table)
+    code, out = standalone(table, table.bob, tmp_path)
+    assert code == 1 and f"BAD seq {off.seq}: {said}" in out, out
+    assert any(p.startswith(f"#{off.seq} #{off.seq} {said}") for p in chain_problems(table, table.bob)), \
+        chain_problems(table, table.bob)

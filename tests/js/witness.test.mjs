@@ -61,3 +61,12 @@ test("a roll decided twice, and contributions out of turn, are named", async () 
   const late = { ...byBob, seq: 14 };
   assert.match((await problems([pending, byAlice, await decision(13, [[11, 2, E1]]), late])).out[0], /after it was decided in #13/);
 });
+
+test("a change of whose rolls are witnessed inside a session is named; between sessions it is not", async () => {
+  const off = (session) => ({ seq: 9, type: "campaign_configured", actor_id: 1, session,
+    payload: { changed: { witnessed_rolls: { from: "gm", to: "off" } }, options: {}, witnessed_rolls: "off" } });
+  assert.deepEqual((await problems([off(null)])).out, []);
+  const { out } = await problems([off(2)]);
+  assert.equal(out.length, 1);
+  assert.match(out[0], /^#9 changes whose rolls are witnessed inside a session/);
+});
