@@ -66,6 +66,12 @@ class Seen(NamedTuple):
     session: int | None
 
 
+def witness_list_ok(witnesses, sender) -> bool:
+    """Whether a pending roll's ``witnesses`` are member ids, each once in ascending order, not its sender's."""
+    return isinstance(witnesses, list) and all(type(w) is int for w in witnesses) and sender not in witnesses \
+        and all(a < b for a, b in zip(witnesses, witnesses[1:]))
+
+
 def resolution_of(payload) -> bool:
     """Whether a payload is a witnessed command's decision (its first event)."""
     return isinstance(payload, dict) and "witness_digest" in payload
@@ -104,6 +110,9 @@ def problems(events: Iterable[Seen]) -> list[tuple[int, str]]:
                     out.append((seq, f"a witnessed roll never decided before its session ended (#{e.seq})"))
         if kind == PENDING:
             pendings[e.seq] = _pending(p.get("witnesses"), e.actor_id, e.session)
+            if not witness_list_ok(p.get("witnesses"), e.actor_id):
+                out.append((e.seq, "a witnessed roll whose witnesses are not member ids in ascending order, "
+                                   "its sender not among them: no contribution could be checked against them"))
         elif kind == CALL:
             named = p.get("command_of")
             pend = pendings.get(named)

@@ -18,6 +18,10 @@ export const isResolution = (payload) => !!payload && typeof payload === "object
  * base64url text, so JSON.stringify writes exactly it). */
 export const digestText = (came) => JSON.stringify([...came].sort((a, b) => a[0] - b[0]));
 
+/** Whether a pending roll's `witnesses` are member ids, each once in ascending order, not its sender's. */
+export const witnessListOk = (w, sender) => Array.isArray(w) && w.every((id) => Number.isInteger(id)) &&
+  !w.includes(sender) && w.every((id, i) => i === 0 || w[i - 1] < id);
+
 /** The witnessed rolls this page has seen, in seq order. `sha256Hex(text)` hashes the UTF-8 of text. */
 export class WitnessBook {
   constructor(sha256Hex) {
@@ -34,6 +38,9 @@ export class WitnessBook {
     const p = ev.payload || {};
     if (ev.type === PENDING) {
       this.rolls.set(ev.seq, this._new(p.witnesses, ev.actor_id, false));
+      if (!witnessListOk(p.witnesses, ev.actor_id)) {
+        return `#${ev.seq} is a witnessed roll whose witnesses are not member ids in ascending order, its sender not among them: no contribution could be checked against them.`;
+      }
     } else if (ev.type === CALL) {
       const known = this.rolls.get(p.command_of);
       if (!known) this.rolls.set(p.command_of, this._new(p.witnesses, ev.actor_id, true));

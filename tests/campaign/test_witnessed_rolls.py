@@ -492,3 +492,21 @@ def test_whose_rolls_are_witnessed_changes_between_sessions_only(table, online, 
     assert code == 1 and f"BAD seq {off.seq}: {said}" in out, out
     assert any(p.startswith(f"#{off.seq} #{off.seq} {said}") for p in chain_problems(table, table.bob)), \
         chain_problems(table, table.bob)
+
+
+def test_a_pending_roll_whose_witness_list_is_no_list_is_named(table, online, tmp_path):
+    """The host rewrites a pending roll's witnesses as something no contribution can be checked against
+    (any member's would then pass as a witness's): every verifier names the pending event."""
+    table.command(table.gm, {"type": "start_session"})
+    online("gm", "alice")
+    pending = table.command(table.gm, {"type": "roll", "notation": "1d20"}).events[0]
+    contribute(table, table.alice, pending.seq)
+    table.command(table.gm, {"type": "end_session"})
+    host.edit_payload(table.campaign, pending.seq, {**pending.payload, "witnesses": "everyone"})
+    said = "a witnessed roll whose witnesses are not member ids in ascending order"
+    assert f"seq {pending.seq}: {said}" in verify_dice(table, 1)
+    assert f"BAD seq {pending.seq}: {said}" in verify_log(table)
+    code, out = standalone(table, table.bob, tmp_path)
+    assert code == 1 and f"BAD seq {pending.seq}: {said}" in out, out
+    assert any(p.startswith(f"#{pending.seq} #{pending.seq} is {said}") for p in chain_problems(table, table.bob)), \
+        chain_problems(table, table.bob)

@@ -70,3 +70,11 @@ test("a change of whose rolls are witnessed inside a session is named; between s
   assert.equal(out.length, 1);
   assert.match(out[0], /^#9 changes whose rolls are witnessed inside a session/);
 });
+
+test("a pending roll whose witnesses are no ascending list of other members' ids is named", async () => {
+  for (const witnesses of [undefined, "everyone", [3, 2], [2, 2], [1, 2], [2, "3"]]) {
+    const { out } = await problems([{ ...pending, payload: { ...pending.payload, witnesses } }]);
+    assert.equal(out.length, 1, JSON.stringify(witnesses));
+    assert.match(out[0], /^#10 is a witnessed roll whose witnesses are not member ids/);
+  }
+});
