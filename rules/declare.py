@@ -789,4 +789,8 @@ def system_json(system: Any) -> dict:
         "renames": events.renames() if events is not None else {},
         "sheet": system.sheet.as_json() if system.sheet is not None else None,
         "exampleSheet": dict(system.example_sheet),
+        # Its hooks the table reads (rules/base.py): its kinds of fight, the rolls that deal damage.
+        "fights": [{"name": k.name, "words": k.words, "target": k.target}
+                   for k in (system.fights.kinds if getattr(system, "fights", None) else ())],
+        "damageRolls": dict(system.damage.rolls) if getattr(system, "damage", None) else {},
     }

@@ -4,9 +4,8 @@
 // events arrive over the socket, as every event does.
 import { h, fill, askFirst, pct, plural } from "./ui.js";
 import { conditionsOf } from "./conditions.js";
-import { platformField } from "./state.js";
+import { platformField, state } from "./state.js";
 
-const KINDS = { tale: ["combat", "iterated"], mdt: ["race", "opposed"], wyrm: ["opposed"] };
 const KIND_WORDS = { combat: "Combat", iterated: "Iterated contest", race: "Race", opposed: "Opposed test" };
 const ATTRIBUTES = {
   // rules/mdt/sheet.py ATTRIBUTES, rules/wyrm/sheet.py: "both roll the same attribute".
@@ -16,12 +15,9 @@ const ATTRIBUTES = {
 const TEAMS = ["A", "B", "C", "D"];
 const FIGHT_EVENTS = new Set(["fight_started", "fight_choice_made", "fight_round_rolled", "fight_ended"]);
 
-// The rolls that deal damage, and how much (campaign/actions/damage.py DAMAGE_ROLLS).
-const DAMAGE_ROLLS = {
-  wyrm: { damage_rolled: "total", roll: "total" },
-  mdt: { test_rolled: "successes", opposed_test_rolled: "successes", roll: "total" },
-  tale: { roll: "total" },
-};
+// The system's kinds of fight and the rolls that deal damage (its hooks, rules/base.py), as declared.
+const kindsOf = () => (state.declared.fights || []).map((k) => k.name);
+const damageRolls = () => state.declared.damageRolls || {};
 
 const chance = (odds, key) => (odds && odds[key] ? pct(Number(odds[key].float)) : "");
 
@@ -135,7 +131,7 @@ export function setUpFight({ data, chars, me, isGM, canAct, sendCommand, events,
   }
 
   function startForm() {
-    const kinds = KINDS[system] || [];
+    const kinds = kindsOf();
     if (!kinds.length) return null;
     const candidates = [...chars.values()].filter((c) => !(c.npc && c.shown === "hidden"));
     const rows = candidates.map((c, i) => h("div", { class: "fight-side" },
@@ -173,7 +169,7 @@ export function setUpFight({ data, chars, me, isGM, canAct, sendCommand, events,
   }
 
   function render() {
-    section.hidden = !fight && !(isGM && KINDS[system]);
+    section.hidden = !fight && !(isGM && kindsOf().length);
     if (section.hidden) return;
     const err = h("p", { class: "error", role: "alert" }, error);
     if (!fight) {
@@ -236,7 +232,7 @@ export function setUpFight({ data, chars, me, isGM, canAct, sendCommand, events,
   // The GM's "Apply to …" on a roll that deals damage: one click per side it may hit (the running
   // fight's other teams; else every other character, picked from a list).
   function applyButtons(ev) {
-    const key = DAMAGE_ROLLS[system]?.[ev.type];
+    const key = damageRolls()[ev.type];
     const amount = key && !ev.hidden && !ev.voided ? Number(ev.payload?.[key]) : 0;
     if (!isGM || !(amount >= 1)) return [];
     const applied = new Map([...events.values()].filter((e) => e.payload?.applies === ev.seq && !e.voided)
