@@ -27,6 +27,9 @@ export class WitnessBook {
   constructor(sha256Hex) {
     this.sha256Hex = sha256Hex;
     this.rolls = new Map(); // pending seq -> {actor, witnesses, came: [[seq, member, entropy]], by: {seq: username}, resolved}
+    // Whose rolls wait for witnesses, as far as this page read the log from its start ("off" until then).
+    this.mode = "off";
+    this.roles = new Map(); // username -> role
   }
 
   /** The roll a pending seq names, once seen (null before). */
@@ -36,6 +39,12 @@ export class WitnessBook {
   async see(ev) {
     if (ev.hidden) return "";
     const p = ev.payload || {};
+    if (ev.type === "campaign_created") {
+      this.roles.set(p.gm, "gm");
+      this.mode = p.witnessed_rolls ?? "off";
+    } else if (ev.type === "member_joined" || ev.type === "member_role_changed") {
+      this.roles.set(p.username, p.role);
+    }
     if (ev.type === PENDING) {
       this.rolls.set(ev.seq, this._new(p.witnesses, ev.actor_id, false));
       if (!witnessListOk(p.witnesses, ev.actor_id)) {
@@ -51,9 +60,13 @@ export class WitnessBook {
       return this._contribution(ev, p);
     } else if (isResolution(p)) {
       return this._resolution(ev, p);
-    } else if (ev.type === "campaign_configured" && "witnessed_rolls" in p && ev.session != null) {
+    } else if (ev.type === "campaign_configured" && "witnessed_rolls" in p) {
+      this.mode = p.witnessed_rolls;
       // The server writes the key only with a change, and only between sessions (rules/witness.py).
-      return `#${ev.seq} changes whose rolls are witnessed inside a session, where rolls could escape their witnesses: it changes between sessions only.`;
+      if (ev.session != null) return `#${ev.seq} changes whose rolls are witnessed inside a session, where rolls could escape their witnesses: it changes between sessions only.`;
+    } else if (Array.isArray(p.dice_log) && p.dice_log.length && ev.session != null && "command_id" in p &&
+               (this.mode === "everyone" || (this.mode === "gm" && this.roles.get(ev.actor) === "gm"))) {
+      return `#${ev.seq} is a roll by a member whose rolls this campaign witnesses (${this.mode}), stored without waiting for witnesses: its sender could have chosen its dice.`;
     }
     return "";
   }

@@ -395,6 +395,8 @@ def test_a_gm_roll_stored_without_waiting_for_witnesses_is_named(table, online, 
     assert said in verify_dice(table, 1) and f"BAD seq {roll.seq}: " in verify_log(table)
     code, out = standalone(table, table.bob, tmp_path)
     assert code == 1 and f"BAD seq {roll.seq}: " in out and said in out, out
+    assert any(p.startswith(f"#{roll.seq} #{roll.seq} is a roll by a member") and said in p
+               for p in chain_problems(table, table.bob)), chain_problems(table, table.bob)
 
 
 def test_a_decision_whose_dice_do_not_follow_its_digest_is_named(table, online, tmp_path):

@@ -78,3 +78,15 @@ test("a pending roll whose witnesses are no ascending list of other members' ids
     assert.match(out[0], /^#10 is a witnessed roll whose witnesses are not member ids/);
   }
 });
+
+test("where the campaign witnesses a member's rolls, a roll of hers stored in a session without waiting is named", async () => {
+  const created = { seq: 1, type: "campaign_created", actor_id: 1, actor: "gm", payload: { gm: "gm", witnessed_rolls: "gm" } };
+  const joined = { seq: 2, type: "member_joined", actor_id: 1, actor: "gm", payload: { username: "alice", role: "player" } };
+  const plain = (seq, actor, session) => ({ seq, type: "roll", actor_id: 1, actor, session,
+    payload: { command_id: `c${seq}`, dice_log: [[6, 3]], dice_scheme: "talekeeper-hmac-sha256-v3" } });
+  const { out } = await problems([created, joined, plain(3, "alice", 1), plain(4, "gm", null), plain(5, "gm", 1)]);
+  assert.equal(out.length, 1);
+  assert.match(out[0], /^#5 is a roll by a member whose rolls this campaign witnesses \(gm\), stored without waiting/);
+  // A page whose window starts after the setting knows of none, and names nothing.
+  assert.deepEqual((await problems([plain(5, "gm", 1)])).out, []);
+});
