@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SYSTEMS = sorted(SYSTEM_MODULES)
 TABLE_ACTIONS = ("roll", "add_seed", "create_character", "start_session", "end_session", "start_scene",
                  "end_scene", "void", "reveal", "request_roll", "add_member", "remove_member", "change_role",
-                 "rename_campaign")
+                 "rename_campaign", "witness_roll", "configure_campaign", "require_signed_commands")
 
 # --- how long to fuzz ------------------------------------------------------------------------
 
@@ -99,9 +99,11 @@ json_values = st.recursive(
 def field_names(system: str) -> tuple[str, ...]:
     """Every action field the system's code reads (harvested from its source, so new fields are fuzzed too)."""
     names = set()
-    for source in (ROOT / "rules" / system).glob("*.py"):
+    # The system's own code, and the actions every system shares (conditions) or the table's new ones read.
+    for source in [*(ROOT / "rules" / system).glob("*.py"), ROOT / "rules" / "conditions.py",
+                   ROOT / "campaign" / "actions" / "witnesses.py"]:
         names |= set(re.findall(r'(?:action|spread)(?:\.get\(|, )"([a-z_]+)"', source.read_text()))
-    names |= {"character", "visibility", "type"}
+    names |= {"character", "visibility", "type", "settings", "name", "duration", "rounds", "modifier"}
     return tuple(sorted(names))
 
 
@@ -109,7 +111,9 @@ def field_names(system: str) -> tuple[str, ...]:
 def plausible_words(system: str) -> tuple[str, ...]:
     """Short string literals of the system's code (skill, attribute and option names...): values the rules accept."""
     words = set()
-    for source in (ROOT / "rules" / system).glob("*.py"):
+    # The system's own code, and the actions every system shares (conditions) or the table's new ones read.
+    for source in [*(ROOT / "rules" / system).glob("*.py"), ROOT / "rules" / "conditions.py",
+                   ROOT / "campaign" / "actions" / "witnesses.py"]:
         words |= set(re.findall(r'"([A-Za-z][A-Za-z_ ]{1,24})"', source.read_text()))
     return tuple(sorted(words))
 
@@ -134,6 +138,10 @@ def valid_actions(system: str) -> list[dict]:
         {"type": "create_character", "name": "Extra"}, {"type": "void", "seq": 3, "reason": "oops"},
         {"type": "reveal", "seq": 3}, {"type": "request_roll", "action": {"type": "roll", "notation": "1d6"}},
         {"type": "add_member", "username": "outsider", "role": "spectator"},
+        {"type": "witness_roll", "roll": 3, "entropy": "A" * 43},
+        {"type": "configure_campaign", "settings": {"witnessed_rolls": "gm"}},
+        {"type": "apply_condition", "name": "Blinded", "duration": "rounds", "rounds": 2, "modifier": 0},
+        {"type": "remove_condition", "name": "Blinded"},
     ]
 
 
