@@ -58,6 +58,8 @@ def parse_args(argv=None):
     p.add_argument("--redis-url", help="use this Redis (on 127.0.0.1) instead of a private redis-server")
     p.add_argument("--app-env", action="append", default=[], metavar="KEY=VALUE",
                    help="extra environment for the daphne, e.g. MALLOC_ARENA_MAX=2 (repeatable)")
+    p.add_argument("--summarize", metavar="DIR", type=Path,
+                   help="only print what the soak in DIR (bench/results/soak-...) measured so far, running or not")
     a = p.parse_args(argv)
     if not 0 < a.duration <= MAX_DURATION_S:
         p.error(f"--duration must be within (0, {MAX_DURATION_S}]")
@@ -129,6 +131,11 @@ def _memwatch_summary(path: Path) -> dict:
 
 def main(argv=None) -> int:
     a = parse_args(argv)
+    if a.summarize:
+        summary = summarize(a.summarize)
+        print(json.dumps(summary, indent=2))
+        log(summary_line(summary))
+        return 0
     common.require_loopback(a.database_url, "--database-url")
     if a.redis_url:
         common.require_loopback(a.redis_url, "--redis-url")
@@ -164,53 +171,63 @@ def _soak(a, run_id: str, out: Path, redis_url: str) -> int:
         key, _, value = item.partition("=")
         app_env[key] = value
     rounds_file = out / "rounds.jsonl"
-    rounds, totals = [], {"sent": 0, "acked": 0, "errors": 0}
-    with common.daphnes("campaign.asgi:application", 1, app_env, out / "logs", "soak") as (ports, procs):
-        pid = procs[0].pid
-        start = perf()
-        end = start + a.duration
-        n = 0
-        while (left := end - perf()) > 5:
-            cfg = LoadConfig(rate_per_table=a.rate, duration=min(a.round, left), warmup=0, drain=10,
-                             run_id=f"soak-{run_id}-r{n}", seed=n + 1,
-                             max_commands_per_table=int(a.rate * a.round * 4) + 10)
-            raw = asyncio.run(run_load(_specs(tables, ports), cfg, "seq", [pid]))
-            acks = sorted(raw["ack_latencies"])
-            line = {"round": n, "t_s": round(perf() - start, 1), **rss_mb(pid), "sent": raw["sent"],
-                    "acked": raw["acked"], "sockets_ready": raw["sockets_ready"],
-                    "ack_p99_ms": round(common.percentile(acks, 99) * 1000, 1) if acks else None,
-                    "errors": dict(raw["errors"]), "server_cpu_s": round(raw["cpu"].get("server_cpu_s", 0), 2)}
-            rounds.append(line)
-            for k in ("sent", "acked"):
-                totals[k] += line[k]
-            totals["errors"] += sum(line["errors"].values())
-            with rounds_file.open("a") as f:
-                f.write(json.dumps(line) + "\n")
-            log(f"round {n} at {line['t_s']:.0f}s: RSS {line['rss_mb']} MB, {line['acked']}/{line['sent']} acked, "
-                f"ack p99 {line['ack_p99_ms']} ms, errors {line['errors'] or 0}")
-            if procs[0].poll() is not None:
-                log("the daphne exited")
-                break
-            n += 1
-    first, last = (rounds[0], rounds[-1]) if rounds else ({}, {})
-    summary = {
-        "command": " ".join(sys.argv), "run_id": run_id, "machine": common.machine_info(a.database_url, redis_url),
-        "config": {k: v for k, v in vars(a).items() if k != "database_url"},
-        "measured_min": round(last.get("t_s", 0) / 60, 1), "rounds": len(rounds), **totals,
-        "rss_mb": {"first_round": first.get("rss_mb"), "last_round": last.get("rss_mb"),
-                   "peak": last.get("peak_rss_mb"),
-                   "per_min": slope_per_min([(r["t_s"], r["rss_mb"]) for r in rounds if r.get("rss_mb")]),
-                   "per_min_second_half": slope_per_min([(r["t_s"], r["rss_mb"]) for r in rounds[len(rounds) // 2:]
-                                                         if r.get("rss_mb")])},
-        "probe": _memwatch_summary(probe_file),
-    }
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
-    log(f"done: {summary['measured_min']} min, {totals['acked']}/{totals['sent']} acked, errors {totals['errors']}; "
-        f"RSS {summary['rss_mb']['first_round']} -> {summary['rss_mb']['last_round']} MB "
-        f"({summary['rss_mb']['per_min']} MB/min, second half {summary['rss_mb']['per_min_second_half']}); "
-        f"traced {summary['probe'].get('traced_mb_per_min')} MB/min; {out / 'summary.json'}")
-    return 0 if totals["errors"] == 0 else 1
+    errors = 0
+    try:
+        with common.daphnes("campaign.asgi:application", 1, app_env, out / "logs", "soak") as (ports, procs):
+            pid = procs[0].pid
+            start = perf()
+            end = start + a.duration
+            n = 0
+            while (left := end - perf()) > 5:
+                cfg = LoadConfig(rate_per_table=a.rate, duration=min(a.round, left), warmup=0, drain=10,
+                                 run_id=f"soak-{run_id}-r{n}", seed=n + 1,
+                                 max_commands_per_table=int(a.rate * a.round * 4) + 10)
+                raw = asyncio.run(run_load(_specs(tables, ports), cfg, "seq", [pid]))
+                acks = sorted(raw["ack_latencies"])
+                line = {"round": n, "t_s": round(perf() - start, 1), **rss_mb(pid), "sent": raw["sent"],
+                        "acked": raw["acked"], "sockets_ready": raw["sockets_ready"],
+                        "ack_p99_ms": round(common.percentile(acks, 99) * 1000, 1) if acks else None,
+                        "errors": dict(raw["errors"]), "server_cpu_s": round(raw["cpu"].get("server_cpu_s", 0), 2)}
+                errors += sum(line["errors"].values())
+                with rounds_file.open("a") as f:
+                    f.write(json.dumps(line) + "\n")
+                log(f"round {n} at {line['t_s']:.0f}s: RSS {line['rss_mb']} MB, {line['acked']}/{line['sent']} "
+                    f"acked, ack p99 {line['ack_p99_ms']} ms, errors {line['errors'] or 0}")
+                if procs[0].poll() is not None:
+                    log("the daphne exited")
+                    break
+                n += 1
+    finally:  # an interrupted run (SIGTERM, Ctrl-C) still says what it measured
+        summary = {"command": " ".join(sys.argv), "run_id": run_id,
+                   "machine": common.machine_info(a.database_url, redis_url),
+                   "config": {k: v for k, v in vars(a).items() if k != "database_url"}, **summarize(out)}
+        (out / "summary.json").write_text(json.dumps(summary, indent=2))
+        log(f"{summary_line(summary)}; {out / 'summary.json'}")
+    return 0 if errors == 0 else 1
 
+
+def summarize(out: Path) -> dict:
+    """What a soak's directory says so far: its rounds (RSS, acks, errors) and the server's probe."""
+    rounds = [json.loads(line) for line in (out / "rounds.jsonl").read_text().splitlines()] \
+        if (out / "rounds.jsonl").exists() else []
+    first, last = (rounds[0], rounds[-1]) if rounds else ({}, {})
+    rss = [(r["t_s"], r["rss_mb"]) for r in rounds if r.get("rss_mb")]
+    return {
+        "measured_min": round(last.get("t_s", 0) / 60, 1), "rounds": len(rounds),
+        "sent": sum(r["sent"] for r in rounds), "acked": sum(r["acked"] for r in rounds),
+        "errors": sum(sum(r["errors"].values()) for r in rounds),
+        "rss_mb": {"first_round": first.get("rss_mb"), "last_round": last.get("rss_mb"),
+                   "peak": last.get("peak_rss_mb"), "per_min": slope_per_min(rss),
+                   "per_min_second_half": slope_per_min(rss[len(rss) // 2:])},
+        "probe": _memwatch_summary(out / "memwatch.jsonl"),
+    }
+
+
+def summary_line(summary: dict) -> str:
+    rss = summary["rss_mb"]
+    return (f"{summary['measured_min']} min, {summary['acked']}/{summary['sent']} acked, errors {summary['errors']}; "
+            f"RSS {rss['first_round']} -> {rss['last_round']} MB ({rss['per_min']} MB/min, second half "
+            f"{rss['per_min_second_half']}); traced {summary['probe'].get('traced_mb_per_min')} MB/min")
 
 if __name__ == "__main__":
     sys.exit(main())
