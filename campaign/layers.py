@@ -93,8 +93,9 @@ class ReceiveBuffer(collections.defaultdict):
     puts it in its channel's queue, made on demand; a queue is dropped only by a read of its
     channel. A message that arrives after its socket closed (a group message sent just before the
     socket left its groups, say) made a queue no read would ever take: up to ``capacity`` messages
-    kept for ever per closed socket (channels_redis#384). In a 25-minute soak with every page
-    reconnecting every 2 minutes they were the largest growing allocation of the process.
+    kept for ever per closed socket (channels_redis#384). In a soak with every page reconnecting
+    every 2 minutes (bench/soak.py) they were one of the two largest growing allocations of the
+    process, and the only one without a bound (docs/performance.md, "Memory over hours").
 
     A channel named by :meth:`reader_gone` loses its queue, and a message for it is dropped, for
     ``remember_s`` (longer than a message or a group membership can outlive the socket in Redis).
