@@ -441,14 +441,12 @@ console.log(await sha256Hex(digestText({json.dumps(came)})));
 
 
 
+@pytest.mark.postgres  # the timer's thread needs a database other connections share
 @pytest.mark.django_db(transaction=True)
-def test_the_timer_of_the_process_that_stored_it_decides_a_roll_nobody_completes(online, settings, monkeypatch):
+def test_the_timer_of_the_process_that_stored_it_decides_a_roll_nobody_completes(online, settings, monkeypatch,
+                                                                                  require_postgres):
     """The timer runs the resolver on a thread of its own, with its own connection: joined here, not
     waited for by the clock."""
-    from django.db import connection
-
-    if connection.vendor != "postgresql":
-        pytest.skip("the timer's thread needs a database other connections share")
     started = []
 
     class Recorded(witnessing.threading.Timer):
