@@ -301,6 +301,17 @@ console.log(JSON.stringify(problems));
     return json.loads(done.stdout)
 
 
+def named_by_every_verifier(table, reader, tmp_path, seq: int, said: str, browser_said: str | None = None) -> None:
+    """``verify_dice``, ``verify_log``, the standalone verifier on ``reader``'s export and the browser's
+    chain check all name event ``seq`` with ``said`` (the browser in its own words, ``browser_said``)."""
+    assert f"seq {seq}: {said}" in verify_dice(table, 1)
+    assert f"BAD seq {seq}: {said}" in verify_log(table)
+    code, out = standalone(table, reader, tmp_path)
+    assert code == 1 and f"BAD seq {seq}: {said}" in out, out
+    problems = chain_problems(table, reader)
+    assert any(p.startswith(f"#{seq} #{seq} {browser_said or said}") for p in problems), problems
+
+
 def witnessed_evening(table, online):
     """A session with a public and a GM-only witnessed roll, two witnesses each, and an unwitnessed one."""
     table.command(table.gm, {"type": "start_session"})
@@ -363,13 +374,9 @@ def test_a_gm_roll_decided_with_a_contribution_left_out_is_named_by_every_verifi
     alices, bobs = [e.seq for e in Event.objects.filter(campaign=table.campaign, type="roll_witnessed",
                                                          payload__roll=public.seq).order_by("seq")]
     forged = forge_resolution(table, public.seq, keep=[alices])
-    said = f"leaves out the contribution #{bobs} stored before it"
-    assert f"seq {forged}: {said}" in verify_dice(table, 1)
-    assert f"BAD seq {forged}: {said}" in verify_log(table)
-    code, out = standalone(table, table.alice, tmp_path)
-    assert code == 1 and f"BAD seq {forged}: {said}" in out, out
-    assert any(p.startswith(f"#{forged} #{forged} leaves out the contribution #{bobs}") for p in
-               chain_problems(table, table.alice)), chain_problems(table, table.alice)
+    named_by_every_verifier(table, table.alice, tmp_path, forged,
+                            f"leaves out the contribution #{bobs} stored before it",
+                            f"leaves out the contribution #{bobs}")
 
 
 def test_a_gm_roll_whose_digest_is_not_its_contributions_is_named(table, online, tmp_path):
@@ -485,13 +492,7 @@ def test_whose_rolls_are_witnessed_changes_between_sessions_only(table, online, 
         table.command(table.gm, {"type": "roll", "notation": "1d20"})
         table.command(table.gm, {"type": "configure_campaign", "settings": {"witnessed_rolls": "gm"}})
     table.command(table.gm, {"type": "end_session"})
-    said = "changes whose rolls are witnessed inside a session"
-    assert f"seq {off.seq}: {said}" in verify_dice(table, 1)
-    assert f"BAD seq {off.seq}: {said}" in verify_log(table)
-    code, out = standalone(table, table.bob, tmp_path)
-    assert code == 1 and f"BAD seq {off.seq}: {said}" in out, out
-    assert any(p.startswith(f"#{off.seq} #{off.seq} {said}") for p in chain_problems(table, table.bob)), \
-        chain_problems(table, table.bob)
+    named_by_every_verifier(table, table.bob, tmp_path, off.seq, "changes whose rolls are witnessed inside a session")
 
 
 def test_a_pending_roll_whose_witness_list_is_no_list_is_named(table, online, tmp_path):
@@ -504,9 +505,4 @@ def test_a_pending_roll_whose_witness_list_is_no_list_is_named(table, online, tm
     table.command(table.gm, {"type": "end_session"})
     host.edit_payload(table.campaign, pending.seq, {**pending.payload, "witnesses": "everyone"})
     said = "a witnessed roll whose witnesses are not member ids in ascending order"
-    assert f"seq {pending.seq}: {said}" in verify_dice(table, 1)
-    assert f"BAD seq {pending.seq}: {said}" in verify_log(table)
-    code, out = standalone(table, table.bob, tmp_path)
-    assert code == 1 and f"BAD seq {pending.seq}: {said}" in out, out
-    assert any(p.startswith(f"#{pending.seq} #{pending.seq} is {said}") for p in chain_problems(table, table.bob)), \
-        chain_problems(table, table.bob)
+    named_by_every_verifier(table, table.bob, tmp_path, pending.seq, said, f"is {said}")
