@@ -5,6 +5,7 @@ layer. Set DATABASE_URL and REDIS_URL to scale out (see README, "Running at
 scale").
 """
 
+import math
 import os
 import secrets as _secrets  # a settings module: its public names are settings
 from pathlib import Path
@@ -14,29 +15,63 @@ import dj_database_url
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
+def _misconfigured(message: str) -> Exception:
+    # Imported here: Django's exceptions module is light, but settings stay importable alone.
+    from django.core.exceptions import ImproperlyConfigured
+
+    return ImproperlyConfigured(message)
+
+
 def env_str(name: str, default: str = "") -> str:
     """An environment variable; unset and empty both mean "use the default"."""
     return os.environ.get(name) or default
 
 
+TRUE_WORDS = ("1", "true", "yes", "on")
+FALSE_WORDS = ("0", "false", "no", "off")
+
+
 def env_bool(name: str, default: bool = False) -> bool:
+    """A yes/no variable. Anything but the words below stops the process: a typo such as
+    ``SECURE_COOKIES=ture`` must not silently mean "off"."""
     value = os.environ.get(name)
-    if value is None or value == "":
+    if value is None or value.strip() == "":
         return default
-    return value.strip().lower() in ("1", "true", "yes", "on")
+    word = value.strip().lower()
+    if word in TRUE_WORDS:
+        return True
+    if word in FALSE_WORDS:
+        return False
+    raise _misconfigured(f"{name} must be one of {', '.join(TRUE_WORDS + FALSE_WORDS)}, not {value!r}")
 
 
-def env_int(name: str, default: int) -> int:
+def _env_number(name: str, default, minimum, parse, kind: str):
     value = os.environ.get(name)
-    return int(value) if value not in (None, "") else default
+    if value is None or value.strip() == "":
+        return default
+    try:
+        number = parse(value)
+    except ValueError:
+        raise _misconfigured(f"{name} must be {kind}, not {value!r}") from None
+    if not math.isfinite(number) or number < minimum:
+        raise _misconfigured(f"{name} must be {kind} of at least {minimum}, not {value!r}")
+    return number
+
+
+def env_int(name: str, default: int, minimum: int = 0) -> int:
+    """A whole number, at least ``minimum`` (every count, size and duration here is >= 0)."""
+    return _env_number(name, default, minimum, int, "a whole number")
+
+
+def env_float(name: str, default: float, minimum: float = 0.0) -> float:
+    """A finite decimal number, at least ``minimum``."""
+    return _env_number(name, default, minimum, float, "a finite number")
 
 
 def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
     value = env_str(name, default)
     if value not in choices:
-        from django.core.exceptions import ImproperlyConfigured
-
-        raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}, not {value!r}")
+        raise _misconfigured(f"{name} must be one of {', '.join(choices)}, not {value!r}")
     return value
 
 
@@ -361,7 +396,7 @@ INVITE_DAYS = env_int("INVITE_DAYS", 14)
 TABLE_HEARTBEAT_SECONDS = env_int("TABLE_HEARTBEAT_SECONDS", 15)
 # How long a witnessed roll waits for its witnesses' tables before it is decided with the
 # contributions that came (docs/fair-dice.md, "Witnessed rolls").
-WITNESS_TIMEOUT_SECONDS = float(env_str("WITNESS_TIMEOUT_SECONDS", "2") or 2)
+WITNESS_TIMEOUT_SECONDS = env_float("WITNESS_TIMEOUT_SECONDS", 2.0)
 # Whether this process resolves its own pending rolls on a timer (the test suite's own process
 # does not: its tests resolve them by calling the pipeline, and a sweep covers any process).
 WITNESS_TIMER = env_bool("WITNESS_TIMER", True)
@@ -391,7 +426,7 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {"line": {"()": f"campaign.logs.{LOG_FORMAT.capitalize()}Formatter"}},
     "handlers": {"console": {"class": "campaign.logs.ConsoleHandler", "formatter": "line",
-                             "window": float(env_int("LOG_INCIDENT_SECONDS", 60))}},
+                             "window": env_float("LOG_INCIDENT_SECONDS", 60.0)}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {"django.channels.server": {"level": "WARNING"}},
 }
