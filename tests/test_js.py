@@ -5,6 +5,7 @@ checks, receipts), and what the JavaScript and the Python must say alike. Node i
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 import shutil
@@ -80,3 +81,27 @@ def test_a_table_module_handles_only_declared_actions_and_every_one_it_lays_out(
     assert len(handles) == len(set(handles))
     assert set(handles) <= declared
     assert laid_out & declared <= set(handles)
+
+
+@pytest.mark.parametrize("name", sorted(SYSTEM_MODULES))
+def test_a_table_module_says_what_each_declared_kind_of_fight_asks_of_a_side(name):
+    """fight.js lays out a side's choice from the system module's ``fights`` alone: every kind the
+    rules declare (rules/base.py ``Fights``) has its choice there, and the attributes it offers are
+    the sheet's."""
+    kinds = [k["name"] for k in system_json(get_system(name))["fights"]]
+    fights = json.loads(node(f"""
+        const m = await import("./static/talekeeper/systems/{name}.js");
+        console.log(JSON.stringify(m.fights ?? null));
+    """))
+    if not kinds:
+        assert fights is None
+        return
+    assert sorted(fights["choice"]) == sorted(kinds)
+    assert set(fights["choice"].values()) <= {"portions", "against", "roll"}
+    attributes = getattr(importlib.import_module(f"rules.{name}.sheet"), "ATTRIBUTES", None)
+    assert fights["attributes"] == (list(attributes) if attributes is not None else None)
+
+
+def test_the_fight_module_names_no_rule_system():
+    source = (STATIC / "fight.js").read_text()
+    assert not re.search(r"\bsystem\s*===?|data\.system|\b(?:tote|wyrm|tale|mdt)\b", source)

@@ -7,16 +7,16 @@ import { conditionsOf } from "./conditions.js";
 import { platformField, state } from "./state.js";
 
 const KIND_WORDS = { combat: "Combat", iterated: "Iterated contest", race: "Race", opposed: "Opposed test" };
-const ATTRIBUTES = {
-  // rules/mdt/sheet.py ATTRIBUTES, rules/wyrm/sheet.py: "both roll the same attribute".
-  mdt: ["intelligence", "wits", "resolve", "strength", "dexterity", "stamina", "presence", "manipulation", "composure"],
-  wyrm: ["warrior", "rogue", "mage"],
-};
 const TEAMS = ["A", "B", "C", "D"];
 const FIGHT_EVENTS = new Set(["fight_started", "fight_choice_made", "fight_round_rolled", "fight_ended"]);
 
 // The system's kinds of fight and the rolls that deal damage (its hooks, rules/base.py), as declared.
 const kindsOf = () => (state.declared.fights || []).map((k) => k.name);
+const targetOf = (kind) => !!(state.declared.fights || []).find((k) => k.name === kind)?.target;
+// What the system's table module says of its fights (systems/<name>.js `fights`, docs/table.md): the
+// choice each kind asks of a side ("portions", "against" or "roll") and the attributes every side may roll.
+const fightsOf = () => state.system?.fights || { choice: {}, attributes: null };
+const choiceOf = (kind) => fightsOf().choice[kind] || "roll";
 const damageRolls = () => state.declared.damageRolls || {};
 
 const chance = (odds, key) => (odds && odds[key] ? pct(Number(odds[key].float)) : "");
@@ -61,7 +61,6 @@ export function describeFight(ev, chars) {
 export function setUpFight({ data, chars, me, isGM, canAct, sendCommand, events, notice }) {
   const section = document.getElementById("fight");
   if (!section) return () => {};
-  const system = data.system;
   const pageHead = Number(data.head);
   let fight = data.fight ? { ...data.fight, chosen: new Set(data.fight.chosen || []) } : null;
   let error = "";
@@ -72,13 +71,13 @@ export function setUpFight({ data, chars, me, isGM, canAct, sendCommand, events,
     const c = chars.get(Number(s));
     return !!c && canAct(c) && (isGM ? !!c.npc || c.owner === me.username : c.owner === me.username);
   };
-  const standing = () => fight.order.filter((s) => fight.kind !== "combat" && fight.kind !== "iterated"
-    || fight.entries[s].dice > 0);
+  // A side counting dice is out with none left (rules/<system>/opposed.py `standing`).
+  const standing = () => fight.order.filter((s) => !("dice" in fight.entries[s]) || fight.entries[s].dice > 0);
 
   function numbers(s) {
     const e = fight.entries[s];
     if ("dice" in e) return `${e.dice}D of ${e.start}D${e.penalty ? `, −${e.penalty}D next round` : ""}`;
-    if ("mine" in e) return fight.kind === "race" ? `${e.mine} of ${fight.target}` : `${e.pool} dice`;
+    if ("mine" in e) return targetOf(fight.kind) ? `${e.mine} of ${fight.target}` : `${e.pool} dice`;
     return `+${e.bonus}${e.explodes ? ", 6s explode" : ""}`;
   }
 
@@ -86,7 +85,8 @@ export function setUpFight({ data, chars, me, isGM, canAct, sendCommand, events,
     const others = standing().filter((o) => fight.teams[o] !== fight.teams[s]);
     const id = (what, o = "") => `fight-${s}-${what}${o ? `-${o}` : ""}`;
     const fields = [];
-    if (fight.kind === "combat") {
+    const choice = choiceOf(fight.kind);
+    if (choice === "portions") {
       const e = fight.entries[s];
       // Less its conditions' penalty dice (rules/conditions.py), which the round reads from its sheet.
       const penalty = conditionsOf(chars.get(Number(s))?.state).reduce((sum, c) => sum + (c.modifier || 0), 0);
@@ -104,25 +104,25 @@ export function setUpFight({ data, chars, me, isGM, canAct, sendCommand, events,
         fields.push(h("label", { for: id("defence") }, "Defence"),
           h("input", { id: id("defence"), name: "defence", type: "number", min: 0, max: 40, value: 0, class: "num" }));
       }
-    } else if (fight.kind === "iterated" || system === "wyrm") {
+    } else if (choice === "against") {
       for (const o of others) {
         fields.push(h("label", { class: "check" }, h("input", { type: "checkbox", name: `against-${o}`, checked: others.length === 1 }),
           ` Act against ${name(o)}`));
       }
     }
-    const label = system === "mdt" ? `Roll for ${name(s)}` : `Choose for ${name(s)}`;
+    const label = choice === "roll" ? `Roll for ${name(s)}` : `Choose for ${name(s)}`;
     return h("form", {
       class: "stack tight fight-choice", "aria-label": `${name(s)}'s choice`,
       onsubmit: (e) => {
         e.preventDefault();
         const form = e.currentTarget;
         const action = { type: "choose_in_fight", character: Number(s) };
-        if (fight.kind === "combat") {
+        if (choice === "portions") {
           action.attack = Object.fromEntries(others.map((o) => [o, Number(form[`attack-${o}`].value) || 0]).filter(([, n]) => n));
           action.defence = fight.settings.defence === "split"
             ? Object.fromEntries(others.map((o) => [o, Number(form[`defence-${o}`].value) || 0]).filter(([, n]) => n))
             : Number(form.defence.value) || 0;
-        } else if (fight.kind === "iterated" || system === "wyrm") {
+        } else if (choice === "against") {
           action.against = others.filter((o) => form[`against-${o}`].checked).map(Number);
         }
         send(action);
@@ -139,7 +139,7 @@ export function setUpFight({ data, chars, me, isGM, canAct, sendCommand, events,
       h("label", { for: `fight-team-${c.id}`, class: "sr-only" }, `${c.name}'s team`),
       h("select", { id: `fight-team-${c.id}`, name: `team-${c.id}` },
         ...TEAMS.map((t) => h("option", { value: t, selected: t === (c.npc ? "B" : "A") }, `Team ${t}`)))));
-    const attrs = ATTRIBUTES[system];
+    const attrs = fightsOf().attributes;
     return h("details", { class: "fight-start" }, h("summary", {}, "Start a fight"),
       h("form", {
         class: "stack tight", autocomplete: "off",
@@ -150,7 +150,7 @@ export function setUpFight({ data, chars, me, isGM, canAct, sendCommand, events,
           const sides = candidates.filter((c) => form[`side-${c.id}`].checked)
             .map((c) => ({ character: c.id, team: form[`team-${c.id}`].value, ...extra }));
           const action = { type: "start_fight", kind: form.kind.value, sides, label: form.label.value.trim() || undefined };
-          if (form.kind.value === "race") action.target = Number(form.target.value);
+          if (targetOf(form.kind.value)) action.target = Number(form.target.value);
           send(action);
         },
       },
@@ -159,7 +159,7 @@ export function setUpFight({ data, chars, me, isGM, canAct, sendCommand, events,
         placeholder: "Ambush at the ford" }),
       h("label", { for: "fight-kind" }, "Kind"),
       h("select", { id: "fight-kind", name: "kind" }, ...kinds.map((k) => h("option", { value: k }, KIND_WORDS[k]))),
-      system === "mdt" ? [h("label", { for: "fight-target" }, "Race to (successes)"),
+      kinds.some(targetOf) ? [h("label", { for: "fight-target" }, "Race to (successes)"),
         h("input", { id: "fight-target", name: "target", type: "number", min: platformField("start_fight", "target").min,
           max: platformField("start_fight", "target").max, value: 5, class: "num" })] : null,
       attrs ? [h("label", { for: "fight-attribute" }, "Everyone rolls"),

@@ -129,6 +129,10 @@ def test_a_damage_roll_reaches_its_targets_track_with_one_click(table_of, seats,
         {"character": ana.id, "attribute": "warrior", "team": "A"},
         {"character": ogre.id, "attribute": "warrior", "team": "B"}]})
     gm, alice = seats("gm", "alice")
+    # The WYRM module's `fights` lays out each side's choice: whom it acts against (fight.js names no system).
+    choice = alice.page.get_by_role("form", name="Ana's choice")
+    expect(choice.get_by_label("Act against Ogre")).to_be_checked()
+    expect(choice.get_by_role("button", name="Choose for Ana")).to_be_visible()
     rolled = table.command(table.alice, {"type": "damage", "character": ana.id, "dice": 1, "bonus": 1},
                            dice=ScriptedDice([4])).events[0].seq
     apply = gm.event(rolled).get_by_role("button", name="Apply 5 to Ogre")

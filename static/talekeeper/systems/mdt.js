@@ -16,6 +16,9 @@ const GROUPS = [
   ["Social", ["presence", "manipulation", "composure"]],
 ];
 const ATTRS = GROUPS.flatMap(([, a]) => a);
+// Fights of several sides (fight.js; rules/mdt/opposed.py): every side simply rolls the attribute the
+// GM names ("Ambos rolam o mesmo atributo", mundo-das-trevas-lite-testes.pt.txt:24).
+export const fights = { choice: { race: "roll", opposed: "roll" }, attributes: ATTRS };
 const LABEL = { intelligence: "Intelligence", wits: "Wits", resolve: "Resolve", strength: "Strength", dexterity: "Dexterity",
   stamina: "Stamina", presence: "Presence", manipulation: "Manipulation", composure: "Composure" };
 const PT = { intelligence: "Inteligência", wits: "Raciocínio", resolve: "Determinação", strength: "Força", dexterity: "Destreza",

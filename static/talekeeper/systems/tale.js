@@ -10,6 +10,9 @@ export const name = "tale";
 export const handles = ["straight_roll", "start_contest", "iterated_round", "end_contest", "start_combat", "combat_round", "assign_damage", "take_damage", "hide", "rest", "buy_advance", "award_points", "impose_penalty"];
 
 const CHARS = ["brawn", "deft", "clever", "skill", "wisecrack"];
+// Fights of several sides (fight.js; rules/tale/opposed.py): a combat side portions its dice, an iterated
+// contest's side picks whom it rolls against; each side's pool is read from its sheet.
+export const fights = { choice: { combat: "portions", iterated: "against" }, attributes: null };
 const BUILT_IN = { Jump: ["deft", "skill"], Hide: ["clever", "deft"], "Spot Hidden": ["clever", "skill"] };
 const PLACES = { open_space: 10, light_undergrowth: 6, heavy_undergrowth: 4, heavy_forest: 2 };
 const DIFFICULTY = [["trivial", 2], ["almost trivial", 3], ["very easy", 4], ["easy", 5], ["normal", 6], ["hard", 7],

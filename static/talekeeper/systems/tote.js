@@ -20,15 +20,6 @@ function skillsInOrder(state) {
   return state.sheet.grid.skills.flat();
 }
 
-function totemsOf(state, skill) {
-  const g = state.sheet.grid;
-  for (let r = 0; r < 4; r += 1) {
-    const c = g.skills[r].indexOf(skill);
-    if (c >= 0) return [g.rows[r], g.columns[c]];
-  }
-  return [];
-}
-
 function blocked(state) {
   const track = state.sheet.options.injury_track;
   return [...new Set(track.slice(0, state.injuries).filter(Boolean))].sort();

@@ -10,6 +10,9 @@ export const name = "wyrm";
 export const handles = ["check", "spend_fate", "approve_fate", "deny_fate", "automatic_success", "damage", "buy_advance", "award_points", "grant_fate", ...HEALTH_ACTIONS];
 
 const ATTRS = ["warrior", "rogue", "mage"];
+// Fights of several sides (fight.js; rules/wyrm/opposed.py): each side picks whom it acts against, and
+// every side rolls the attribute the GM names ("both in direct competition", wyrm-srd-rules-mechanics.txt:23).
+export const fights = { choice: { opposed: "against" }, attributes: ATTRS };
 const USES = {
   reroll: "reroll the die",
   plus_two: "+2 to the check",
