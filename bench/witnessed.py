@@ -6,8 +6,8 @@ every other member's socket is a bot that does what static/talekeeper/witnessing
 ``roll_pending`` listing her, it sends a signed ``witness_roll`` with 32 random bytes at once. Latency
 of a roll = when the LAST socket of its table received the event that shows its result (the decision
 of a witnessed roll; the roll itself of a plain one) minus when the GM's frame was handed to her socket.
-The same load runs twice on fresh processes: the campaigns' ``witnessed_rolls`` "gm" and then "off"
-(the plain roll, the floor it is compared with).
+The same load runs twice on fresh processes: the campaigns' ``witnessed_rolls`` "off" (the plain roll,
+the floor it is compared with) and then "gm", each in a session of its own.
 
 Django must be set up before this is imported (``common.setup_django``).
 """
@@ -15,7 +15,6 @@ Django must be set up before this is imported (``common.setup_django``).
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import os
 import random
@@ -23,75 +22,51 @@ import time
 from collections import Counter
 
 import websockets
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from bench import data
 from bench.common import summary_ms
+from bench.signing import b64url
 
 perf = time.perf_counter
 
 
-def b64url(raw: bytes) -> str:
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
-
-
-def sign(member: dict, table: dict, command_id: str, action: dict) -> dict:
-    """The envelope of a command ``member`` signs in the table's running session (docs/fair-dice.md)."""
-    from campaign.member_keys import command_message
-
-    message = command_message(table["campaign_id"], table["session"], table["commitment"], command_id, action)
-    sig = member["private"].sign(message)
-    return {"id": command_id, "action": action,
-            "signature": {"key": member["public"], "session": table["session"], "commitment": table["commitment"],
-                          "sig": b64url(sig)}}
-
-
 def make_tables(prefix: str, tables: int, clients: int) -> list[dict]:
     """``tables`` signed campaigns of ``clients`` members (member 0 the GM), each member's key registered
-    and a session started; witnessed rolls "gm"."""
-    from campaign.actions import do_add_member, do_command, do_create_campaign
-    from campaign.fairdice import current_commitment
-    from campaign.models import ApiToken, Membership
+    (``bench.data.make_tables``) and a session started; witnessed rolls "off" until :func:`set_mode`."""
+    from django.contrib.auth import get_user_model
 
-    from bench.data import _user
-
-    made = []
-    for t in range(tables):
-        people = [_user(f"{prefix}-t{t}-c{c}") for c in range(clients)]
-        campaign = do_create_campaign(people[0], f"Witnessed table {t}", "tote", slug=f"{prefix}-t{t}", signed=True,
-                                      witnessed="gm")
-        for person in people[1:]:
-            do_add_member(campaign, person, "player", actor=people[0])
-        table = {"slug": campaign.slug, "campaign_id": campaign.id, "session": None, "commitment": None, "members": []}
-        for i, person in enumerate(people):
-            private = Ed25519PrivateKey.generate()
-            public = b64url(private.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw))
-            member = {"user_id": person.pk, "username": person.username, "role": "gm" if i == 0 else "player",
-                      "token": ApiToken.objects.create(user=person).key, "private": private, "public": public}
-            table["members"].append(member)
-            membership = Membership.objects.select_related("user", "campaign").get(campaign=campaign, user=person)
-            do_command(membership, sign(member, table, os.urandom(16).hex(),
-                                        {"type": "add_member_key", "key": public, "label": "bench"}))
-        gm = Membership.objects.select_related("user", "campaign").get(campaign=campaign, user=people[0])
-        do_command(gm, sign(table["members"][0], table, os.urandom(16).hex(), {"type": "start_session"}))
-        campaign.refresh_from_db()
-        table.update(session=campaign.current_session, commitment=current_commitment(campaign))
-        made.append(table)
+    made = data.make_tables(prefix, tables, clients, signed=True)
+    users = dict(get_user_model().objects.filter(username__startswith=f"{prefix}-").values_list("username", "pk"))
+    for table in made:
+        for member in table["members"]:
+            member["user_id"] = users[member["username"]]
+        _gm_sends(table, {"type": "start_session"})
     return made
 
 
+def _gm_sends(table: dict, action: dict) -> None:
+    """The table's GM sends ``action``, signed for the session running now; the table then records the
+    session its bots sign for (``bench.data.signer``)."""
+    from campaign.fairdice import current_commitment
+    from campaign.models import Campaign
+
+    campaign = Campaign.objects.get(pk=table["campaign"])
+    data.send(data.membership(campaign, table["members"][0]["user_id"]), {"id": os.urandom(16).hex(), "action": action})
+    campaign.refresh_from_db()
+    table.update(session=campaign.current_session, commitment=current_commitment(campaign))
+
+
 def set_mode(tables: list[dict], mode: str) -> None:
-    """Every table's ``witnessed_rolls``, changed by its GM's signed ``configure_campaign``."""
-    from campaign.actions import do_command
-    from campaign.models import Campaign, Membership
+    """Every table's ``witnessed_rolls``, changed by its GM's signed ``configure_campaign`` between two
+    sessions (it changes between sessions only)."""
+    from campaign.models import Campaign
 
     for table in tables:
-        campaign = Campaign.objects.get(slug=table["slug"])
-        if campaign.witnessed_rolls == mode:
+        if Campaign.objects.get(pk=table["campaign"]).witnessed_rolls == mode:
             continue
-        gm = Membership.objects.select_related("user", "campaign").get(campaign=campaign, user_id=table["members"][0]["user_id"])
-        do_command(gm, sign(table["members"][0], table, os.urandom(16).hex(),
-                            {"type": "configure_campaign", "settings": {"witnessed_rolls": mode}}))
+        _gm_sends(table, {"type": "end_session"})
+        _gm_sends(table, {"type": "configure_campaign", "settings": {"witnessed_rolls": mode}})
+        _gm_sends(table, {"type": "start_session"})
 
 
 async def run(tables: list[dict], port: int, rate: float, duration: float, warmup: float, seed: int = 1) -> dict:
@@ -105,6 +80,7 @@ async def run(tables: list[dict], port: int, rate: float, duration: float, warmu
     contributions = unwitnessed = 0
     conns: list[tuple[int, dict, object]] = []
     readers = []
+    signers = {(t, m["username"]): data.signer(table, m) for t, table in enumerate(tables) for m in table["members"]}
 
     async def reader(t: int, member: dict, ws, ready: asyncio.Event):
         try:
@@ -133,7 +109,8 @@ async def run(tables: list[dict], port: int, rate: float, duration: float, warmu
                     pendings[ev["seq"]] = p.get("command_id")
                     if member["user_id"] in p.get("witnesses", []):
                         action = {"type": "witness_roll", "roll": ev["seq"], "entropy": b64url(os.urandom(32))}
-                        await ws.send(json.dumps({"type": "command", **sign(member, tables[t], os.urandom(16).hex(), action)}))
+                        envelope = signers[t, member["username"]].envelope(os.urandom(16).hex(), action)
+                        await ws.send(json.dumps({"type": "command", **envelope}))
                         contributions += 1
                 elif "witness_digest" in p:
                     result_of[(t, ev["seq"])] = pendings.get(p.get("command_of"))
@@ -170,12 +147,12 @@ async def run(tables: list[dict], port: int, rate: float, duration: float, warmu
         ws = next((w for tt, m, w in conns if tt == t and m["role"] == "gm"), None)
         if ws is None:
             return  # its GM's socket never got in (counted as connect_failed)
-        gm = tables[t]["members"][0]
+        gm = signers[t, tables[t]["members"][0]["username"]]
         at = start + rng.expovariate(rate)
         while at < end:
             await asyncio.sleep(max(0.0, at - perf()))
             cid = os.urandom(16).hex()
-            frame = json.dumps({"type": "command", **sign(gm, tables[t], cid, {"type": "roll", "notation": "2d6"})})
+            frame = json.dumps({"type": "command", **gm.envelope(cid, {"type": "roll", "notation": "2d6"})})
             sent[cid] = perf()
             await ws.send(frame)
             at += rng.expovariate(rate)
