@@ -153,7 +153,7 @@ def ensure_secret_roll(campaign: Campaign) -> tuple[object, int]:
     """A player at the log's table and one secret roll by the GM for the first character.
 
     The player may not see that roll, so their view of the character's sheet must
-    be folded without it (``campaign.projections.visible_state``). Idempotent:
+    be folded without it (``campaign.visibility.visible_state``). Idempotent:
     fixed command ids, so a second run finds the same player and roll.
     """
     slug = campaign.slug

@@ -36,10 +36,9 @@ from .auth import bearer_key
 from .fairdice import current_commitment
 from .log import events_after, serialize_event
 from .pipeline import MAX_SEQ, access_request, error_response, parse_whole_number, read_json, request_body, submit
-from .projections import visible_state
 from .ratelimit import check_preview_rate, check_user_rate
 from .sheets import character_entry, owner_name, sheet, sheet_body
-from .visibility import Viewer, for_viewer
+from .visibility import Viewer, for_viewer, visible_state
 
 log = logging.getLogger(__name__)
 

@@ -32,12 +32,12 @@ from django.db.models import QuerySet
 from rules import Event as RulesEvent
 from rules.declare import fill_description
 
-from .log import serialize_event, timestamp
+from .log import marks_after, serialize_event, timestamp
 from .platform_events import PLATFORM_EVENTS
 from .models import VISIBILITY_GM, VISIBILITY_SECRET, VISIBILITY_SHARED, VISIBILITY_WORDS, Campaign, Character, Event
 from .projections import CAMPAIGN_WIDE, VOID, fold, plain_json, state_as_of, voided_seqs
 from .softcache import cache_get, cache_set
-from .visibility import READ_BY_NAMED, Viewer, for_viewer, marks_after
+from .visibility import READ_BY_NAMED, Viewer, for_viewer
 
 PAGE_SIZE = 50
 DICE_SHOWN = 24  # dice listed per event on the page (the payload has them all)
@@ -159,7 +159,7 @@ def describe(data: dict, rules=None, voided: dict[int, dict] | None = None) -> s
 def void_line(p: dict, target: dict | None, rules=None) -> str:
     """``voided #12 (<#12's own line>), reason: <reason>``, the table's line and its reason
     (static/talekeeper/describe.js); its type in words when the voided event is not at hand or is sealed
-    for the reader (the void's payload then says ``sealed``: campaign/hidden.py ``shown_type``)."""
+    for the reader (the void's payload then says ``sealed``: campaign/visibility/readers.py ``shown_type``)."""
     if target is not None and not target.get("hidden"):
         what = describe(target, rules)
     else:
@@ -287,13 +287,13 @@ def log_page(campaign: Campaign, flt: LogFilter, after: int | None = None, befor
 
 def named_readers(data: dict) -> list[str]:
     """The usernames a ``gm`` (or legacy ``shared``) event names as its readers besides the GM
-    (campaign/hidden.py); none for any other event, nor for its sealed stub (its payload is hidden)."""
+    (campaign/visibility/readers.py); none for any other event, nor for its sealed stub (its payload is hidden)."""
     named = (data.get("payload") or {}).get("shared_with") if data.get("visibility") in READ_BY_NAMED else None
     return [str(r.get("username")) for r in named if isinstance(r, dict)] if isinstance(named, list) else []
 
 
 def visibility_words(data: dict) -> dict:
-    """An event's badge words: a ``gm`` event that names other readers (campaign/hidden.py) says whom,
+    """An event's badge words: a ``gm`` event that names other readers (campaign/visibility/readers.py) says whom,
     as the table's badge does (static/talekeeper/describe.js)."""
     names = named_readers(data)
     if names == [data.get("actor")] and data.get("visibility") == VISIBILITY_GM:

@@ -26,13 +26,13 @@ from typing import Any, Iterable, Mapping
 import psycopg
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
+from django.db.models.fields.json import KeyTransform
 from django.utils import timezone
 
 from . import projections, roster
 from .canonical import jcs
 from .models import (GENESIS_HASH, VISIBILITY_PUBLIC, Campaign, Character, CharacterProjection, Command, DiceSeed,
                      Event, Membership)
-from .visibility import VOIDS, marks_after
 
 # Hash formats (docs/event-log.md). Format 1 hashed the payload itself with
 # Python's JSON encoding; format 2 hashes an RFC 8785 envelope holding the
@@ -240,7 +240,7 @@ def _stream_sql(with_character: bool) -> tuple[str, list]:
         lock = " FOR UPDATE OF c" if connection.features.has_select_for_update_of else ""
         hidden, hidden_params = "", []
         if with_character:
-            # campaign.hidden asks first whether the character has any hidden change at all; the
+            # campaign.visibility.hidden asks first whether the character has any hidden change at all; the
             # lock answers it in its own round trip (most characters have none: then no query).
             some = Character(id=_SOME_CHARACTER, campaign_id=_SOME_CAMPAIGN)
             hidden, hidden_params = _inline_constants(
@@ -311,7 +311,7 @@ def lock_stream(membership: Membership, client_id: str, character_id: int | None
     """Lock the campaign's stream row (as :func:`lock_campaign`) and read, in the same round
     trip, what a command needs under that lock: the membership now, whether ``client_id``
     was used before, the session's dice seed, the character it names and whether that
-    character has any hidden change (set on it as ``any_hidden_changes``, for campaign.hidden and
+    character has any hidden change (set on it as ``any_hidden_changes``, for campaign.visibility.hidden and
     campaign.sheets), and its owner's name (``owner_name``, for campaign.sheets).
 
     On PostgreSQL a statement that waited for the lock reads the locked row as the command it
@@ -635,11 +635,42 @@ def serialize_event(event: Event) -> dict:
     return data
 
 
+# Where a stored event read from the log (:func:`events_after`) keeps the voids that voided it,
+# as rows for may_see, until the filter turns them into its reader's ``"voided": true``: a void she
+# may not read (only the GM's, of a roll revealed later or of an NPC's roll the GM hid again) must not
+# mark the row she reads. Never sent: for_viewer and as_stored take it off.
+VOIDS = "voids"
+
+
+def marks_after(campaign_id: int, after: int) -> tuple[dict[int, list[dict]], set[int]]:
+    """``(voids, revealed)``: for each seq after ``after`` that a later void names, those voids, as rows
+    the visibility filter reads (seq, visibility, actor, the readers a ``gm`` one names: who may know
+    the seq was voided); and the seqs after ``after`` that a later reveal made public.
+
+    A void or reveal always comes after its target, so looking at marks with
+    seq > ``after`` finds every mark on the events after ``after``. A mark naming no
+    seq (an imported payload may hold anything) marks nothing.
+    """
+    voids, revealed = {}, set()
+    marks = (Event.objects.filter(campaign_id=campaign_id, seq__gt=after, type__in=("event_voided", "roll_revealed"))
+             .values_list("type", "seq", "visibility", "actor_id", KeyTransform("seq", "payload"),
+                          KeyTransform("shared_with", "payload")))
+    for kind, seq, visibility, actor_id, target, readers in marks:
+        if not isinstance(target, int) or isinstance(target, bool):
+            continue
+        if kind == "event_voided":
+            voids.setdefault(target, []).append({"seq": seq, "visibility": visibility, "actor_id": actor_id,
+                                                 "shared_with": readers})
+        else:
+            revealed.add(target)
+    return voids, revealed
+
+
 def events_after(campaign_id: int, after: int, limit: int) -> tuple[list[dict], set[int]]:
     """Stored events with seq > ``after``, in order, at most ``limit``, serialized.
 
     Returns ``(events, revealed)``: an event a later one voided carries those voids
-    (``visibility.VOIDS``), which the visibility filter turns into ``"voided": true`` for
+    (:data:`VOIDS`), which the visibility filter turns into ``"voided": true`` for
     a reader of one of them; ``revealed`` is the set of hidden seqs since made public
     (pass it to the visibility filter).
     """

@@ -32,7 +32,7 @@ VISIBILITY_SECRET = "secret"
 VISIBILITY_WHISPER = "whisper"
 # Legacy: how a GM's decision that read hidden changes some members may see was stored before; read
 # by the GM and the members its payload names ("shared_with"). Such decisions are stored "gm" now, with
-# the same "shared_with" (campaign/hidden.py): "shared" in the sealed envelope told the table that a
+# the same "shared_with" (campaign/visibility/readers.py): "shared" in the sealed envelope told the table that a
 # player reads the decision. Kept so the events stored with it read (and hash) as they were; never
 # chosen in an action's "visibility", never stored again. Its words name the badge of such a decision.
 VISIBILITY_SHARED = "shared"
@@ -266,7 +266,7 @@ class Event(models.Model):
             models.Index(fields=["campaign", "session", "seq"], name="campaign_event_audit_session"),
             models.Index(fields=["campaign", "scene", "seq"], name="campaign_event_audit_scene"),
             models.Index(fields=["campaign", "actor", "seq"], name="campaign_event_audit_actor"),
-            # Hidden events of a campaign: what a sheet must not give away (projections.visible_fold,
+            # Hidden events of a campaign: what a sheet must not give away (campaign.visibility.visible_fold,
             # campaign.sheets) and what a command's lock asks about (campaign.log.lock_stream). By
             # campaign first: a character's hidden events include those naming it among a contest's
             # sides, which no index finds, so they are looked for among its campaign's hidden events.

@@ -51,6 +51,6 @@ PLATFORM_EVENTS = EventBook([
     EventSpec("event_voided", payload={"seq": "int", "type": "str", "reason": "str"}),
     EventSpec("roll_requested", payload={"action": "dict?", "asked": "dict?", "note": "str?"}),
     EventSpec("roll_revealed", payload={"seq": "int", "body": "dict"}),
-    # A hidden command's events sealed as one (campaign/hidden.py).
+    # A hidden command's events sealed as one (campaign/visibility/hidden.py).
     EventSpec("bundle", payload={"events": "list"}),
 ])

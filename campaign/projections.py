@@ -41,8 +41,6 @@ from rules.replay import (  # noqa: F401  (re-exported: the server's modules rea
 from rules.replay import fold_one as _fold_one  # (a module global: tests count the folds through it)
 
 from .models import VISIBILITY_PUBLIC, Campaign, Character, CharacterProjection, CharacterSnapshot, Event
-from .softcache import cache_get, cache_set
-from .visibility import HIDDEN_ROW, marks_after, may_see
 
 class Row(NamedTuple):
     """What the fold reads of an event (cheaper to load than a model instance)."""
@@ -75,7 +73,7 @@ NO_HIDDEN_CHANGE = STATELESS | {VOID, "npc_shown", "fight_choice_made"}
 
 def hidden_changes(character: Character):
     """The events that may change ``character``'s state and that not every member sees (not
-    ``public``; revealed or voided ones included): what campaign.hidden asks about first."""
+    ``public``; revealed or voided ones included): what campaign.visibility.hidden asks about first."""
     return (Event.objects.filter(concerning(character.id), campaign_id=character.campaign_id)
             .exclude(visibility=VISIBILITY_PUBLIC).exclude(type__in=NO_HIDDEN_CHANGE))
 
@@ -289,49 +287,6 @@ def state_as_of(character: Character, seq: int, skip: frozenset[int] | set[int] 
     """
     states, _ = replay(character.campaign, upto=seq, character_id=character.id, skip=skip)
     return states.get(character.id)
-
-
-def visible_state(character: Character, viewer, upto: int | None = None) -> dict | None:
-    """The character's state as ``viewer`` may see it (now, or as of seq ``upto``)."""
-    return visible_fold(character, viewer, upto)[0]
-
-
-def visible_fold(character: Character, viewer, upto: int | None = None) -> tuple[dict | None, int]:
-    """``(state, seq)``: the character's state as ``viewer`` may see it, and the last seq folded into it.
-
-    A hidden roll changes the sheet too (a TOTE test's total lands in
-    ``last_test``); members who may not see the roll get the state folded
-    without it, so the sheet can't leak what the log seals. The seq is the
-    last event they may see, so it can't say which character a sealed event
-    concerned either.
-    """
-    hidden = (Event.objects.filter(concerning(character.id), campaign_id=character.campaign_id)
-              .exclude(visibility="public"))
-    if upto is not None:
-        hidden = hidden.filter(seq__lte=upto)
-    hidden = list(hidden.values("seq", "visibility", "actor_id", **HIDDEN_ROW))
-    unseen = set()
-    if hidden:
-        _, revealed = marks_after(character.campaign_id, min(h["seq"] for h in hidden) - 1)
-        unseen = {h["seq"] for h in hidden if not may_see(h, viewer, revealed)}
-    if not unseen and upto is None:
-        return character.projection.state, character.projection.last_seq
-    # Replaying is the price of a hidden roll; remember the result until the
-    # character's next event (the key changes with last_seq and what is unseen).
-    key = None
-    if upto is None:
-        digest = hashlib.sha256(",".join(map(str, sorted(unseen))).encode()).hexdigest()[:16]
-        key = f"visible-fold:{character.id}:{character.projection.last_seq}:{digest}"
-        cached = cache_get(key)
-        if cached is not None:
-            return tuple(cached)
-    states, seqs = replay(character.campaign, upto=upto, character_id=character.id, skip=unseen)
-    folded = (states.get(character.id), seqs.get(character.id, 0))
-    if key is not None and folded[0] is not None:
-        cache_set(key, folded, timeout=3600)
-    return folded
-
-
 
 
 class Projected(NamedTuple):

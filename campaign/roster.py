@@ -44,7 +44,7 @@ CAMPAIGN_COLUMNS = ("name", "system", "signed_from", "witnessed_rolls")
 STREAM_COLUMNS = ("last_seq", "head_hash", "session_count", "current_session", "scene_count", "current_scene")
 SESSION_EVENTS = frozenset({"session_started", "session_ended", "scene_started", "scene_ended"})
 # The events that change a membership or a character's row (a hidden command's ``bundle`` holds
-# rules events only, never one of these: campaign.hidden.one_event bundles what the rules decided).
+# rules events only, never one of these: campaign.visibility.one_event bundles what the rules decided).
 ROW_EVENTS = frozenset({"campaign_created", "member_joined", "member_removed", "member_role_changed",
                         "character_created", "npc_shown"})
 FOLDED = ROW_EVENTS | SESSION_EVENTS | {"campaign_renamed", "campaign_configured", SIGNING_REQUIRED}

@@ -11,12 +11,12 @@ The classes:
 * ``gm``: the GM sees every hidden roll, so the sheet is the projection;
 * ``"<user id>"``: a member who made secret rolls of this character that are
   still hidden from the others, or whom a GM's hidden event about it names as a
-  reader (``shared_with``, campaign/hidden.py), sees the sheet with those;
+  reader (``shared_with``, campaign/visibility/readers.py), sees the sheet with those;
 * ``all``: everyone else (players and spectators), without any unrevealed
   hidden roll; absent for an NPC whose sheet the GM keeps to themselves.
 
 Only the GM, a secret roll's actor and the readers a hidden event names may see more than ``all``
-(campaign.visibility.may_see), so these classes cover every member, and each
+(campaign.visibility.filter.may_see), so these classes cover every member, and each
 class's sheet is exactly what :func:`sheet` returns for a member of it.
 """
 
@@ -24,13 +24,10 @@ from __future__ import annotations
 
 import logging
 
-from django.db.models import Q
-from django.db.models.fields.json import KeyTransform
-
-from .hidden import shared_ids
+from .log import marks_after
 from .models import ROLE_GM, ROLE_PLAYER, SHOWN_FULL, VISIBILITY_PUBLIC, VISIBILITY_SECRET, Character, Event
-from .projections import CAMPAIGN_WIDE, SIDES, VOID, plain_json, sides_of, visible_fold
-from .visibility import HIDDEN_ROW, Viewer, marks_after
+from .projections import CAMPAIGN_WIDE, VOID, plain_json, sides_of
+from .visibility import Viewer, hidden_folded_from, shared_ids, visible_fold
 
 log = logging.getLogger(__name__)
 GM = "gm"
@@ -109,7 +106,7 @@ def pushed_sheets(campaign_id: int, character_ids: set[int]) -> dict[int, dict[s
         return {}
     characters = list(Character.objects.select_related("owner", "projection", "campaign")
                       .filter(campaign_id=campaign_id, pk__in=character_ids))
-    hidden = _hidden_events(campaign_id, {character.id for character in characters})
+    hidden = hidden_folded_from(campaign_id, {character.id for character in characters})
     revealed: set[int] = set()
     if hidden:
         _, revealed = marks_after(campaign_id, min(r["seq"] for rows in hidden.values() for r in rows) - 1)
@@ -175,21 +172,3 @@ def _in_hand(events: list[Event]) -> dict[int, dict[str, dict]]:
 def projected_sheet(character: Character) -> dict:
     """:func:`sheet` for a viewer from whom nothing the character is folded from is hidden: its projection."""
     return sheet_body(character, owner_name(character), character.projection.last_seq, character.projection.state)
-
-
-def _hidden_events(campaign_id: int, ids: set[int]) -> dict[int, list[dict]]:
-    """``{character id: [{seq, visibility, actor_id}]}``: the hidden events each character's state is folded
-    from (its own and those it is a side of, as :func:`campaign.projections.concerning`), in one query."""
-    if not ids:
-        return {}
-    rows = (Event.objects.filter(campaign_id=campaign_id)
-            .filter(Q(character_id__in=ids) | Q(**{f"payload__{SIDES}__has_any_keys": [str(c) for c in ids]}))
-            .exclude(visibility=VISIBILITY_PUBLIC)
-            .values("seq", "visibility", "actor_id", "character_id", sides=KeyTransform(SIDES, "payload"), **HIDDEN_ROW))
-    hidden: dict[int, list[dict]] = {}
-    for row in rows:
-        entry = {"seq": row["seq"], "visibility": row["visibility"], "actor_id": row["actor_id"],
-                 "shared_with": row["shared_with"]}
-        for c in {row["character_id"], *sides_of({SIDES: row["sides"]})} & ids:
-            hidden.setdefault(c, []).append(entry)
-    return hidden

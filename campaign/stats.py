@@ -27,7 +27,8 @@ from html import escape
 from typing import Iterable
 
 from .models import Campaign, Event
-from .visibility import HIDDEN_ROW, Viewer, for_viewer, marks_after, may_see
+from .log import marks_after
+from .visibility import HIDDEN_ROW, Viewer, for_viewer, may_see
 
 # Below this many expected rolls per face the chi-square approximation is poor:
 # the test is still computed, but not used to call the dice unusual.

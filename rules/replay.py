@@ -30,7 +30,7 @@ CAMPAIGN_WIDE = frozenset({"scene_started", "scene_ended", "session_started", "s
 SIDES = "sides"
 VOID = "event_voided"
 # Several rule events one hidden command decided, stored as one event
-# (campaign.hidden.one_event): ``{"events": [{"type", "version", "payload"}, ...]}``.
+# (campaign.visibility.one_event): ``{"events": [{"type", "version", "payload"}, ...]}``.
 BUNDLE = "bundle"
 # What the server adds to a command's first event beside what the rules decided;
 # a replay of the rules compares the rest of the payload. ``sides``: how the other

@@ -28,9 +28,8 @@ from campaign.models import (SHOWN_CHOICES, VISIBILITY_GM, VISIBILITY_PUBLIC, VI
 from campaign.fairdice import current_commitment
 from campaign.signed_forms import pages_sign
 from campaign.openapi import declared, platform_json
-from campaign.projections import visible_fold
 from campaign.sheets import character_entry, priced
-from campaign.visibility import Viewer
+from campaign.visibility import Viewer, visible_fold
 from rules.npc import TEMPLATES as QUICK_TEMPLATES
 
 # The order the forms offer "who sees the dice" in: from the most seen to the least.

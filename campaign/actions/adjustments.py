@@ -16,10 +16,9 @@ from rules import RuleError
 from rules.common import ADJUSTED, adjusted, plan_adjustment
 from rules.declare import Object
 
-from .. import hidden
 from ..log import Draft
 from ..models import VISIBILITY_PUBLIC, Campaign, Membership
-from ..visibility import Viewer
+from ..visibility import Viewer, hidden, readers
 from .access import access_character
 from .checks import check_reason
 from .declared import character_id, platform_action, reason_field
@@ -53,7 +52,7 @@ def decide_adjust_sheet(campaign: Campaign, membership: Membership, action: dict
     live, revealed = hidden.live_hidden_changes(character)
     visibility, shared = VISIBILITY_PUBLIC, []
     if hidden.hidden_shaped(character, [hidden.EVERYONE], (live, revealed))[0]:
-        visibility, shared = hidden.kept_from_the_table(character, Viewer.of(membership), live, revealed)
+        visibility, shared = readers.kept_from_the_table(character, Viewer.of(membership), live, revealed)
     visibility, shared = stored_readers(character, visibility, shared)  # an NPC's: the GM's alone
-    return Draft(ADJUSTED, hidden.naming_readers({"changes": changes, "reason": reason}, shared), 1,
+    return Draft(ADJUSTED, readers.naming_readers({"changes": changes, "reason": reason}, shared), 1,
                  character, visibility)

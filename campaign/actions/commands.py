@@ -19,10 +19,9 @@ from django.utils import timezone
 from .. import checkpoints
 from .. import dice as dice_module
 from .. import fairdice
-from .. import hidden
 from ..broadcast import broadcast_on_commit
 from ..canonical import jcs
-from ..log import STREAM_COLUMNS, Draft, canonical_json, lock_campaign, lock_stream, record
+from ..log import STREAM_COLUMNS, Draft, canonical_json, lock_campaign, lock_stream, marks_after, record
 from ..models import (
     ROLE_SPECTATOR,
     CHOSEN_VISIBILITIES,
@@ -35,7 +34,7 @@ from ..models import (
     WitnessedRoll,
 )
 from ..outages import command_transaction
-from ..visibility import HIDDEN_ROW, Viewer, marks_after, may_see
+from ..visibility import HIDDEN_ROW, Viewer, hidden, may_see
 from .access import access_membership_now
 from .keys import check_signature
 from .kept import stored_visibility

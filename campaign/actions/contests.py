@@ -22,11 +22,11 @@ from rules import RuleError
 from rules.base import copy_json
 from rules.contests import continues, fill, has_sides, reads_opponent, side_view
 
-from .. import hidden
 from ..models import SHOWN_FULL, SHOWN_HIDDEN, VISIBILITY_GM, VISIBILITY_PUBLIC, Campaign, Character, Event, Membership
 from ..projections import concerning
-from ..visibility import Viewer, may_see
+from ..visibility import Viewer, hidden, may_see
 from ..errors import ActionError, Forbidden, NotFound, Refused, rule_refusal
+from ..visibility.readers import named, sharers
 from .kept import hidden_from
 
 STARTED = "contest_started"  # a contest's first event, in every system that runs one
@@ -51,7 +51,7 @@ def opponent_of(campaign: Campaign, membership: Membership, character: Character
         raise Forbidden(f"Only the GM can pit a character against {opponent.name}: its sheet is the GM's.")
     if not membership.is_gm and hidden.hidden_shaped(opponent, [Viewer.of(membership)])[0]:
         # Reading its sheet (even to refuse) would tell what she may not see; whether it is so
-        # depends on how events were shown, never on their dice (campaign/hidden.py).
+        # depends on how events were shown, never on their dice (campaign/visibility/hidden.py).
         raise Refused(f"{opponent.name}'s sheet holds what you may not see: ask the GM to run this contest.")
     try:
         action.update(fill(campaign.rules, action, opponent.projection.state))
@@ -70,7 +70,7 @@ def with_sides(campaign: Campaign, character: Character, opponent: Character, de
     An action that reads nothing of the opponent (``kind``: an MdT round) gets no state of it to read:
     :func:`readers_with` counts on that.
 
-    A decision sealed from its actor that the rules refused (campaign.hidden.REFUSED) of an action that
+    A decision sealed from its actor that the rules refused (campaign.visibility.REFUSED) of an action that
     is a side of the opponent (:func:`rules.contests.has_sides`) is a side of it still, with no view
     (``true``, as on a bundle): whether the rules refused is hidden, and a side or none would say it to
     whoever acts for the opponent next (its sheet holding a change they may not see, or not)."""
@@ -96,7 +96,7 @@ def with_sides(campaign: Campaign, character: Character, opponent: Character, de
 def readers_with(campaign: Campaign, character: Character, opponent: Character, membership: Membership, action: dict,
                  visibility: str, shared: list[dict]) -> tuple[str, list[dict]]:
     """How the decision of ``action`` on ``character`` (stored ``visibility``, read too by ``shared``, as
-    campaign.hidden.decide left it) against ``opponent`` is stored, and who besides the GM reads it:
+    campaign.visibility.decide left it) against ``opponent`` is stored, and who besides the GM reads it:
     whoever may read everything it was decided from, no one else. (Before, naming an opponent dropped
     the readers: a player's contest on top of her own secret roll was sealed from her.) One that reads
     nothing of the opponent's state (an MdT round: :func:`rules.contests.reads_opponent`) is stored as
@@ -109,7 +109,7 @@ def readers_with(campaign: Campaign, character: Character, opponent: Character, 
     if opposed is None:
         return visibility, shared
     if visibility != VISIBILITY_GM:  # nothing this character's hidden changes keep from anyone
-        return VISIBILITY_GM, hidden.named(character.campaign_id, opposed)
+        return VISIBILITY_GM, named(character.campaign_id, opposed)
     return VISIBILITY_GM, [r for r in shared if r["user_id"] in opposed]
 
 
@@ -119,7 +119,7 @@ def _opponent_readers(opponent: Character, actor: Viewer, asked: str, character:
     shown are the GM's to disclose, which naming it does (only the GM may): a player's round of the
     contest the GM started reads them as they were then, so one after a change the GM keeps (hidden
     damage mid-fight) is the GM's to read; a fully shown one is read like any character, its unseen
-    past included. Only who did what and how it was shown counts, never dice (campaign/hidden.py)."""
+    past included. Only who did what and how it was shown counts, never dice (campaign/visibility/hidden.py)."""
     if opponent.npc and opponent.shown != SHOWN_FULL:
         return set() if not actor.is_gm and _changed_since_named(opponent, character, actor) else None
     live, revealed = read = hidden.live_hidden_changes(opponent)
@@ -131,7 +131,7 @@ def _opponent_readers(opponent: Character, actor: Viewer, asked: str, character:
         return None
     if not actor.is_gm:
         return {actor.user_id}  # she may see every hidden change it read, as on her own character
-    return {r["user_id"] for r in hidden.sharers(opponent, actor, live, revealed)}
+    return {r["user_id"] for r in sharers(opponent, actor, live, revealed)}
 
 
 def _changed_since_named(opponent: Character, character: Character, actor: Viewer) -> bool:

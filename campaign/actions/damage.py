@@ -14,11 +14,11 @@ applies at most once to each character.
 from __future__ import annotations
 
 from ..models import VISIBILITY_GM, VISIBILITY_PUBLIC, Campaign, Character, Event, Membership
-from .. import hidden
 from ..log import Draft
 from .access import access_character
 from .declared import character_id, platform_action, seq_field
 from ..errors import ActionError, Refused
+from ..visibility import readers
 from .log_entries import check_seq
 from .rules_actions import decide_rules_action, naming_source
 
@@ -50,7 +50,7 @@ def as_rules_action(campaign: Campaign, membership: Membership, action: dict) ->
     rules_action = damage.action(amount, f"damage from #{roll.seq}")
     # A hidden roll's total is not the table's to read through what it did: applied, it stays the GM's
     # unless she says otherwise (or reveals the roll first).
-    shown = roll.visibility == VISIBILITY_PUBLIC or hidden.revealed(roll)
+    shown = roll.visibility == VISIBILITY_PUBLIC or readers.revealed(roll)
     visibility = action.get("visibility") or (VISIBILITY_PUBLIC if shown else VISIBILITY_GM)
     return {**rules_action, "character": target.id, "visibility": visibility}, roll.seq
 

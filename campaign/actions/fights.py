@@ -22,12 +22,10 @@ from rules.contests import decides_both_sides
 from rules.declare import Either, Integer, ListOf, Object, Text
 from rules.sides import MAX_SIDES
 
-from .. import hidden
 from ..log import Draft
 from ..models import (ROLE_SPECTATOR, SHOWN_HIDDEN, VISIBILITY_GM, VISIBILITY_SECRET, Campaign, Character, Event,
                       Membership)
-from ..projections import visible_state
-from ..visibility import Viewer
+from ..visibility import Viewer, hidden, visible_state
 from .access import access_character
 from .checks import check_name
 from .declared import CHARACTER_ID_MAX, character_id, platform_action

@@ -32,7 +32,7 @@ def stored_visibility(character: Character | None, visibility: str, opponent: Ch
 def stored_readers(character: Character | None, visibility: str, shared: list[dict],
                    opponent: Character | None = None) -> tuple[str, list[dict]]:
     """:func:`stored_visibility`, and the members besides the GM a ``gm`` event names as its readers
-    (``shared_with``, campaign/hidden.py): none for an NPC the players may not fully see, whose
+    (``shared_with``, campaign/visibility/readers.py): none for an NPC the players may not fully see, whose
     events are the GM's alone."""
     stored = stored_visibility(character, visibility, opponent)
     return stored, (shared if stored == VISIBILITY_GM and not gm_keeps(character) else [])

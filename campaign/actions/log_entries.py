@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from rules.declare import Choice, Either, ListOf, Object
 
-from .. import hidden
 from ..log import Draft, event_body, hashed_fields
 from ..models import VISIBILITY_PUBLIC, Campaign, Character, Event, Membership
 from .access import access_character
 from .checks import check_reason
 from .declared import character_id, platform_action, reason_field, seq_field
 from ..errors import ActionError, Refused
+from ..visibility import readers
 from .kept import stored_readers, stored_visibility
 
 # Events that can't be voided: the campaign's frame, not something that happened in play.
@@ -50,9 +50,9 @@ def decide_void(campaign: Campaign, membership: Membership, action: dict, *_) ->
         raise Refused(f"Event {target.seq} is already voided.")
     # Read by exactly those who may read its target (it names the target's character, and that
     # character's sheet comes with it); a void of an NPC the players may not see is the GM's.
-    visibility, shared = stored_readers(target.character, *hidden.readers_of(target))
-    payload = {"seq": target.seq, "type": hidden.shown_type(target), "reason": reason}
-    return Draft("event_voided", hidden.naming_readers(payload, shared), 1, target.character, visibility)
+    visibility, shared = stored_readers(target.character, *readers.readers_of(target))
+    payload = {"seq": target.seq, "type": readers.shown_type(target), "reason": reason}
+    return Draft("event_voided", readers.naming_readers(payload, shared), 1, target.character, visibility)
 
 
 @platform_action("reveal", title="Reveal a hidden roll", by="gm", gm="reveal hidden rolls",
@@ -71,10 +71,10 @@ def decide_reveal(campaign: Campaign, membership: Membership, action: dict, *_) 
         raise Refused(f"Event {target.seq} is already public.")
     if target.type == "message_posted":
         raise Refused("A whisper is not a hidden roll: it stays between the people it was for.")
-    if hidden.revealed(target):
+    if readers.revealed(target):
         raise Refused(f"Event {target.seq} has already been revealed.")
     sealed_voids = [void for void in Event.objects.filter(campaign=campaign, type="event_voided", payload__seq=target.seq)
-                    .exclude(visibility=VISIBILITY_PUBLIC).order_by("seq") if not hidden.revealed(void)]
+                    .exclude(visibility=VISIBILITY_PUBLIC).order_by("seq") if not readers.revealed(void)]
     return [_reveal(event) for event in (target, *sealed_voids)]
 
 

@@ -97,5 +97,5 @@ def decide_post_message(campaign: Campaign, membership: Membership, action: dict
         visibility = VISIBILITY_WHISPER
     check_message_rate(membership.user_id)
     # No character on the event: a message changes no sheet, and a whisper must not make a
-    # character's later events look hidden-shaped (campaign/hidden.py).
+    # character's later events look hidden-shaped (campaign/visibility/hidden.py).
     return Draft("message_posted", payload, 1, None, visibility)

@@ -24,10 +24,10 @@ from rules import RuleError
 from rules.declare import Choice
 from rules.npc import quick_sheet
 
-from .. import hidden
 from ..errors import ActionError, Forbidden, Refused
 from ..log import Draft
 from ..models import SHOWN_FULL, SHOWN_HIDDEN, VISIBILITY_GM, VISIBILITY_PUBLIC, Campaign, Event, Membership
+from ..visibility import readers
 from .access import access_character
 from .declared import character_id, platform_action
 from .encounters import in_running_encounter
@@ -90,7 +90,7 @@ def decide_show_npc(campaign: Campaign, membership: Membership, action: dict, *_
     created = Event.objects.get(character=character, type="character_created")
     if shown != SHOWN_FULL:
         return drafts
-    if created.visibility != VISIBILITY_PUBLIC and not hidden.revealed(created):
+    if created.visibility != VISIBILITY_PUBLIC and not readers.revealed(created):
         drafts += decide_reveal.decide(campaign, membership, {"seq": created.seq})
     # A void is read by its target's readers (decide_void): one the GM made of an event the table
     # reads while it was kept (the void was hers) comes out now, or its sheet, which leaves the
@@ -99,7 +99,7 @@ def decide_show_npc(campaign: Campaign, membership: Membership, action: dict, *_
                  .exclude(visibility=VISIBILITY_PUBLIC).order_by("seq")):
         seq = void.payload.get("seq")
         target = Event.objects.filter(campaign=campaign, seq=seq).first() if type(seq) is int and 0 < seq < 2**63 else None
-        if target is not None and not hidden.revealed(void) and (
-                target.visibility == VISIBILITY_PUBLIC or hidden.revealed(target)):
+        if target is not None and not readers.revealed(void) and (
+                target.visibility == VISIBILITY_PUBLIC or readers.revealed(target)):
             drafts += decide_reveal.decide(campaign, membership, {"seq": void.seq})
     return drafts

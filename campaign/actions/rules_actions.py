@@ -1,7 +1,7 @@
 """A rules action: an action of the campaign's rule system (rules/<system>/actions.py), decided by the
 system's pure function on the character's state, inside the command's locked transaction.
 
-Who may see the decision depends on what hidden events it reads (campaign/hidden.py); a contest
+Who may see the decision depends on what hidden events it reads (campaign/visibility/hidden.py); a contest
 naming another character reads its sheet and is read by it (campaign/actions/contests.py)."""
 
 from __future__ import annotations
@@ -10,11 +10,10 @@ from dataclasses import replace
 
 from rules import RuleError
 
-from .. import hidden
 from ..errors import INPUT_ERRORS, ActionError, rule_refusal
 from ..log import Draft
 from ..models import VISIBILITY_PUBLIC, Campaign, Character, Membership
-from ..visibility import Viewer
+from ..visibility import Viewer, hidden, readers
 from . import contests
 from .access import access_character, require_gm
 from .fights import check_controls_both
@@ -37,7 +36,7 @@ def decide_rules_action(campaign: Campaign, membership: Membership, action: dict
     opponent = contests.opponent_of(campaign, membership, character, action)
     check_controls_both(campaign, membership, opponent, kind)
     try:
-        # Who may see the decision depends on what hidden events it reads (campaign/hidden.py).
+        # Who may see the decision depends on what hidden events it reads (campaign/visibility/hidden.py).
         decided, visibility, shared = hidden.decide(rules, character, Viewer.of(membership), action, visibility,
                                                     dice, INPUT_ERRORS)
     except RuleError as e:
@@ -49,7 +48,7 @@ def decide_rules_action(campaign: Campaign, membership: Membership, action: dict
                                                    visibility, shared)
     visibility, shared = stored_readers(character, visibility, shared, opponent)
     # Only the server names an event's readers: a payload key of the rules' own would let its members read it.
-    return [Draft(e.type, hidden.naming_readers({k: v for k, v in e.payload.items() if k != "shared_with"}, shared),
+    return [Draft(e.type, readers.naming_readers({k: v for k, v in e.payload.items() if k != "shared_with"}, shared),
                   e.version, character, visibility) for e in decided]
 
 

@@ -16,7 +16,7 @@ export function visibilityBadge(ev) {
       to.length ? `whisper to ${to.join(", ")}` : "whisper");
   }
   // A GM's decision some members read too names them in its payload (stored "gm"; "shared" before):
-  // only those who read it see whom (campaign/hidden.py). A sealed one is any GM-only event.
+  // only those who read it see whom (campaign/visibility/readers.py). A sealed one is any GM-only event.
   const names = ev.hidden ? [] : (ev.payload?.shared_with || []).map((r) => r.username);
   // A player's action on her own secret roll names her alone: to its readers, a secret roll.
   if (ev.visibility === "gm" && names.length === 1 && names[0] === ev.actor) {
@@ -125,7 +125,7 @@ function namingOpponent(ev, d) {
 }
 
 export function describe(ev) {
-  // A sealed stub says who, when and who may read it (campaign/visibility.py SEALED_KEYS), never
+  // A sealed stub says who, when and who may read it (campaign/visibility/filter.py SEALED_KEYS), never
   // what: not even that it was a roll (it may be an NPC the GM made). A whisper's visibility says it.
   if (ev.hidden && ev.visibility === "whisper") return { text: "whispered to someone", tone: "hidden" };
   if (ev.hidden) {

@@ -52,7 +52,7 @@ export function sessionCommands(session, scene) {
   };
 }
 
-// Why a command came out more hidden than it asked (campaign/hidden.py): it read what some members
+// Why a command came out more hidden than it asked (campaign/visibility/hidden.py): it read what some members
 // may not see yet, so only those who may read all of it read it. Said to its sender only, in words of
 // what she reads anyway (the event's own readers), so it tells her nothing her log does not.
 // `asked`: the visibility the command asked for; `char`: the event's character as the page holds it.

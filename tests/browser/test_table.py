@@ -653,7 +653,7 @@ def test_a_resend_after_a_doubt_that_is_told_nothing_was_stored_stays_in_doubt(t
 
 def test_a_sealed_event_says_only_what_its_envelope_says(table_of, seats):
     """A play-test's find: every sealed event read "rolled in secret", a GM's NPC made in secret
-    too. The stub carries who, when and who may read it (campaign/visibility.py SEALED_KEYS), not
+    too. The stub carries who, when and who may read it (campaign/visibility/filter.py SEALED_KEYS), not
     what: so a sealed event is something done in secret, and a whisper (its visibility says so) whispered."""
     table = table_of("wyrm")
     gm, bob = seats("gm", "bob")

@@ -509,7 +509,7 @@ def alice_tested_in_secret(table_for, target: int):
 
 
 def test_a_gm_decision_a_player_reads_says_whom_on_the_audit_page(table_for):
-    """Stored ``gm`` with its readers in the payload (campaign/hidden.py), it says whom, as the table does."""
+    """Stored ``gm`` with its readers in the payload (campaign/visibility/readers.py), it says whom, as the table does."""
     table, hero = alice_tested_in_secret(table_for, target=9)
     grant = table.command(table.gm, {"type": "grant_resolve", "character": hero.id}).events[0]
     assert grant.visibility == "gm"
@@ -518,7 +518,7 @@ def test_a_gm_decision_a_player_reads_says_whom_on_the_audit_page(table_for):
 
 
 def test_a_players_action_on_her_own_secret_roll_reads_secret_on_the_audit_page(table_for):
-    """Stored ``gm`` naming her alone (campaign/hidden.py), it is a secret roll to its readers."""
+    """Stored ``gm`` naming her alone (campaign/visibility/readers.py), it is a secret roll to its readers."""
     table, hero = alice_tested_in_secret(table_for, target=11)  # short of it: Resolve to spend
     spent = table.command(table.alice, {"type": "spend_resolve", "character": hero.id, "totem": "Bear"}).events[0]
     assert spent.visibility == "gm" and spent.payload["shared_with"][0]["username"] == "alice"

@@ -184,7 +184,7 @@ def csv_by_seq(table, who) -> dict[int, dict]:
 
 
 def test_a_csv_row_alice_reads_besides_the_gm_says_so(table_for):
-    """Stored ``gm`` naming its readers (campaign/hidden.py): her action on her own secret roll, and the
+    """Stored ``gm`` naming its readers (campaign/visibility/readers.py): her action on her own secret roll, and the
     GM's decision on top of it. "gm" alone told the GM and Alice that only the GM reads them."""
     table, hero = alice_tested_in_secret(table_for, target=11)  # short of it: Resolve to spend
     spent = table.command(table.alice, {"type": "spend_resolve", "character": hero.id, "totem": "Bear"}).events[0]

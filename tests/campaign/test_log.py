@@ -337,7 +337,7 @@ def test_the_lock_finds_a_hidden_change_its_character_is_only_a_side_of(table):
     """``any_hidden_changes`` covers the events naming the character in ``sides`` (a contest's
     opponent), on every database: SQLite tests that key with a JSON path holding the id, which
     kept the query's stand-in id (the lock said "none" and the opponent's next decision was public)."""
-    from campaign.hidden import EVERYONE, hidden_shaped
+    from campaign.visibility import EVERYONE, hidden_shaped
     from campaign.log import Draft, lock_stream, record
     from rules import get_system
 

@@ -251,7 +251,7 @@ async def test_a_public_action_pushes_the_sheet_its_command_holds_only_when_noth
                                    "visibility": "public"}, [6, 1, 4])
     for name, comm in sockets.items():
         frame = await next_event_frame(comm)
-        # After a hidden change, the next one is sealed from whoever may not see that (campaign.hidden).
+        # After a hidden change, the next one is sealed from whoever may not see that (campaign.visibility.hidden).
         whole = "hidden" not in frame["event"]["payload"]
         assert whole or not in_hand
         assert frame["sheets"] == ([await fetched(table, getattr(table, name), hero)] if whole else []), name

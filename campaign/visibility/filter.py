@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from django.db.models.fields.json import KeyTransform
 
-from .models import (ROLE_GM, VISIBILITY_GM, VISIBILITY_PUBLIC, VISIBILITY_SECRET, VISIBILITY_SHARED, VISIBILITY_WHISPER,
-                     Event)
+from ..log import VOIDS
+from ..models import ROLE_GM, VISIBILITY_GM, VISIBILITY_PUBLIC, VISIBILITY_SECRET, VISIBILITY_SHARED, VISIBILITY_WHISPER
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ def may_see(data: dict, viewer: Viewer, revealed: frozenset[int] | set[int] = fr
     if visibility == VISIBILITY_SECRET:
         return data.get("actor_id") == viewer.user_id
     if visibility == VISIBILITY_GM:
-        # A GM's decision that read hidden changes some members may see names them (campaign/hidden.py).
+        # A GM's decision that read hidden changes some members may see names them (campaign/visibility/hidden.py).
         # Not its actor: a player's roll only the GM sees is hers to make, not to read.
         return viewer.user_id in shared_with(data)
     if visibility == VISIBILITY_WHISPER:
@@ -67,7 +67,7 @@ HIDDEN_ROW = {"shared_with": KeyTransform("shared_with", "payload")}
 
 
 def shared_with(data: dict) -> set[int]:
-    """The user ids a ``gm`` or ``shared`` event names as its readers (campaign/hidden.py), from its
+    """The user ids a ``gm`` or ``shared`` event names as its readers (campaign/visibility/hidden.py), from its
     payload or, for a row read without it, from its own ``shared_with`` (:data:`HIDDEN_ROW`)."""
     named = data["shared_with"] if "shared_with" in data else (
         data["payload"].get("shared_with") if isinstance(data.get("payload"), dict) else None)
@@ -78,37 +78,6 @@ def shared_with(data: dict) -> set[int]:
 # and hash (docs/event-log.md), nothing of what happened or to whom.
 SEALED_KEYS = ("seq", "format", "actor", "actor_id", "session", "scene", "visibility", "created_at", "prev_hash",
                "hash")
-
-
-# Where a stored event read from the log (campaign.log.events_after) keeps the voids that voided it,
-# as rows for may_see, until the filter turns them into its reader's ``"voided": true``: a void she
-# may not read (only the GM's, of a roll revealed later or of an NPC's roll the GM hid again) must not
-# mark the row she reads. Never sent: for_viewer and as_stored take it off.
-VOIDS = "voids"
-
-
-def marks_after(campaign_id: int, after: int) -> tuple[dict[int, list[dict]], set[int]]:
-    """``(voids, revealed)``: for each seq after ``after`` that a later void names, those voids, as rows
-    the visibility filter reads (seq, visibility, actor, the readers a ``gm`` one names: who may know
-    the seq was voided); and the seqs after ``after`` that a later reveal made public.
-
-    A void or reveal always comes after its target, so looking at marks with
-    seq > ``after`` finds every mark on the events after ``after``. A mark naming no
-    seq (an imported payload may hold anything) marks nothing.
-    """
-    voids, revealed = {}, set()
-    marks = (Event.objects.filter(campaign_id=campaign_id, seq__gt=after, type__in=("event_voided", "roll_revealed"))
-             .values_list("type", "seq", "visibility", "actor_id", KeyTransform("seq", "payload"),
-                          KeyTransform("shared_with", "payload")))
-    for kind, seq, visibility, actor_id, target, readers in marks:
-        if not isinstance(target, int) or isinstance(target, bool):
-            continue
-        if kind == "event_voided":
-            voids.setdefault(target, []).append({"seq": seq, "visibility": visibility, "actor_id": actor_id,
-                                                 "shared_with": readers})
-        else:
-            revealed.add(target)
-    return voids, revealed
 
 
 def voided_for(data: dict, viewer: Viewer, revealed: frozenset[int] | set[int] = frozenset()) -> bool:
