@@ -20,9 +20,14 @@ from tests.browser.conftest import SLUG, Seat, api_command, head_seq
 
 
 def _open_socket(server: str, token: str):
-    """One more table socket of the token's user, ready (the server counts it against SOCKETS_PER_USER)."""
+    """One more table socket of the token's user, ready (the server counts it against SOCKETS_PER_USER).
+
+    Nobody reads its frames after ``ready`` (presence, events, heartbeats pile up), so its queue is
+    unbounded: with websockets' default of 16 frames the client stops reading past the 17th, never
+    sees the server's close frame, and each ``close()`` waits out its 10 s close timeout."""
     ws = connect(f"ws://{server.removeprefix('http://')}/ws/campaigns/{SLUG}/table/?after=0",
-                 additional_headers={"Authorization": f"Bearer {token}"}, open_timeout=10, ping_interval=None)
+                 additional_headers={"Authorization": f"Bearer {token}"}, open_timeout=10, ping_interval=None,
+                 max_queue=None)
     for _ in range(1000):  # the backlog, then ``ready``
         frame = json.loads(ws.recv(timeout=10))
         assert frame["type"] != "error", frame
