@@ -84,18 +84,24 @@ def problems(events: Iterable[Seen]) -> list[tuple[int, str]]:
     the decision; a roll is decided once, before its session ends; and where the campaign witnesses a
     member's rolls, no roll of hers inside a session is stored without the pending step."""
     out: list[tuple[int, str]] = []
-    mode, roles = "off", {}
+    mode = "off"
+    # Roles by member id: a username is no part of the chain, and a host could rename its GM's account.
+    roles: dict[int | None, str] = {}
+    names: dict[str, int | None] = {}  # a username as the log or an event's actor named her -> her id
     pendings: dict[int, dict] = {}
     for e in events:
+        if e.actor is not None:
+            names.setdefault(e.actor, e.actor_id)
         p = e.payload
         if p is None:
             continue
         kind = e.type
-        if kind == "campaign_created":
-            roles[p.get("gm")] = "gm"
+        if kind == "campaign_created":  # its actor is the GM
+            roles[e.actor_id] = "gm"
+            names[p.get("gm")] = e.actor_id
             mode = p.get(SETTING, "off")
         elif kind in ("member_joined", "member_role_changed"):
-            roles[p.get("username")] = p.get("role")
+            roles[_member_id(p, names)] = p.get("role")
         elif kind == "campaign_configured" and SETTING in p:
             if e.session is not None:  # the server writes the key only with a change
                 out.append((e.seq, "changes whose rolls are witnessed inside a session, where rolls could escape "
@@ -128,10 +134,19 @@ def problems(events: Iterable[Seen]) -> list[tuple[int, str]]:
             why = _resolution_problem(e, p, pendings)
             if why:
                 out.append((e.seq, why))
-        elif p.get("dice_log") and e.session is not None and "command_id" in p and applies(mode, roles.get(e.actor)):
+        elif p.get("dice_log") and e.session is not None and "command_id" in p and applies(mode, roles.get(e.actor_id)):
             out.append((e.seq, f"a roll by a member whose rolls this campaign witnesses ({mode}), stored without "
                                "waiting for witnesses: its sender could have chosen its dice"))
     return out
+
+
+def _member_id(payload: dict, names: dict) -> int | None:
+    """The member a membership event names: by ``user_id``; an event stored before events carried it,
+    by the name the log knew her by (campaign/roster.py reads those the same way)."""
+    if type(payload.get("user_id")) is int:
+        names[payload.get("username")] = payload["user_id"]
+        return payload["user_id"]
+    return names.get(payload.get("username"))
 
 
 def _pending(witnesses, actor_id, session) -> dict:

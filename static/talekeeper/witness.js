@@ -29,7 +29,19 @@ export class WitnessBook {
     this.rolls = new Map(); // pending seq -> {actor, witnesses, came: [[seq, member, entropy]], by: {seq: username}, resolved}
     // Whose rolls wait for witnesses, as far as this page read the log from its start ("off" until then).
     this.mode = "off";
-    this.roles = new Map(); // username -> role
+    // Roles by member id: a username is no part of the chain, and a host could rename its GM's account.
+    this.roles = new Map(); // member id -> role
+    this.names = new Map(); // a username as the log or an event's actor named her -> her id
+  }
+
+  /** The member a membership event names: by `user_id`; one stored before events carried it, by the
+   *  name the log knew her by (as rules/witness.py reads it). */
+  _memberId(p) {
+    if (Number.isInteger(p.user_id)) {
+      this.names.set(p.username, p.user_id);
+      return p.user_id;
+    }
+    return this.names.get(p.username) ?? null;
   }
 
   /** The roll a pending seq names, once seen (null before). */
@@ -37,13 +49,15 @@ export class WitnessBook {
 
   /** Read one event (in seq order, once its hash is checked); the problem it shows, or "". */
   async see(ev) {
+    if (ev.actor != null && !this.names.has(ev.actor)) this.names.set(ev.actor, ev.actor_id);
     if (ev.hidden) return "";
     const p = ev.payload || {};
-    if (ev.type === "campaign_created") {
-      this.roles.set(p.gm, "gm");
+    if (ev.type === "campaign_created") { // its actor is the GM
+      this.roles.set(ev.actor_id, "gm");
+      this.names.set(p.gm, ev.actor_id);
       this.mode = p.witnessed_rolls ?? "off";
     } else if (ev.type === "member_joined" || ev.type === "member_role_changed") {
-      this.roles.set(p.username, p.role);
+      this.roles.set(this._memberId(p), p.role);
     }
     if (ev.type === PENDING) {
       this.rolls.set(ev.seq, this._new(p.witnesses, ev.actor_id, false));
@@ -65,7 +79,7 @@ export class WitnessBook {
       // The server writes the key only with a change, and only between sessions (rules/witness.py).
       if (ev.session != null) return `#${ev.seq} changes whose rolls are witnessed inside a session, where rolls could escape their witnesses: it changes between sessions only.`;
     } else if (Array.isArray(p.dice_log) && p.dice_log.length && ev.session != null && "command_id" in p &&
-               (this.mode === "everyone" || (this.mode === "gm" && this.roles.get(ev.actor) === "gm"))) {
+               (this.mode === "everyone" || (this.mode === "gm" && this.roles.get(ev.actor_id) === "gm"))) {
       return `#${ev.seq} is a roll by a member whose rolls this campaign witnesses (${this.mode}), stored without waiting for witnesses: its sender could have chosen its dice.`;
     }
     return "";

@@ -390,14 +390,21 @@ def test_a_gm_roll_whose_digest_is_not_its_contributions_is_named(table, online,
     assert any("witness digest" in p for p in chain_problems(table, table.bob))
 
 
-def test_a_gm_roll_stored_without_waiting_for_witnesses_is_named(table, online, tmp_path, monkeypatch):
-    """The host's server skips the pending step for its GM's roll (it could then choose her dice)."""
+@pytest.mark.parametrize("renamed", [False, True])
+def test_a_gm_roll_stored_without_waiting_for_witnesses_is_named(table, online, tmp_path, monkeypatch, renamed):
+    """The host's server skips the pending step for its GM's roll (it could then choose her dice). Renamed:
+    it renames its GM's account too (a username is no part of the chain): whose rolls wait is read by
+    member id, so the roll is still hers."""
+    from django.contrib.auth import get_user_model
+
     table.command(table.gm, {"type": "start_session"})
     online("gm", "alice")
     with monkeypatch.context() as patched:
         patched.setattr(commands, "_witnessed", lambda *args: False)
         roll = table.command(table.gm, {"type": "roll", "notation": "1d20"}).events[0]
     table.command(table.gm, {"type": "end_session"})
+    if renamed:
+        get_user_model().objects.filter(pk=table.gm.pk).update(username="keeper")
     said = "stored without waiting for witnesses"
     assert said in verify_dice(table, 1) and f"BAD seq {roll.seq}: " in verify_log(table)
     code, out = standalone(table, table.bob, tmp_path)

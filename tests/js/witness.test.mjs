@@ -81,12 +81,15 @@ test("a pending roll whose witnesses are no ascending list of other members' ids
 
 test("where the campaign witnesses a member's rolls, a roll of hers stored in a session without waiting is named", async () => {
   const created = { seq: 1, type: "campaign_created", actor_id: 1, actor: "gm", payload: { gm: "gm", witnessed_rolls: "gm" } };
-  const joined = { seq: 2, type: "member_joined", actor_id: 1, actor: "gm", payload: { username: "alice", role: "player" } };
-  const plain = (seq, actor, session) => ({ seq, type: "roll", actor_id: 1, actor, session,
+  const joined = { seq: 2, type: "member_joined", actor_id: 1, actor: "gm", payload: { username: "alice", user_id: 2, role: "player" } };
+  const plain = (seq, actor, session) => ({ seq, type: "roll", actor_id: actor === "gm" ? 1 : 2, actor, session,
     payload: { command_id: `c${seq}`, dice_log: [[6, 3]], dice_scheme: "talekeeper-hmac-sha256-v3" } });
   const { out } = await problems([created, joined, plain(3, "alice", 1), plain(4, "gm", null), plain(5, "gm", 1)]);
   assert.equal(out.length, 1);
   assert.match(out[0], /^#5 is a roll by a member whose rolls this campaign witnesses \(gm\), stored without waiting/);
+  // Whose rolls wait is read by member id: the GM's account renamed since is still the GM's.
+  const renamed = { ...plain(6, "keeper", 1), actor_id: 1 };
+  assert.match((await problems([created, joined, renamed])).out[0] ?? "", /^#6 is a roll by a member whose rolls/);
   // A page whose window starts after the setting knows of none, and names nothing.
   assert.deepEqual((await problems([plain(5, "gm", 1)])).out, []);
 });
