@@ -41,6 +41,7 @@ MAX_CONDITIONS = 12  # on one character at once
 MAX_ROUNDS = 20
 MAX_NAME = 40
 MAX_MODIFIER = 10
+MAX_EFFECT = MAX_CONDITIONS * MAX_MODIFIER  # what a character's conditions add together, at most
 DURATIONS = (("rounds", "some rounds"), ("scene", "the scene"), ("until_removed", "until removed"))
 # The platform's events that end what lasts a round or a scene (rules/base.py FRAME_EVENTS).
 # A two-sided contest's round, in the systems that have one (Tale's iterated and combat rounds, MdT's race).

@@ -23,7 +23,7 @@ from ..base import DiceSource, Event, RuleError, odds_json
 from ..declare import Choice, Flag, Group, Integer, ListOf, Text, action, actions_by_type
 from .odds import (
     MAX_POOL, MAX_TARGET, PLACES, TIE_RULES, available, combat_odds, read_challenge,
-    read_challenge_dice, read_place, read_portions, round_odds, straight_odds,
+    read_challenge_dice, read_place, read_portions, round_odds, sitting_out, straight_odds,
 )
 from .settings import options
 from .sheet import (
@@ -299,14 +299,17 @@ def _columns(mine: list[int], theirs: list[int], verdicts: list[str] | None) -> 
 @action("iterated_round", title="Roll a round", rolls=True, emits=("round_rolled", "contest_ended"),
         help="One round of the running contest: both pools, the loser's dice eliminated.")
 def iterated_round(state: dict, action: dict, dice: DiceSource) -> list[Event]:
-    """One round of an iterated contest. Dice: all of mine, then all of theirs.
+    """One round of an iterated contest. Dice: all of mine (less those my conditions keep out,
+    :func:`rules.tale.odds.sitting_out`), then all of theirs.
 
-    Equal sums: nothing happens. Otherwise the loser's dice are eliminated by :func:`walk`.
+    Equal sums: nothing happens. Otherwise the loser's rolled dice are eliminated by :func:`walk`.
     """
     contest = _contest(state, combat=False)
     mine_n, theirs_n = contest["mine"], contest["theirs"]
-    chances = round_odds(mine_n, theirs_n)
-    mine, theirs = _roll(dice, mine_n), _roll(dice, theirs_n)
+    # A condition's penalty dice sit this round out (rules/tale/odds.py ``sitting_out``).
+    out, applied = sitting_out(state, mine_n)
+    chances = round_odds(mine_n - out, theirs_n)
+    mine, theirs = _roll(dice, mine_n - out), _roll(dice, theirs_n)
     mine_sorted, theirs_sorted = _desc(mine), _desc(theirs)
     lost = {"mine": 0, "theirs": 0}
     verdicts = None
@@ -331,6 +334,8 @@ def iterated_round(state: dict, action: dict, dice: DiceSource) -> list[Event]:
         "eliminated": lost,
         "mine_after": mine_n - lost["mine"], "theirs_after": theirs_n - lost["theirs"],
         "rounds_left": rounds_left, "odds": odds_json(chances),
+        # Only when a condition kept dice out: a log from before conditions replays as it was decided.
+        **({"conditions": applied, "sitting_out": out} if applied else {}),
     }
     return _after_round(state, contest, "round_rolled", payload)
 
@@ -435,11 +440,8 @@ def combat_round(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     (only if I attack).
     """
     contest = _contest(state, combat=True)
-    mine_av, theirs_av = available(contest)
-    # A condition's penalty dice, while it lasts, as the text's one- and two-round penalties
-    # (tale-rpg.txt:64-66, rules/conditions.py): dice this side can't portion out this round.
-    penalty, applied = conditions.effect(state)
-    mine_av = max(0, mine_av - penalty)
+    # Less a condition's penalty dice, while it lasts (rules/tale/odds.py ``available``).
+    (mine_av, theirs_av), applied = available(contest, state)
     p = read_portions(action, mine_av, theirs_av)
     chances = combat_odds(p)
     my_attack = _roll(dice, p["attack"])

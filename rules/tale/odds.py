@@ -23,6 +23,7 @@ from __future__ import annotations
 from fractions import Fraction
 from functools import lru_cache
 
+from .. import conditions
 from ..base import RuleError, require_int
 from .sheet import ready_to_roll, skill_pool
 
@@ -242,17 +243,32 @@ def preview(state: dict, action: dict) -> dict[str, Fraction]:
     if kind == "iterated_round":
         if not contest or contest["kind"] == "combat":
             raise RuleError("There is no iterated contest running.")
-        return round_odds(contest["mine"], contest["theirs"])
+        return round_odds(contest["mine"] - sitting_out(state, contest["mine"])[0], contest["theirs"])
     if kind == "combat_round":
         if not contest or contest["kind"] != "combat":
             raise RuleError("There is no combat running.")
-        return combat_odds(read_portions(action, *available(contest)))
+        return combat_odds(read_portions(action, *available(contest, state)[0]))
     return {}
 
 
-def available(contest: dict) -> tuple[int, int]:
-    """Dice each side may portion out this combat round: its pool less its exhaustion penalties."""
+def available(contest: dict, state: dict) -> tuple[tuple[int, int], list[dict]]:
+    """Dice each side may portion out this combat round: its pool less its exhaustion penalties and,
+    on my side, my conditions' penalty dice while they last, as the text's "one- and two-round
+    penalties" (tale-rpg.txt:64-66, rules/conditions.py); with the conditions that took dice."""
     penalty = {"mine": 0, "theirs": 0}
     for p in contest.get("penalties", []):
         penalty[p["side"]] += p["dice"]
-    return (max(0, contest["mine"] - penalty["mine"]), max(0, contest["theirs"] - penalty["theirs"]))
+    mine_off, applied = conditions.effect(state)
+    return ((max(0, contest["mine"] - penalty["mine"] - mine_off), max(0, contest["theirs"] - penalty["theirs"])),
+            applied)
+
+
+def sitting_out(state: dict, dice: int) -> tuple[int, list[dict]]:
+    """How many of a side's ``dice`` its conditions' penalty dice keep out of an iterated round, and
+    those conditions. Iterated resolution portions "the available dice pool" into attack, defence and
+    do-nothing pools (tale-rpg.txt:9) and its penalties are exhaustion dice (tale-rpg.txt:8, 66): a
+    penalty die sits in the do-nothing pool, rolled by nobody and never walked against the winner's
+    (the walk goes down "both pools" as rolled, tale-rpg.txt:10; the text rolls over onto unrolled
+    dice in combat only, tale-rpg.txt:62), and is back the round after the condition ends."""
+    off, applied = conditions.effect(state)
+    return min(max(0, off), dice), applied

@@ -213,19 +213,24 @@ def tale_combat_round(sides: Mapping[Side, Mapping], choices: Mapping, dice: Dic
             "damage": damage, "after": {s: sides[s]["dice"] - damage[s] for s in sides}, "penalties": penalties}
 
 
-def tale_iterated_round(sides: Mapping[Side, int], exchanges, dice: DiceSource, ties: str = "stop") -> dict:
-    """One iterated round of several sides (tale-rpg.txt:8-10): ``sides`` maps each to its dice.
+def tale_iterated_round(sides: Mapping[Side, int], exchanges, dice: DiceSource, ties: str = "stop",
+                        sitting_out: Mapping[Side, int] | None = None) -> dict:
+    """One iterated round of several sides (tale-rpg.txt:8-10): ``sides`` maps each to its dice;
+    ``sitting_out``, the dice a side's conditions keep out of this round (rules/tale/odds.py
+    ``sitting_out``): it rolls the rest, and only those can be eliminated.
 
     Dice, in order: each side's pool, sides in order (a side in no exchange rolls nothing). Each
     named pair compares sums; the loser's dice, sorted high to low, are walked against the winner's;
     equal sums: nothing. Eliminations from several pairs add up, at most the side's dice."""
     pairs = read_exchanges(exchanges, sides)
     taking_part = {s for pair in pairs for s in pair}
-    rolls = {s: descending([dice.roll(6) for _ in range(n)]) if s in taking_part else [] for s, n in sides.items()}
+    out_of_round = {s: min(max(0, (sitting_out or {}).get(s, 0)), n) for s, n in sides.items()}
+    rolled = {s: n - out_of_round[s] for s, n in sides.items()}
+    rolls = {s: descending([dice.roll(6) for _ in range(n)]) if s in taking_part else [] for s, n in rolled.items()}
     lost = {s: 0 for s in sides}
     out = []
     for by, against in pairs:
-        win, tie, lose = compare(sides[by], sides[against])
+        win, tie, lose = compare(rolled[by], rolled[against])
         a, b = sum(rolls[by]), sum(rolls[against])
         outcome = "win" if a > b else "lose" if a < b else "tie"
         verdicts = []
@@ -237,7 +242,8 @@ def tale_iterated_round(sides: Mapping[Side, int], exchanges, dice: DiceSource, 
                     "odds": odds_json({"win": win, "tie": tie, "lose": lose})})
     lost = {s: min(n, sides[s]) for s, n in lost.items()}
     return {"kind": "iterated", "ties": ties, "dice": rolls, "exchanges": out, "eliminated": lost,
-            "after": {s: sides[s] - lost[s] for s in sides}}
+            "after": {s: sides[s] - lost[s] for s in sides},
+            **({"sitting_out": {s: n for s, n in out_of_round.items() if n}} if any(out_of_round.values()) else {})}
 
 
 def _ready(state: Mapping) -> None:
@@ -302,7 +308,9 @@ def _combat_round(fight: Mapping, standing: list[Side], choices: Mapping, dice: 
 def _iterated_round(fight: Mapping, standing: list[Side], choices: Mapping, dice: DiceSource, after: dict):
     entries = fight["entries"]
     exchanges = exchanges_chosen(standing, choices)
-    result = tale_iterated_round({s: entries[s]["dice"] for s in standing}, exchanges, dice, fight["settings"]["ties"])
+    # A side's conditions' penalty dice sit this round out (rules/tale/odds.py ``sitting_out``).
+    result = tale_iterated_round({s: entries[s]["dice"] for s in standing}, exchanges, dice, fight["settings"]["ties"],
+                                 {s: in_fight(fight, s) for s in standing})
     for s in standing:
         after[s].update(dice=result["after"][s], damage_taken=entries[s]["damage_taken"] + result["eliminated"][s])
     return result, _last_team(fight, standing, after)

@@ -112,6 +112,9 @@ def _succeeds(total: int, dl: int, ties_succeed: bool) -> bool:
             "attribute": Integer(0, ATTRIBUTE_HARD_MAX, label="Their attribute"),
             "skills": Integer(0, MAX_SKILLS_PER_CHECK, default=0, label="Their skills"),
             "static": Flag(label="Static DL (no roll for them)"),
+            "conditions": Integer(-conditions.MAX_EFFECT, conditions.MAX_EFFECT, default=0,
+                                  label="Their conditions",
+                                  help="The passive side's conditions' DL modifier: the DL it sets is that much lower."),
         }, optional=True, label="Opponent", help="The passive side of an opposed check."),
         "modifier": Integer(-MAX_MODIFIER, MAX_MODIFIER, default=0, label="DL modifier"),
         "task": TASK,
@@ -132,6 +135,8 @@ def check(state: dict, action: Mapping, dice: DiceSource) -> list[Event]:
             "skills": vs_skills,
             "skill_bonus": SKILL_BONUS * vs_skills,
             "static": static,
+            # Only when the passive side's conditions count: a log from before them replays as it was decided.
+            **({"conditions": spec.vs_conditions} if spec.vs_conditions else {}),
         }
         if static:
             opposition.update(dice=[], static_bonus=STATIC_OPPOSITION, total=spec.vs_bonus + STATIC_OPPOSITION)

@@ -132,6 +132,9 @@ class CheckSpec:
     ties_succeed: bool
     task: str | None = None
     conditions: tuple = ()  # the conditions whose modifier ``modifier`` includes (rules/conditions.py)
+    # The passive side's conditions' DL modifier as this check counts it (``conditions.passive``),
+    # taken off ``modifier``: its roll is its check, so what makes its checks harder lowers the DL it sets.
+    vs_conditions: int = 0
 
     @property
     def bonus(self) -> int:
@@ -177,13 +180,17 @@ def _read_difficulty(action: Mapping) -> tuple[int | None, tuple[int, int, bool]
 
 
 def raw_check_spec(action: Mapping) -> CheckSpec:
-    """Read the state-less form ``{"type": "check", "attribute": 3, "skills": 1, "dl": 9}``."""
+    """Read the state-less form ``{"type": "check", "attribute": 3, "skills": 1, "dl": 9}`` (``vs`` may
+    give the passive side's ``conditions``)."""
     if isinstance(action.get("attribute"), str):
         raise RuleError("In the odds form 'attribute' is the rating, a whole number (e.g. 3).", "invalid")
     attribute = require_int(action, "attribute", 0, ATTRIBUTE_HARD_MAX)
     skills = require_int(action, "skills", 0, MAX_SKILLS_PER_CHECK, default=0)
     dl, vs, modifier = _read_difficulty(action)
-    return CheckSpec(None, attribute, (), skills, dl, vs, modifier, read_bool(action, "ties_succeed", True))
+    passive = 0 if vs is None else require_int(action["vs"], "conditions", -conditions.MAX_EFFECT,
+                                                conditions.MAX_EFFECT, default=0)
+    return CheckSpec(None, attribute, (), skills, dl, vs, modifier - passive, read_bool(action, "ties_succeed", True),
+                     vs_conditions=passive)
 
 
 def check_spec(state: Mapping, action: Mapping) -> CheckSpec:
@@ -204,6 +211,8 @@ def check_spec(state: Mapping, action: Mapping) -> CheckSpec:
     # "The GM may add circumstantial modifiers to any DL" (wyrm-srd-rules-mechanics.txt:31): a
     # condition's, while it lasts, on top of the one the check names (rules/conditions.py).
     circumstances, applied = conditions.effect(state)
+    # The passive side's (filled from its state, rules/wyrm/opposed.py ``fill``), where the campaign reads them.
+    passive = vs.get("conditions", 0) if vs is not None and passive_conditions_count(state) else 0
     return CheckSpec(
         action["attribute"],
         state["attributes"][action["attribute"]],
@@ -211,11 +220,17 @@ def check_spec(state: Mapping, action: Mapping) -> CheckSpec:
         len(names),
         action["dl"],
         None if vs is None else (vs["attribute"], vs["skills"], vs["static"]),
-        action["modifier"] + circumstances,
+        action["modifier"] + circumstances - passive,
         state["sheet"]["options"]["ties_succeed"],
         action["task"],
         tuple(applied),
+        passive,
     )
+
+
+def passive_conditions_count(state: Mapping) -> bool:
+    """Campaign setting ``conditions.passive`` (docs/rules.md, Conditions 5); on in a log from before it."""
+    return (state["sheet"]["options"].get("conditions") or {}).get("passive", True)
 
 
 @dataclass(frozen=True)

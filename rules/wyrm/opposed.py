@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from ..base import Contests, DiceSource, FightKind, Fights, RuleError, odds_json
-from ..conditions import in_fight
+from ..conditions import effect, in_fight
 from ..contests import given
 from ..options import complete
 from ..sides import Side, choose_against, exchanges_chosen, read_exchanges
@@ -44,7 +44,18 @@ def fill(action: dict, opponent: Mapping) -> dict:
     return {"vs": {"attribute": opponent["attributes"][attribute], "skills": len(known), "static": static}}
 
 
-CONTESTS = Contests(opposable=frozenset({"check"}), fill=fill)
+def fill_opposed(action: dict, opponent: Mapping) -> dict:
+    """An opposed check's passive side, as :func:`fill` reads it, with its conditions' DL modifier
+    (``conditions``, only when it has one: the check reads it where the campaign does,
+    rules/wyrm/odds.py ``check_spec``)."""
+    filled = fill(action, opponent)
+    passive = effect(opponent)[0]
+    if passive:
+        filled["vs"]["conditions"] = passive
+    return filled
+
+
+CONTESTS = Contests(opposable=frozenset({"check"}), fill=fill_opposed)
 
 
 # --- rounds of opposed checks of several sides -------------------------------------------------
@@ -57,7 +68,9 @@ def wyrm_opposed_round(sides: Mapping[Side, Mapping], exchanges, dice: DiceSourc
     """Opposed checks of several sides (wyrm-srd-rules-mechanics.txt:21-25): in each exchange ``by``
     is active and ``against`` passive. ``sides[s]``: ``{"bonus": attribute + skill bonuses,
     "explodes": a skill applies}`` (a side's numbers as active and passive are the same here), and
-    ``"modifier"``: its conditions' DL modifier on its checks as the active side (rules/conditions.py).
+    ``"modifier"``: its conditions' DL modifier on its checks as the active side, and
+    ``"passive_modifier"``: the same as the passive side, taken off the DL its roll sets (campaign
+    setting ``conditions.passive``; rules/conditions.py).
 
     Dice, in order, exchange by exchange: the passive side's die and its explosions (``once``: only
     at its first exchange; its later ones read the same DL), then the active side's."""
@@ -68,7 +81,7 @@ def wyrm_opposed_round(sides: Mapping[Side, Mapping], exchanges, dice: DiceSourc
     out = []
     for by, against in pairs:
         a, p = sides[by], sides[against]
-        modifier = a.get("modifier", 0)
+        modifier = a.get("modifier", 0) - p.get("passive_modifier", 0)
         chances = opposed_odds(a["bonus"], a["explodes"], p["bonus"], p["explodes"], modifier, ties_succeed)
         if passive_rolls == "once" and against in set_dl:
             passive = set_dl[against]
@@ -98,8 +111,11 @@ def _round(fight: Mapping, standing: list[Side], choices: Mapping, dice: DiceSou
     exchanges = exchanges_chosen(standing, choices)
     settings = fight["settings"]
     # "The GM may add circumstantial modifiers to any DL" (wyrm-srd-rules-mechanics.txt:31): the
-    # active side's conditions', this round (rules/conditions.py).
-    sides = {s: {**fight["entries"][s], **({"modifier": in_fight(fight, s)} if in_fight(fight, s) else {})}
+    # active side's conditions', this round, less the passive side's where the campaign reads them
+    # (rules/conditions.py).
+    passive = settings.get("passive_conditions", False)
+    sides = {s: {**fight["entries"][s], **({"modifier": in_fight(fight, s)} if in_fight(fight, s) else {}),
+                 **({"passive_modifier": in_fight(fight, s)} if passive and in_fight(fight, s) else {})}
              for s in standing}
     result = wyrm_opposed_round(sides, exchanges, dice,
                                 settings["ties_succeed"], settings["passive_rolls"])
@@ -108,7 +124,8 @@ def _round(fight: Mapping, standing: list[Side], choices: Mapping, dice: DiceSou
 
 def _settings(state: Mapping) -> dict:
     chosen = complete(OPTIONS, state["sheet"].get("options"))
-    return {"ties_succeed": chosen["ties_succeed"], "passive_rolls": chosen["fights"]["passive_rolls"]}
+    return {"ties_succeed": chosen["ties_succeed"], "passive_rolls": chosen["fights"]["passive_rolls"],
+            "passive_conditions": chosen["conditions"]["passive"]}
 
 
 FIGHTS = Fights(kinds=(FightKind("opposed", "an opposed test", _entry, choose_against, _round),), settings=_settings)

@@ -29,6 +29,10 @@ OPTIONS = (
     Option("fights.passive_rolls", "each", "A passive side opposed by several",
            "each: it rolls once per check against it; once: one roll sets its DL for every check against it "
            "that round (rules/fights.py).", kind="choice", choices=("each", "once"), reading="Fights 5"),
+    Option("conditions.passive", True, "A passive side's conditions set its DL",
+           "On: a passive side's conditions' DL modifier takes that much off the DL its roll sets (it is its "
+           "check too); off: only the active side's conditions count (rules/conditions.py).",
+           kind="bool", reading="Conditions 5"),
     Option("health.enabled", False, "Health track (house rule)",
            "The text has no hit points; on, the GM marks harm and healing on a track.",
            kind="bool", reading="WYRM 21", house_rule=True),

@@ -85,13 +85,7 @@ def test_a_fight_s_round_reads_the_conditions_the_table_may_read(table_for):
     """A Tale fight of two sides with the server's dice: Ana's penalty dice (tale-rpg.txt:64-66) are
     read by the round and recorded in what it read (``filled``), so the session's replay decides the
     same; a condition the GM applied in secret is not read (the round would show it)."""
-    table = table_for("tale")
-    sheet = get_system("tale").example_sheet
-    ana = table.create_character(table.alice, "Ana", sheet)
-    ben = table.create_character(table.bob, "Ben", sheet)
-    table.command(table.gm, {"type": "start_session"})
-    table.command(table.gm, {"type": "apply_condition", "character": ana.id, "name": "Winded", "duration": "scene",
-                             "modifier": 2})
+    table, ana, ben = _in_session(table_for, "tale", ("Ana", "Ben"), "Winded", 2)
     table.command(table.gm, {"type": "start_fight", "sides": [{"character": ana.id, "team": "A"},
                                                               {"character": ben.id, "team": "B"}]})
     table.command(table.gm, {"type": "apply_condition", "character": ben.id, "name": "Poisoned", "duration": "scene",
@@ -106,3 +100,44 @@ def test_a_fight_s_round_reads_the_conditions_the_table_may_read(table_for):
     table.command(table.gm, {"type": "end_session"})
     report = verify_session(type(table.campaign).objects.get(pk=table.campaign.pk), 1)
     assert report.ok, report.problems
+
+
+
+def _in_session(table_for, system: str, names: tuple[str, ...], condition: str, modifier: int, on: int = 0):
+    """A table of ``system`` in session: alice's and bob's characters named ``names`` from the example
+    sheet, the one at ``on`` under ``condition`` for the scene."""
+    table = table_for(system)
+    sheet = get_system(system).example_sheet
+    heroes = [table.create_character(user, name, sheet) for user, name in zip((table.alice, table.bob), names)]
+    table.command(table.gm, {"type": "start_session"})
+    table.command(table.gm, {"type": "apply_condition", "character": heroes[on].id, "name": condition,
+                             "duration": "scene", "modifier": modifier})
+    return (table, *heroes)
+
+
+def _replays(table) -> None:
+    table.command(table.gm, {"type": "end_session"})
+    report = verify_session(type(table.campaign).objects.get(pk=table.campaign.pk), 1)
+    assert report.ok, report.problems
+
+
+def test_an_iterated_contest_reads_the_actor_s_penalty_dice_and_replays_the_same(table_for):
+    """Tale's iterated round keeps the actor's penalty dice out (docs/rules.md, Conditions 6)."""
+    tale, ana = _in_session(table_for, "tale", ("Ana",), "Winded", 2)
+    tale.command(tale.alice, {"type": "start_contest", "character": ana.id, "characteristics": ["clever", "deft"],
+                              "vs_pool": 4})
+    rolled = tale.command(tale.alice, {"type": "iterated_round", "character": ana.id}).events[0]
+    assert (len(rolled.payload["dice"]["mine"]), rolled.payload["sitting_out"]) == (4, 2)
+    _replays(tale)
+
+
+def test_a_passive_side_s_conditions_are_filled_into_the_check_and_replay_the_same(table_for):
+    """WYRM's opposed check naming its opponent fills the passive side's conditions into the action
+    the log records (docs/rules.md, Conditions 5)."""
+    wyrm, thief, guard = _in_session(table_for, "wyrm", ("Thief", "Guard"), "Drowsy", 2, on=1)
+    checked = wyrm.command(wyrm.alice, {"type": "check", "character": thief.id, "attribute": "rogue",
+                                        "skills": ["Stealth"], "vs_character": guard.id, "vs_attribute": "mage",
+                                        "vs_skills": ["Awareness"]}).events[0]
+    p = checked.payload
+    assert p["opposition"]["conditions"] == 2 and p["dl"] == p["dl_base"] - 2
+    _replays(wyrm)

@@ -240,3 +240,106 @@ def test_wyrm_an_active_side_s_conditions_add_to_the_dl_it_must_reach():
                            ScriptedDice([3, 4]))["result"]["exchanges"][0]
     assert "modifier" not in plain and "dl" not in plain
     assert x["odds"]["success"]["float"] < plain["odds"]["success"]["float"]
+
+
+# --- iterated resolution and the passive side (docs/rules.md "Conditions" 5 and 6) -----------------
+
+
+def test_tale_an_iterated_round_leaves_a_condition_s_penalty_dice_out_of_the_roll_and_the_walk():
+    from fractions import Fraction
+
+    from rules.tale.odds import compare
+
+    # tale-rpg.txt:9: the available pool is portioned into "attack, defence and do-nothing pools".
+    tale = get_system("tale")
+    st = act("tale", fresh("tale"), condition("Winded", rounds=2, modifier=2))[1]
+    st = act("tale", st, {"type": "start_contest", "characteristics": ["clever", "deft"], "vs_pool": 4})[1]  # 6D
+    win, tie, lose = compare(4, 4)  # four of my six dice against their four
+    assert tale.preview(st, {"type": "iterated_round"}) == {"win": win, "tie": tie, "lose": lose}
+    # Mine 1 1 1 1 (sum 4) lose to 6 6 6 6: my four rolled dice go, the two sitting out stay.
+    events, after = act("tale", st, {"type": "iterated_round"}, [1, 1, 1, 1] + [6, 6, 6, 6])
+    p = events[0].payload
+    assert (len(p["dice"]["mine"]), p["sitting_out"], p["outcome"]) == (4, 2, "lose")
+    assert (p["eliminated"]["mine"], p["mine_after"]) == (4, 2)
+    assert p["conditions"] == [{"name": "Winded", "modifier": 2}]
+    assert Fraction(p["odds"]["win"]["p"]) == win
+    # Its first round passed; in the next it still keeps 2D out (of the 2D left: nothing to roll).
+    assert names(after) == [("Winded", 1)]
+    events, after = act("tale", after, {"type": "iterated_round"}, [3, 3, 3, 3])
+    assert (events[0].payload["dice"]["mine"], events[0].payload["outcome"]) == ([], "lose")
+    assert events[0].payload["mine_after"] == 2 and names(after) == []
+    # Without the condition the same dice are a whole pool: six rolled.
+    plain = act("tale", fresh("tale"), {"type": "start_contest", "characteristics": ["clever", "deft"], "vs_pool": 4})[1]
+    p = act("tale", plain, {"type": "iterated_round"}, [1] * 6 + [6] * 4)[0][0].payload
+    assert len(p["dice"]["mine"]) == 6 and "sitting_out" not in p and "conditions" not in p
+
+
+def test_tale_an_iterated_fight_keeps_a_side_s_penalty_dice_out_of_its_round():
+    from rules import fights
+    from rules.tale.odds import compare
+
+    tale = get_system("tale")
+    entry = lambda n: {"dice": n, "start": n, "penalty": 0, "damage_taken": 0}  # noqa: E731
+    plain = _fight("iterated", {"1": entry(4), "2": entry(3)}, {"ties": "stop", "defence": "each"})
+    fight = _with("tale", plain, 2)
+    assert fight["conditions"] == {"1": 2}
+    choices = {"1": {"against": ["2"]}, "2": {"against": []}}
+    # Side 1 rolls two dice (1 1) against three (6 6 6): it loses the two it rolled, keeps the two out.
+    decided = fights.resolve(tale, fight, choices, ScriptedDice([1, 1] + [6, 6, 6]))
+    result = decided["result"]
+    assert result["dice"]["1"] == [1, 1] and result["sitting_out"] == {"1": 2}
+    assert (result["eliminated"]["1"], decided["entries"]["1"]["dice"]) == (2, 2)
+    x = result["exchanges"][0]
+    assert [x["odds"][k]["p"] for k in ("win", "tie", "lose")] == [str(f) for f in compare(2, 3)]
+    # The same round without it rolls all four.
+    assert fights.resolve(tale, plain, choices, ScriptedDice([1] * 4 + [6] * 3))["result"]["dice"]["1"] == [1] * 4
+
+
+def _passive(setting: bool = True) -> tuple[dict, dict]:
+    from rules import contests
+
+    wyrm = get_system("wyrm")
+    guard = act("wyrm", fresh("wyrm"), condition("Drowsy", "scene", modifier=2))[1]
+    thief = fresh("wyrm")
+    thief["sheet"]["options"]["conditions"]["passive"] = setting
+    action = {"type": "check", "attribute": "rogue", "skills": ["Stealth"], "vs_character": 2,
+              "vs_attribute": "mage", "vs_skills": ["Awareness"]}
+    action.update(contests.fill(wyrm, dict(action), guard))
+    return thief, action
+
+
+def test_wyrm_a_passive_side_s_conditions_lower_the_dl_its_roll_sets():
+    from rules.wyrm.odds import opposed_odds
+
+    # wyrm-srd-rules-mechanics.txt:23 and 31: the passive side's roll sets the DL; circumstances modify any DL.
+    thief, action = _passive()
+    assert action["vs"] == {"attribute": 2, "skills": 1, "static": False, "conditions": 2}
+    wyrm = get_system("wyrm")
+    chances = opposed_odds(5, True, 4, True, -2, True)
+    assert wyrm.preview(thief, action) == chances
+    # The guard's 3 + 4 = DL 7, less 2 for Drowsy: 5. The thief's 1 + 5 = 6 succeeds.
+    p = wyrm.decide(thief, action, ScriptedDice([3, 1]))[0].payload
+    assert (p["dl_base"], p["modifier"], p["dl"], p["total"], p["outcome"]) == (7, -2, 5, 6, "success")
+    assert p["opposition"]["conditions"] == 2
+    assert {k: v["p"] for k, v in p["odds"].items()} == {k: str(v) for k, v in chances.items()}
+    # The setting off: only the active side's conditions count, as before.
+    thief, action = _passive(False)
+    p = wyrm.decide(thief, action, ScriptedDice([3, 1]))[0].payload
+    assert (p["dl"], p["outcome"]) == (7, "failure") and "conditions" not in p["opposition"]
+
+
+def test_wyrm_a_passive_side_s_conditions_count_in_a_fight_where_the_campaign_reads_them():
+    from rules import fights
+
+    wyrm = get_system("wyrm")
+    entries = {"1": {"bonus": 3, "explodes": False}, "2": {"bonus": 2, "explodes": False}}
+    guard = act("wyrm", fresh("wyrm"), condition("Drowsy", "scene", modifier=2))[1]
+    settings = {"ties_succeed": True, "passive_rolls": "each", "passive_conditions": True}
+    fight = fights.with_conditions(wyrm, _fight("opposed", entries, settings), {"1": fresh("wyrm"), "2": guard})
+    # The guard's 3 + 2 = DL 5, less 2: 3. The thief's 1 + 3 = 4 succeeds.
+    x = fights.resolve(wyrm, fight, {"1": {"against": ["2"]}}, ScriptedDice([3, 1]))["result"]["exchanges"][0]
+    assert (x["passive"]["dl"], x["modifier"], x["dl"], x["total"], x["outcome"]) == (5, -2, 3, 4, "success")
+    # A fight started under the setting off (or before it) reads only the active side's.
+    old = {**fight, "settings": {"ties_succeed": True, "passive_rolls": "each"}}
+    x = fights.resolve(wyrm, old, {"1": {"against": ["2"]}}, ScriptedDice([3, 1]))["result"]["exchanges"][0]
+    assert (x["outcome"], "modifier" in x) == ("failure", False)

@@ -126,7 +126,7 @@ def _resolve(action: dict, s: dict) -> dict:
     if action["type"] == "round":
         if not s["contest"] or s["contest"]["kind"] != "combat":
             return {"type": "iterated_round"}
-        mine, theirs = available(s["contest"])
+        (mine, theirs), _ = available(s["contest"], s)
         a, d, x, y = action["shares"]
         attack, their_attack = int(a * mine), int(x * theirs)
         return {"type": "combat_round", "attack": attack, "defence": int(d * (mine - attack)),
