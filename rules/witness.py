@@ -29,9 +29,11 @@ SETTING = "witnessed_rolls"
 
 
 def digest(contributions: Iterable[tuple[int, int, str]]) -> str:
-    """SHA-256 (hex) of the JCS of ``[[seq, member id, entropy], ...]`` in seq order. (Whole numbers and
-    base64url text: Python's compact JSON of them is their JCS.)"""
-    rows = [[seq, member, entropy] for seq, member, entropy in sorted(contributions)]
+    """SHA-256 (hex) of the JCS of ``[[member id, entropy], ...]`` in member id order, of ``(seq, member
+    id, entropy)`` contributions (a member contributes once). Not their seqs: the host chooses where it
+    stores each one, and dice that followed them would give it an outcome per placement. (Whole numbers
+    and base64url text: Python's compact JSON of them is their JCS.)"""
+    rows = sorted([member, entropy] for _, member, entropy in contributions)
     return hashlib.sha256(json.dumps(rows, separators=(",", ":")).encode("ascii")).hexdigest()
 
 

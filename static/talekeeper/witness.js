@@ -14,9 +14,11 @@ export const DICE_V4 = "talekeeper-hmac-sha256-v4";
 
 export const isResolution = (payload) => !!payload && typeof payload === "object" && "witness_digest" in payload;
 
-/** What the digest covers: `[[seq, member id, entropy], ...]` in seq order, as JCS (whole numbers and
- * base64url text, so JSON.stringify writes exactly it). */
-export const digestText = (came) => JSON.stringify([...came].sort((a, b) => a[0] - b[0]));
+/** What the digest covers, of `[[seq, member id, entropy], ...]`: `[[member id, entropy], ...]` in member id
+ * order, as JCS (whole numbers and base64url text, so JSON.stringify writes exactly it). Not the seqs: the
+ * host chooses where it stores each contribution (rules/witness.py). */
+export const digestText = (came) => JSON.stringify(came.map(([, member, entropy]) => [member, entropy])
+  .sort((a, b) => a[0] - b[0]));
 
 /** Whether a pending roll's `witnesses` are member ids, each once in ascending order, not its sender's. */
 export const witnessListOk = (w, sender) => Array.isArray(w) && w.every((id) => Number.isInteger(id)) &&

@@ -74,8 +74,10 @@ def face(seed, campaign_id, session, actor_id, dice_id, index, sides):
 
 
 def digest_of(contributions) -> str:
-    """``SHA-256(JCS([[seq, member id, entropy], ...]))`` as the page says."""
-    return hashlib.sha256(json.dumps([list(c) for c in contributions], separators=(",", ":")).encode()).hexdigest()
+    """``SHA-256(JCS([[member id, entropy], ...]))`` by member id, as the page says, of ``(seq, member id,
+    entropy)`` contributions."""
+    rows = sorted([member, entropy] for _, member, entropy in contributions)
+    return hashlib.sha256(json.dumps(rows, separators=(",", ":")).encode()).hexdigest()
 
 
 def overdue(table) -> None:
@@ -377,6 +379,23 @@ def test_a_gm_roll_decided_with_a_contribution_left_out_is_named_by_every_verifi
     named_by_every_verifier(table, table.alice, tmp_path, forged,
                             f"leaves out the contribution #{bobs} stored before it",
                             f"leaves out the contribution #{bobs}")
+
+
+def test_where_the_host_stores_the_contributions_moves_no_die(table, online, tmp_path):
+    """The host chooses each contribution's seq: it can store Bob's before Alice's, or its GM's own
+    signed events (notes only she reads) ahead of either, as many as it likes. Were the seqs in the
+    digest, each placement would give other dice, checked by every verifier: far more outcomes than the
+    subsets of contributions it can leave out. The digest covers who contributed what, not where."""
+    public, _ = witnessed_evening(table, online)
+    honest = Event.objects.get(campaign=table.campaign, type="roll", payload__command_of=public.seq).payload
+    alices, bobs = honest["witnessed_by"]
+    host.swap(table.campaign, alices, bobs)
+    forged = Event.objects.get(campaign=table.campaign, seq=forge_resolution(table, public.seq, keep=[alices, bobs]))
+    assert forged.payload["witnessed_by"] == [alices, bobs] and forged.actor_id == table.gm.pk
+    assert forged.payload["witness_digest"] == honest["witness_digest"]
+    assert forged.payload["dice_log"] == honest["dice_log"]
+    assert verify_dice(table, 1) == "" and verify_log(table) == ""
+    assert standalone(table, table.bob, tmp_path)[0] == 0 and chain_problems(table, table.bob) == []
 
 
 def test_a_gm_roll_whose_digest_is_not_its_contributions_is_named(table, online, tmp_path):
