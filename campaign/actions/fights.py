@@ -23,8 +23,8 @@ from rules.declare import Either, Integer, ListOf, Object, Text
 from rules.sides import MAX_SIDES
 
 from ..log import Draft
-from ..models import (ROLE_SPECTATOR, SHOWN_HIDDEN, VISIBILITY_GM, VISIBILITY_SECRET, Campaign, Character, Event,
-                      Membership)
+from ..models import (ROLE_SPECTATOR, SHOWN_HIDDEN, SHOWN_NAME, VISIBILITY_GM, VISIBILITY_SECRET, Campaign,
+                      Character, Event, Membership)
 from ..visibility import Viewer, hidden, visible_state
 from .access import access_character
 from .checks import check_name
@@ -74,9 +74,12 @@ TABLE = Viewer(user_id=0, role=ROLE_SPECTATOR)
 def _with_conditions(campaign: Campaign, fight: dict) -> dict:
     """The fight with its standing sides' conditions as the round reads them (rules/fights.py
     ``with_conditions``): as every member may read them, since the round shows what they add; a
-    condition the GM applied in secret is not read until she reveals it."""
+    condition the GM applied in secret is not read until she reveals it. An NPC the players may not
+    fully see (shown by name) is the GM's whole: every event of it is hers, and its numbers are hers
+    to disclose, as its dice are when the fight starts; its conditions are read as she knows them."""
     ids = [int(s) for s in F.standing(campaign.rules, fight)]
-    states = {str(c.id): visible_state(c, TABLE) for c in Character.objects.filter(campaign=campaign, pk__in=ids)}
+    states = {str(c.id): c.projection.state if c.npc and c.shown == SHOWN_NAME else visible_state(c, TABLE)
+              for c in Character.objects.filter(campaign=campaign, pk__in=ids).select_related("projection")}
     return F.with_conditions(campaign.rules, fight, {s: state for s, state in states.items() if state})
 
 

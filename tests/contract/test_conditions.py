@@ -103,6 +103,29 @@ def test_a_fight_s_round_reads_the_conditions_the_table_may_read(table_for):
 
 
 
+def test_a_name_only_npc_s_conditions_count_in_its_fight_as_the_gm_knows_them(table_for):
+    """A quick NPC shown by name: its every event is the GM's, and its numbers hers to disclose, as
+    its dice are when the fight starts (docs/rules.md, Conditions 1): its penalty dice count."""
+    table, ana = _in_session(table_for, "tale", ("Ana",), "Winded", 0)
+    bandit = table.command(table.gm, {"type": "create_character", "npc": True, "name": "Bandit", "shown": "name",
+                                      "quick": {"rating": 3}}).events[0].character
+    applied = table.command(table.gm, {"type": "apply_condition", "character": bandit.id, "name": "Dazed",
+                                       "duration": "scene", "modifier": 2}).events[0]
+    assert applied.visibility == "gm"  # stored for the GM alone, as every event of a name-only NPC
+    table.command(table.gm, {"type": "start_fight", "sides": [{"character": ana.id, "team": "A"},
+                                                              {"character": bandit.id, "team": "B"}]})
+    entry = Event.objects.filter(campaign=table.campaign, type="fight_started").get().payload["fight"]["entries"]
+    room = entry[str(bandit.id)]["dice"] - 2
+    with pytest.raises(ActionError, match=f"Bandit has only {room}D"):
+        table.command(table.gm, {"type": "choose_in_fight", "character": bandit.id, "attack": {str(ana.id): room + 1}})
+    table.command(table.gm, {"type": "choose_in_fight", "character": bandit.id, "attack": {str(ana.id): room}})
+    rolled = table.command(table.alice, {"type": "choose_in_fight", "character": ana.id, "attack": {str(bandit.id): 1}}
+                           ).events[0]
+    assert rolled.visibility == "public"
+    assert rolled.payload["filled"]["fight"]["conditions"] == {str(bandit.id): 2}
+    _replays(table)
+
+
 def _in_session(table_for, system: str, names: tuple[str, ...], condition: str, modifier: int, on: int = 0):
     """A table of ``system`` in session: alice's and bob's characters named ``names`` from the example
     sheet, the one at ``on`` under ``condition`` for the scene."""
