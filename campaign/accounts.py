@@ -29,8 +29,8 @@ from django.contrib.sessions.models import Session
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from .broadcast import close_sockets_on_commit
 from .models import ROLE_GM, ApiToken, Campaign, Membership
+from .publish import close_sockets_on_commit
 from .ratelimit import RateLimited, check_failures, client_address, record_failure, reset_mail_item
 
 

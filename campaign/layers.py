@@ -185,7 +185,7 @@ class ResilientRedisChannelLayer(RedisChannelLayer):
 
     async def group_send(self, group, message, exclude: frozenset[str] = frozenset()):
         """channels-redis's ``group_send``, to every channel of the group but those in ``exclude`` (the
-        sockets of this process, which heard the doorbell from memory: campaign.broadcast).
+        sockets of this process, which heard the doorbell from memory: sessions/transport.py).
 
         The same keys, scores, expiries and capacities in two round trips instead of four: the
         group's cleanup and read in one pipeline, then per Redis host one script that drops each

@@ -8,7 +8,7 @@ row locked by :func:`lock_campaign` (or :func:`lock_stream`, which reads a comma
 context in the same round trip), which is what makes seq gap-free and commit-ordered.
 Only ``campaign.actions.do_*`` functions and ``import_log`` call it.
 
-The log only stores: telling open tables (``campaign.broadcast.broadcast_on_commit``)
+The log only stores: telling open tables (``campaign.publish.publish_on_commit``)
 is the caller's, the ``do_*`` function that recorded, so this module knows nothing of
 the transport above it.
 """
@@ -371,7 +371,7 @@ def record(campaign: Campaign, entries: Iterable[Draft | Event], *, actor=None,
            command: Command | None = None) -> list[Event]:
     """The one way into a log: append ``entries`` and fold them into the projections.
     Returns the stored events; the caller rings the table's doorbell with them
-    (``campaign.broadcast.broadcast_on_commit``) if a table may have the campaign open.
+    (``campaign.publish.publish_on_commit``) if a table may have the campaign open.
 
     Call inside ``atomic()`` on the row :func:`lock_campaign` (or :func:`lock_stream`)
     returned. ``command``, if given, is an unsaved :class:`Command` stored with the

@@ -96,6 +96,23 @@ def characters_changed(campaign_id: int, events: list[dict]) -> set[int]:
     return changed
 
 
+def changed_sheets(campaign_id: int, data: list[dict],
+                   in_hand: dict[int, dict] | None = None) -> dict[str, dict] | None:
+    """The sheets ``data`` (serialized events) changed, once per sheet class: those a
+    command holds (``in_hand``: :func:`sheets_in_hand`), the others read now: after commit for a
+    doorbell, after the page for a socket's backlog (sessions/consumers.py).
+
+    A failed read only costs the browsers a fetch each (no sheets: they ask)."""
+    try:
+        changed = characters_changed(campaign_id, data)
+        sheets = {cid: in_hand[cid] for cid in changed if in_hand and cid in in_hand}
+        sheets.update(pushed_sheets(campaign_id, changed - sheets.keys()))
+        return {str(cid): classes for cid, classes in sheets.items()}
+    except Exception:
+        log.exception("reading the sheets changed by seq %s failed", data[-1]["seq"])
+        return None
+
+
 def pushed_sheets(campaign_id: int, character_ids: set[int]) -> dict[int, dict[str, dict]]:
     """``{character id: {sheet class: sheet}}`` for the characters' sheets now.
 

@@ -2,7 +2,7 @@
 
 A logout, a deactivation or a new password happens over HTTP, in the admin or a
 management command; the user's open sockets hear of it through their per-user
-group (campaign.broadcast). Removals and role changes close sockets from their
+group (campaign.publish, sessions/transport.py). Removals and role changes close sockets from their
 own actions (campaign.actions).
 """
 
@@ -12,7 +12,7 @@ from django.db.models.signals import post_save
 from django.dispatch import receiver
 
 from .accounts import end_other_access
-from .broadcast import close_sockets_on_commit
+from .publish import close_sockets_on_commit
 
 
 @receiver(user_logged_out, dispatch_uid="talekeeper-close-sockets-on-logout")

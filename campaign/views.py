@@ -28,9 +28,9 @@ from .accounts import EmailForm, SignupForm, email_enabled
 from .actions import ActionError, access_campaign, do_add_member, do_create_campaign, do_rotate_invite
 from .actions.campaign_options import current_options
 from .actions.platform import form_limits
-from .broadcast import close_sockets_on_commit
 from .models import ROLE_CHOICES, ROLE_PLAYER, ApiToken, Campaign, Membership
 from .pipeline import submit
+from .publish import close_sockets_on_commit
 from .ratelimit import (RateLimited, account_failure_item, check_failures, check_user_rate, client_address,
                         record_failure)
 from .signed_forms import envelope, form_data, prepared, preparing

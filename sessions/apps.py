@@ -15,8 +15,12 @@ class PlayConfig(AppConfig):
     def ready(self):
         # Witnessed rolls list the members at the table (campaign/actions/witnesses.py): the presence
         # this layer keeps, handed down so the pipeline below never imports the transport.
+        from campaign import publish
         from campaign.actions import witnesses
 
-        from . import presence
+        from . import presence, transport
 
         witnesses.use_presence(presence.online_usernames)
+        # What campaign/ publishes after a commit goes out through this layer's transport, handed
+        # down the same way (campaign/publish.py).
+        publish.use_transport(transport)

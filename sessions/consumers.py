@@ -38,7 +38,6 @@ from django.conf import settings
 from campaign.actions import ActionError, access_campaign
 from campaign.auth import InvalidToken, socket_user
 from campaign.models import token_digest
-from campaign.broadcast import changed_sheets, group_name, sit_down_here, stand_up_here, user_group
 from campaign.log import events_after
 from campaign import metrics
 from campaign.logs import bind
@@ -46,12 +45,13 @@ from campaign.outages import READ_UNAVAILABLE_MESSAGE, database_away
 from campaign.pipeline import (MAX_SEQ, busy_error, command_of, failed_behind, outage_error, parse_whole_number,
                                read_json, submit)
 from campaign.ratelimit import RateLimited, SocketBucket
-from campaign.sheets import changed_by, sheet_class
+from campaign.sheets import changed_by, changed_sheets, sheet_class
 from campaign.visibility import Viewer, for_viewer, may_see, voided_for
 
 from . import presence
 from .db import TurnTimeout, db, in_turn, shared, tick
 from .heads import false_head_message, log_head, reported_head, stored_hash
+from .transport import group_name, sit_down_here, stand_up_here, user_group
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +89,7 @@ async def stop_all() -> None:
 class TableConsumer(AsyncWebsocketConsumer):
     campaign_id: int | None = None
     last_sent = 0
-    here: tuple[str, ...] = ()  # the groups this socket hears from memory (campaign.broadcast.sit_down_here)
+    here: tuple[str, ...] = ()  # the groups this socket hears from memory (sessions.transport.sit_down_here)
     closing = False  # revoked or gone: nothing more is sent
     left = False  # out of presence and the groups (``_leave``, once)
     gap_task: asyncio.Task | None = None
@@ -521,7 +521,7 @@ _reads = itertools.count(1)
 
 def _backlog(campaign_id: int, after: int) -> tuple[list[dict], set[int], dict, dict | None, int]:
     """A page of the events after ``after``, the head after it, the sheets the page changed (per sheet
-    class, read after the page: campaign.broadcast.changed_sheets) and a number naming this read
+    class, read after the page: campaign.sheets.changed_sheets) and a number naming this read
     (one trip to a database thread)."""
     page, revealed = events_after(campaign_id, after, settings.EVENTS_PAGE_MAX)
     head = log_head(campaign_id)
@@ -637,7 +637,7 @@ async def _still_here(campaign_id: int, sockets: list) -> None:
 
 
 async def _join_groups(layer, sockets: list) -> None:
-    """Each socket into its table's group and its user's (campaign.broadcast.close_sockets_on_commit), in one
+    """Each socket into its table's group and its user's (campaign.publish.close_sockets_on_commit), in one
     round trip: when it sits down and on every heartbeat (the memberships expire unless refreshed)."""
     pairs = [(group, s.channel_name) for s in sockets
              for group in (group_name(s.campaign_id), user_group(s.membership.user_id))]

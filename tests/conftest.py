@@ -8,6 +8,7 @@ users are built.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -115,7 +116,7 @@ def _own_randomness_for_background_threads() -> None:
     be replayed) and warns ("Do not use the `random` module inside strategies") when that state
     changes under it. No strategy of ours uses it, but two libraries draw from it on threads of
     their own while a test runs: channels-redis (a random prefix on every message it serializes,
-    on the broadcast thread of campaign/broadcast.py) and psycopg_pool (a jitter on every new
+    on the broadcast thread of sessions/transport.py) and psycopg_pool (a jitter on every new
     connection, on its workers). Seen in the socket fuzzer, whose next example is generated while
     the last one's broadcast is still being sent. Each library gets a generator of its own, so an
     example's generation and the server's background work never share one."""
@@ -309,6 +310,64 @@ def table_for(db):
 @pytest.fixture
 def transactional_table(transactional_db):
     return Table()
+
+
+class Doorbells:
+    """The doorbells commits ring, caught at the one seam between campaign/ and the transport
+    (campaign.publish hands them to sessions/transport.py): ``rung`` lists each one's
+    ``(campaign_id, events, sheets)`` in the order it rang. Each goes on to the sockets, unless it
+    rings inside :meth:`lost` (dropped, as a full channel or Redis down would) or :meth:`held` (kept
+    until the test :meth:`ring` s it)."""
+
+    def __init__(self, transport):
+        self.transport = transport
+        self.rung: list[tuple] = []
+        self.losing = False
+        self.holding: list[tuple] | None = None
+
+    def send(self, campaign_id: int, data: list[dict], sheets: dict | None = None) -> None:
+        self.rung.append((campaign_id, data, sheets))
+        if self.holding is not None:
+            self.holding.append((campaign_id, data, sheets))
+        elif not self.losing:
+            self.transport.send(campaign_id, data, sheets)
+
+    def revoke(self, user_id: int, campaign_id: int | None, tokens: list[str] | None = None) -> None:
+        self.transport.revoke(user_id, campaign_id, tokens)
+
+    def seqs(self) -> list[list[int]]:
+        """Each doorbell's seqs, in the order they rang."""
+        return [[e["seq"] for e in data] for _, data, _ in self.rung]
+
+    @contextlib.contextmanager
+    def lost(self):
+        self.losing = True
+        try:
+            yield
+        finally:
+            self.losing = False
+
+    @contextlib.contextmanager
+    def held(self):
+        """Yields the list the doorbells rung inside it are kept in."""
+        self.holding = held = []
+        try:
+            yield held
+        finally:
+            self.holding = None
+
+    def ring(self, campaign_id: int, data: list[dict], sheets: dict | None = None) -> None:
+        """Hand a held doorbell to the transport now."""
+        self.transport.send(campaign_id, data, sheets)
+
+
+@pytest.fixture
+def doorbells(monkeypatch) -> Doorbells:
+    from campaign import publish
+
+    caught = Doorbells(publish._transport)
+    monkeypatch.setattr(publish, "_transport", caught)
+    return caught
 
 
 @pytest.fixture(autouse=True)

@@ -62,7 +62,7 @@ def _channels_get_user():
 def _in_memory_group_add():
     from channels.layers import InMemoryChannelLayer
 
-    return InMemoryChannelLayer.group_add  # how ``groups`` is kept, which campaign/broadcast.py reads
+    return InMemoryChannelLayer.group_add  # how ``groups`` is kept, which sessions/transport.py reads
 
 
 # (what, package, the upstream code, where the patch is, sha256 of the code's source, first 16 hex digits)
@@ -79,7 +79,7 @@ PINS = [
      "campaign/layers.py", "baaeabd916209157"),
     ("Channels' AsyncConsumer.dispatch", "channels", _channels_dispatch, "sessions/consumers.py", "39f34e7d4fb0f655"),
     ("Channels' get_user", "channels", _channels_get_user, "campaign/auth.py", "3124b316d7d6472c"),
-    ("Channels' InMemoryChannelLayer.group_add", "channels", _in_memory_group_add, "campaign/broadcast.py", "7c4f2ffd2d8f7a91"),
+    ("Channels' InMemoryChannelLayer.group_add", "channels", _in_memory_group_add, "sessions/transport.py", "7c4f2ffd2d8f7a91"),
 ]
 
 

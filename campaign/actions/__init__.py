@@ -4,7 +4,7 @@
 * ``check_*`` validates input;
 * ``do_*`` is the only code that records events (through ``campaign.log.record``:
   append and project), inside one transaction, and then rings the table's doorbell
-  (``campaign.broadcast.broadcast_on_commit``), which sends once the transaction commits.
+  (``campaign.publish.publish_on_commit``), which sends once the transaction commits.
 
 Views and consumers parse, call one of these through ``campaign.pipeline``, and
 respond. Errors are

@@ -14,9 +14,9 @@ from rules.witness import MODES as WITNESS_MODES
 from rules.declare import Text
 
 from .. import checkpoints
-from ..broadcast import broadcast_on_commit
 from ..log import Draft, lock_campaign, record
 from ..models import ROLE_SPECTATOR, Campaign, Membership
+from ..publish import publish_on_commit
 from .access import require_gm
 from .checks import check_name
 from .declared import platform_action
@@ -67,7 +67,7 @@ def do_create_campaign(gm, name: str, system: str, slug: str | None = None, sign
         created = {"name": name, "system": system, "gm": gm.username, **({"signed_commands": True} if signed else {}),
                    **({"witnessed_rolls": witnessed} if witnessed != "off" else {})}
         events = record(campaign, [Draft("campaign_created", created)], actor=gm)
-        broadcast_on_commit(campaign.id, events)
+        publish_on_commit(campaign.id, events)
     return campaign
 
 

@@ -19,7 +19,6 @@ from django.utils import timezone
 from .. import checkpoints
 from .. import dice as dice_module
 from .. import fairdice
-from ..broadcast import broadcast_on_commit
 from ..canonical import jcs
 from ..log import STREAM_COLUMNS, Draft, canonical_json, lock_campaign, lock_stream, marks_after, record
 from ..models import (
@@ -34,6 +33,7 @@ from ..models import (
     WitnessedRoll,
 )
 from ..outages import command_transaction
+from ..publish import publish_on_commit
 from ..visibility import HIDDEN_ROW, Viewer, hidden, may_see
 from .access import access_membership_now
 from .keys import check_signature
@@ -176,7 +176,7 @@ def do_command(membership: Membership, body, dice=None) -> CommandResult:
                           created_at=timezone.now())
         events = record(campaign, drafts, actor=user, command=command)  # with the head and the projections
         assert not signed or events[0].seq == drafts[-1].payload.get("command_of", events[0].seq)
-        broadcast_on_commit(campaign.id, events)
+        publish_on_commit(campaign.id, events)
         if action["type"] == witnessed.CONTRIBUTE:
             _resolve_if_complete(campaign, action["roll"])
         if any(e.type == "session_ended" for e in events):
@@ -348,7 +348,7 @@ def _store_pending(campaign: Campaign, membership: Membership, client_id: str, a
     command = Command(campaign=campaign, actor=user, client_id=client_id, body_hash=body_hash,
                       created_at=timezone.now())
     events = record(campaign, drafts, actor=user, command=command)
-    broadcast_on_commit(campaign.id, events)
+    publish_on_commit(campaign.id, events)
     row = WitnessedRoll.objects.create(
         campaign=campaign, pending_seq=events[0].seq, witnesses=witnesses,
         due_at=timezone.now() + timedelta(seconds=settings.WITNESS_TIMEOUT_SECONDS))
@@ -455,7 +455,7 @@ def _resolve(campaign: Campaign, row: WitnessedRoll) -> list[Event]:
                   if d.visibility != VISIBILITY_PUBLIC else d for d in drafts]
     events = record(locked, drafts, actor=pending.actor, command=pending.command)
     WitnessedRoll.objects.filter(pk=row.pk).update(resolved_seq=events[0].seq)
-    broadcast_on_commit(campaign.id, events)
+    publish_on_commit(campaign.id, events)
     for column in (*STREAM_COLUMNS, "witness_due"):
         setattr(campaign, column, getattr(locked, column))
     return events

@@ -7,9 +7,9 @@ from django.db import transaction
 
 from rules.declare import Choice, Text
 
-from ..broadcast import broadcast_on_commit, close_sockets_on_commit
 from ..log import Draft, lock_campaign, record
 from ..models import ROLE_CHOICES, ROLE_PLAYER, ROLE_SPECTATOR, Campaign, Membership
+from ..publish import close_sockets_on_commit, publish_on_commit
 from .access import access_other_member
 from .campaigns import new_invite
 from .declared import platform_action
@@ -79,5 +79,5 @@ def do_add_member(campaign: Campaign, user, role: str, actor=None) -> Membership
         if existing:
             return existing
         events = record(locked, [_joined(user, role)], actor=actor or user)  # which seats her (campaign.roster)
-        broadcast_on_commit(locked.id, events)
+        publish_on_commit(locked.id, events)
     return Membership.objects.get(campaign=locked, user=user)

@@ -40,22 +40,19 @@ def test_appends_are_gap_free_and_chained(table):
 
 
 def test_record_only_stores_and_the_command_rings_the_doorbell_on_commit(
-        table, django_capture_on_commit_callbacks, monkeypatch):
+        table, django_capture_on_commit_callbacks, doorbells):
     """The log layer publishes nothing: record() registers no doorbell, do_command does, after it
-    recorded, to ring once the transaction commits (campaign.broadcast.broadcast_on_commit)."""
-    from campaign import broadcast
+    recorded, to ring once the transaction commits (campaign.publish.publish_on_commit)."""
     from campaign.log import Draft, lock_campaign, record
 
-    rung = []
-    monkeypatch.setattr(broadcast, "send", lambda campaign_id, data, sheets=None: rung.append([e["seq"] for e in data]))
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         with transaction.atomic():
             stored = record(lock_campaign(table.campaign.id), [Draft("roll", {"notation": "1d6", "total": 4})],
                             actor=table.gm)
-    assert stored and callbacks == [] and rung == []
+    assert stored and callbacks == [] and doorbells.rung == []
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         result = roll(table, table.alice)
-    assert len(callbacks) == 1 and rung == [[e.seq for e in result.events]]
+    assert len(callbacks) == 1 and doorbells.seqs() == [[e.seq for e in result.events]]
 
 
 def test_roll_records_every_die_from_the_server(table):

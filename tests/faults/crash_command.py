@@ -56,7 +56,7 @@ def main(where: str, client_id: str, notation: str) -> None:
             sys.stdout.flush()
             os._exit(CRASH)
 
-        commands.broadcast_on_commit = die  # called by do_command once record() has written
+        commands.publish_on_commit = die  # called by do_command once record() has written
     else:
         raise SystemExit(f"unknown crash point {where!r}")
     actions.do_command(membership, {"id": client_id, "action": {"type": "roll", "notation": notation}}, dice=dice)

@@ -21,7 +21,7 @@ import asyncio
 import pytest
 import redis
 
-from campaign.broadcast import group_name
+from sessions.transport import group_name
 from sessions import presence
 
 from .helpers import TableClient, describe, post_command, wait_until

@@ -16,7 +16,7 @@ import time
 import pytest
 from channels_redis.core import RedisChannelLayer
 
-from campaign.broadcast import group_name
+from sessions.transport import group_name
 from campaign.models import Command, Event
 
 from .helpers import Daphne, RedisServer, TableClient, assert_exactly_the_log, describe, post_command, wait_until

@@ -1,5 +1,5 @@
 """A doorbell rung in the process that committed reaches that process's sockets from memory
-(campaign.broadcast.sit_down_here) and every other process's through the channel layer, which
+(sessions.transport.sit_down_here) and every other process's through the channel layer, which
 leaves this process's sockets out (campaign.layers: ``group_send(..., exclude=...)``)."""
 
 from __future__ import annotations
@@ -21,13 +21,14 @@ def doorbells_wait_for_redis(monkeypatch):
     In play a doorbell that waited ``STALE_AFTER`` (3 s) in the process's queue is dropped unsent,
     and one Redis has not taken within ``LAYER_TIMEOUT`` (2 s) is given up: the sockets catch up
     from the log at their next heartbeat (those drops have tests of their own,
-    tests/campaign/test_broadcast.py). The channels these tests listen on have no heartbeat: a
+    tests/sessions/test_transport.py). The channels these tests listen on have no heartbeat: a
     doorbell dropped on a loaded machine left them waiting for a message that never came. Here
     the sender's clock stands still and Redis has ``HANG`` to answer."""
-    from campaign import broadcast, layers
+    from campaign import layers
+    from sessions import transport
 
-    monkeypatch.setattr(broadcast._Sender, "clock", staticmethod(lambda: 0.0))
-    monkeypatch.setattr(broadcast._Sender, "SEND_TIMEOUT", HANG)
+    monkeypatch.setattr(transport._Sender, "clock", staticmethod(lambda: 0.0))
+    monkeypatch.setattr(transport._Sender, "SEND_TIMEOUT", HANG)
     monkeypatch.setattr(layers, "LAYER_TIMEOUT", HANG)
 
 
@@ -50,9 +51,9 @@ async def doorbells_sent() -> None:
     """Wait until this process's sender has sent every doorbell handed to it so far: the campaign's
     own, rung as the fixture set it up. Sent once a test's socket or channel had joined the group,
     they reached it before the roll's doorbell (seq 1 where the test waited for its roll's)."""
-    from campaign import broadcast
+    from sessions import transport
 
-    sender = broadcast._Sender.get()
+    sender = transport._Sender.get()
 
     async def drained():
         # Handed over before this coroutine was, so each drain it started is in ``draining`` by now.
@@ -75,7 +76,7 @@ async def test_the_doorbell_reaches_this_process_from_memory_and_another_through
         transactional_table, require_redis, doorbells_wait_for_redis, monkeypatch):
     from channels.layers import channel_layers
 
-    from campaign.broadcast import group_name
+    from sessions.transport import group_name
 
     table = transactional_table
     await doorbells_sent()
@@ -101,17 +102,17 @@ async def test_a_socket_that_left_is_rung_through_redis_again(transactional_tabl
     """Standing up takes a socket out of the process's list: a doorbell after that leaves nobody out."""
     from channels.layers import get_channel_layer
 
-    from campaign import broadcast
+    from sessions import transport
 
     table = transactional_table
     await doorbells_sent()
     comm = await connect(table, table.bob)
     await until_ready(comm)
-    channel = next(iter(broadcast._here[broadcast.group_name(table.campaign.id)]))
+    channel = next(iter(transport._here[transport.group_name(table.campaign.id)]))
     await comm.disconnect()
-    assert all(channel not in sockets for sockets in broadcast._here.values())
+    assert all(channel not in sockets for sockets in transport._here.values())
     layer = get_channel_layer()
-    await layer.group_add(broadcast.group_name(table.campaign.id), channel)  # as if its discard had failed
+    await layer.group_add(transport.group_name(table.campaign.id), channel)  # as if its discard had failed
     stored = await command(table, table.alice, {"type": "roll", "notation": "1d6"})
     message = await doorbell(layer, channel)  # through Redis: nobody here is listening for it any more
     assert [e["seq"] for e in message["events"]] == [stored.events[0].seq]
@@ -140,16 +141,16 @@ async def test_the_in_memory_layer_leaves_out_the_sockets_that_heard_it_here(tra
 
 async def test_a_socket_whose_application_is_cancelled_leaves_the_list(transactional_table):
     """daphne cancels an application that outlives its client, and disconnect() never runs."""
-    from campaign import broadcast
+    from sessions import transport
 
     table = transactional_table
     comm = await connect(table, table.bob)
     await until_ready(comm)
-    channel = next(iter(broadcast._here[broadcast.group_name(table.campaign.id)]))
+    channel = next(iter(transport._here[transport.group_name(table.campaign.id)]))
     comm.future.cancel()
     with pytest.raises(asyncio.CancelledError):
         await comm.future
-    assert all(channel not in sockets for sockets in broadcast._here.values())
+    assert all(channel not in sockets for sockets in transport._here.values())
 
 
 async def test_a_revoke_reaches_the_socket_before_the_events_committed_after_it(transactional_table):

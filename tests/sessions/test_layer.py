@@ -74,7 +74,7 @@ async def test_a_socket_joins_its_tables_group_and_its_users_in_one_round_trip(l
     """Sitting down (and every heartbeat) joins both groups: a reconnect storm makes hundreds."""
     from types import SimpleNamespace
 
-    from campaign.broadcast import group_name, user_group
+    from sessions.transport import group_name, user_group
     from sessions.consumers import _join_groups
 
     socket = SimpleNamespace(channel_name=await layer.new_channel(), campaign_id=7,
@@ -102,7 +102,7 @@ def round_trips(monkeypatch) -> list:
 async def test_a_doorbell_is_two_round_trips_and_is_read_as_channels_redis_wrote_it(layer, monkeypatch):
     """channels-redis sends a group message in four round trips; ours in two, one when everyone in the
     group heard it from memory, with the same cleanup, expiry and capacity, read by its receive."""
-    from campaign.broadcast import group_name
+    from sessions.transport import group_name
 
     group, key = group_name(41), layer._group_key(group_name(41))
     other = ResilientRedisChannelLayer(**settings.CHANNEL_LAYERS["default"]["CONFIG"])  # another process's
@@ -135,7 +135,7 @@ async def test_a_doorbell_is_two_round_trips_and_is_read_as_channels_redis_wrote
 
 async def test_a_doorbell_to_a_full_channel_is_left_out(require_redis):
     """At capacity a channel misses the doorbell (and catches up from the log), as in channels-redis."""
-    from campaign.broadcast import group_name
+    from sessions.transport import group_name
 
     config = {**settings.CHANNEL_LAYERS["default"]["CONFIG"], "capacity": 1}
     layer = ResilientRedisChannelLayer(**config)

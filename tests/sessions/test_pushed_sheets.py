@@ -212,17 +212,17 @@ def test_sheets_with_nothing_hidden_cost_two_queries_however_many_characters(tra
 @pytest.fixture
 def reads(monkeypatch):
     """The characters whose sheets a doorbell read after its commit (campaign.sheets.pushed_sheets,
-    as campaign.broadcast calls it)."""
-    import campaign.broadcast
+    as campaign.sheets.changed_sheets calls it)."""
+    import campaign.sheets
 
     calls: list[set[int]] = []
-    read = campaign.broadcast.pushed_sheets
+    read = campaign.sheets.pushed_sheets
 
     def spy(campaign_id, character_ids):
         calls.append(set(character_ids))
         return read(campaign_id, character_ids)
 
-    monkeypatch.setattr(campaign.broadcast, "pushed_sheets", spy)
+    monkeypatch.setattr(campaign.sheets, "pushed_sheets", spy)
     return calls
 
 

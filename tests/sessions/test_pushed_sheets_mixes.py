@@ -56,8 +56,8 @@ def a_command(table, rng: random.Random, characters: dict[int, str], npcs: list[
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_every_pushed_sheet_is_the_fetched_one_over_a_mix_of_commands(transactional_table, monkeypatch, seed):
-    import campaign.broadcast
+def test_every_pushed_sheet_is_the_fetched_one_over_a_mix_of_commands(transactional_table, monkeypatch, doorbells, seed):
+    import campaign.publish
     from campaign.actions import ActionError
     from campaign.actions.access import access_character_for_reading
     from campaign.sheets import sheet
@@ -65,11 +65,9 @@ def test_every_pushed_sheet_is_the_fetched_one_over_a_mix_of_commands(transactio
     from sessions.consumers import TableConsumer
 
     table = transactional_table
-    rang, in_hand = [], []
-    send, hold = campaign.broadcast.send, campaign.broadcast.sheets_in_hand
-    monkeypatch.setattr(campaign.broadcast, "send", lambda campaign_id, data, sheets=None:
-                        rang.append((data, sheets)) or send(campaign_id, data, sheets))
-    monkeypatch.setattr(campaign.broadcast, "sheets_in_hand", lambda events: in_hand.append(hold(events)) or in_hand[-1])
+    in_hand = []
+    hold = campaign.publish.sheets_in_hand
+    monkeypatch.setattr(campaign.publish, "sheets_in_hand", lambda events: in_hand.append(hold(events)) or in_hand[-1])
 
     example = get_system("tote").example_sheet
     characters = {table.create_character(table.alice, "Hero", example).id: "alice",
@@ -88,13 +86,13 @@ def test_every_pushed_sheet_is_the_fetched_one_over_a_mix_of_commands(transactio
         if command is None:
             continue
         who, action = command
-        rang.clear()
+        doorbells.rung.clear()
         try:
             table.command(getattr(table, who), action, dice=ScriptedDice([rng.randint(1, 6) for _ in range(40)]))
         except ActionError:
             continue  # the rules said no (nothing stored, no doorbell)
         done.append(command)
-        ((data, sheets),) = rang
+        ((_, data, sheets),) = doorbells.rung
         for name in VIEWERS:
             membership = table.membership(getattr(table, name))
             viewer = Viewer.of(membership)

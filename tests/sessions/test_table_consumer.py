@@ -229,17 +229,12 @@ async def test_session_cookie_login_works(transactional_table):
     await comm.disconnect()
 
 
-async def test_broadcast_waits_for_commit(transactional_table, monkeypatch):
-    from campaign import broadcast
-
+async def test_broadcast_waits_for_commit(transactional_table, doorbells):
     table = transactional_table
     comm = await connect(table, table.bob)
     await until_ready(comm)
     appended, looked = asyncio.Event(), threading.Event()
-    rung = []  # every doorbell, as it is sent (a spy: no waiting to see that none arrives)
-    send = broadcast._group_send
-    monkeypatch.setattr(broadcast, "_group_send", lambda group, message, **kw: (rung.append(message["type"]),
-                                                                                 send(group, message, **kw)))
+    # doorbells.rung: every doorbell, as it is sent (a spy: no waiting to see that none arrives)
 
     def append_and_wait(loop):
         with transaction.atomic():
@@ -250,47 +245,35 @@ async def test_broadcast_waits_for_commit(transactional_table, monkeypatch):
     task = asyncio.ensure_future(database_sync_to_async(append_and_wait)(asyncio.get_running_loop()))
     await appended.wait()
     try:
-        assert "table.events" not in rung  # the command is stored, its transaction still open: no doorbell yet
+        assert doorbells.rung == []  # the command is stored, its transaction still open: no doorbell yet
     finally:
         looked.set()
     await task
-    assert rung.count("table.events") == 1
+    assert len(doorbells.rung) == 1
     assert (await next_event(comm))["type"] == "roll"
     await comm.disconnect()
 
 
-async def test_a_lost_doorbell_is_recovered_from_the_log(transactional_table, settings):
+async def test_a_lost_doorbell_is_recovered_from_the_log(transactional_table, settings, doorbells):
     """The channel layer drops a message: the next one (or a heartbeat) fills the gap."""
-    from campaign import broadcast
-
     table = transactional_table
     comm = await connect(table, table.bob)
     _, ready = await until_ready(comm)
-    real_send = broadcast.send
-    broadcast.send = lambda *a, **k: None  # this doorbell is lost
-    try:
+    with doorbells.lost():
         await command(table, table.alice, {"type": "roll", "notation": "1d6"})
-    finally:
-        broadcast.send = real_send
     await command(table, table.alice, {"type": "roll", "notation": "1d8"})
     got = [await next_event(comm), await next_event(comm)]
     assert [e["seq"] for e in got] == [ready["seq"] + 1, ready["seq"] + 2]
     await comm.disconnect()
 
 
-async def test_heartbeat_carries_the_newest_seq_and_catches_up(transactional_table, settings):
-    from campaign import broadcast
-
+async def test_heartbeat_carries_the_newest_seq_and_catches_up(transactional_table, settings, doorbells):
     settings.TABLE_HEARTBEAT_SECONDS = 0.2
     table = transactional_table
     comm = await connect(table, table.bob)
     _, ready = await until_ready(comm)
-    real_send = broadcast.send
-    broadcast.send = lambda *a, **k: None
-    try:
+    with doorbells.lost():
         await command(table, table.alice, {"type": "roll", "notation": "1d6"})
-    finally:
-        broadcast.send = real_send
     event = await next_event(comm)  # delivered by the heartbeat's check
     assert event["seq"] == ready["seq"] + 1
     frame = await receive(comm)
@@ -440,11 +423,10 @@ async def test_a_reported_head_the_socket_gave_its_client_is_passed_on_without_r
 
 
 async def test_doorbells_that_ring_out_of_order_are_sent_in_order_without_reading_the_log(
-        transactional_table, monkeypatch):
+        transactional_table, monkeypatch, doorbells):
     """Two commits of one table on two threads (or processes) may ring in the opposite order. The
     socket keeps the early doorbell until the one before it rings, then sends both in order, each
     with its sheets: no read of the log, so no frame without sheets and no sheet fetch in the page."""
-    from campaign import broadcast
     from sessions import consumers
 
     table = transactional_table
@@ -455,15 +437,13 @@ async def test_doorbells_that_ring_out_of_order_are_sent_in_order_without_readin
     reads = []
     backlog = consumers._backlog
     monkeypatch.setattr(consumers, "_backlog", lambda *a: (reads.append(a), backlog(*a))[1])
-    held, send = [], broadcast.send
-    monkeypatch.setattr(broadcast, "send", lambda *a: held.append(a))
-    for notation in ("1d6", "1d8"):
-        await database_sync_to_async(table.command)(table.alice, {"type": "roll", "notation": notation,
-                                                                  "character": hero})
-    monkeypatch.setattr(broadcast, "send", send)
+    with doorbells.held() as held:
+        for notation in ("1d6", "1d8"):
+            await database_sync_to_async(table.command)(table.alice, {"type": "roll", "notation": notation,
+                                                                      "character": hero})
     assert [data[-1]["seq"] for _, data, _ in held] == [ready["seq"] + 1, ready["seq"] + 2]
     for args in reversed(held):  # the second commit rings first
-        await database_sync_to_async(broadcast.send)(*args)
+        await database_sync_to_async(doorbells.ring)(*args)
     frames = [await receive(comm), await receive(comm)]
     assert [f["event"]["seq"] for f in frames] == [ready["seq"] + 1, ready["seq"] + 2]
     assert all(f["sheets"] and f["sheets"][0]["character"] == hero for f in frames)
@@ -471,10 +451,10 @@ async def test_doorbells_that_ring_out_of_order_are_sent_in_order_without_readin
     await comm.disconnect()
 
 
-async def test_a_doorbell_that_never_comes_is_read_from_the_log_with_the_sheets(transactional_table, monkeypatch):
+async def test_a_doorbell_that_never_comes_is_read_from_the_log_with_the_sheets(transactional_table, monkeypatch,
+                                                                                 doorbells):
     """The doorbell before an early one is lost: after GAP_WAIT the socket reads the log, and the
     page it sends carries the sheets (so the browser fetches nothing)."""
-    from campaign import broadcast
     from sessions import consumers
 
     table = transactional_table
@@ -482,10 +462,8 @@ async def test_a_doorbell_that_never_comes_is_read_from_the_log_with_the_sheets(
     hero = await database_sync_to_async(lambda: table.create_character(table.alice, "Hero", get_system("tote").example_sheet).id)()
     comm = await connect(table, table.bob)
     _, ready = await until_ready(comm)
-    real_send = broadcast.send
-    monkeypatch.setattr(broadcast, "send", lambda *a, **k: None)  # this doorbell is lost
-    await database_sync_to_async(table.command)(table.alice, {"type": "roll", "notation": "1d6", "character": hero})
-    monkeypatch.setattr(broadcast, "send", real_send)
+    with doorbells.lost():
+        await database_sync_to_async(table.command)(table.alice, {"type": "roll", "notation": "1d6", "character": hero})
     await database_sync_to_async(table.command)(table.alice, {"type": "roll", "notation": "1d8", "character": hero})
     frames = [await receive(comm), await receive(comm)]
     assert [f["event"]["seq"] for f in frames] == [ready["seq"] + 1, ready["seq"] + 2]
@@ -556,14 +534,14 @@ def test_the_in_memory_doorbell_rings_only_for_sockets_of_this_process(table, se
     from asgiref.sync import async_to_sync
     from channels.layers import channel_layers, get_channel_layer
 
-    from campaign import broadcast
+    from sessions import transport
 
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
     channel_layers.backends.clear()
     rung = []
-    monkeypatch.setattr(broadcast, "async_to_sync", lambda send: lambda layer, channels, message: rung.append(channels))
+    monkeypatch.setattr(transport, "async_to_sync", lambda send: lambda layer, channels, message: rung.append(channels))
     table.command(table.alice, {"type": "roll", "notation": "1d6"})
     assert rung == []
-    async_to_sync(get_channel_layer().group_add)(broadcast.group_name(table.campaign.id), "a-socket")
+    async_to_sync(get_channel_layer().group_add)(transport.group_name(table.campaign.id), "a-socket")
     table.command(table.alice, {"type": "roll", "notation": "1d6"})
     assert rung == [["a-socket"]]

@@ -1,4 +1,9 @@
-"""Broadcasting appended events to open tables, after commit.
+"""The table's transport: doorbells and revocations to the sockets, after commit.
+
+campaign/ publishes what a commit changed through :mod:`campaign.publish` (the ``do_*`` that recorded
+calls ``publish_on_commit``); this module is the transport it hands them to, registered at start-up
+(sessions/apps.py), so campaign/ never imports sessions/. It knows Channels: the groups, the channel
+layer, and this process's sockets.
 
 A broadcast is a doorbell, not the log: the channel layer may drop a message
 (a full channel, an expired group, Redis down), so consumers that see a seq
@@ -31,11 +36,8 @@ from asgiref.sync import async_to_sync
 from channels.exceptions import ChannelFull
 from channels.layers import InMemoryChannelLayer, channel_layers, get_channel_layer
 from django.conf import settings
-from django.db import transaction
 
-from .layers import ResilientRedisChannelLayer
-from .log import serialize_event
-from .sheets import characters_changed, pushed_sheets, sheets_in_hand
+from campaign.layers import ResilientRedisChannelLayer
 
 log = logging.getLogger(__name__)
 
@@ -44,51 +46,14 @@ def group_name(campaign_id: int) -> str:
     return f"campaign-{campaign_id}"
 
 
-def broadcast_on_commit(campaign_id: int, events) -> None:
-    """Ring the table's doorbell for ``events`` once the transaction commits.
-
-    Called by the ``do_*`` function that recorded them (campaign/actions), right after
-    ``campaign.log.record``, inside the same transaction: a rolled-back command rings nothing."""
-    if not events:
-        return
-    data = [serialize_event(e) for e in events]
-    in_hand = sheets_in_hand(events)  # as the command leaves them, before anything else can change them
-    transaction.on_commit(lambda: send(campaign_id, data, changed_sheets(campaign_id, data, in_hand)))
-
-
-def changed_sheets(campaign_id: int, data: list[dict],
-                   in_hand: dict[int, dict] | None = None) -> dict[str, dict] | None:
-    """The sheets ``data`` (serialized events) changed, once per sheet class (campaign/sheets.py): those a
-    command holds (``in_hand``: campaign.sheets.sheets_in_hand), the others read now: after commit for a
-    doorbell, after the page for a socket's backlog (sessions/consumers.py).
-
-    A failed read only costs the browsers a fetch each (no sheets: they ask)."""
-    try:
-        changed = characters_changed(campaign_id, data)
-        sheets = {cid: in_hand[cid] for cid in changed if in_hand and cid in in_hand}
-        sheets.update(pushed_sheets(campaign_id, changed - sheets.keys()))
-        return {str(cid): classes for cid, classes in sheets.items()}
-    except Exception:
-        log.exception("reading the sheets changed by seq %s failed", data[-1]["seq"])
-        return None
-
-
 def user_group(user_id: int) -> str:
     """Every table socket of one user, whatever the campaign (to close them from HTTP)."""
     return f"user-{user_id}"
 
 
-def close_sockets_on_commit(user_id: int, campaign_id: int | None = None, tokens: list[str] | None = None) -> None:
-    """Once the transaction commits, close ``user_id``'s table sockets (of one campaign, or all).
-
-    For a logout, a deactivation, a removal or a role change: a socket must not
-    outlive the right it was opened with. Every command re-checks the right as
-    well, so a lost message only delays the close, it never lets a write through. ``tokens``
-    (digests of revoked API tokens): only the sockets opened with one of them close."""
-    transaction.on_commit(lambda: _revoke(user_id, campaign_id, tokens))
-
-
-def _revoke(user_id: int, campaign_id: int | None, tokens: list[str] | None = None) -> None:
+def revoke(user_id: int, campaign_id: int | None, tokens: list[str] | None = None) -> None:
+    """Close ``user_id``'s table sockets (of one campaign, or all; ``tokens``: only those opened with one of
+    them): campaign.publish.close_sockets_on_commit hands it over once the transaction commits."""
     # From memory here too, so that this process's sockets hear a revoke and the doorbells
     # committed after it in the order they committed (a GM made a player, then a GM-only roll).
     try:

@@ -1,4 +1,4 @@
-"""The doorbell's sender (campaign.broadcast._Sender): what a commit hands it goes out in the order
+"""The doorbell's sender (sessions.transport._Sender): what a commit hands it goes out in the order
 it was handed over, one failed send stops nothing after it, and a Redis that stopped answering
 leaves a bounded backlog behind, which the doorbells rung after it do not wait for."""
 
@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from campaign import broadcast
+from sessions import transport
 
 
 class Layer:
@@ -43,8 +43,8 @@ class Layer:
 def sender():
     made = []
 
-    def make(layer: Layer) -> broadcast._Sender:
-        made.append(broadcast._Sender(layer))
+    def make(layer: Layer) -> transport._Sender:
+        made.append(transport._Sender(layer))
         return made[-1]
 
     yield make
@@ -55,12 +55,12 @@ def sender():
             s.loop.close()
 
 
-def settled(s: broadcast._Sender) -> None:
+def settled(s: transport._Sender) -> None:
     """Wait until the sender's loop has run everything handed to it so far (its current step included)."""
     async def nothing():
         pass
 
-    broadcast.asyncio.run_coroutine_threadsafe(nothing(), s.loop).result(10)
+    transport.asyncio.run_coroutine_threadsafe(nothing(), s.loop).result(10)
 
 
 def test_doorbells_go_out_in_the_order_they_rang_and_a_failure_stops_nothing(sender, caplog):
@@ -74,7 +74,7 @@ def test_doorbells_go_out_in_the_order_they_rang_and_a_failure_stops_nothing(sen
 
 
 def test_a_backlog_for_a_stalled_redis_keeps_the_newest_doorbells(sender, monkeypatch, caplog):
-    monkeypatch.setattr(broadcast._Sender, "MAX_WAITING", 3)
+    monkeypatch.setattr(transport._Sender, "MAX_WAITING", 3)
     layer = Layer(until=4, held=True)
     s = sender(layer)
     s.submit("campaign-1", {"type": "table.events", "n": 0})
