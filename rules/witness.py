@@ -102,13 +102,20 @@ def problems(events: Iterable[Seen]) -> list[tuple[int, str]]:
             roles[e.actor_id] = "gm"
             names[p.get("gm")] = e.actor_id
             mode = p.get(SETTING, "off")
+            if mode not in MODES:
+                out.append((e.seq, f"names no setting of whose rolls are witnessed ({', '.join(MODES)})"))
         elif kind in ("member_joined", "member_role_changed"):
             roles[_member_id(p, names)] = p.get("role")
-        elif kind == "campaign_configured" and SETTING in p:
+        elif kind == "campaign_configured" and (SETTING in p or SETTING in _changes(p)):
             if e.session is not None:  # the server writes the key only with a change
                 out.append((e.seq, "changes whose rolls are witnessed inside a session, where rolls could escape "
                                    "their witnesses: it changes between sessions only"))
-            mode = p[SETTING]
+            mode = p.get(SETTING)
+            # Its line of the log reads ``changed``; every check here reads the setting: they must agree.
+            to = _changes(p).get(SETTING)
+            if mode not in MODES or not isinstance(to, dict) or to.get("to") != mode:
+                out.append((e.seq, "sets whose rolls are witnessed otherwise than its line of the log says, or to no "
+                                   f"setting ({', '.join(MODES)})"))
         elif kind == "session_ended":
             for seq, pend in pendings.items():
                 # A roll sealed from the reader is decided in an event sealed from her too: the GM's export says.
@@ -140,6 +147,10 @@ def problems(events: Iterable[Seen]) -> list[tuple[int, str]]:
             out.append((e.seq, f"a roll by a member whose rolls this campaign witnesses ({mode}), stored without "
                                "waiting for witnesses: its sender could have chosen its dice"))
     return out
+
+
+def _changes(payload: dict) -> dict:
+    return payload["changed"] if isinstance(payload.get("changed"), dict) else {}
 
 
 def _member_id(payload: dict, names: dict) -> int | None:

@@ -11,6 +11,9 @@ export const CALL = "witness_call";
 export const CONTRIBUTION = "roll_witnessed";
 export const CONTRIBUTE = "witness_roll";
 export const DICE_V4 = "talekeeper-hmac-sha256-v4";
+export const MODES = ["off", "gm", "everyone"];
+
+const changes = (p) => (p.changed && typeof p.changed === "object" ? p.changed : {});
 
 export const isResolution = (payload) => !!payload && typeof payload === "object" && "witness_digest" in payload;
 
@@ -58,6 +61,7 @@ export class WitnessBook {
       this.roles.set(ev.actor_id, "gm");
       this.names.set(p.gm, ev.actor_id);
       this.mode = p.witnessed_rolls ?? "off";
+      if (!MODES.includes(this.mode)) return `#${ev.seq} names no setting of whose rolls are witnessed (${MODES.join(", ")}).`;
     } else if (ev.type === "member_joined" || ev.type === "member_role_changed") {
       this.roles.set(this._memberId(p), p.role);
     }
@@ -76,10 +80,14 @@ export class WitnessBook {
       return this._contribution(ev, p);
     } else if (isResolution(p)) {
       return this._resolution(ev, p);
-    } else if (ev.type === "campaign_configured" && "witnessed_rolls" in p) {
+    } else if (ev.type === "campaign_configured" && ("witnessed_rolls" in p || "witnessed_rolls" in changes(p))) {
       this.mode = p.witnessed_rolls;
       // The server writes the key only with a change, and only between sessions (rules/witness.py).
       if (ev.session != null) return `#${ev.seq} changes whose rolls are witnessed inside a session, where rolls could escape their witnesses: it changes between sessions only.`;
+      // Its line of the log reads `changed`; every check here reads the setting: they must agree.
+      if (!MODES.includes(this.mode) || changes(p).witnessed_rolls?.to !== this.mode) {
+        return `#${ev.seq} sets whose rolls are witnessed otherwise than its line of the log says, or to no setting (${MODES.join(", ")}).`;
+      }
     } else if (Array.isArray(p.dice_log) && p.dice_log.length && ev.session != null && "command_id" in p &&
                (this.mode === "everyone" || (this.mode === "gm" && this.roles.get(ev.actor_id) === "gm"))) {
       return `#${ev.seq} is a roll by a member whose rolls this campaign witnesses (${this.mode}), stored without waiting for witnesses: its sender could have chosen its dice.`;

@@ -521,6 +521,22 @@ def test_whose_rolls_are_witnessed_changes_between_sessions_only(table, online, 
     named_by_every_verifier(table, table.bob, tmp_path, off.seq, "changes whose rolls are witnessed inside a session")
 
 
+@pytest.mark.parametrize("stored", ["off", "Gm"])
+def test_a_setting_its_line_does_not_say_is_named(table, tmp_path, stored):
+    """The log's line of a settings change reads its ``changed`` (\"witnessed_rolls off → gm\"), every
+    check reads its ``witnessed_rolls``: the host stores "off" under a line that says "gm", or a value
+    that is no setting (and so witnesses nobody), and the members believe their GM's rolls witnessed."""
+    configured = Event.objects.filter(campaign=table.campaign, type="campaign_configured").latest("seq")
+    changed = {"witnessed_rolls": {"from": "off", "to": "gm" if stored == "off" else stored}}
+    host.edit_payload(table.campaign, configured.seq, {**configured.payload, "witnessed_rolls": stored,
+                                                       "changed": changed})
+    said = "sets whose rolls are witnessed otherwise than its line of the log says, or to no setting"
+    assert f"BAD seq {configured.seq}: {said}" in verify_log(table)
+    code, out = standalone(table, table.bob, tmp_path)
+    assert code == 1 and f"BAD seq {configured.seq}: {said}" in out, out
+    assert any(p.startswith(f"#{configured.seq} #{configured.seq} {said}") for p in chain_problems(table, table.bob))
+
+
 def test_a_pending_roll_whose_witness_list_is_no_list_is_named(table, online, tmp_path):
     """The host rewrites a pending roll's witnesses as something no contribution can be checked against
     (any member's would then pass as a witness's): every verifier names the pending event."""
