@@ -2,13 +2,15 @@
 the one sentence the audit page, the exports and the table say for each (``description``; those said
 by code of their own, a roll or a message, have none here), and the keys and types each payload
 carries (``payload``). ``campaign/audit.py`` ``LINES`` is read from here; ``tests/campaign/
-test_declared.py`` checks every event the contract suites store against its declaration.
+test_declared.py`` checks that every event any code can record is declared, and every event a played
+session stores against its declaration.
 
 A payload may carry, besides its own keys, what the platform records beside a decision
 (``rules.replay.RECORD_KEYS``: its dice, its command, its readers)."""
 
 from __future__ import annotations
 
+from rules import witness
 from rules.declare import EventBook, EventSpec
 
 PLATFORM_EVENTS = EventBook([
@@ -46,6 +48,23 @@ PLATFORM_EVENTS = EventBook([
     EventSpec("encounter_ended", "ended the encounter “{name}” after {rounds|round|rounds}",
               payload={"name": "str", "rounds": "int"}),
     # Said by code of their own (campaign/audit.py describe).
+    # The generic dice roll (rules/notation.py), any system: its terms as rolled and their total.
+    EventSpec("roll", payload={"counts_successes": "bool", "label": "str?", "notation": "str", "terms": "list",
+                               "total": "num"}),
+    # Chat: ``kind`` ooc or ic; in character it names who speaks; ``to``, a whisper's recipients
+    # (``{"user_id", "username"}`` each).
+    EventSpec("message_posted", payload={"character": "int?", "character_name": "str?", "kind": "str", "text": "str",
+                                         "to": "list?"}),
+    # A decision the rules refused where it is stored anyway: a hidden command's (campaign/hidden.py), or a
+    # witnessed one's when its witnesses had answered (campaign/actions/commands.py). ``action``: the
+    # action's type, or the whole action where the command's dice are recorded on it (RECORD_KEYS).
+    EventSpec("refused", payload={"action": "any?", "code": "str", "message": "str"}),
+    # A witnessed command (rules/witness.py, docs/fair-dice.md): its signed envelope waiting for the members
+    # named (``witnesses``, their ids), a sealed one's public call to them, and each witness's contribution
+    # to the pending roll (``roll``, its seq; the entropy is in the signed action).
+    EventSpec(witness.PENDING, payload={"witnesses": "list"}),
+    EventSpec(witness.CALL, payload={"witnesses": "list"}),
+    EventSpec(witness.CONTRIBUTION, payload={"roll": "int"}),
     EventSpec("character_created", payload={"name": "str", "owner": "str", "owner_id": "int", "sheet": "dict",
                                             "npc": "bool?", "shown": "str?", "limits_overridden": "bool?"}),
     EventSpec("event_voided", payload={"seq": "int", "type": "str", "reason": "str"}),

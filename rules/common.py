@@ -157,13 +157,15 @@ def handlers(own: Mapping) -> dict:
 # Declared once here, included in every system's EventBook (rules/declare.py).
 EVENTS = (
     EventSpec(CONFIGURED, "the campaign's settings changed",
-        payload={"changed": "dict", "options": "dict", "reason": "str"}),
+        payload={"changed": "dict", "options": "dict", "reason": "str", "witnessed_rolls": "str?"}),
     EventSpec(ADJUSTED, "the GM adjusted the sheet",
         payload={"changes": "list", "reason": "str"}),
     EventSpec("harm_marked", "marked {marked} boxes of harm ({harm_after} of {boxes})",
         payload={"amount": "int", "boxes": "int", "harm_after": "int", "marked": "int", "reason": "str",
                  "taken_out": "bool"}),
-    EventSpec("harm_healed", "healed {healed} boxes of harm ({harm_after} of {boxes})"),
+    EventSpec("harm_healed", "healed {healed} boxes of harm ({harm_after} of {boxes})",
+        payload={"amount": "int", "boxes": "int", "harm_after": "int", "healed": "int", "reason": "str",
+                 "taken_out": "bool"}),
     EventSpec("fight_started", "started the fight “{label}”",
         payload={"fight": "dict", "label": "str"}),
     EventSpec("fight_choice_made", "chose for round {round} of the fight",

@@ -567,8 +567,9 @@ class EventSpec:
 
     ``payload``: the keys the current version's payload carries and the type of each
     (:data:`PAYLOAD_TYPES`; ``"str?"``: absent or null as well), checked by
-    :func:`payload_problems` against every event the contract suites store; ``None``: not
-    declared yet (an event the contract suites store must declare it).
+    :func:`payload_problems` against every event a played session stores, and written into
+    the OpenAPI description. Every event the code can record declares it
+    (``tests/campaign/test_declared.py``); ``None`` is left to made-up events in tests.
     """
 
     type: str

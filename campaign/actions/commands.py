@@ -437,7 +437,8 @@ def _resolve(campaign: Campaign, row: WitnessedRoll) -> list[Event]:
             drafts = _link_request(locked, action, drafts, Viewer.of(membership))
     except ActionError as e:
         locked = lock_campaign(campaign.id)
-        drafts = [Draft("refused", {"message": e.message}, 1, pending.character, pending.visibility)]
+        drafts = [Draft(hidden.REFUSED, {"action": action.get("type"), "code": e.code, "message": e.message}, 1,
+                        pending.character, pending.visibility)]
     first = {**drafts[0].payload, "dice_log": recorder.log if recorder else [], "dice_scheme": witnessed.DICE_SCHEME,
              "witnessed_by": [seq for seq, _, _ in contributions], "witness_digest": digest,
              "command_of": pending.seq}

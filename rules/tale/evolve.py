@@ -108,12 +108,19 @@ FIGHT_HANDLERS = {"fight_ended": _fight_ended}
 
 # Every event Tale records, once. Logs from before the past-tense names stored the
 # action's name (``start_contest``, ...): those rows keep it and read as today's.
+# A straight roll's payload: against a ``target`` (``average_of``: the challenge dice it is the average of)
+# or against challenge dice rolled (``vs_pool``, ``on_tie``, ``challenge_dice``, ``challenge_total``).
+# Hiding's first roll is one too, with the place and the searcher's pool.
+STRAIGHT_ROLL = {"characteristics": "list", "defaulted": "bool", "dice": "list", "margin": "int", "odds": "dict",
+                 "outcome": "str", "pool": "int", "skill": "str?", "skill_dice": "int", "success": "bool",
+                 "total": "int", "target": "int?", "average_of": "int?", "vs_pool": "int?", "on_tie": "str?",
+                 "challenge_dice": "list?", "challenge_total": "int?"}
+
 EVENTS = EventBook([
     EventSpec("straight_rolled", "straight roll {pool}D: {total}, {outcome}", formerly=("straight_roll",),
-        payload={"characteristics": "list", "defaulted": "bool", "dice": "list", "margin": "int", "odds": "dict",
-                 "outcome": "str", "pool": "int", "skill": "str?", "skill_dice": "int", "success": "bool",
-                 "target": "int", "total": "int"}),
-    EventSpec("hide_rolled", "hiding {pool}D: {total}, {outcome}", formerly=("hide",)),
+        payload=STRAIGHT_ROLL),
+    EventSpec("hide_rolled", "hiding {pool}D: {total}, {outcome}", formerly=("hide",),
+        payload={**STRAIGHT_ROLL, "place": "str?", "seeker_pool": "int?"}),
     EventSpec("contest_started", "a contest started", formerly=("start_contest",),
         payload={"contest": "dict"}),
     EventSpec("round_rolled", "round {round}: {mine_sum} against {theirs_sum}, {outcome}", formerly=("iterated_round",),
@@ -127,15 +134,18 @@ EVENTS = EventBook([
                  "label": "str", "mine_after": "int", "mine_before": "int", "odds": "dict", "outcome": "str",
                  "penalties_after": "list", "portions": "dict", "round": "int", "rounds_left": "int?",
                  "theirs_after": "int", "theirs_before": "int", "ties": "str", "conditions": "list?"}),
-    EventSpec("penalty_imposed", "an exhaustion penalty", formerly=("impose_penalty",)),
+    EventSpec("penalty_imposed", "an exhaustion penalty", formerly=("impose_penalty",),
+        payload={"penalty": "dict"}),
     EventSpec("contest_ended", "the contest ended ({reason})", formerly=("end_contest",),
         payload={"damage_dealt": "int", "damage_taken": "int", "damage_to_assign": "int",
                  "exhaustion_reclaimed": "int", "kind": "str", "label": "str", "mine": "int", "reason": "str",
                  "rounds": "int", "theirs": "int", "why": "str?", "winner": "str?"}),
-    EventSpec("damage_taken", "took {taken}D of damage", formerly=("take_damage",)),
+    EventSpec("damage_taken", "took {taken}D of damage", formerly=("take_damage",),
+        payload={"dice": "int", "reason": "str", "taken": "int", "unassigned_after": "int"}),
     EventSpec("damage_assigned", "spread the damage", formerly=("assign_damage",),
         payload={"damage": "dict", "unassigned_before": "int"}),
-    EventSpec("rested", "rested {days} days", formerly=("rest",)),
+    EventSpec("rested", "rested {days} days", formerly=("rest",),
+        payload={"damage_after": "dict", "days": "int", "recovered": "dict"}),
     EventSpec("points_awarded", "earned {points} advancement points", formerly=("award_points",),
         payload={"earned_after": "int", "points": "int", "reason": "str"}),
     EventSpec("advance_bought", "raised to {to}D for {cost} points", formerly=("buy_advance",),
