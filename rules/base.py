@@ -35,7 +35,9 @@ platform's damage and fights) calls the hook and never names a system:
 * ``contests`` (:class:`Contests`): actions that name another character;
 * ``fights`` (:class:`Fights`): fights of several sides;
 * ``damage`` (:class:`Damage`): the rolls that deal damage and the GM action that applies it;
-* ``quick_sheet(rating) -> sheet``: a quick NPC's sheet, every trait at ``rating``.
+* ``quick_sheet(rating) -> sheet``: a quick NPC's sheet, every trait at ``rating``;
+* ``conditions`` (:class:`ConditionsRead`): the actions that read a condition's modifier, and its
+  effect in words.
 """
 
 from __future__ import annotations
@@ -309,6 +311,17 @@ class Fights:
 
 
 @dataclass(frozen=True)
+class ConditionsRead:
+    """Where a system's rules read a condition's modifier (rules/conditions.py): the ``actions`` whose
+    decision reads it (and records ``conditions``), and its ``effect`` in the text's own terms, a
+    template of ``{signed}`` (+2, −1), ``{n}`` (its size) and ``{dice}`` ("die" or "dice" by its size)
+    that the table's forms say before a roll and its line after (``rules.conditions.effect_words``)."""
+
+    actions: frozenset[str]
+    effect: str
+
+
+@dataclass(frozen=True)
 class Damage:
     """Damage that reaches a track (campaign/actions/damage.py): ``rolls`` maps each event that deals
     damage to the payload key saying how much; ``action(amount, reason)`` is the system's own GM action
@@ -335,7 +348,7 @@ class RuleSystem:
                  events: Any, sheet: Any = None, example_sheet: Mapping[str, JSON] | None = None,
                  advances: Callable[[State], dict] | None = None, contests: Contests | None = None,
                  fights: Fights | None = None, damage: Damage | None = None,
-                 quick_sheet: Callable[[int], dict] | None = None):
+                 quick_sheet: Callable[[int], dict] | None = None, conditions: ConditionsRead | None = None):
         self.name = name
         self.title = title
         self.validate_sheet = validate_sheet
@@ -356,6 +369,7 @@ class RuleSystem:
         self.fights = fights
         self.damage = damage
         self.quick_sheet = quick_sheet
+        self.conditions = conditions
         # Action types only the GM may take (granting Fate, awarding points, ...).
         self.gm_actions = frozenset(t for t, spec in self.actions.items() if spec.gm_only)
 

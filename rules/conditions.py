@@ -67,6 +67,14 @@ def effect(state: Mapping) -> tuple[int, list[dict]]:
     return sum(c["modifier"] for c in applied), applied
 
 
+def effect_words(template: str, modifier: int) -> str:
+    """A modifier's effect in a system's words (``rules.base.ConditionsRead.effect``): "−1 die",
+    "+2 to the DL". The table's conditions.js says it alike (tests/test_js.py)."""
+    signed = f"+{modifier}" if modifier > 0 else f"\u2212{-modifier}" if modifier < 0 else "\u00b10"
+    n = abs(modifier)
+    return template.replace("{signed}", signed).replace("{n}", str(n)).replace("{dice}", "die" if n == 1 else "dice")
+
+
 def in_fight(fight: Mapping, side: str) -> int:
     """What ``side``'s conditions add in a fight's round (``rules.fights.with_conditions`` fills
     ``fight["conditions"]`` from the sides' states), 0 without any."""

@@ -794,4 +794,7 @@ def system_json(system: Any) -> dict:
         "fights": [{"name": k.name, "words": k.words, "target": k.target}
                    for k in (system.fights.kinds if getattr(system, "fights", None) else ())],
         "damageRolls": dict(system.damage.rolls) if getattr(system, "damage", None) else {},
+        # The actions that read a condition's modifier, and its effect in the text's words (rules/conditions.py).
+        "conditions": ({"reads": sorted(system.conditions.actions), "effect": system.conditions.effect}
+                       if getattr(system, "conditions", None) else None),
     }

@@ -105,3 +105,18 @@ def test_a_table_module_says_what_each_declared_kind_of_fight_asks_of_a_side(nam
 def test_the_fight_module_names_no_rule_system():
     source = (STATIC / "fight.js").read_text()
     assert not re.search(r"\bsystem\s*===?|data\.system|\b(?:tote|wyrm|tale|mdt)\b", source)
+
+
+def test_a_condition_s_effect_reads_in_javascript_as_in_python():
+    """conditions.js ``effectWords`` says a modifier as rules/conditions.py ``effect_words`` does, in
+    every system's declared words."""
+    from rules.conditions import effect_words
+
+    cases = [{"template": get_system(name).conditions.effect, "modifier": m}
+             for name in sorted(SYSTEM_MODULES) for m in (-3, -1, 0, 1, 2)]
+    said = json.loads(node("""
+        import { effectWords } from "./static/talekeeper/conditions.js";
+        let text = ""; for await (const chunk of process.stdin) text += chunk;
+        console.log(JSON.stringify(JSON.parse(text).map((c) => effectWords(c.template, c.modifier))));
+    """, json.dumps(cases)))
+    assert said == [effect_words(c["template"], c["modifier"]) for c in cases]

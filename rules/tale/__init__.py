@@ -6,7 +6,7 @@ Interpretations of the source text are in ``docs/rules.md``.
 
 from dataclasses import replace
 
-from ..base import Damage, RuleSystem
+from ..base import ConditionsRead, Damage, RuleSystem
 from .actions import ACTIONS, advances
 from .evolve import EVENTS, evolve
 from .odds import MAX_POOL, odds, preview
@@ -46,6 +46,8 @@ SYSTEM = RuleSystem(
     # A generic roll deals its total (docs/rules.md, "Damage that reaches a track").
     damage=Damage({"roll": "total"}, _take_damage),
     quick_sheet=quick_sheet,
+    # A condition's penalty dice in a combat or iterated round (tale-rpg.txt:9, 64-66).
+    conditions=ConditionsRead(frozenset({"combat_round", "iterated_round"}), "{n} penalty {dice}"),
     example_sheet={
         "characteristics": {"brawn": 4, "deft": 3, "clever": 3, "skill": 3, "wisecrack": 2},
         "primary": "brawn",

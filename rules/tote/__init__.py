@@ -5,7 +5,7 @@ allows, add the Paragon d6 and bonuses, and compare with a target number.
 Interpretations of the text are in ``docs/rules.md``.
 """
 
-from ..base import RuleSystem
+from ..base import ConditionsRead, RuleSystem
 from .actions import ACTIONS, advances, odds, preview
 from .evolve import EVENTS, evolve
 from .sheet import SHEET, initial_state, quick_sheet, validate_sheet
@@ -24,6 +24,8 @@ SYSTEM = RuleSystem(
     sheet=SHEET,
     # No contests or fights: the text has no opposed test. No roll applies as damage (apply_damage).
     quick_sheet=quick_sheet,
+    # A condition's bonus or penalty on a skill test's total (tote-basic-rules-v1.1.txt:8).
+    conditions=ConditionsRead(frozenset({"skill_test"}), "{signed} to the total"),
     example_sheet={
         # Each row and column of the default grid sums to 4, no skill above 2.
         "skills": {

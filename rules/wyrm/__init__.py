@@ -3,7 +3,7 @@
 Interpretations of the source text are listed in ``docs/rules.md``.
 """
 
-from ..base import Damage, RuleSystem
+from ..base import ConditionsRead, Damage, RuleSystem
 from ..health import harm_action
 from .actions import ACTIONS
 from .evolve import EVENTS, evolve
@@ -27,6 +27,8 @@ SYSTEM = RuleSystem(
     # A damage roll deals its total, as any generic roll does (docs/rules.md, "Damage that reaches a track").
     damage=Damage({"damage_rolled": "total", "roll": "total"}, harm_action),
     quick_sheet=quick_sheet,
+    # A condition's circumstantial modifier on an attribute check's DL (wyrm-srd-rules-mechanics.txt:31).
+    conditions=ConditionsRead(frozenset({"check"}), "{signed} to the DL"),
     example_sheet={
         "attributes": {"warrior": 1, "rogue": 3, "mage": 2},
         "skills": [{"name": "Stealth", "attribute": "rogue"}, {"name": "Awareness", "attribute": "mage"}],

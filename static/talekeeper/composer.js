@@ -6,6 +6,7 @@
 // Owns the open form (state.composer: its spec, character and the button that opened it).
 
 import { h, fill, buildForm, cap, words } from "./ui.js";
+import { conditionNote, effectsOn } from "./conditions.js";
 import { preview, sendCommand } from "./commands.js";
 import { playerCount } from "./format.js";
 import { inView, notice } from "./result.js";
@@ -121,6 +122,8 @@ function openComposer(spec, charId, opener) {
     h("div", { class: "composer-head" }, h("h3", { id: "composer-title" }, spec.title || spec.label),
       h("span", { class: "muted small" }, c.name)),
     spec.help ? h("p", { class: "muted small" }, spec.help) : null,
+    // What the character's conditions change on this roll, before it is sent (the odds include it).
+    conditionNote(effectsOn(c.state, state.declared.conditions, spec.type)),
     form);
   composerEl.hidden = false;
   // The form, its odds and its Roll button in view (the dock sticks to the bottom of the screen).

@@ -4,7 +4,7 @@
 // order names them beside each combatant; the GM removes one with a click. No page needed
 // (tests/js/conditions.test.mjs).
 
-import { h, plural } from "./ui.js";
+import { h, plural, signed } from "./ui.js";
 
 export const conditionsOf = (state) => (state && Array.isArray(state.conditions) ? state.conditions : []);
 
@@ -37,3 +37,33 @@ export function conditionsInline(state) {
   const list = conditionsOf(state);
   return list.length ? h("span", { class: "small conditions-inline" }, ` · ${list.map((c) => `${c.name} (${left(c)})`).join(", ")}`) : null;
 }
+
+// A modifier's effect in the system's words (its declared `conditions.effect`, rules/base.py
+// ConditionsRead): "−1 die", "+2 to the DL"; as rules/conditions.py effect_words says it.
+export function effectWords(template, modifier) {
+  const n = Math.abs(modifier);
+  return template.replaceAll("{signed}", signed(modifier)).replaceAll("{n}", String(n)).replaceAll("{dice}", n === 1 ? "die" : "dice");
+}
+
+// What the character's conditions change on an action of `type` ("Staggered: −1 die" each), when the
+// rules read them there (`read`: the system's declared `conditions`); every one with a modifier when
+// `type` is left out (a fight's round reads them all). [] for none.
+export function effectsOn(state, read, type) {
+  if (!read || (type && !read.reads.includes(type))) return [];
+  return conditionsOf(state).filter((c) => c.modifier).map((c) => `${c.name}: ${effectWords(read.effect, c.modifier)}`);
+}
+
+// A recorded roll's conditions (its payload's `conditions`, or those of its opposition), in words.
+export function effectsRecorded(payload, read) {
+  if (!read || !payload) return [];
+  const own = Array.isArray(payload.conditions) ? payload.conditions : [];
+  const said = own.filter((c) => c && c.modifier).map((c) => `${c.name}: ${effectWords(read.effect, c.modifier)}`);
+  // WYRM's passive side (docs/rules.md, Conditions 5): its conditions take their modifier off the DL.
+  const theirs = Number(payload.opposition?.conditions) || 0;
+  if (theirs) said.push(`their conditions: ${effectWords(read.effect, -theirs)}`);
+  return said;
+}
+
+// The note a form shows before a roll: "Conditions: Staggered: −1 die" (null for none).
+export const conditionNote = (effects) => (effects.length
+  ? h("p", { class: "small condition-effects", role: "note" }, `Conditions: ${effects.join(", ")}`) : null);

@@ -5,6 +5,7 @@
 import { h, words, die, diceGroup } from "./ui.js";
 import { short } from "./chain.js";
 import { describeFight } from "./fight.js";
+import { effectsRecorded } from "./conditions.js";
 import { askedAction, fillTemplate, termText, textOf } from "./format.js";
 import { state } from "./state.js";
 
@@ -124,6 +125,14 @@ function namingOpponent(ev, d) {
   return { ...d, text: [].concat(d.text, ` (against ${name})`) };
 }
 
+// A roll that read conditions names them and what they changed ("Staggered: −1 die"), in every system.
+function withConditions(ev, d) {
+  const said = effectsRecorded(ev.payload, state.declared.conditions);
+  if (!said.length) return d;
+  const note = `Conditions: ${said.join(", ")}`;
+  return { ...d, detail: d.detail ? [].concat(d.detail, " · ", note) : note };
+}
+
 export function describe(ev) {
   // A sealed stub says who, when and who may read it (campaign/visibility/filter.py SEALED_KEYS), never
   // what: not even that it was a roll (it may be an NPC the GM made). A whisper's visibility says it.
@@ -139,7 +148,7 @@ export function describe(ev) {
   } catch (problem) {
     console.error("describe failed", ev, problem);
   }
-  if (d) return namingOpponent(ev, d);
+  if (d) return namingOpponent(ev, withConditions(ev, d));
   const p = ev.payload || {};
   const spec = state.declared.events[ev.type];
   return {

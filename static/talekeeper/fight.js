@@ -3,7 +3,7 @@
 // with their odds, and the GM's start and end. The page starts from data.fight (up to its head); later
 // events arrive over the socket, as every event does.
 import { h, fill, askFirst, pct, plural } from "./ui.js";
-import { conditionsOf } from "./conditions.js";
+import { conditionNote, conditionsOf, effectsOn, effectWords } from "./conditions.js";
 import { platformField, state } from "./state.js";
 
 const KIND_WORDS = { combat: "Combat", iterated: "Iterated contest", race: "Race", opposed: "Opposed test" };
@@ -49,8 +49,13 @@ export function describeFight(ev, chars) {
       return { text: `started the fight “${p.label}”: ${(p.fight?.order || []).map(name).join(", ")}`, tone: "frame" };
     case "fight_choice_made":
       return { text: `chose for round ${p.round} of the fight` };
-    case "fight_round_rolled":
-      return { text: `${p.label}, round ${p.round}`, detail: roundLines(p.result, name).join(" · ") };
+    case "fight_round_rolled": {
+      // The conditions the round read, each side's total in the system's words (its `filled.fight.conditions`).
+      const read = state.declared.conditions;
+      const effects = read ? Object.entries(p.filled?.fight?.conditions || {})
+        .map(([s, n]) => `${name(s)}'s conditions: ${effectWords(read.effect, n)}`) : [];
+      return { text: `${p.label}, round ${p.round}`, detail: [...roundLines(p.result, name), ...effects].join(" · ") };
+    }
     default: {
       const won = p.winner ? `, won by ${Number(p.winner) ? name(p.winner) : `team ${p.winner}`}` : "";
       return { text: `the fight “${p.label}” ended after ${plural(p.rounds, "round")}${won}`, tone: "frame" };
@@ -110,6 +115,9 @@ export function setUpFight({ data, chars, me, isGM, canAct, sendCommand, events,
           ` Act against ${name(o)}`));
       }
     }
+    // What its conditions change this round, before it chooses (the round reads them, rules/fights.py).
+    const note = conditionNote(effectsOn(chars.get(Number(s))?.state, state.declared.conditions));
+    if (note) fields.unshift(note);
     const label = choice === "roll" ? `Roll for ${name(s)}` : `Choose for ${name(s)}`;
     return h("form", {
       class: "stack tight fight-choice", "aria-label": `${name(s)}'s choice`,

@@ -77,3 +77,37 @@ def test_a_condition_is_shown_read_by_the_rules_and_runs_down_with_the_rounds(ta
     for seat in (gm, alice):
         expect(seat.event(removed)).to_contain_text("is no longer Cursed")
         expect(seat.page.locator("#sheet .conditions")).to_have_count(0)
+
+
+def test_the_form_announces_a_condition_s_effect_and_its_odds_include_it(table_of, seats, script_dice):
+    """MdT: the GM makes Lia Staggered (−1 die, mundo-das-trevas-lite-testes.pt.txt:3). Her Presence
+    test's form says so before she rolls, its odds are the rules' own with the die off, and the
+    roll's line names the condition."""
+    from campaign.models import CharacterProjection
+    from tests.browser.test_table import expected_odds
+
+    table = table_of("mdt")
+    hero = table.create_character(table.alice, "Lia", get_system("mdt").example_sheet)
+    table.command(table.gm, {"type": "apply_condition", "character": hero.id, "name": "Staggered", "duration": "scene",
+                             "modifier": -1})
+    table.command(table.gm, {"type": "apply_condition", "character": hero.id, "name": "Frightened",
+                             "duration": "scene"})  # shown, not applied: not announced
+    gm, alice = seats("gm", "alice")
+    alice.start("test:presence")
+    note = alice.page.locator("#composer .condition-effects")
+    expect(note).to_have_text("Conditions: Staggered: −1 die")
+    state = off_the_loop(lambda: CharacterProjection.objects.get(character=hero).state)
+    action = {"type": "test", "attribute": "presence", "difficulty": 1, "modifier": 0}
+    odds = expected_odds("mdt", state, action, [("success", "success"), ("exceptional", "exceptional"),
+                                                ("dramatic_failure", "dramatic failure")])
+    expect(alice.page.locator("#composer .odds-text")).to_contain_text(odds)
+    # Presence 3: 1 + 3 dice, one off: three d10s.
+    script_dice([7, 2, 10])
+    rolled = head_seq(table) + 1
+    alice.submit()
+    for seat in (gm, alice):
+        expect(seat.event(rolled)).to_contain_text("Conditions: Staggered: −1 die")
+    # A form of an action the rules read no condition on says none (the GM's form for her).
+    gm.tab("Lia")
+    gm.start("declared:apply_condition")
+    expect(gm.page.locator("#composer .condition-effects")).to_have_count(0)

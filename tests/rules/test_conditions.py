@@ -343,3 +343,51 @@ def test_wyrm_a_passive_side_s_conditions_count_in_a_fight_where_the_campaign_re
     old = {**fight, "settings": {"ties_succeed": True, "passive_rolls": "each"}}
     x = fights.resolve(wyrm, old, {"1": {"against": ["2"]}}, ScriptedDice([3, 1]))["result"]["exchanges"][0]
     assert (x["outcome"], "modifier" in x) == ("failure", False)
+
+
+# --- what the table says of a condition (rules/base.py ConditionsRead) -----------------------------
+
+# Every action each system declares as reading a condition's modifier, after what sets it up.
+READ_BY = {
+    "tote": [([], {"type": "skill_test", "skill": "Strike", "target": 7})],
+    "wyrm": [([], {"type": "check", "attribute": "rogue", "skills": [], "dl": 5})],
+    "mdt": [([], {"type": "test", "attribute": "presence", "difficulty": 1}),
+            ([], {"type": "opposed_test", "attribute": "presence", "vs_pool": 3}),
+            ([{"type": "start_contest", "attribute": "presence", "vs_pool": 3, "target": 20}], {"type": "contest_round"}),
+            ([{"type": "start_project", "name": "Tome", "target": 50, "attribute": "presence"}],
+             {"type": "project_roll", "project": "Tome"})],
+    "tale": [([{"type": "start_combat", "their_pool": 5}],
+              {"type": "combat_round", "attack": 1, "defence": 1, "their_attack": 1, "their_defence": 1}),
+             ([{"type": "start_contest", "characteristics": ["clever", "deft"], "vs_pool": 4}],
+              {"type": "iterated_round"})],
+}
+
+
+@pytest.mark.parametrize("name", SYSTEMS)
+def test_the_actions_a_system_says_read_a_condition_record_it(name):
+    system = get_system(name)
+    read = system.conditions
+    assert read.actions <= set(system.actions) and {a["type"] for _, a in READ_BY[name]} == read.actions
+    with_it = act(name, fresh(name), condition("Staggered", "scene", modifier=1))[1]
+    for setup, action in READ_BY[name]:
+        states = []
+        for start in (with_it, fresh(name)):
+            for before in setup:
+                start = act(name, start, before, [5] * 60)[1]
+            states.append(start)
+        recorded = system.decide(states[0], action, ScriptedDice([5] * 200))[0].payload
+        plain = system.decide(states[1], action, ScriptedDice([5] * 200))[0].payload
+        found = recorded.get("conditions") or recorded.get("parts", {}).get("conditions") or \
+            next((v["conditions"] for v in recorded.values() if isinstance(v, dict) and "conditions" in v), None)
+        assert found == [{"name": "Staggered", "modifier": 1}], (action, recorded)
+        assert "conditions" not in str(plain), action
+
+
+@pytest.mark.parametrize(("name", "modifier", "words"), [
+    ("tote", -1, "−1 to the total"), ("wyrm", 2, "+2 to the DL"), ("mdt", -1, "−1 die"), ("mdt", 3, "+3 dice"),
+    ("tale", 2, "2 penalty dice"), ("tale", 1, "1 penalty die"),
+])
+def test_a_condition_s_effect_in_the_system_s_words(name, modifier, words):
+    from rules.conditions import effect_words
+
+    assert effect_words(get_system(name).conditions.effect, modifier) == words
