@@ -273,6 +273,16 @@ def percentile(sorted_values: list[float], q: float) -> float | None:
     return sorted_values[k]
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """utime + stime of a process (Linux), in seconds."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def summary_ms(values_s: list[float]) -> dict:
     """p50/p95/p99/max/mean of durations given in seconds, in milliseconds."""
     values = sorted(v * 1000 for v in values_s)

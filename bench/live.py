@@ -173,9 +173,9 @@ def run_live(a, env: dict, run_id: str, log_dir, log) -> dict:
             for mode in ("off", "gm"):
                 witnessed.set_mode(witness_tables, mode)
                 with common.daphnes("campaign.asgi:application", 1, app_env, log_dir, f"app-{key}-witnessed-{mode}") \
-                        as (ports, _):
+                        as (ports, ps):
                     rounds[mode] = asyncio.run(witnessed.run(witness_tables, ports[0], a.witness_rate, a.duration,
-                                                             a.warmup, a.seed))
+                                                             a.warmup, a.seed, ps[0].pid))
             plain, witnessing = rounds["off"], rounds["gm"]
             res["witnessed"] = {"plain": plain, "witnessed": witnessing,
                                 "ratio": {q: ratio(witnessing["all_screens_ms"][q], plain["all_screens_ms"][q])
@@ -184,7 +184,9 @@ def run_live(a, env: dict, run_id: str, log_dir, log) -> dict:
                 f"on every screen p50/p99 {witnessing['all_screens_ms']['p50']}/{witnessing['all_screens_ms']['p99']} ms "
                 f"(plain {plain['all_screens_ms']['p50']}/{plain['all_screens_ms']['p99']} ms), lost "
                 f"{witnessing['lost']}/{plain['lost']}, unwitnessed {witnessing['unwitnessed']}, errors "
-                f"{witnessing['errors'] or 0} {plain['errors'] or ''}")
+                f"{witnessing['errors'] or 0} {plain['errors'] or ''}; daphne CPU per roll "
+                f"{witnessing['daphne_cpu_ms_per_roll']}/{plain['daphne_cpu_ms_per_roll']} ms; p50 from the GM's frame: "
+                + ", ".join(f"{name} {phase['p50']} ms" for name, phase in witnessing["phases_ms"].items()))
         # 1. 20 x 8 with rule actions and the browser's follow-ups
         if "rules" in a.live_scenarios:
             name = f"rules-{a.live_tables}x{a.live_clients}"

@@ -28,7 +28,7 @@ from urllib.parse import urlparse
 
 import websockets
 
-from .common import summary_ms
+from .common import cpu_seconds, summary_ms
 
 perf = time.perf_counter
 
@@ -104,16 +104,6 @@ class State:
         self.errors[kind] += 1
         if example and len(self.error_examples) < 10:
             self.error_examples.append(f"{kind}: {example[:200]}")
-
-
-def _cpu_seconds(pid: int) -> float | None:
-    """utime + stime of a process (Linux), in seconds."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 _PG_AUX = ("checkpointer", "background writer", "walwriter", "autovacuum", "logical replication", "stats", "archiver")
@@ -453,13 +443,13 @@ async def _run(specs: list[ClientSpec], cfg: LoadConfig, match: str, pids: list[
 
         async def sample_cpu():
             await asyncio.sleep(max(0.0, start + cfg.warmup - perf()))
-            before = {pid: _cpu_seconds(pid) for pid in pids}
+            before = {pid: cpu_seconds(pid) for pid in pids}
             mine_before = sum(os.times()[:2])
             machine_before = _machine_jiffies()
             services_before = _service_cpu(cfg.pg_database, cfg.redis_pids)
             t_before = perf()
             await asyncio.sleep(max(0.0, start + cfg.duration - perf()))
-            after = {pid: _cpu_seconds(pid) for pid in pids}
+            after = {pid: cpu_seconds(pid) for pid in pids}
             machine_after = _machine_jiffies()
             services_after = _service_cpu(cfg.pg_database, cfg.redis_pids)
             for kind in ("postgres", "redis"):
@@ -652,7 +642,7 @@ async def _storm(specs, cfg, match, pids, between) -> dict:
         conns = fresh
         every = asyncio.Semaphore(len(conns))
         services_before = _service_cpu(cfg.pg_database, cfg.redis_pids)
-        cpu_before = {pid: _cpu_seconds(pid) for pid in pids}
+        cpu_before = {pid: cpu_seconds(pid) for pid in pids}
         t0 = perf()
         await asyncio.gather(*[_connect(c, st, match, every, cfg, readers) for c in conns])
         all_ready = perf() - t0
@@ -678,7 +668,7 @@ async def _storm(specs, cfg, match, pids, between) -> dict:
         all_caught = perf() - t0 if len(caught) == len(conns) else None
         rss_storm = {pid: rss_mb(pid) for pid in pids}
         services_after = _service_cpu(cfg.pg_database, cfg.redis_pids)
-        cpu = {"server_cpu_s": sum((_cpu_seconds(p) or 0) - (cpu_before[p] or 0) for p in pids),
+        cpu = {"server_cpu_s": sum((cpu_seconds(p) or 0) - (cpu_before[p] or 0) for p in pids),
                **{f"{k}_cpu_s": _service_delta(services_before, services_after, k) for k in ("postgres", "redis")}}
     finally:
         st.stopping = True
@@ -753,7 +743,7 @@ async def _writers(urls, cfg, pids, max_per_writer) -> dict:
 
     async def sample():
         await asyncio.sleep(cfg.warmup)
-        box["before"] = ({p: _cpu_seconds(p) for p in pids}, _service_cpu(cfg.pg_database, cfg.redis_pids), perf())
+        box["before"] = ({p: cpu_seconds(p) for p in pids}, _service_cpu(cfg.pg_database, cfg.redis_pids), perf())
 
     sampler = asyncio.create_task(sample())
     await asyncio.gather(*[writer(w, url, token, signer) for w, (url, token, signer) in enumerate(urls)])
@@ -768,7 +758,7 @@ async def _writers(urls, cfg, pids, max_per_writer) -> dict:
            "error_examples": st.error_examples}
     if n:
         out["server_cpu_ms_per_command"] = round(
-            sum((_cpu_seconds(p) or 0) - (cpu_before[p] or 0) for p in pids) * 1000 / n, 3)
+            sum((cpu_seconds(p) or 0) - (cpu_before[p] or 0) for p in pids) * 1000 / n, 3)
         for k in ("postgres", "redis"):
             out[f"{k}_cpu_ms_per_command"] = round(_service_delta(services_before, services_after, k) * 1000 / n, 3)
     return out

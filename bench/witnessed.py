@@ -24,7 +24,7 @@ from collections import Counter
 import websockets
 
 from bench import data
-from bench.common import summary_ms
+from bench.common import cpu_seconds, summary_ms
 from bench.signing import b64url
 
 perf = time.perf_counter
@@ -69,12 +69,16 @@ def set_mode(tables: list[dict], mode: str) -> None:
         _gm_sends(table, {"type": "start_session"})
 
 
-async def run(tables: list[dict], port: int, rate: float, duration: float, warmup: float, seed: int = 1) -> dict:
-    """One round of the load on the daphne at ``port``; see the module doc."""
+async def run(tables: list[dict], port: int, rate: float, duration: float, warmup: float, seed: int = 1,
+              pid: int | None = None) -> dict:
+    """One round of the load on the daphne at ``port`` (process ``pid``, whose CPU per roll is reported);
+    see the module doc."""
     rng = random.Random(seed)
     sent: dict[str, float] = {}  # GM command id -> when its frame was handed to the socket
     shown: dict[tuple[int, int], list[float]] = {}  # (table, seq of the result event) -> arrival per socket
     result_of: dict[tuple[int, int], str] = {}  # (table, seq of the result event) -> the GM's command id
+    pending_of: dict[str, tuple[int, int]] = {}  # GM command id -> (table, seq of its roll_pending)
+    came: dict[tuple[int, int], set[int]] = {}  # (table, pending seq) -> the seqs of its contributions
     errors: Counter = Counter()
     examples: dict[str, str] = {}
     contributions = unwitnessed = 0
@@ -107,11 +111,14 @@ async def run(tables: list[dict], port: int, rate: float, duration: float, warmu
                 shown.setdefault((t, ev["seq"]), []).append(now)
                 if ev["type"] == "roll_pending":
                     pendings[ev["seq"]] = p.get("command_id")
+                    pending_of[p.get("command_id")] = (t, ev["seq"])
                     if member["user_id"] in p.get("witnesses", []):
                         action = {"type": "witness_roll", "roll": ev["seq"], "entropy": b64url(os.urandom(32))}
                         envelope = signers[t, member["username"]].envelope(os.urandom(16).hex(), action)
                         await ws.send(json.dumps({"type": "command", **envelope}))
                         contributions += 1
+                elif ev["type"] == "roll_witnessed":
+                    came.setdefault((t, p.get("roll")), set()).add(ev["seq"])
                 elif "witness_digest" in p:
                     result_of[(t, ev["seq"])] = pendings.get(p.get("command_of"))
                     unwitnessed += member["role"] == "gm" and p.get("unwitnessed") is True
@@ -142,6 +149,7 @@ async def run(tables: list[dict], port: int, rate: float, duration: float, warmu
     await asyncio.sleep(0.5)  # presence: every socket's arrival is in before the first roll lists witnesses
     start = perf()
     measured_from, end = start + warmup, start + duration
+    cpu_before = cpu_seconds(pid) if pid else None
 
     async def gm_loop(t: int):
         ws = next((w for tt, m, w in conns if tt == t and m["role"] == "gm"), None)
@@ -165,16 +173,29 @@ async def run(tables: list[dict], port: int, rate: float, duration: float, warmu
         if done >= set(sent):
             break
         await asyncio.sleep(0.05)
+    cpu = cpu_seconds(pid) - cpu_before if cpu_before is not None else None
     for _, _, ws in conns:
         await ws.close()
     for task in readers:
         task.cancel()
     latencies = []
+    # Where a witnessed roll's time went, each from the GM's frame: its pending event on every screen, its
+    # last contribution on the first screen (all stored), its result on every screen.
+    phases: dict[str, list[float]] = {"pending_on_every_screen": [], "contributions_stored": [],
+                                      "result_on_every_screen": []}
     for key, cid in result_of.items():
         if cid in sent and sent[cid] >= measured_from and len(shown.get(key, ())) >= members[key[0]]:
             latencies.append(max(shown[key]) - sent[cid])
+            pending = pending_of.get(cid)
+            if pending is not None and came.get(pending):
+                phases["pending_on_every_screen"].append(max(shown[pending]) - sent[cid])
+                phases["contributions_stored"].append(max(min(shown[key[0], seq]) for seq in came[pending]) - sent[cid])
+                phases["result_on_every_screen"].append(latencies[-1])
     measured = sum(1 for cid, at in sent.items() if at >= measured_from)
     return {"tables": len(tables), "clients": len(tables[0]["members"]), "sockets": len(conns), "rate": rate, "rolls_sent": len(sent),
             "rolls_measured": measured, "on_every_screen": len(latencies), "lost": measured - len(latencies),
-            "all_screens_ms": summary_ms(latencies), "contributions_sent": contributions, "unwitnessed": unwitnessed,
+            "all_screens_ms": summary_ms(latencies),
+            "phases_ms": {name: summary_ms(values) for name, values in phases.items() if values},
+            "daphne_cpu_ms_per_roll": round(cpu * 1000 / len(sent), 2) if cpu is not None and sent else None,
+            "contributions_sent": contributions, "unwitnessed": unwitnessed,
             "errors": dict(errors), "error_examples": examples}
