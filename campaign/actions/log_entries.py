@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import rules.witness as witnessed
 from rules.declare import Choice, Either, ListOf, Object
 
 from ..log import Draft, event_body, hashed_fields
@@ -64,8 +65,8 @@ def decide_reveal(campaign: Campaign, membership: Membership, action: dict, *_) 
 
     Its voids come out with it: a void is read by its target's readers (decide_void), and a
     revealed roll that its sealed void kept out of every sheet would have the table read a roll
-    that counts on the log and nowhere else. One reveal each,
-    in this command."""
+    that counts on the log and nowhere else. So does a witnessed roll's pending event (its command
+    id). One reveal each, in this command."""
     target = check_seq(campaign, action)
     if target.visibility == VISIBILITY_PUBLIC:
         raise Refused(f"Event {target.seq} is already public.")
@@ -75,7 +76,18 @@ def decide_reveal(campaign: Campaign, membership: Membership, action: dict, *_) 
         raise Refused(f"Event {target.seq} has already been revealed.")
     sealed_voids = [void for void in Event.objects.filter(campaign=campaign, type="event_voided", payload__seq=target.seq)
                     .exclude(visibility=VISIBILITY_PUBLIC).order_by("seq") if not readers.revealed(void)]
-    return [_reveal(event) for event in (target, *sealed_voids)]
+    return [_reveal(event) for event in (*_pending_of(campaign, target), target, *sealed_voids)]
+
+
+def _pending_of(campaign: Campaign, decision: Event) -> list[Event]:
+    """A witnessed roll's decision comes out with its sealed pending event: the command id its dice
+    derive from is there (docs/fair-dice.md, "Witnessed rolls"), and no reader could check them without it."""
+    named = decision.payload.get("command_of")
+    if not witnessed.resolution_of(decision.payload) or type(named) is not int:
+        return []
+    pending = Event.objects.filter(campaign=campaign, seq=named, type=witnessed.PENDING).exclude(
+        visibility=VISIBILITY_PUBLIC).first()
+    return [pending] if pending is not None and not readers.revealed(pending) else []
 
 
 def _reveal(event: Event) -> Draft:

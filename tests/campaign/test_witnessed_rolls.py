@@ -264,6 +264,24 @@ def test_a_hidden_gm_roll_is_sealed_and_calls_its_witnesses_in_public(table, onl
     assert seen(table.alice, decided.seq)["hidden"] is True
 
 
+def test_revealing_a_hidden_witnessed_roll_reveals_its_pending_event_and_every_verifier_checks_it(table, online,
+                                                                                                  tmp_path):
+    """Its dice derive from the command id on its pending event: revealed alone, the decision's dice could
+    be checked by no member, and the standalone verifier would name it."""
+    table.command(table.gm, {"type": "start_session"})
+    online("gm", "alice")
+    pending, _ = table.command(table.gm, {"type": "roll", "notation": "1d20", "visibility": "gm"}).events
+    contribute(table, table.alice, pending.seq)
+    decided = Event.objects.filter(campaign=table.campaign).latest("seq")
+    reveals = table.command(table.gm, {"type": "reveal", "seq": decided.seq}).events
+    assert [e.payload["seq"] for e in reveals] == [pending.seq, decided.seq]
+    table.command(table.gm, {"type": "end_session"})
+    assert verify_dice(table, 1) == "" and verify_log(table) == ""
+    code, out = standalone(table, table.bob, tmp_path)
+    assert code == 0, out
+    assert chain_problems(table, table.bob) == []
+
+
 def test_scripted_dice_script_a_witnessed_rolls_faces(table, online, settings, tmp_path):
     script = tmp_path / "dice.json"
     script.write_text(json.dumps({"faces": [17]}))
