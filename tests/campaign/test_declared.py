@@ -546,14 +546,21 @@ def test_every_event_the_contract_suites_store_carries_its_declared_payload(name
     from campaign.platform_events import PLATFORM_EVENTS
     from rules import fights
 
-    stored = []
+    stored, served = [], []
     for run in _contract_runs(name):
         with transaction.atomic():
             run()
             stored += list(Event.objects.values_list("seq", "type", "version", "payload"))
+            served += _served_events()
             transaction.set_rollback(True)
     problems, kinds = _payload_problems(name, stored)
     assert sorted(set(problems)) == [], "\n".join(sorted(set(problems)))
+    # And as the event feed serves them, to the GM and to a player (sealed where hidden from her), each
+    # is what docs/openapi.json says an event of the system's campaigns is.
+    validator = _openapi_validator(f"Event.{name}")
+    invalid = {(e["type"], str(error)[:300]) for e in served for error in validator.iter_errors(e)}
+    assert sorted(invalid) == []
+    assert {e["type"] for e in served} >= kinds - {"bundle"} | {"sealed"}
     rules = get_system(name)
     # Every event the system's book and the platform's declare, but those it never records: another
     # system's (a health track's), the fights' without fights, and those played on one system's table.
@@ -568,6 +575,75 @@ def test_every_event_the_contract_suites_store_carries_its_declared_payload(name
 # Events played on one system's table only: a hidden decision the rules refuse (a spend of Resolve on
 # a test hidden from its player), a hidden command of several events (a hiding roll that starts a contest).
 PLAYED_ON_ONE_TABLE = {"refused": "tote", "bundle": "tale"}
+
+
+JSON_TYPES = {"int": "integer", "num": "number", "str": "string", "bool": "boolean", "list": "array", "dict": "object",
+              "any": None}
+
+
+@pytest.mark.parametrize("name", SYSTEMS)
+def test_every_declared_event_is_described_in_openapi_with_its_payload(name):
+    """docs/openapi.json's ``Event.<system>`` picks, by ``type``, a schema for every name (current and
+    former) of every event the system and the platform declare, and that schema's payload is the
+    declaration's: its keys, which are required, their types."""
+    from campaign.platform_events import PLATFORM_EVENTS
+
+    schemas = SPEC["components"]["schemas"]
+    union = schemas[f"Event.{name}"]
+    mapping = union["discriminator"]["mapping"]
+    assert sorted(ref["$ref"] for ref in union["oneOf"]) == sorted(set(mapping.values()))
+    for spec in [*get_system(name).events, *PLATFORM_EVENTS]:
+        for stored_as in (spec.type, *spec.formerly):
+            described = schemas[mapping[stored_as].rsplit("/", 1)[1]]["allOf"][1]["properties"]
+            assert stored_as in described["type"]["enum"]
+            payload = described["payload"]
+            for key, kind in spec.payload.items():
+                optional, kind = kind.endswith("?"), kind.rstrip("?")
+                assert (key in payload.get("required", [])) == (not optional), (spec.type, key)
+                assert payload["properties"][key].get("type") == JSON_TYPES[kind], (spec.type, key)
+                assert payload["properties"][key].get("nullable", False) == (optional and kind != "any")
+            assert payload["additionalProperties"] is False
+    assert {"$ref": f"#/components/schemas/Event.{name}"} in schemas["Event.logged"]["anyOf"]
+    assert schemas["EventsPage"]["properties"]["events"]["items"] == {"$ref": "#/components/schemas/Event.logged"}
+
+
+def _served_events():
+    """Every event of every campaign as ``GET /api/campaigns/<slug>/events`` serves it to its GM and to
+    each player."""
+    from campaign.models import Campaign
+
+    out = []
+    for campaign in Campaign.objects.all():
+        for membership in campaign.memberships.filter(role__in=("gm", "player")).select_related("user"):
+            client = Client()
+            client.force_login(membership.user)
+            after = 0
+            while True:
+                page = client.get(f"/api/campaigns/{campaign.slug}/events?after={after}&limit=500", secure=True).json()
+                out += page["events"]
+                if not page["has_more"]:
+                    break
+                after = page["next_after"]
+    return out
+
+
+def _openapi_validator(name):
+    """A JSON Schema validator of the component ``name`` of docs/openapi.json (OpenAPI 3.0's ``nullable``
+    read as JSON Schema's ``null`` type)."""
+    import jsonschema_rs
+
+    def plain(node):
+        if isinstance(node, list):
+            return [plain(n) for n in node]
+        if not isinstance(node, dict):
+            return node
+        out = {k: plain(v) for k, v in node.items() if k not in ("nullable", "discriminator", "example")}
+        if node.get("nullable") and "type" in node:
+            out["type"] = [node["type"], "null"]
+        return out
+
+    return jsonschema_rs.Draft4Validator({"$ref": f"#/components/schemas/{name}",
+                                          "components": plain(SPEC["components"])})
 
 
 def _payload_problems(system, stored):
