@@ -60,11 +60,12 @@ PLATFORM_EVENTS = EventBook([
     # action's type, or the whole action where the command's dice are recorded on it (RECORD_KEYS).
     EventSpec("refused", payload={"action": "any?", "code": "str", "message": "str"}),
     # A witnessed command (rules/witness.py, docs/fair-dice.md): its signed envelope waiting for the members
-    # named (``witnesses``, their ids), a sealed one's public call to them, and each witness's contribution
-    # to the pending roll (``roll``, its seq; the entropy is in the signed action).
+    # named (``witnesses``, their ids; its line names the action: the table's own), a sealed one's public call
+    # to them (``command_of``: the pending event), and each witness's contribution to the pending roll
+    # (``roll``, its seq; the entropy is in the signed action). A "#{seq}" in a sentence is a link on the table.
     EventSpec(witness.PENDING, payload={"witnesses": "list"}),
-    EventSpec(witness.CALL, payload={"witnesses": "list"}),
-    EventSpec(witness.CONTRIBUTION, payload={"roll": "int"}),
+    EventSpec(witness.CALL, "asked the table to witness #{command_of}", payload={"command_of": "int", "witnesses": "list"}),
+    EventSpec(witness.CONTRIBUTION, "witnessed #{roll}", payload={"roll": "int"}),
     EventSpec("character_created", payload={"name": "str", "owner": "str", "owner_id": "int", "sheet": "dict",
                                             "npc": "bool?", "shown": "str?", "limits_overridden": "bool?"}),
     EventSpec("event_voided", payload={"seq": "int", "type": "str", "reason": "str"}),

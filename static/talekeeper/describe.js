@@ -54,13 +54,25 @@ function rollDice(p) {
 }
 
 // The platform's one-line events read as the audit page says them (campaign/audit.py LINES,
-// passed as data.lines: state.data.lines); these few are set apart as the frame of the evening.
+// passed as data.lines: state.data.lines); these few are set apart as the frame of the evening, and
+// the witnesses' as minor.
 const FRAME = new Set(["session_started", "session_ended", "scene_started", "scene_ended", "encounter_started", "turn_advanced", "encounter_ended"]);
+const MINOR = new Set(["witness_call", "roll_witnessed"]);
+
+// A sentence whose "#{key}" names an event of the log links to it (the audit says "#12").
+function sentence(template, p) {
+  const parts = template.split(/#\{(\w+)\}/);
+  if (parts.length === 1) return fillTemplate(template, p);
+  return parts.map((part, i) => (i % 2 ? h("a", { href: `#seq-${p[part]}` }, `#${p[part] ?? "?"}`) : fillTemplate(part, p)));
+}
 
 function describeCore(ev) {
   const p = ev.payload || {};
   const LINES = state.data.lines || {};
-  if (Object.hasOwn(LINES, ev.type)) return { text: fillTemplate(LINES[ev.type], p), ...(FRAME.has(ev.type) ? { tone: "frame" } : {}) };
+  if (Object.hasOwn(LINES, ev.type)) {
+    const tone = FRAME.has(ev.type) ? "frame" : MINOR.has(ev.type) ? "minor" : null;
+    return { text: sentence(LINES[ev.type], p), ...(tone ? { tone } : {}) };
+  }
   switch (ev.type) {
     case "roll":
       return {
@@ -87,10 +99,6 @@ function describeCore(ev) {
       return { text: `${actionLabel(p.action, ev.character)}: rolling…`, tone: "pending",
         detail: n ? `Waiting for ${n} other table${n === 1 ? "" : "s"} to witness it.` : "" };
     }
-    case "witness_call":
-      return { text: ["asks the table to witness ", h("a", { href: `#seq-${p.command_of}` }, `#${p.command_of}`)], tone: "minor" };
-    case "roll_witnessed":
-      return { text: ["witnessed ", h("a", { href: `#seq-${p.roll}` }, `#${p.roll}`)], tone: "minor" };
     case "roll_requested":
       return { text: `GM asks for ${actionLabel(askedAction(p), ev.character)}`, detail: p.note ? `“${p.note}”` : "" };
     case "sheet_adjusted": // as campaign/audit.py says it: each value's before and after, and why

@@ -138,6 +138,10 @@ def test_a_gm_roll_is_witnessed_by_the_players_table_and_shown_on_both_screens(t
     for seat in (gm, alice):
         decided = seat.page.locator("#log li.ev-roll", has=seat.page.locator(".badge.witness"))
         expect(decided.locator(".outcome")).to_have_text(f"= {face}")
+        # The contribution's line is its declared sentence (campaign/platform_events.py), the pending roll a link.
+        witnessed = seat.page.locator(f"#log li.ev-roll_witnessed a[href='#seq-{decision['command_of']}']")
+        expect(witnessed).to_have_text(f"#{decision['command_of']}")
+        expect(seat.page.locator("#log li.ev-roll_witnessed")).to_contain_text(f"witnessed #{decision['command_of']}")
     assert gm.page.locator("#chain-alarm").is_hidden() and alice.page.locator("#chain-alarm").is_hidden()
     # Once the session ends, the verification page checks the decision's dice (scheme v4) from the seed.
     table.command(table.gm, {"type": "end_session"})

@@ -107,7 +107,7 @@ def test_the_platform_event_sentences_are_said_once_for_the_audit_and_the_table(
     assert data["lines"] == LINES
     script = (Path(__file__).resolve().parents[2] / "static/talekeeper/describe.js").read_text()
     core = script[script.index("function describeCore("):script.index("\nexport function describe(")]
-    assert "fillTemplate(LINES[ev.type], p)" in core
+    assert "sentence(LINES[ev.type], p)" in core and "fillTemplate(part, p)" in script
     assert [kind for kind in LINES if f'case "{kind}"' in core] == []
 
 
@@ -126,6 +126,10 @@ def test_a_platform_sentence_fills_as_the_table_fills_it():
     assert describe({"type": "encounter_ended", "payload": {"name": "Ambush", "rounds": True}}) == (
         "ended the encounter “Ambush” after true rounds")
     assert describe({"type": "member_joined", "payload": {"username": "bob", "role": "player"}}) == "bob joined the table as player"
+    # A witness's contribution and a sealed roll's call name the pending roll (a link on the table).
+    assert describe({"type": "roll_witnessed", "payload": {"roll": 12}}) == "witnessed #12"
+    assert describe({"type": "witness_call", "payload": {"command_of": 12, "witnesses": [3]}}) == (
+        "asked the table to witness #12")
 
 
 @pytest.mark.django_db
