@@ -173,7 +173,7 @@ def run_live(a, env: dict, run_id: str, log_dir, log) -> dict:
             for mode in ("off", "gm"):
                 witnessed.set_mode(witness_tables, mode)
                 with common.daphnes("campaign.asgi:application", 1, app_env, log_dir, f"app-{key}-witnessed-{mode}") \
-                        as (ports, ps):
+                        as (ports, ps), profiled(a, ps, f"{run_id}-{key}-witnessed-{mode}"):
                     rounds[mode] = asyncio.run(witnessed.run(witness_tables, ports[0], a.witness_rate, a.duration,
                                                              a.warmup, a.seed, ps[0].pid))
             plain, witnessing = rounds["off"], rounds["gm"]

@@ -114,24 +114,26 @@ def keys_of(campaign_id: int, actor_id: int | None = None) -> dict[str, dict]:
     return keys
 
 
-def key_record(campaign_id: int, key: str) -> dict | None:
-    """What the log says of ``key`` (as :func:`keys_of` would): ``{"actor_id", "added_seq", "revoked_seq"}``,
-    or None if it never registered it. The command pipeline's check reads it once per command: by the
-    key's own events only (the campaign's key events, by the (campaign, type, seq) index), never by the
-    sender's, whose count grows with her history."""
-    record = None
+def key_records(campaign_id: int) -> dict[str, dict]:
+    """What the log says of each key it registered (as :func:`keys_of` would, without names and labels):
+    ``{key: {"actor_id", "added_seq", "revoked_seq"}}``. The command pipeline's check reads it once per
+    transaction: by the keys' own events only (the campaign's key events, by the (campaign, type, seq)
+    index), never by the sender's, whose count grows with her history."""
+    records: dict[str, dict] = {}
     # The campaign's key events (a few per member), matched here: sorted by the query, PostgreSQL may walk
     # the whole log by its (campaign, seq) index, and a JSON lookup costs more to build than to filter.
     rows = Event.objects.filter(campaign_id=campaign_id, type__in=(KEY_ADDED, KEY_REVOKED)).order_by()
     for seq, kind, actor_id, payload in sorted(rows.values_list("seq", "type", "actor_id", "payload")):
-        if not isinstance(payload, dict) or payload.get("key") != key:
+        key = payload.get("key") if isinstance(payload, dict) else None
+        if not isinstance(key, str):
             continue
+        record = records.get(key)
         if kind == KEY_ADDED and record is None:
-            record = {"actor_id": actor_id, "added_seq": seq, "revoked_seq": None}
+            records[key] = {"actor_id": actor_id, "added_seq": seq, "revoked_seq": None}
         elif kind == KEY_REVOKED and record is not None and record["actor_id"] == actor_id \
                 and record["revoked_seq"] is None:
             record["revoked_seq"] = seq
-    return record
+    return records
 
 
 def any_holds(campaign_id: int, key: str) -> bool:

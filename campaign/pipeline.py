@@ -29,7 +29,9 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import JsonResponse
 
 from . import metrics
-from .actions import PLATFORM_ACTIONS, ActionError, CommandResult, Unauthenticated, access_campaign, do_command
+from .actions import (
+    PLATFORM_ACTIONS, ActionError, CommandResult, Unauthenticated, access_campaign, do_command, do_contributions,
+)
 from .auth import InvalidToken, user_from_request
 from .outages import MESSAGES, outage_code
 from .ratelimit import check_user_rate
@@ -130,24 +132,58 @@ def submit(membership, body, dice=None) -> CommandResult:
     return do_command(membership, body, dice=dice)
 
 
+def submit_contributions(items: list[tuple]) -> list[CommandResult | ActionError]:
+    """Step 4 for witnesses' ``witness_roll`` commands of one table that arrived together (the table
+    socket gathers them: sessions/consumers.py): each counted against its user's limit, then all that
+    may go stored in one transaction (``do_contributions``). One outcome per ``(membership, body)``, in
+    order: its result, or the error that refused it alone. An error that is not one command's (the
+    database away) is raised, for all of them."""
+    start = perf_counter()
+    outcomes: list = [None] * len(items)
+    admitted = []
+    for i, (membership, _) in enumerate(items):
+        try:
+            check_user_rate(membership.user_id)
+            admitted.append(i)
+        except ActionError as e:
+            outcomes[i] = e
+    try:
+        for i, outcome in zip(admitted, do_contributions([items[i] for i in admitted])):
+            outcomes[i] = outcome
+    except Exception as e:
+        for i in admitted:
+            outcomes[i] = e
+        raise
+    finally:
+        if metrics.enabled():
+            for (_, body), outcome in zip(items, outcomes):
+                metrics.command(action_label(body), _outcome(outcome), perf_counter() - start)
+    return outcomes
+
+
 def _measured(membership, body, dice) -> CommandResult:
     """:func:`submit`, counted and timed (campaign/metrics.py)."""
     start = perf_counter()
-    outcome = "failed"
+    outcome = None
     try:
         check_user_rate(membership.user_id)
-        result = do_command(membership, body, dice=dice)
-        outcome = "ok"
-        return result
-    except ActionError as e:
-        outcome = "unavailable" if e.code in metrics.OUTAGE_CODES else "refused"
-        raise
+        outcome = do_command(membership, body, dice=dice)
+        return outcome
     except Exception as e:
-        if outage_code(e) is not None:
-            outcome = "unavailable"
+        outcome = e
         raise
     finally:
-        metrics.command(action_label(body), outcome, perf_counter() - start)
+        metrics.command(action_label(body), _outcome(outcome), perf_counter() - start)
+
+
+def _outcome(outcome) -> str:
+    """How the metrics count a command that ended with ``outcome`` (its result, the exception it raised,
+    or None: it never finished)."""
+    if isinstance(outcome, CommandResult):
+        return "ok"
+    if isinstance(outcome, ActionError):
+        return "unavailable" if outcome.code in metrics.OUTAGE_CODES else "refused"
+    return "unavailable" if outage_code(outcome) is not None else "failed"
 
 
 @functools.cache

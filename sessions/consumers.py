@@ -43,13 +43,14 @@ from campaign import metrics
 from campaign.logs import bind
 from campaign.outages import READ_UNAVAILABLE_MESSAGE, database_away
 from campaign.pipeline import (MAX_SEQ, busy_error, command_of, failed_behind, outage_error, parse_whole_number,
-                               read_json, submit)
+                               read_json, submit, submit_contributions)
 from campaign.ratelimit import RateLimited, SocketBucket
 from campaign.sheets import changed_by, changed_sheets, sheet_class
 from campaign.visibility import Viewer, for_viewer, may_see, voided_for
+from rules.witness import CONTRIBUTE
 
 from . import presence
-from .db import TurnTimeout, db, in_turn, shared, tick
+from .db import TurnTimeout, db, in_turn, shared, tick, together
 from .heads import false_head_message, log_head, reported_head, stored_hash
 from .transport import group_name, sit_down_here, stand_up_here, user_group
 
@@ -435,11 +436,19 @@ class TableConsumer(AsyncWebsocketConsumer):
         if kind != "command":
             await self._error(client_id, "bad_frame", "Unknown frame type: send {\"type\": \"command\", ...}.")
             return
+        envelope = command_of(frame)
+        turn = {"behind": failed_behind, "patience": 2 * settings.DB_LOCK_TIMEOUT or None}
         try:
             # One thread at a time per table in this process (sessions/db.py): a table whose lock is
-            # held keeps one of them, not one per socket.
-            result, head = await in_turn(self.campaign_id, _command_and_head, self.membership, command_of(frame),
-                                         behind=failed_behind, patience=2 * settings.DB_LOCK_TIMEOUT or None)
+            # held keeps one of them, not one per socket. Witnesses' contributions that arrive while
+            # they wait take one turn and one transaction together: a roll's witnesses answer its
+            # pending event at once, all of them.
+            if _contribution(envelope):
+                result = await together(self.campaign_id, CONTRIBUTE, (self.membership, envelope),
+                                        submit_contributions, **turn)
+                head = result.head
+            else:
+                result, head = await in_turn(self.campaign_id, _command_and_head, self.membership, envelope, **turn)
         except TurnTimeout:
             busy = busy_error()
             await self._error(client_id, busy.code, busy.message)
@@ -526,6 +535,12 @@ def _backlog(campaign_id: int, after: int) -> tuple[list[dict], set[int], dict, 
     page, revealed = events_after(campaign_id, after, settings.EVENTS_PAGE_MAX)
     head = log_head(campaign_id)
     return page, revealed, head, changed_sheets(campaign_id, page) if page else {}, next(_reads)
+
+
+def _contribution(envelope: dict) -> bool:
+    """Whether a command is a witness's ``witness_roll`` (stored together with the others that came with it)."""
+    action = envelope.get("action")
+    return isinstance(action, dict) and action.get("type") == CONTRIBUTE
 
 
 def _command_and_head(membership, body: dict):

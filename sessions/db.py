@@ -105,27 +105,99 @@ async def in_turn(campaign_id: int, fn: Callable[..., Any], *args, behind: Calla
       that never ends (a query on a connection that died without a word: no lock_timeout bounds
       it) would otherwise keep its table's turn, and every later command of that table here
       would wait for good."""
-    loop = asyncio.get_running_loop()
-    key = (loop, campaign_id)
+    key = (asyncio.get_running_loop(), campaign_id)
+    await _my_turn(key, patience)
+    return await _take_turn(key, behind, fn, *args)
+
+
+async def _my_turn(key: tuple, patience: float | None) -> None:
+    """Return once the table's turn is the caller's (see :func:`in_turn`); it must then take it at once,
+    with :func:`_take_turn`."""
     waiting = _turns.get(key)
     if waiting is None:
         _turns[key] = collections.deque()  # ours, with no one waiting
-    else:
-        mine = loop.create_future()
-        waiting.append(mine)
-        try:
-            # The turn, or the error of the command it failed behind. (wait_for cancels ``mine`` when
-            # it gives up, unless the turn came first: then it is ours all the same.)
-            await asyncio.wait_for(mine, patience)
-        except TimeoutError:
-            raise TurnTimeout(f"waited {patience} s for the table's earlier command") from None
-        except asyncio.CancelledError:
-            if mine.done() and not mine.cancelled() and mine.exception() is None:
-                _pass_turn(key, None)  # handed to us as we were cancelled: on to the next
-            raise
+        return
+    mine = key[0].create_future()
+    waiting.append(mine)
+    try:
+        # The turn, or the error of the command it failed behind. (wait_for cancels ``mine`` when
+        # it gives up, unless the turn came first: then it is ours all the same.)
+        await asyncio.wait_for(mine, patience)
+    except TimeoutError:
+        raise TurnTimeout(f"waited {patience} s for the table's earlier command") from None
+    except asyncio.CancelledError:
+        if mine.done() and not mine.cancelled() and mine.exception() is None:
+            _pass_turn(key, None)  # handed to us as we were cancelled: on to the next
+        raise
+
+
+async def _take_turn(key: tuple, behind, fn: Callable[..., Any], *args) -> Any:
+    """Run ``fn`` on a database thread in the turn :func:`_my_turn` gave; the turn passes on when it ends."""
     work = asyncio.ensure_future(db(fn)(*args))
     work.add_done_callback(lambda done: _pass_turn(key, done, behind))
     return await asyncio.shield(work)
+
+
+# (loop, campaign id, kind) -> the items of one kind gathered for that table's next turn, with each one's
+# future; present from the first item until the turn comes (then later ones gather for the turn after).
+_gathered: dict[tuple, list[tuple[Any, asyncio.Future]]] = {}
+_gathering: set[asyncio.Task] = set()  # the tasks waiting for a gathered turn (a pending task needs a reference)
+
+
+async def together(campaign_id: int, kind: str, item: Any, fn: Callable[[list], list], *,
+                   behind: Callable[[BaseException], BaseException | None] = _run_anyway,
+                   patience: float | None = None) -> Any:
+    """``item``'s outcome of ``fn(items)``, one database call for ``item`` and every item of the same
+    ``kind`` that arrives for the campaign while they wait for its turn (:func:`in_turn`): the table's
+    commands that would each have waited for the one before them take one turn together.
+
+    ``fn`` returns one outcome per item, in the order they arrived; an outcome that is an exception is
+    raised to that item's caller alone. An exception ``fn`` raises (or the turn's: ``behind``,
+    ``patience``) is every item's. The turn is taken by a task of its own, not by the first caller, so a
+    caller that stops waiting (its socket closed) takes no other item's call with it: its own item runs
+    all the same, as a command already handed to a thread does."""
+    loop = asyncio.get_running_loop()
+    key = (loop, campaign_id, kind)
+    mine = loop.create_future()
+    mine.add_done_callback(_retrieve)
+    batch = _gathered.get(key)
+    if batch is None:
+        batch = _gathered[key] = []
+        task = loop.create_task(_run_together(key, batch, fn, behind, patience))
+        _gathering.add(task)
+        task.add_done_callback(_gathering.discard)
+    batch.append((item, mine))
+    return await asyncio.shield(mine)
+
+
+async def _run_together(key: tuple, batch: list, fn, behind, patience) -> None:
+    turn = key[:2]
+    try:
+        try:
+            await _my_turn(turn, patience)
+        finally:
+            if _gathered.get(key) is batch:
+                del _gathered[key]  # closed: an item arriving from now on gathers for the next turn
+        outcomes = await _take_turn(turn, behind, fn, [item for item, _ in batch])
+    except asyncio.CancelledError:
+        for _, future in batch:
+            future.cancel()
+        raise
+    except Exception as e:
+        outcomes = [e] * len(batch)
+    for (_, future), outcome in zip(batch, outcomes, strict=True):
+        if future.done():
+            continue
+        if isinstance(outcome, BaseException):
+            future.set_exception(outcome)
+        else:
+            future.set_result(outcome)
+
+
+def _retrieve(future: asyncio.Future) -> None:
+    """Mark the outcome of an item whose caller stopped waiting as seen (no "never retrieved" warning)."""
+    if not future.cancelled():
+        future.exception()
 
 
 def _pass_turn(key: tuple, done: asyncio.Future | None, behind=_run_anyway) -> None:

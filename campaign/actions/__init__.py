@@ -28,7 +28,9 @@ from .access import (
 )
 from .campaigns import do_checkpoint, do_create_campaign, do_rotate_invite
 from .checks import MAX_REASON, check_name, check_reason
-from .commands import CLIENT_ID, MAX_ACTION_BYTES, MAX_ACTION_DEPTH, CommandResult, check_command, do_command, json_depth
+from .commands import (
+    CLIENT_ID, MAX_ACTION_BYTES, MAX_ACTION_DEPTH, CommandResult, check_command, do_command, do_contributions, json_depth,
+)
 from .contests import opponent_of
 from ..errors import INPUT_ERRORS, ActionError, Conflict, Forbidden, NotFound, Refused, Unauthenticated, rule_refusal
 from .log_entries import UNVOIDABLE, check_seq
@@ -41,6 +43,6 @@ __all__ = [
     "access_other_member", "require_gm", "opponent_of",
     "CLIENT_ID", "MAX_ACTION_BYTES", "MAX_ACTION_DEPTH", "json_depth", "check_command", "check_name",
     "MAX_REASON", "check_reason", "check_seq",
-    "CommandResult", "do_command", "do_create_campaign", "do_add_member", "do_checkpoint", "do_rotate_invite",
+    "CommandResult", "do_command", "do_contributions", "do_create_campaign", "do_add_member", "do_checkpoint", "do_rotate_invite",
     "PLATFORM_ACTIONS", "UNVOIDABLE",
 ]

@@ -19,8 +19,9 @@ from django.utils import timezone
 from .. import checkpoints
 from .. import dice as dice_module
 from .. import fairdice
+from .. import member_keys
 from ..canonical import jcs
-from ..log import STREAM_COLUMNS, Draft, canonical_json, lock_campaign, lock_stream, marks_after, record
+from ..log import STREAM_COLUMNS, Draft, Stream, canonical_json, lock_campaign, lock_stream, marks_after, record
 from ..models import (
     ROLE_SPECTATOR,
     CHOSEN_VISIBILITIES,
@@ -119,68 +120,132 @@ def do_command(membership: Membership, body, dice=None) -> CommandResult:
     verbatim (:func:`_with_signature`).
     """
     client_id, action = check_command(body)
-    signature = body.get("signature")
-    body_hash = _body_hash(action)
+    with command_transaction():  # a connection lost at COMMIT is an unknown outcome, not "nothing stored"
+        stream = _lock(membership, client_id, action)
+        result = _command(stream, client_id, action, body, dice)
+        if action["type"] == witnessed.CONTRIBUTE and not result.replayed:
+            _resolve_if_complete(stream.campaign, action["roll"])
+            result.head = _head(stream.campaign)
+    return result
+
+
+def do_contributions(items: list[tuple[Membership, dict]]) -> list[CommandResult | ActionError]:
+    """Several ``witness_roll`` commands of one campaign (the contributions a table's witnesses sent at
+    once), in ONE transaction: one lock, one ``COMMIT``, and each roll they complete decided in it.
+
+    Each is the command :func:`do_command` would run, in the order given, and answered on its own: its
+    result, or the :class:`ActionError` that refused it, which stored nothing and spoils none of the
+    others (a contribution's decision writes nothing, so a refusal has nothing to undo). A repeated id is
+    answered with its events, also when the first use is earlier in the same batch. Any other error (the
+    database away, the lock not granted) fails them all: nothing of any was stored, or the outcome of all
+    is unknown, as for one command."""
+    outcomes: list[CommandResult | ActionError | None] = [None] * len(items)
+    checked = []
+    for i, (membership, body) in enumerate(items):
+        try:
+            client_id, action = check_command(body)
+        except ActionError as e:
+            outcomes[i] = e
+            continue
+        assert action["type"] == witnessed.CONTRIBUTE, "only contributions are stored together"
+        checked.append((i, membership, client_id, action, body))
+    if not checked:
+        return outcomes
+    with command_transaction():
+        stream, rolls, known, keys = None, set(), None, None
+        for i, membership, client_id, action, body in checked:
+            # The first takes the lock; each later one reads what it needs under it (the membership now, an
+            # earlier use of its id), after what the ones before it stored.
+            if stream is None:
+                stream = _lock(membership, client_id, action)
+                known = witnessing.ledger(stream.campaign)
+                # Read once for all: contributions register no key.
+                keys = member_keys.key_records(stream.campaign.id) if stream.campaign.signed_from is not None else None
+            else:
+                stream = lock_stream(membership, client_id)
+                stream.campaign.witness_ledger = known  # the rolls' rows, and who contributed, read once for all
+            try:
+                outcomes[i] = result = _command(stream, client_id, action, body, None, keys)
+            except ActionError as e:
+                outcomes[i] = e
+                continue
+            if not result.replayed:
+                rolls.add(action["roll"])
+        for roll in sorted(rolls):  # stream.campaign: the locked row, at the head the last one left it
+            _resolve_if_complete(stream.campaign, roll)
+    return outcomes
+
+
+def _lock(membership: Membership, client_id: str, action: dict) -> Stream:
+    """Lock the campaign's stream, reading what the command needs in the same round trip (the lock, the
+    membership now, an earlier use of this id, the session's dice seed and the character the action
+    names: campaign.log.lock_stream), after deciding the witnessed rolls due first."""
     character_id = action.get("character")
     if isinstance(character_id, bool) or not isinstance(character_id, int) or not -2**63 <= character_id < 2**63:
         character_id = None  # not one to look up with the lock; access_character says what is wrong
-    with command_transaction():  # a connection lost at COMMIT is an unknown outcome, not "nothing stored"
-        # One round trip: the lock, the membership now, an earlier use of this id, the
-        # session's dice seed and the character the action names (campaign.log.lock_stream).
+    stream = lock_stream(membership, client_id, character_id)
+    if _sweep(stream.campaign, everything=action["type"] in DECIDE_PENDING_FIRST):
+        # Witnessed rolls resolved first (overdue ones, or every one before a command that would
+        # change whether they can be decided): read what this command needs again, after them (the
+        # lock is held: it waits for nothing).
         stream = lock_stream(membership, client_id, character_id)
-        if _sweep(stream.campaign, everything=action["type"] in DECIDE_PENDING_FIRST):
-            # Witnessed rolls resolved first (overdue ones, or every one before a command that would
-            # change whether they can be decided): read what this command needs again, after them (the
-            # lock is held: it waits for nothing).
-            stream = lock_stream(membership, client_id, character_id)
-        campaign = stream.campaign
-        membership = access_membership_now(stream)
-        user = membership.user
-        if stream.previous is not None:
-            previous_id, previous_hash = stream.previous
-            if previous_hash != body_hash:
-                raise Conflict(f"Command id '{client_id}' was already used for a different action.")
-            return CommandResult(list(Event.objects.filter(command_id=previous_id)
-                                      .select_related("actor", "character").order_by("seq")), True, _head(campaign))
-        # The dice depend on who acts and the id their client chose, nothing else
-        # the server could vary (docs/fair-dice.md). The unique constraint on
-        # Command (campaign, actor, client id) means an id rolls at most once.
-        signed = campaign.signed_from is not None
-        if signed:
-            check_signature(campaign, membership, client_id, action, signature, _commitment(campaign, stream.seed))
-        source = dice_module.dice_for(campaign, user.pk, client_id, seed=stream.seed)
-        recorder = source.dice if dice is None else fairdice.RecordingDice(dice)
-        # The rules may read more than was sent (a contest's opponent numbers, filled in by
-        # campaign/actions/contests.py): they decide on a copy, and a signed command's event keeps
-        # what was sent apart from what the server added (``filled``).
-        decided = copy.deepcopy(action)
-        if dice is None and _witnessed(campaign, membership, stream.seed):
-            drafts = _decide_unless_it_rolls(campaign, membership, decided, stream.character)
-            if drafts is None:  # it draws dice: stored pending, decided once its witnesses contributed
-                return _store_pending(campaign, membership, client_id, action, signature, body_hash, source,
-                                      stream.character)
-        else:
-            drafts = _decide(campaign, membership, decided, recorder, stream.character)
-        if not drafts:
-            raise Refused("That action changes nothing, so nothing was stored.")
-        drafts = hidden.one_event(drafts)
-        drafts = _link_request(campaign, action, drafts, Viewer.of(membership))
-        drafts = _record_dice_and_seal(drafts, client_id, action if signed else decided, recorder.log, source,
-                                       Viewer.of(membership), fairdice.scheme_for(campaign))
-        if signed:
-            filled = {k: v for k, v in decided.items() if k not in action}
-            drafts = _with_signature(drafts, campaign.last_seq + 1, client_id, action, signature, filled)
-        # Stored with its events, by the same statement: the unique constraint on
-        # (campaign, actor, client id) is what makes an id act once.
-        command = Command(campaign=campaign, actor=user, client_id=client_id, body_hash=body_hash,
-                          created_at=timezone.now())
-        events = record(campaign, drafts, actor=user, command=command)  # with the head and the projections
-        assert not signed or events[0].seq == drafts[-1].payload.get("command_of", events[0].seq)
-        publish_on_commit(campaign.id, events)
-        if action["type"] == witnessed.CONTRIBUTE:
-            _resolve_if_complete(campaign, action["roll"])
-        if any(e.type == "session_ended" for e in events):
-            checkpoints.sign_head(campaign)  # every session end leaves a receipt of the log so far
+    return stream
+
+
+def _command(stream: Stream, client_id: str, action: dict, body: dict, dice,
+             keys: dict[str, dict] | None = None) -> CommandResult:
+    """The command, under the lock :func:`_lock` took: its events stored, its doorbell registered.
+    ``keys``: the campaign's members' keys, if the transaction read them already (check_signature)."""
+    signature = body.get("signature")
+    body_hash = _body_hash(action)
+    campaign = stream.campaign
+    membership = access_membership_now(stream)
+    user = membership.user
+    if stream.previous is not None:
+        previous_id, previous_hash = stream.previous
+        if previous_hash != body_hash:
+            raise Conflict(f"Command id '{client_id}' was already used for a different action.")
+        return CommandResult(list(Event.objects.filter(command_id=previous_id)
+                                  .select_related("actor", "character").order_by("seq")), True, _head(campaign))
+    # The dice depend on who acts and the id their client chose, nothing else
+    # the server could vary (docs/fair-dice.md). The unique constraint on
+    # Command (campaign, actor, client id) means an id rolls at most once.
+    signed = campaign.signed_from is not None
+    if signed:
+        check_signature(campaign, membership, client_id, action, signature, _commitment(campaign, stream.seed), keys)
+    source = dice_module.dice_for(campaign, user.pk, client_id, seed=stream.seed)
+    recorder = source.dice if dice is None else fairdice.RecordingDice(dice)
+    # The rules may read more than was sent (a contest's opponent numbers, filled in by
+    # campaign/actions/contests.py): they decide on a copy, and a signed command's event keeps
+    # what was sent apart from what the server added (``filled``).
+    decided = copy.deepcopy(action)
+    if dice is None and _witnessed(campaign, membership, stream.seed):
+        drafts = _decide_unless_it_rolls(campaign, membership, decided, stream.character)
+        if drafts is None:  # it draws dice: stored pending, decided once its witnesses contributed
+            return _store_pending(campaign, membership, client_id, action, signature, body_hash, source,
+                                  stream.character)
+    else:
+        drafts = _decide(campaign, membership, decided, recorder, stream.character)
+    if not drafts:
+        raise Refused("That action changes nothing, so nothing was stored.")
+    drafts = hidden.one_event(drafts)
+    drafts = _link_request(campaign, action, drafts, Viewer.of(membership))
+    drafts = _record_dice_and_seal(drafts, client_id, action if signed else decided, recorder.log, source,
+                                   Viewer.of(membership), fairdice.scheme_for(campaign))
+    if signed:
+        filled = {k: v for k, v in decided.items() if k not in action}
+        drafts = _with_signature(drafts, campaign.last_seq + 1, client_id, action, signature, filled)
+    # Stored with its events, by the same statement: the unique constraint on
+    # (campaign, actor, client id) is what makes an id act once.
+    command = Command(campaign=campaign, actor=user, client_id=client_id, body_hash=body_hash,
+                      created_at=timezone.now())
+    events = record(campaign, drafts, actor=user, command=command)  # with the head and the projections
+    assert not signed or events[0].seq == drafts[-1].payload.get("command_of", events[0].seq)
+    publish_on_commit(campaign.id, events)
+    if action["type"] == witnessed.CONTRIBUTE:
+        witnessing.ledger(campaign).stored(action["roll"], user.pk)
+    if any(e.type == "session_ended" for e in events):
+        checkpoints.sign_head(campaign)  # every session end leaves a receipt of the log so far
     return CommandResult(events, False, _head(campaign))  # record moved the locked row to the new head
 
 
@@ -390,14 +455,16 @@ def resolve_overdue(campaign_id: int) -> None:
 
 
 def _resolve_if_complete(campaign: Campaign, pending_seq: int) -> None:
-    """After a contribution: resolve its roll if every listed witness has now contributed."""
-    row = WitnessedRoll.objects.filter(campaign=campaign, pending_seq=pending_seq, resolved_seq__isnull=True).first()
-    if row is None:
+    """After a contribution: resolve its roll if every listed witness has now contributed (as the
+    transaction's ledger knows: campaign/actions/witnesses.py)."""
+    known = witnessing.ledger(campaign)
+    row = known.row(pending_seq)
+    if row is None or row.resolved_seq is not None:
         return
-    came = set(Event.objects.filter(campaign=campaign, type=witnessed.CONTRIBUTION, seq__gt=pending_seq,
-                                    payload__roll=pending_seq).values_list("actor_id", flat=True))
-    if came >= set(row.witnesses):
-        _resolve(campaign, row)
+    if known.came(pending_seq) >= set(row.witnesses):
+        decision = _resolve(campaign, row)
+        if decision:
+            row.resolved_seq = decision[0].seq
         _set_due(campaign)
 
 

@@ -49,9 +49,10 @@ class StaleSession(Conflict):
 
 
 def check_signature(campaign: Campaign, membership: Membership, client_id: str, action: dict, signature,
-                    commitment: str | None) -> None:
+                    commitment: str | None, keys: dict[str, dict] | None = None) -> None:
     """Refuse the command unless ``signature`` is the sender's, over exactly this command, in the session
-    running now (``commitment``: its dice commitment, None outside a session)."""
+    running now (``commitment``: its dice commitment, None outside a session). ``keys``: the campaign's
+    keys (``member_keys.key_records``) as the transaction read them already, else they are read."""
     if signature is None:
         raise Unsigned("This campaign's members sign every command: send 'signature' with it "
                        "(docs/fair-dice.md, \"Signed commands\"; tools/talekeeper_client.py signs for scripts).")
@@ -68,7 +69,7 @@ def check_signature(campaign: Campaign, membership: Membership, client_id: str, 
         if action.get("key") != key:
             raise BadSignature("A key is registered by itself: sign add_member_key with the key it adds.")
     else:
-        mine = member_keys.key_record(campaign.id, key)
+        mine = (member_keys.key_records(campaign.id) if keys is None else keys).get(key)
         if mine is None or mine["actor_id"] != membership.user_id:
             raise BadSignature("That key is not registered for you in this campaign: register it first "
                                "(add_member_key, signed by that key).")

@@ -72,6 +72,44 @@ def _resolve_when_due(resolve: Callable[[int], None], campaign_id: int, pending_
         connection.close()  # the timer's thread ends here: its connection must not linger
 
 
+class Ledger:
+    """What one transaction under a campaign's lock knows of the pending rolls it stores contributions to:
+    each roll's row and who has contributed to it, read once per roll, and kept up to date as the
+    transaction stores contributions (no one else can while it holds the lock; a roll is decided, its row
+    claimed, by the transaction that holds it too). A command's lock starts one (:func:`ledger`);
+    contributions stored together in one transaction share one (commands.do_contributions)."""
+
+    def __init__(self, campaign_id: int):
+        self.campaign_id = campaign_id
+        self._rows: dict[int, WitnessedRoll | None] = {}
+        self._came: dict[int, set[int]] = {}
+
+    def row(self, seq: int) -> WitnessedRoll | None:
+        """The pending roll ``seq``'s row (None: no roll waits for witnesses there)."""
+        if seq not in self._rows:
+            self._rows[seq] = WitnessedRoll.objects.filter(campaign_id=self.campaign_id, pending_seq=seq).first()
+        return self._rows[seq]
+
+    def came(self, seq: int) -> set[int]:
+        """The members whose contribution to roll ``seq`` is stored."""
+        if seq not in self._came:
+            self._came[seq] = set(Event.objects.filter(campaign_id=self.campaign_id, type=witnessed.CONTRIBUTION,
+                                                       payload__roll=seq).values_list("actor_id", flat=True))
+        return self._came[seq]
+
+    def stored(self, seq: int, member_id: int) -> None:
+        """``member_id``'s contribution to roll ``seq`` is stored (by this transaction)."""
+        self.came(seq).add(member_id)
+
+
+def ledger(campaign: Campaign) -> Ledger:
+    """The ledger of the transaction that locked ``campaign`` (the row its lock read), made at first use."""
+    found = getattr(campaign, "witness_ledger", None)
+    if found is None:
+        found = campaign.witness_ledger = Ledger(campaign.id)
+    return found
+
+
 class Resolved(Conflict):
     """The roll was decided already: a contribution now would change nothing, and stores nothing."""
 
@@ -91,7 +129,8 @@ def decide_witness_roll(campaign: Campaign, membership: Membership, action: dict
         raise ActionError("'roll' must be the seq of a pending roll (a whole number).")
     if not witnessed.entropy_ok(entropy):
         raise ActionError(f"'entropy' must be {witnessed.ENTROPY_BYTES} random bytes in base64url, no padding.")
-    row = WitnessedRoll.objects.filter(campaign=campaign, pending_seq=seq).first()
+    known = ledger(campaign)
+    row = known.row(seq)
     if row is None:
         raise NotFound(f"#{seq} is not a roll waiting for witnesses.", "not_pending")
     if row.resolved_seq is not None:
@@ -99,7 +138,6 @@ def decide_witness_roll(campaign: Campaign, membership: Membership, action: dict
     if membership.user_id not in row.witnesses:
         raise Forbidden(f"You are not one of roll #{seq}'s witnesses (they are the members online when it was sent).",
                         "not_a_witness")
-    if Event.objects.filter(campaign=campaign, type=witnessed.CONTRIBUTION, actor_id=membership.user_id,
-                            payload__roll=seq).exists():
+    if membership.user_id in known.came(seq):
         raise Conflict(f"You already contributed to roll #{seq}.", "already_witnessed")
     return Draft(witnessed.CONTRIBUTION, {"roll": seq})

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 import sessions.db
-from sessions.db import in_turn
+from sessions.db import in_turn, together
 
 
 @pytest.fixture
@@ -287,3 +287,87 @@ async def test_a_table_whose_lock_is_held_keeps_one_thread_and_another_table_is_
     for comm in (*sockets, elsewhere):
         await comm.disconnect()
     two.shutdown(wait=True)
+
+
+# --- items that take one turn together (sessions.db.together) ---------------------------------------
+
+def stored(items):
+    """A database call for several items: one outcome each (a refusal for the ones marked bad)."""
+    return [ValueError(f"refused {item}") if item.startswith("bad") else f"{item} stored" for item in items]
+
+
+async def test_items_arriving_while_their_table_is_busy_take_its_next_turn_together(threads):
+    """Witnesses' contributions queued behind a command of their table: one call for all of them, each
+    caller answered with its own outcome."""
+    call = Blocking()
+    first = asyncio.ensure_future(in_turn(1, call, "first"))
+    await call.started_event("first").wait()
+    items = [asyncio.ensure_future(together(1, "witness_roll", label, stored)) for label in ("a", "bad b", "c")]
+    other = asyncio.ensure_future(together(2, "witness_roll", "another table's", stored))
+    await settle()
+    assert await other == "another table's stored"  # its own table's turn was free
+    call.gate("first").set()
+    assert await first == "first"
+    assert await items[0] == "a stored" and await items[2] == "c stored"
+    with pytest.raises(ValueError, match="refused bad b"):
+        await items[1]
+    assert threads == ["first", ["another table's"], ["a", "bad b", "c"]]
+    assert not sessions.db._gathered and not sessions.db._turns
+
+
+async def test_an_item_arriving_once_the_call_has_started_waits_for_the_next_turn(threads):
+    call = Blocking()
+
+    def blocking(items):
+        call(items[0])
+        return stored(items)
+
+    first = asyncio.ensure_future(together(1, "witness_roll", "a", blocking))
+    await call.started_event("a").wait()
+    later = [asyncio.ensure_future(together(1, "witness_roll", label, blocking)) for label in ("b", "c")]
+    await settle()
+    assert threads == [["a"]]
+    call.gate("a").set()
+    call.gate("b").set()
+    assert [await first, *[await t for t in later]] == ["a stored", "b stored", "c stored"]
+    assert threads == [["a"], ["b", "c"]]
+
+
+async def test_an_error_of_the_whole_call_reaches_every_item_and_the_commands_behind(threads):
+    call = Blocking()
+
+    def failing(items):
+        raise TimeoutError("lock")
+
+    def behind(e):
+        return TableBusy(f"behind: {e}") if isinstance(e, TimeoutError) else None
+
+    first = asyncio.ensure_future(in_turn(1, call, "first"))
+    await call.started_event("first").wait()
+    items = [asyncio.ensure_future(together(1, "witness_roll", label, failing, behind=behind)) for label in "ab"]
+    await settle()
+    queued = asyncio.ensure_future(in_turn(1, call, "queued", behind=behind))
+    await settle()
+    call.gate("first").set()
+    for item in items:
+        with pytest.raises(TimeoutError, match="lock"):
+            await item
+    with pytest.raises(TableBusy, match="behind: lock"):
+        await queued
+    assert threads == ["first", ["a", "b"]]
+
+
+async def test_an_item_whose_caller_stops_waiting_takes_no_other_with_it(threads):
+    """A socket that closes while its contribution waits: the others are still stored and answered (and
+    its own goes with them, as a command handed to a thread does)."""
+    call = Blocking()
+    first = asyncio.ensure_future(in_turn(1, call, "first"))
+    await call.started_event("first").wait()
+    gone, kept = (asyncio.ensure_future(together(1, "witness_roll", label, stored)) for label in ("gone", "kept"))
+    await settle()
+    gone.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await gone
+    call.gate("first").set()
+    assert await first == "first" and await kept == "kept stored"
+    assert threads == ["first", ["gone", "kept"]]

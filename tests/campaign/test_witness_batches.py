@@ -1,0 +1,177 @@
+"""Contributions stored together (campaign.actions.do_contributions; docs/fair-dice.md, "Witnessed rolls"):
+the ``witness_roll`` commands a table's socket gathered while they waited for its turn are stored in one
+transaction, each answered as ``do_command`` would answer it alone, and the roll they complete decided in
+that transaction, once.
+
+Who is online is scripted (``online``), as in test_witnessed_rolls.py."""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+
+import pytest
+
+from campaign.actions import ActionError, CommandResult, commands, do_contributions
+from campaign.models import Event, WitnessedRoll
+from tests.campaign.test_witnessed_rolls import digest_of, entropy, events_after, head, online, table  # noqa: F401
+from tests.signing import signed
+
+
+def envelope(table, user, seq, tag=None, command_id=None, **changes):
+    """``user``'s signed ``witness_roll`` for roll ``seq`` (``changes``: replaced in the action after signing)."""
+    action = {"type": "witness_roll", "roll": seq, "entropy": entropy(tag or user.username)}
+    body = signed(table.campaign, user.username, {"id": command_id or uuid.uuid4().hex, "action": action})
+    if changes:
+        body = {**body, "action": {**action, **changes}}
+    return body
+
+
+def together(table, *bodies):
+    """``do_contributions`` of ``(user, body)`` pairs, as the table socket hands them over."""
+    return do_contributions([(table.membership(user), body) for user, body in bodies])
+
+
+def gm_roll(table) -> Event:
+    [pending] = table.command(table.gm, {"type": "roll", "notation": "2d6"}).events
+    assert pending.type == "roll_pending"
+    return pending
+
+
+@pytest.fixture
+def transactions(monkeypatch):
+    """How many command transactions ran (``campaign.outages.command_transaction``, as the pipeline opens them)."""
+    opened = []
+    real = commands.command_transaction
+
+    @contextlib.contextmanager
+    def counted():
+        opened.append(1)
+        with real():
+            yield
+    monkeypatch.setattr(commands, "command_transaction", counted)
+    return opened
+
+
+def test_contributions_stored_together_are_stored_in_order_and_decide_their_roll_in_the_same_transaction(
+        table, online, transactions):
+    table.command(table.gm, {"type": "start_session"})
+    online("gm", "alice", "bob", "watcher")
+    pending = gm_roll(table)
+    transactions.clear()
+    outcomes = together(table, *((u, envelope(table, u, pending.seq)) for u in (table.bob, table.watcher, table.alice)))
+    assert transactions == [1], "one transaction for all three and the decision"
+    assert all(isinstance(o, CommandResult) and not o.replayed for o in outcomes), outcomes
+    seqs = [o.events[0].seq for o in outcomes]
+    assert seqs == [pending.seq + 1, pending.seq + 2, pending.seq + 3], "stored in the order they came"
+    stored = events_after(table, pending.seq)
+    assert [(e.type, e.actor_id) for e in stored[:3]] == [("roll_witnessed", u.pk) for u in (table.bob, table.watcher,
+                                                                                              table.alice)]
+    [decided] = stored[3:]
+    assert decided.type == "roll" and decided.payload["command_of"] == pending.seq
+    assert decided.payload["witnessed_by"] == seqs
+    assert decided.payload["witness_digest"] == digest_of(
+        [(seq, u.pk, entropy(u.username)) for seq, u in zip(seqs, (table.bob, table.watcher, table.alice))])
+    assert [o.head["seq"] for o in outcomes] == seqs, "each acked with the head it left"
+    assert WitnessedRoll.objects.get(campaign=table.campaign, pending_seq=pending.seq).resolved_seq == decided.seq
+
+
+def test_a_bad_contribution_is_refused_alone_and_spoils_none_of_the_others(table, online):
+    table.command(table.gm, {"type": "start_session"})
+    online("gm", "alice", "bob")
+    pending = gm_roll(table)
+    outcomes = together(
+        table,
+        (table.alice, envelope(table, table.alice, pending.seq)),
+        (table.watcher, envelope(table, table.watcher, pending.seq)),              # not listed: not online then
+        (table.bob, envelope(table, table.bob, pending.seq, entropy=entropy("other"))),  # not what bob signed
+        (table.alice, envelope(table, table.alice, pending.seq, tag="again")),     # her second contribution
+        (table.bob, {"id": "", "action": {"type": "witness_roll"}}),               # no id
+        (table.bob, envelope(table, table.bob, pending.seq)),
+    )
+    codes = [o.code if isinstance(o, ActionError) else "stored" for o in outcomes]
+    assert codes == ["stored", "not_a_witness", "bad_signature", "already_witnessed", "bad_id", "stored"]
+    alices, bobs = outcomes[0].events[0].seq, outcomes[5].events[0].seq
+    stored = events_after(table, pending.seq)
+    assert [e.seq for e in stored[:2]] == [alices, bobs] == [pending.seq + 1, pending.seq + 2]
+    [decided] = stored[2:]
+    assert decided.payload["witnessed_by"] == [alices, bobs]
+
+
+def test_a_batched_contribution_sent_again_is_answered_with_its_events(table, online):
+    """The page resends a command whose answer it lost (the same id): stored once, whether the first try
+    was in an earlier batch or earlier in the same one."""
+    table.command(table.gm, {"type": "start_session"})
+    online("gm", "alice", "bob", "watcher")
+    pending = gm_roll(table)
+    alices = envelope(table, table.alice, pending.seq)
+    first, again = together(table, (table.alice, alices), (table.alice, alices))
+    assert not first.replayed and again.replayed and again.events == first.events
+    before = head(table)
+    [later] = together(table, (table.alice, alices))
+    assert later.replayed and later.events == first.events and head(table) == before
+    [changed] = together(table, (table.alice, {**alices, "action": {**alices["action"], "entropy": entropy("x")}}))
+    assert isinstance(changed, ActionError) and changed.code == "conflict"
+    assert [e.actor_id for e in events_after(table, pending.seq)] == [table.alice.pk], "nothing else stored"
+
+
+def test_each_roll_is_decided_exactly_once(table, online):
+    """Contributions to two rolls in one batch decide both, each once, after all of the batch's contributions;
+    a contribution to a decided roll, alone or in a batch, stores nothing, and the timer finds nothing left."""
+    table.command(table.gm, {"type": "start_session"})
+    online("gm", "alice", "bob")
+    first, second = gm_roll(table), gm_roll(table)
+    outcomes = together(table, (table.alice, envelope(table, table.alice, first.seq)),
+                        (table.alice, envelope(table, table.alice, second.seq, tag="a2")),
+                        (table.bob, envelope(table, table.bob, first.seq)),
+                        (table.bob, envelope(table, table.bob, second.seq, tag="b2")))
+    assert all(isinstance(o, CommandResult) for o in outcomes), outcomes
+    stored = events_after(table, second.seq)
+    decisions = [e for e in stored if "witness_digest" in e.payload]
+    assert [e.payload["command_of"] for e in decisions] == [first.seq, second.seq]
+    assert [e.seq for e in stored[:4]] == [o.events[0].seq for o in outcomes]
+    assert decisions[0].payload["witnessed_by"] == [outcomes[0].events[0].seq, outcomes[2].events[0].seq]
+    assert decisions[1].payload["witnessed_by"] == [outcomes[1].events[0].seq, outcomes[3].events[0].seq]
+    before = head(table)
+    [late] = together(table, (table.bob, envelope(table, table.bob, first.seq, tag="late")))
+    assert isinstance(late, ActionError) and late.code == "roll_resolved" and head(table) == before
+    from tests.campaign.test_witnessed_rolls import overdue
+
+    overdue(table)
+    commands.resolve_overdue(table.campaign.id)
+    assert head(table) == before, "no roll decided twice"
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_table_socket_stores_contributions_through_the_gathered_turn(online, monkeypatch):
+    """Over the socket, a ``witness_roll`` goes to ``do_contributions`` by its table's gathered turn
+    (sessions.db.together), however many arrived with it, and is acked like any command."""
+    from channels.db import database_sync_to_async
+
+    import sessions.consumers
+    from tests.conftest import Table
+    from tests.sessions.test_table_consumer import connect, receive, until_ready
+
+    gathered = []
+    real = sessions.consumers.submit_contributions
+
+    def recorded(items):
+        gathered.append([membership.user.username for membership, _ in items])
+        return real(items)
+
+    monkeypatch.setattr(sessions.consumers, "submit_contributions", recorded)
+    t = await database_sync_to_async(Table)(signed=True)
+    await database_sync_to_async(t.command)(t.gm, {"type": "configure_campaign", "settings": {"witnessed_rolls": "gm"}})
+    await database_sync_to_async(t.command)(t.gm, {"type": "start_session"})
+    online("gm", "alice")
+    pending = await database_sync_to_async(gm_roll)(t)
+    alice = await connect(t, t.alice)
+    await until_ready(alice)
+    body = await database_sync_to_async(envelope)(t, t.alice, pending.seq)
+    await alice.send_json_to({"type": "command", **body})
+    frames = [await receive(alice) for _ in range(3)]  # its event, the decision, the ack: in any order
+    [ack] = [f for f in frames if f["type"] == "ack"]
+    assert ack["id"] == body["id"] and ack["seq"] == pending.seq + 1 and gathered == [["alice"]]
+    [decided] = [f["event"] for f in frames if f["type"] == "event" and f["event"]["seq"] == pending.seq + 2]
+    assert decided["payload"]["witnessed_by"] == [pending.seq + 1]
+    await alice.disconnect()
