@@ -39,6 +39,7 @@ from rules.replay import (  # noqa: F401  (re-exported: the server's modules rea
     sides_of,
 )
 from rules.replay import fold_one as _fold_one  # (a module global: tests count the folds through it)
+from rules.conditions import TURN_EVENTS, left_alone_by_turns
 
 from .models import VISIBILITY_PUBLIC, Campaign, Character, CharacterProjection, CharacterSnapshot, Event
 
@@ -294,6 +295,10 @@ class Projected(NamedTuple):
 
     rows: list[tuple[int, str, int]]  # (character id, state as JSON text, last seq)
     snapshots: list[tuple[int, int, str]]  # (character id, seq, state as JSON text)
+    # Characters whose state the events left as it was (an encounter's turn, no conditions): only their
+    # last seq moves, by seq (unless a snapshot is due: then in ``rows``). ``Event.unchanged`` names every
+    # such character, for the sheets pushed after commit.
+    moved: dict[int, list[int]] = {}
 
 
 NOTHING = Projected([], [])
@@ -328,13 +333,21 @@ def project(campaign: Campaign, events: list[Event]) -> Projected | None:
         projections.update({p.character_id: p for p in qs})
     states = {cid: p.state for cid, p in projections.items()}
     seqs = {cid: p.last_seq for cid, p in projections.items()}
+    # An encounter's turn changes only the states holding conditions (rules/conditions.py): the others
+    # keep their stored state, their last seq alone moves, and no sheet of theirs is pushed again.
+    alone = {cid for cid, state in states.items() if left_alone_by_turns(state)} \
+        if all(e.type in TURN_EVENTS for e in events) else set()
     fold(campaign, events, states, seqs, set())
     every = snapshot_every()
-    rows, snapshots = [], []
+    rows, snapshots, moved = [], [], {}
     for character_id, state in states.items():
         projection = projections.get(character_id)
         before = projection.last_seq if projection is not None else -1
         if seqs[character_id] == before:
+            continue
+        if character_id in alone and seqs[character_id] // every == before // every:
+            moved.setdefault(seqs[character_id], []).append(character_id)
+            projection.last_seq = seqs[character_id]
             continue
         text = json.dumps(state)
         rows.append((character_id, text, seqs[character_id]))
@@ -344,7 +357,10 @@ def project(campaign: Campaign, events: list[Event]) -> Projected | None:
             snapshots.append((character_id, seqs[character_id], text))
         if projection is not None:
             projection.state, projection.last_seq = state, seqs[character_id]
-    return Projected(rows, snapshots)
+    # Written whole or not (a new snapshot block), their states are as they were: no sheet to push.
+    for event in events:
+        event.unchanged = frozenset(alone)
+    return Projected(rows, snapshots, moved)
 
 
 def statements(projected: Projected, vendor: str) -> list[tuple[str, str, list]]:
@@ -359,6 +375,9 @@ def statements(projected: Projected, vendor: str) -> list[tuple[str, str, list]]
                               + " ON CONFLICT (character_id) DO UPDATE SET state = excluded.state, "
                                 "last_seq = excluded.last_seq",
                       [value for row in projected.rows for value in row]))
+    for seq, ids in projected.moved.items():
+        parts.append((f"moved{seq}", f"UPDATE {quote(CharacterProjection._meta.db_table)} SET last_seq = %s "
+                               f"WHERE character_id IN ({', '.join(['%s'] * len(ids))})", [seq, *ids]))
     if projected.snapshots:
         parts.append(("snap", f"INSERT INTO {quote(CharacterSnapshot._meta.db_table)} (character_id, seq, skipped, "
                               "state) VALUES " + ", ".join([f"(%s, %s, '', {as_json})"] * len(projected.snapshots))

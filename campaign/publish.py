@@ -46,13 +46,15 @@ def publish_on_commit(campaign_id: int, events) -> None:
         return
     data = [serialize_event(e) for e in events]
     in_hand = sheets_in_hand(events)  # as the command leaves them, before anything else can change them
-    transaction.on_commit(lambda: _send(campaign_id, data, in_hand))
+    # The characters whose state the events left as it was (campaign/projections.py project): no sheet to push.
+    unchanged = getattr(events[-1], "unchanged", frozenset())
+    transaction.on_commit(lambda: _send(campaign_id, data, in_hand, unchanged))
 
 
-def _send(campaign_id: int, data: list[dict], in_hand: dict[int, dict]) -> None:
+def _send(campaign_id: int, data: list[dict], in_hand: dict[int, dict], unchanged: frozenset = frozenset()) -> None:
     transport = _transport
     if transport is not None:
-        transport.send(campaign_id, data, changed_sheets(campaign_id, data, in_hand))
+        transport.send(campaign_id, data, changed_sheets(campaign_id, data, in_hand, unchanged))
 
 
 def close_sockets_on_commit(user_id: int, campaign_id: int | None = None, tokens: list[str] | None = None) -> None:

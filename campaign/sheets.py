@@ -96,15 +96,17 @@ def characters_changed(campaign_id: int, events: list[dict]) -> set[int]:
     return changed
 
 
-def changed_sheets(campaign_id: int, data: list[dict],
-                   in_hand: dict[int, dict] | None = None) -> dict[str, dict] | None:
+def changed_sheets(campaign_id: int, data: list[dict], in_hand: dict[int, dict] | None = None,
+                   unchanged: frozenset[int] = frozenset()) -> dict[str, dict] | None:
     """The sheets ``data`` (serialized events) changed, once per sheet class: those a
     command holds (``in_hand``: :func:`sheets_in_hand`), the others read now: after commit for a
-    doorbell, after the page for a socket's backlog (sessions/consumers.py).
+    doorbell, after the page for a socket's backlog (sessions/consumers.py). ``unchanged``: characters
+    the recording knows the events left as they were (an encounter's turn without conditions,
+    campaign/projections.py ``project``): the browsers' sheets of them stand.
 
     A failed read only costs the browsers a fetch each (no sheets: they ask)."""
     try:
-        changed = characters_changed(campaign_id, data)
+        changed = characters_changed(campaign_id, data) - unchanged
         sheets = {cid: in_hand[cid] for cid in changed if in_hand and cid in in_hand}
         sheets.update(pushed_sheets(campaign_id, changed - sheets.keys()))
         return {str(cid): classes for cid, classes in sheets.items()}

@@ -47,6 +47,15 @@ DURATIONS = (("rounds", "some rounds"), ("scene", "the scene"), ("until_removed"
 # A two-sided contest's round, in the systems that have one (Tale's iterated and combat rounds, MdT's race).
 CONTEST_ROUNDS = ("round_rolled", "combat_round_rolled", "contest_round_rolled")
 SCENE_OVER = ("scene_started", "scene_ended", "session_ended")
+# The encounter's events every character folds (rules/replay.py CAMPAIGN_WIDE) only for its conditions:
+# a state with none is left exactly as it was (:func:`round_over`), so the server need neither store
+# nor push it again (campaign/projections.py ``project``).
+TURN_EVENTS = frozenset({"turn_advanced", "encounter_ended"})
+
+
+def left_alone_by_turns(state) -> bool:
+    """Whether :data:`TURN_EVENTS` leave ``state`` exactly as it is (nothing but conditions reads them)."""
+    return not state.get("conditions")
 
 
 def lasts(duration: str, rounds: int | None) -> str:

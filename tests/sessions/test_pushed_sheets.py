@@ -107,6 +107,51 @@ async def test_a_scene_ending_pushes_every_sheet(transactional_table):
         await comm.disconnect()
 
 
+@database_sync_to_async
+def in_an_encounter(table, *ids: int) -> None:
+    table.command(table.gm, {"type": "start_encounter", "name": "Ambush"})
+    for character in ids:
+        table.command(table.gm, {"type": "add_combatant", "character": character})
+    table.command(table.gm, {"type": "apply_condition", "character": ids[0], "name": "Dazed", "duration": "rounds",
+                             "rounds": 1, "modifier": -1})
+
+
+@database_sync_to_async
+def stored(character_id: int) -> tuple[dict, int]:
+    from campaign.models import CharacterProjection
+
+    row = CharacterProjection.objects.get(character_id=character_id)
+    return row.state, row.last_seq
+
+
+async def test_a_turn_pushes_and_stores_only_the_states_its_conditions_change(transactional_table, settings):
+    """An encounter's turn is folded into every character for its conditions alone (rules/conditions.py
+    TURN_EVENTS): a state without any is left as stored, its last seq moves, and no sheet of it is pushed
+    again; the log rebuilds the same rows, snapshots included."""
+    from campaign.projections import rebuild
+
+    settings.PROJECTION_SNAPSHOT_EVERY = 4  # turns cross snapshot blocks: those states are written whole
+    table = transactional_table
+    hero = await tote_hero(table)
+    other = (await database_sync_to_async(table.create_character)(table.bob, "Other", get_system("tote").example_sheet)).id
+    await in_an_encounter(table, hero, other)
+    sockets = await open_sockets(table)
+    for turn in range(6):  # round 1's two turns, round 2's (its first ends Dazed), round 3's
+        before = await stored(other)
+        await run(table, table.gm, {"type": "advance_turn"})
+        after = await stored(other)
+        assert after[0] == before[0] and after[1] == await head_seq(table)
+        for name, comm in sockets.items():
+            frame = await next_event_frame(comm)
+            pushed = [body["character"] for body in frame["sheets"]]
+            # The hero's state holds Dazed until round 2 begins (the third turn); after that no sheet changes.
+            assert pushed == ([hero] if turn < 3 else []), (turn, name)
+    assert (await stored(hero))[0].get("conditions") == []
+    assert await database_sync_to_async(lambda: rebuild(type(table.campaign).objects.get(pk=table.campaign.pk), True))() == []
+    for comm in sockets.values():
+        await comm.disconnect()
+
+
 async def backlog_frames(table, name: str, after: int) -> list[dict]:
     """The event frames a reconnecting socket of ``name`` reads before ``ready``."""
     comm = await connect(table, getattr(table, name), after=after)
