@@ -243,7 +243,7 @@ def _command(stream: Stream, client_id: str, action: dict, body: dict, dice,
     assert not signed or events[0].seq == drafts[-1].payload.get("command_of", events[0].seq)
     publish_on_commit(campaign.id, events)
     if action["type"] == witnessed.CONTRIBUTE:
-        witnessing.ledger(campaign).stored(action["roll"], user.pk)
+        witnessing.ledger(campaign).stored(events[0])
     if any(e.type == "session_ended" for e in events):
         checkpoints.sign_head(campaign)  # every session end leaves a receipt of the log so far
     return CommandResult(events, False, _head(campaign))  # record moved the locked row to the new head
@@ -462,13 +462,14 @@ def _resolve_if_complete(campaign: Campaign, pending_seq: int) -> None:
     if row is None or row.resolved_seq is not None:
         return
     if known.came(pending_seq) >= set(row.witnesses):
-        decision = _resolve(campaign, row)
+        decision = _resolve(campaign, row, known.contributions(pending_seq))
         if decision:
             row.resolved_seq = decision[0].seq
         _set_due(campaign)
 
 
-def _resolve(campaign: Campaign, row: WitnessedRoll) -> list[Event]:
+def _resolve(campaign: Campaign, row: WitnessedRoll, contributions: list[tuple[int, int, str]] | None = None
+             ) -> list[Event]:
     """Step 2 of a witnessed command, exactly once per pending roll: decide it with dice from the seed,
     its command id and the digest of the contributions stored since it (witnessed.digest), and store
     the decision as its later events (``command_of`` the pending event), the first naming the
@@ -478,10 +479,13 @@ def _resolve(campaign: Campaign, row: WitnessedRoll) -> list[Event]:
     if WitnessedRoll.objects.filter(pk=row.pk, resolved_seq__isnull=True).update(
             resolved_seq=campaign.last_seq + 1) != 1:
         return []  # resolved already (by the last contribution, a timer or a sweep)
-    pending = Event.objects.select_related("actor", "character").get(campaign=campaign, seq=row.pending_seq)
+    pending = Event.objects.select_related("actor", "character", "command").get(campaign=campaign,
+                                                                                 seq=row.pending_seq)
     client_id, action = pending.payload["command_id"], pending.payload["action"]
-    contributions = [(e.seq, e.actor_id, e.payload["action"]["entropy"]) for e in Event.objects.filter(
-        campaign=campaign, type=witnessed.CONTRIBUTION, seq__gt=pending.seq, payload__roll=pending.seq).order_by("seq")]
+    if contributions is None:  # else as the transaction's ledger knows them (witnesses.Ledger)
+        contributions = [(e.seq, e.actor_id, e.payload["action"]["entropy"]) for e in Event.objects.filter(
+            campaign=campaign, type=witnessed.CONTRIBUTION, seq__gt=pending.seq, payload__roll=pending.seq
+        ).order_by("seq")]
     digest = witnessed.digest(contributions)
     membership = Membership.objects.select_related("user", "campaign").filter(
         campaign=campaign, user_id=pending.actor_id).first()

@@ -82,7 +82,7 @@ class Ledger:
     def __init__(self, campaign_id: int):
         self.campaign_id = campaign_id
         self._rows: dict[int, WitnessedRoll | None] = {}
-        self._came: dict[int, set[int]] = {}
+        self._came: dict[int, dict[int, tuple[int, int, str]]] = {}  # roll -> member -> (seq, member, entropy)
 
     def row(self, seq: int) -> WitnessedRoll | None:
         """The pending roll ``seq``'s row (None: no roll waits for witnesses there)."""
@@ -90,16 +90,25 @@ class Ledger:
             self._rows[seq] = WitnessedRoll.objects.filter(campaign_id=self.campaign_id, pending_seq=seq).first()
         return self._rows[seq]
 
-    def came(self, seq: int) -> set[int]:
-        """The members whose contribution to roll ``seq`` is stored."""
+    def _contributed(self, seq: int) -> dict[int, tuple[int, int, str]]:
         if seq not in self._came:
-            self._came[seq] = set(Event.objects.filter(campaign_id=self.campaign_id, type=witnessed.CONTRIBUTION,
-                                                       payload__roll=seq).values_list("actor_id", flat=True))
+            rows = Event.objects.filter(campaign_id=self.campaign_id, type=witnessed.CONTRIBUTION, payload__roll=seq)
+            self._came[seq] = {actor: (at, actor, payload["action"]["entropy"])
+                               for at, actor, payload in rows.values_list("seq", "actor_id", "payload")}
         return self._came[seq]
 
-    def stored(self, seq: int, member_id: int) -> None:
-        """``member_id``'s contribution to roll ``seq`` is stored (by this transaction)."""
-        self.came(seq).add(member_id)
+    def came(self, seq: int) -> set[int]:
+        """The members whose contribution to roll ``seq`` is stored."""
+        return set(self._contributed(seq))
+
+    def contributions(self, seq: int) -> list[tuple[int, int, str]]:
+        """The contributions to roll ``seq`` stored so far, ``(seq, member id, entropy)`` in seq order."""
+        return sorted(self._contributed(seq).values())
+
+    def stored(self, event: Event) -> None:
+        """A contribution this transaction stored."""
+        self._contributed(event.payload["roll"])[event.actor_id] = (event.seq, event.actor_id,
+                                                                    event.payload["action"]["entropy"])
 
 
 def ledger(campaign: Campaign) -> Ledger:
