@@ -47,6 +47,11 @@ PLATFORM_EVENTS = EventBook([
     # {rounds} is the round the encounter had reached: 0 when it ended before its first turn.
     EventSpec("encounter_ended", "ended the encounter “{name}” after {rounds|round|rounds}",
               payload={"name": "str", "rounds": "int"}),
+    # A witnessed command (rules/witness.py, docs/fair-dice.md): a sealed one's public call to its witnesses
+    # (``command_of``: the pending event), and each witness's contribution to the pending roll (``roll``,
+    # its seq; the entropy is in the signed action). A "#{seq}" in a sentence is a link on the table.
+    EventSpec(witness.CALL, "asked the table to witness #{command_of}", payload={"command_of": "int", "witnesses": "list"}),
+    EventSpec(witness.CONTRIBUTION, "witnessed #{roll}", payload={"roll": "int"}),
     # Said by code of their own (campaign/audit.py describe).
     # The generic dice roll (rules/notation.py), any system: its terms as rolled and their total.
     EventSpec("roll", payload={"counts_successes": "bool", "label": "str?", "notation": "str", "terms": "list",
@@ -55,17 +60,14 @@ PLATFORM_EVENTS = EventBook([
     # (``{"user_id", "username"}`` each).
     EventSpec("message_posted", payload={"character": "int?", "character_name": "str?", "kind": "str", "text": "str",
                                          "to": "list?"}),
-    # A decision the rules refused where it is stored anyway: a hidden command's (campaign/hidden.py), or a
-    # witnessed one's when its witnesses had answered (campaign/actions/commands.py). ``action``: the
-    # action's type, or the whole action where the command's dice are recorded on it (RECORD_KEYS).
+    # A decision the rules refused where it is stored anyway: a hidden command's (campaign/visibility/
+    # hidden.py), or a witnessed one's when its witnesses had answered (campaign/actions/commands.py).
+    # ``action``: the action's type, or the whole action where the command's dice are recorded on it
+    # (RECORD_KEYS).
     EventSpec("refused", payload={"action": "any?", "code": "str", "message": "str"}),
-    # A witnessed command (rules/witness.py, docs/fair-dice.md): its signed envelope waiting for the members
-    # named (``witnesses``, their ids; its line names the action: the table's own), a sealed one's public call
-    # to them (``command_of``: the pending event), and each witness's contribution to the pending roll
-    # (``roll``, its seq; the entropy is in the signed action). A "#{seq}" in a sentence is a link on the table.
+    # A witnessed command's signed envelope, waiting for the members named (``witnesses``, their ids). The
+    # table's line names the action as the system's module words it; the audit lists its keys.
     EventSpec(witness.PENDING, payload={"witnesses": "list"}),
-    EventSpec(witness.CALL, "asked the table to witness #{command_of}", payload={"command_of": "int", "witnesses": "list"}),
-    EventSpec(witness.CONTRIBUTION, "witnessed #{roll}", payload={"roll": "int"}),
     EventSpec("character_created", payload={"name": "str", "owner": "str", "owner_id": "int", "sheet": "dict",
                                             "npc": "bool?", "shown": "str?", "limits_overridden": "bool?"}),
     EventSpec("event_voided", payload={"seq": "int", "type": "str", "reason": "str"}),
