@@ -35,14 +35,14 @@ from ..models import (
 )
 from ..outages import command_transaction
 from ..publish import publish_on_commit
-from ..visibility import HIDDEN_ROW, Viewer, hidden, may_see
+from ..visibility import HIDDEN_ROW, Viewer, hidden, may_see, naming_readers
 from .access import access_membership_now
 from .keys import check_signature
-from .kept import stored_visibility
+from .kept import Readers
 from ..errors import ActionError, Conflict, Forbidden, Refused
 from .log_entries import check_seq
 from .platform import PLATFORM_ACTIONS
-from .rules_actions import decide_rules_action
+from .rules_actions import decide_rules_action, rules_readers
 from . import witnesses as witnessing
 import rules.witness as witnessed
 
@@ -221,9 +221,12 @@ def _command(stream: Stream, client_id: str, action: dict, body: dict, dice,
     decided = copy.deepcopy(action)
     if dice is None and _witnessed(campaign, membership, stream.seed):
         drafts = _decide_unless_it_rolls(campaign, membership, decided, stream.character)
-        if drafts is None:  # it draws dice: stored pending, decided once its witnesses contributed
+        readers = command_readers(campaign, membership, action, stream.character)
+        if drafts is None or (readers is not None and readers.hidden):
+            # It draws dice, or reads what some member may not see (whether it draws any is not theirs
+            # to learn): stored pending, decided once its witnesses contributed.
             return _store_pending(campaign, membership, client_id, action, signature, body_hash, source,
-                                  stream.character)
+                                  stream.character, readers)
     else:
         drafts = _decide(campaign, membership, decided, recorder, stream.character)
     if not drafts:
@@ -371,7 +374,14 @@ class _RollsDice(Exception):
 
 class _Probe:
     """Dice that stop a decision at its first die: whether a command draws any, without drawing one
-    (a scripted test die, or a die of the seed, would be spent on a decision that is not kept)."""
+    (a scripted test die, or a die of the seed, would be spent on a decision that is not kept). A recorder
+    of none (``log``, ``source``), as a decision sealed from its actor replays its dice (hidden.ReplayDice)."""
+
+    log: list = []
+
+    @property
+    def source(self):
+        return self
 
     def roll(self, sides: int) -> int:
         raise _RollsDice
@@ -394,18 +404,35 @@ def _decide_unless_it_rolls(campaign: Campaign, membership: Membership, decided:
         return None
 
 
+def command_readers(campaign: Campaign, membership: Membership, action: dict, character: Character | None
+                    ) -> Readers | None:
+    """Who reads the events of ``action``: the one answer its decision stores (a rules action's
+    ``rules_readers``, a platform action's declared ``readers``) and a witnessed command's pending step,
+    its call and a decision refused later store too. None for a platform action that never draws a die
+    (it is never pending). Decided on a copy: a contest fills its opponent's numbers into the action."""
+    platform = PLATFORM_ACTIONS.get(action["type"])
+    if platform is None:
+        return rules_readers(campaign, membership, copy.deepcopy(action), character)[0]
+    if platform.readers is None:
+        return None
+    return platform.readers(campaign, membership, copy.deepcopy(action), character)
+
+
 def _store_pending(campaign: Campaign, membership: Membership, client_id: str, action: dict, signature: dict,
-                   body_hash: str, source: fairdice.CommandDice, character: Character | None) -> CommandResult:
+                   body_hash: str, source: fairdice.CommandDice, character: Character | None,
+                   readers: Readers | None) -> CommandResult:
     """Step 1 of a witnessed command: its signed envelope as a ``roll_pending`` event naming the members
-    online now (its witnesses), no dice. A hidden one is sealed like its decision will be, and a public
+    online now (its witnesses), no dice. It is read by exactly its decision's readers
+    (:func:`command_readers`): a hidden one is sealed like its decision will be, and a public
     ``witness_call`` tells the witnesses which sealed event to contribute to."""
+    assert readers is not None, f"the platform action {action['type']} draws dice but declares no readers"
     user = membership.user
     online = witnessing.online_members(campaign.id)
     witnesses = sorted(Membership.objects.filter(campaign=campaign, user__username__in=online)
                        .exclude(user=user).values_list("user_id", flat=True)) if online else []
-    visibility = stored_visibility(character if character is not None and character.pk == action.get("character")
-                                   else None, action.get("visibility", VISIBILITY_PUBLIC))
-    drafts = [Draft(witnessed.PENDING, {"witnesses": witnesses}, 1, character, visibility)]
+    visibility = readers.visibility
+    drafts = [Draft(witnessed.PENDING, naming_readers({"witnesses": witnesses}, readers.shared), 1,
+                    character, visibility)]
     if visibility != VISIBILITY_PUBLIC:
         drafts.append(Draft(witnessed.CALL, {"witnesses": witnesses}, 1, None, VISIBILITY_PUBLIC))
     drafts = _record_dice_and_seal(drafts, client_id, action, [], source, Viewer.of(membership))
@@ -508,8 +535,11 @@ def _resolve(campaign: Campaign, row: WitnessedRoll, contributions: list[tuple[i
             drafts = _link_request(locked, action, drafts, Viewer.of(membership))
     except ActionError as e:
         locked = lock_campaign(campaign.id)
-        drafts = [Draft(hidden.REFUSED, {"action": action.get("type"), "code": e.code, "message": e.message}, 1,
-                        pending.character, pending.visibility)]
+        # Read by the pending event's readers (command_readers, when it was stored): a refusal now names
+        # no more than they read.
+        refusal = naming_readers({"action": action.get("type"), "code": e.code, "message": e.message},
+                                 pending.payload.get("shared_with", []))
+        drafts = [Draft(hidden.REFUSED, refusal, 1, pending.character, pending.visibility)]
     first = {**drafts[0].payload, "dice_log": recorder.log if recorder else [], "dice_scheme": witnessed.DICE_SCHEME,
              "witnessed_by": [seq for seq, _, _ in contributions], "witness_digest": digest,
              "command_of": pending.seq}

@@ -96,7 +96,7 @@ def with_sides(campaign: Campaign, character: Character, opponent: Character, de
 def readers_with(campaign: Campaign, character: Character, opponent: Character, membership: Membership, action: dict,
                  visibility: str, shared: list[dict]) -> tuple[str, list[dict]]:
     """How the decision of ``action`` on ``character`` (stored ``visibility``, read too by ``shared``, as
-    campaign.visibility.decide left it) against ``opponent`` is stored, and who besides the GM reads it:
+    campaign.visibility.hidden.decision_readers left it) against ``opponent`` is stored, and who besides the GM reads it:
     whoever may read everything it was decided from, no one else. (Before, naming an opponent dropped
     the readers: a player's contest on top of her own secret roll was sealed from her.) One that reads
     nothing of the opponent's state (an MdT round: :func:`rules.contests.reads_opponent`) is stored as

@@ -20,7 +20,8 @@ from .declared import character_id, platform_action, seq_field
 from ..errors import ActionError, Refused
 from ..visibility import readers
 from .log_entries import check_seq
-from .rules_actions import decide_rules_action, naming_source
+from .kept import Readers
+from .rules_actions import decide_rules_action, naming_source, rules_readers
 
 APPLY = "apply_damage"
 
@@ -55,11 +56,18 @@ def as_rules_action(campaign: Campaign, membership: Membership, action: dict) ->
     return {**rules_action, "character": target.id, "visibility": visibility}, roll.seq
 
 
+def damage_readers(campaign: Campaign, membership: Membership, action: dict, character: Character | None
+                   ) -> Readers:
+    """Read as the system's own action that applies it is."""
+    return rules_readers(campaign, membership, as_rules_action(campaign, membership, action)[0], character)[0]
+
+
 @platform_action(
     APPLY, title="Apply a roll's damage", by="gm", gm="apply damage",
     help="Stored as the system's own GM action (mark_harm, take_damage) on the character, naming the roll "
          "it applies (`applies`); which rolls deal damage is the system's (docs/rules.md).",
     fields={"character": character_id(label="Target"), "roll": seq_field("Roll (its seq)")},
+    readers=damage_readers,
 )
 def decide_apply_damage(campaign: Campaign, membership: Membership, action: dict, dice, character: Character | None
                         ) -> list[Draft]:

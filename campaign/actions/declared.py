@@ -43,11 +43,17 @@ class PlatformAction(ActionSpec):
 
     gm: str = ""  # what only the GM may do, as the refusal says it: "Only the GM can {gm}."
     spectators: bool = False  # spectators may send it too (they watch and talk; their keys sign)
+    # Who reads its events, ``readers(campaign, membership, action, character) -> kept.Readers``: the one
+    # answer its decision and a witnessed command's pending step store (campaign/actions/commands.py
+    # ``command_readers``). Every action that may draw a die declares it.
+    readers: Callable | None = None
 
     def __post_init__(self):
         super().__post_init__()
         if self.gm_only and not self.gm:
             raise ValueError(f"{self.type}: a GM-only platform action says what the GM does ('gm')")
+        if self.rolls and self.readers is None:
+            raise ValueError(f"{self.type}: a platform action that rolls says who reads it ('readers')")
 
     def __call__(self, campaign, membership, action: dict, dice, character) -> list:
         """Check who may send it and its declared fields, then decide; the drafts to record."""
@@ -68,12 +74,12 @@ class PlatformAction(ActionSpec):
 
 def platform_action(type: str, *, title: str, help: str = "", fields: Mapping[str, Field] | None = None,
                     by: str = "player", gm: str = "", spectators: bool = False, rolls: bool = False,
-                    emits: Sequence[str] = (), one_of: Sequence[tuple[Sequence[str], str]] = ()
-                    ) -> Callable[[Callable], PlatformAction]:
+                    emits: Sequence[str] = (), one_of: Sequence[tuple[Sequence[str], str]] = (),
+                    readers: Callable | None = None) -> Callable[[Callable], PlatformAction]:
     """Declare the platform action decided by the decorated function."""
     def declare(fn: Callable) -> PlatformAction:
         return PlatformAction(type, fn, title, help, dict(fields or {}), by, rolls, tuple(emits),
-                              tuple((tuple(names), message) for names, message in one_of), gm, spectators)
+                              tuple((tuple(names), message) for names, message in one_of), gm, spectators, readers)
     return declare
 
 

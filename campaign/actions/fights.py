@@ -23,12 +23,13 @@ from rules.declare import Either, Integer, ListOf, Object, Text
 from rules.sides import MAX_SIDES
 
 from ..log import Draft
-from ..models import (ROLE_SPECTATOR, SHOWN_HIDDEN, SHOWN_NAME, VISIBILITY_GM, VISIBILITY_SECRET, Campaign,
-                      Character, Event, Membership)
+from ..models import (ROLE_SPECTATOR, SHOWN_HIDDEN, SHOWN_NAME, VISIBILITY_GM, VISIBILITY_PUBLIC, VISIBILITY_SECRET,
+                      Campaign, Character, Event, Membership)
 from ..visibility import Viewer, hidden, visible_state
 from .access import access_character
 from .checks import check_name
 from .declared import CHARACTER_ID_MAX, character_id, platform_action
+from .kept import Readers
 from ..errors import ActionError, Forbidden, Refused, rule_refusal
 
 
@@ -148,6 +149,12 @@ def decide_start_fight(campaign: Campaign, membership: Membership, action: dict,
     return [Draft(F.STARTED, {"label": label, "fight": fight, "sides": views})]
 
 
+def round_readers(*_) -> Readers:
+    """A fight's round is the table's: it quotes every side's choice and dice. A choice that does not
+    complete the round draws no die, and is stored sealed (:func:`decide_fight_choice`)."""
+    return Readers(VISIBILITY_PUBLIC, [])
+
+
 @platform_action(
     "choose_in_fight", title="Choose in a fight", emits=(F.CHOSEN, F.ROUND, F.ENDED), rolls=True,
     help="A side's choice this round, by whoever controls it; the last one rolls the round.",
@@ -155,6 +162,7 @@ def decide_start_fight(campaign: Campaign, membership: Membership, action: dict,
             "attack": Object(optional=True, label="Attack", help="{side: dice}."),
             "defence": Either(Integer(0, 1000), Object(), optional=True, label="Defence"),
             "against": ListOf(Either(Integer(0, CHARACTER_ID_MAX), Text(40)), MAX_SIDES, label="Against")},
+    readers=round_readers,
 )
 def decide_fight_choice(campaign: Campaign, membership: Membership, action: dict, dice, *_) -> list[Draft]:
     """A side's choice for this round: ``{"character", "attack"?, "defence"?, "against"?}``, by whoever
@@ -190,7 +198,7 @@ def _with_sides(campaign: Campaign, fight: dict, event: RulesEvent, filled: dict
         payload.update(filled=filled, sides=_views(fight, fight["seq"], payload["entries"]))
     else:
         payload["sides"] = F.ending(campaign.rules, fight)
-    return Draft(event.type, payload, event.version)
+    return Draft(event.type, payload, event.version, visibility=round_readers().visibility)
 
 
 def _choices(campaign: Campaign, fight: dict) -> dict:

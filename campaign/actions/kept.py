@@ -9,9 +9,23 @@ read these, so they sit below all of them.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from ..models import SHOWN_CHOICES, SHOWN_FULL, SHOWN_HIDDEN, VISIBILITY_GM, Character, Membership
 
 SHOWN = tuple(value for value, _ in SHOWN_CHOICES)
+
+
+class Readers(NamedTuple):
+    """Who reads a command's events: their visibility and, for a ``gm`` one, the members besides the GM
+    it names (``shared_with``, campaign/visibility/readers.py). ``hidden``: whether the decision reads what some
+    member may not see, so that whether it draws a die at all is not theirs to learn either
+    (docs/fair-dice.md, "Witnessed rolls"). Known before any die is drawn: it depends on who did what
+    and how it was shown, never on dice."""
+
+    visibility: str
+    shared: list[dict]
+    hidden: bool = False
 
 
 def gm_keeps(character: Character | None) -> bool:

@@ -11,7 +11,15 @@ from ..log import Draft
 from ..models import VISIBILITY_PUBLIC, Campaign, Character, Membership
 from .access import access_character
 from .declared import character_id, platform_action
-from .kept import stored_visibility
+from .kept import Readers, stored_visibility
+
+
+def roll_readers(campaign: Campaign, membership: Membership, action: dict, character: Character | None
+                 ) -> Readers:
+    """A roll is read as it asks, or by the GM alone for an NPC the players may not fully see."""
+    character = (access_character(membership, action["character"], character)
+                 if action.get("character") is not None else None)
+    return Readers(stored_visibility(character, action.get("visibility", VISIBILITY_PUBLIC)), [])
 
 
 @platform_action(
@@ -22,6 +30,7 @@ from .kept import stored_visibility
         "character": character_id(optional=True, help="The character who rolls; none for a roll of the table."),
         "label": Text(120, optional=True, label="What for"),
     },
+    readers=roll_readers,
 )
 def decide_roll(campaign: Campaign, membership: Membership, action: dict, dice, character: Character | None
                 ) -> Draft:
@@ -31,5 +40,5 @@ def decide_roll(campaign: Campaign, membership: Membership, action: dict, dice, 
         event = roll_event(action, dice)
     except RuleError as e:
         raise rule_refusal(e)
-    visibility = action.get("visibility", VISIBILITY_PUBLIC)
-    return Draft(event.type, event.payload, event.version, character, stored_visibility(character, visibility))
+    return Draft(event.type, event.payload, event.version, character,
+                 roll_readers(campaign, membership, action, character).visibility)

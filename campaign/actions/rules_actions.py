@@ -17,7 +17,33 @@ from ..visibility import Viewer, hidden, readers
 from . import contests
 from .access import access_character, require_gm
 from .fights import check_controls_both
-from .kept import stored_readers
+from .kept import Readers, stored_readers
+
+
+def rules_readers(campaign: Campaign, membership: Membership, action: dict, character: Character | None = None
+                  ) -> tuple[Readers, Character, Character | None, bool]:
+    """Who reads the decision of a rules action, from who did what and how it was shown, never from dice
+    (campaign/visibility/hidden.py): the one answer the decision and a witnessed command's pending step
+    (campaign/actions/commands.py) both store. Also the character, its opponent (whose numbers it fills
+    into ``action``, changed in place) and whether the decision is sealed from its actor."""
+    kind = action["type"]
+    if kind in campaign.rules.gm_actions:
+        require_gm(membership, f"take the action '{kind}'")
+    if action.get("character") is None:
+        raise ActionError(f"The action '{kind}' needs a 'character' (its id).")
+    character = access_character(membership, action["character"], character)
+    # A contest naming another character reads its sheet and is read by it (campaign/actions/contests.py).
+    opponent = contests.opponent_of(campaign, membership, character, action)
+    check_controls_both(campaign, membership, opponent, kind)
+    # Who may see the decision depends on what hidden events it reads (campaign/visibility/hidden.py).
+    visibility, shared, unseen = hidden.decision_readers(character, Viewer.of(membership),
+                                                         action.get("visibility", VISIBILITY_PUBLIC))
+    if opponent is not None:
+        # Read by whoever may read both sheets' hidden changes it read.
+        visibility, shared = contests.readers_with(campaign, character, opponent, membership, action,
+                                                   visibility, shared)
+    visibility, shared = stored_readers(character, visibility, shared, opponent)
+    return Readers(visibility, shared, visibility != VISIBILITY_PUBLIC), character, opponent, unseen
 
 
 def decide_rules_action(campaign: Campaign, membership: Membership, action: dict, dice,
@@ -25,31 +51,17 @@ def decide_rules_action(campaign: Campaign, membership: Membership, action: dict
     """The drafts of a rules action (the caller has refused spectators and unknown types);
     ``character``: the one it names, as the command's lock read it."""
     kind = action["type"]
-    rules = campaign.rules
-    if kind in rules.gm_actions:
-        require_gm(membership, f"take the action '{kind}'")
-    if action.get("character") is None:
-        raise ActionError(f"The action '{kind}' needs a 'character' (its id).")
-    visibility = action.get("visibility", VISIBILITY_PUBLIC)
-    character = access_character(membership, action["character"], character)
-    # A contest naming another character reads its sheet and is read by it (campaign/actions/contests.py).
-    opponent = contests.opponent_of(campaign, membership, character, action)
-    check_controls_both(campaign, membership, opponent, kind)
+    read_by, character, opponent, unseen = rules_readers(campaign, membership, action, character)
     try:
-        # Who may see the decision depends on what hidden events it reads (campaign/visibility/hidden.py).
-        decided, visibility, shared = hidden.decide(rules, character, Viewer.of(membership), action, visibility,
-                                                    dice, INPUT_ERRORS)
+        decided = hidden.decide(campaign.rules, character, Viewer.of(membership), action, dice, INPUT_ERRORS, unseen)
     except RuleError as e:
         raise rule_refusal(e)
     if opponent is not None:
         decided = contests.with_sides(campaign, character, opponent, decided, kind)
-        # Read by whoever may read both sheets' hidden changes it read.
-        visibility, shared = contests.readers_with(campaign, character, opponent, membership, action,
-                                                   visibility, shared)
-    visibility, shared = stored_readers(character, visibility, shared, opponent)
     # Only the server names an event's readers: a payload key of the rules' own would let its members read it.
-    return [Draft(e.type, readers.naming_readers({k: v for k, v in e.payload.items() if k != "shared_with"}, shared),
-                  e.version, character, visibility) for e in decided]
+    return [Draft(e.type, readers.naming_readers({k: v for k, v in e.payload.items() if k != "shared_with"},
+                                                 read_by.shared),
+                  e.version, character, read_by.visibility) for e in decided]
 
 
 def naming_source(drafts: list[Draft], key: str, seq: int) -> list[Draft]:

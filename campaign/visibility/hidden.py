@@ -106,27 +106,34 @@ class ReplayDice:
         return self.source.roll(sides)
 
 
-def decide(rules, character: Character, actor: Viewer, action: dict, visibility: str, dice,
-           input_errors: frozenset[str]) -> tuple[list[RulesEvent], str, list[dict]]:
-    """The rules' decision for ``actor``, the visibility it is stored with and, for a ``gm`` one,
-    the members besides the GM who read it (``[{"user_id", "username"}]``, else empty).
-
-    Raises :class:`RuleError` only when the actor may see why."""
+def decision_readers(character: Character, actor: Viewer, visibility: str) -> tuple[str, list[dict], bool]:
+    """Who reads ``actor``'s decision on ``character`` asked with ``visibility``: the visibility it is
+    stored with, for a ``gm`` one the members besides the GM who read it (``[{"user_id", "username"}]``,
+    else empty), and whether it is sealed from its actor (the character is hidden-shaped for her). Only
+    who did what and how it was shown counts, never dice: it is known before any die is drawn."""
     readers = EVERYONE if visibility == VISIBILITY_PUBLIC else actor
     live, revealed = read = live_hidden_changes(character)
     hidden_from_readers, hidden_from_actor = hidden_shaped(character, [readers, actor], read)
-    full = character.projection.state
     if not hidden_from_readers:
-        return list(rules.decide(full, action, dice)), visibility, []
-    if not hidden_from_actor:
-        decided = list(rules.decide(full, action, dice))
-        if not actor.is_gm:
-            # Hers to read, and stored ``gm`` naming her, not ``secret``: the sealed envelope would
-            # tell the table which of the two it was, i.e. whether the GM keeps a change of this
-            # character from her.
-            return decided, VISIBILITY_GM, named(character.campaign_id, [actor.user_id])
-        return decided, *kept_from_the_table(character, actor, live, revealed)
-    return _decide_unseen(rules, character, actor, action, dice, input_errors), VISIBILITY_GM, []
+        return visibility, [], False
+    if hidden_from_actor:
+        return VISIBILITY_GM, [], True
+    if not actor.is_gm:
+        # Hers to read, and stored ``gm`` naming her, not ``secret``: the sealed envelope would
+        # tell the table which of the two it was, i.e. whether the GM keeps a change of this
+        # character from her.
+        return VISIBILITY_GM, named(character.campaign_id, [actor.user_id]), False
+    return (*kept_from_the_table(character, actor, live, revealed), False)
+
+
+def decide(rules, character: Character, actor: Viewer, action: dict, dice, input_errors: frozenset[str],
+           unseen: bool) -> list[RulesEvent]:
+    """The rules' decision for ``actor``, stored as :func:`decision_readers` says (``unseen``: sealed from her).
+
+    Raises :class:`RuleError` only when the actor may see why."""
+    if unseen:
+        return _decide_unseen(rules, character, actor, action, dice, input_errors)
+    return list(rules.decide(character.projection.state, action, dice))
 
 
 def _decide_unseen(rules, character: Character, actor: Viewer, action: dict, dice,

@@ -202,7 +202,7 @@ class World:
             status, jsonl = self.get(name, "export.jsonl?header=1")
             out[name] = self.comparable({
                 "during play": self.seen[name],
-                "events": json.loads(self.get(name, "events?after=0&limit=1000")[1]),
+                "events": json.loads(self.get(name, "events?after=0&limit=500")[1]),
                 "sheet": json.loads(self.get(name, f"characters/{self.hero}")[1]),
                 "export.jsonl": [status] + [json.loads(line) for line in jsonl.splitlines()],
                 "export.csv": self.csv_rows(self.get(name, "export.csv")[1]),

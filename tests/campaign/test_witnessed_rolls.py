@@ -282,6 +282,34 @@ def test_revealing_a_hidden_witnessed_roll_reveals_its_pending_event_and_every_v
     assert chain_problems(table, table.bob) == []
 
 
+def test_a_pending_roll_is_read_by_exactly_its_decisions_readers(table, online):
+    """Alice's public test on top of her own secret one is hers and the GM's (docs/hidden-information.md):
+    so is its pending event, which she reads (it is her own command) and Bob and the spectator receive
+    sealed, like the decision. Before, the pending event took the visibility the action asked."""
+    from tests.campaign.served import seen
+
+    table.command(table.gm, {"type": "configure_campaign", "settings": {"witnessed_rolls": "everyone"}})
+    hero = table.create_character(table.alice, "Hero", table.campaign.rules.example_sheet)
+    table.command(table.gm, {"type": "start_session"})
+    online("gm", "alice", "bob")
+    secret = {"type": "skill_test", "character": hero.id, "skill": "Strike", "target": 9, "visibility": "secret"}
+    pending = table.command(table.alice, secret).events[0]
+    for user in (table.gm, table.bob):
+        contribute(table, user, pending.seq)
+    public = {**secret, "visibility": "public"}
+    pending, call = table.command(table.alice, public).events
+    assert (pending.type, pending.visibility, call.type) == ("roll_pending", "gm", "witness_call")
+    assert pending.payload["shared_with"] == [{"user_id": table.alice.pk, "username": "alice"}]
+    for user in (table.gm, table.bob):
+        contribute(table, user, pending.seq)
+    decided = Event.objects.filter(campaign=table.campaign).latest("seq")
+    assert decided.payload["command_of"] == pending.seq
+    assert (decided.visibility, decided.payload["shared_with"]) == (pending.visibility, pending.payload["shared_with"])
+    for seq in (pending.seq, decided.seq):
+        assert seen(table.alice, seq).get("hidden") is None and seen(table.gm, seq).get("hidden") is None
+        assert seen(table.bob, seq)["hidden"] is True and seen(table.watcher, seq)["hidden"] is True
+
+
 def test_scripted_dice_script_a_witnessed_rolls_faces(table, online, settings, tmp_path):
     script = tmp_path / "dice.json"
     script.write_text(json.dumps({"faces": [17]}))
