@@ -173,6 +173,41 @@ def _communicators_that_nest() -> None:
 
 _communicators_that_nest()
 
+
+def _static_files_scanned_once() -> None:
+    """Every Django test client builds the whole middleware chain on its first request, and WhiteNoise
+    scans its directories there: a stat of every collected file and of its compressed copies, about
+    0.06-0.5 s (loaded machine, profiler) per client, and the suite makes thousands of clients. What it
+    scans never changes during a run (the run's ``STATIC_ROOT`` is collected once, in
+    ``pytest_configure``; ``WHITENOISE_ROOT`` is in the repository), so each directory is scanned once
+    per process and the files it found are reused: the same ``StaticFile`` objects, which hold no
+    per-request state. A test that changes a static or WhiteNoise setting (``settings`` fixture)
+    clears what was kept; one pointing ``STATIC_ROOT`` elsewhere gets its own scan. Servers a test
+    starts build their chain once and are not touched."""
+    from django.core.signals import setting_changed
+    from whitenoise.base import WhiteNoise
+
+    real = WhiteNoise.update_files_dictionary
+    found: dict[tuple, dict] = {}
+
+    def update_files_dictionary(self, root, prefix):
+        key = (type(self), root, prefix)
+        if key not in found:
+            before = dict(self.files)
+            real(self, root, prefix)
+            found[key] = {url: f for url, f in self.files.items() if before.get(url) is not f}
+        self.files.update(found[key])
+
+    def forget(setting, **kwargs):
+        if setting.startswith(("STATIC", "WHITENOISE_")) or setting in ("DEBUG", "FORCE_SCRIPT_NAME"):
+            found.clear()
+
+    WhiteNoise.update_files_dictionary = update_files_dictionary
+    setting_changed.connect(forget, weak=False)
+
+
+_static_files_scanned_once()
+
 # How long a test's socket waits for the server (a frame, an accept, the end of a disconnect) before the
 # test gives up: a bound on a hang, never what a test checks. A loaded 2-core machine (two workers, the
 # servers, PostgreSQL and Redis, other runs beside them) can take seconds over one frame.
