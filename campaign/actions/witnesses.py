@@ -142,11 +142,13 @@ def decide_witness_roll(campaign: Campaign, membership: Membership, action: dict
     row = known.row(seq)
     if row is None:
         raise NotFound(f"#{seq} is not a roll waiting for witnesses.", "not_pending")
-    if row.resolved_seq is not None:
-        raise Resolved(f"Roll #{seq} was decided in #{row.resolved_seq}: contributions are closed.")
+    # Who may contribute before what became of the roll: a member who is not its witness learns nothing
+    # of its state (whether a roll sealed from her was decided, and in which event).
     if membership.user_id not in row.witnesses:
         raise Forbidden(f"You are not one of roll #{seq}'s witnesses (they are the members online when it was sent).",
                         "not_a_witness")
+    if row.resolved_seq is not None:
+        raise Resolved(f"Roll #{seq} was decided in #{row.resolved_seq}: contributions are closed.")
     if membership.user_id in known.came(seq):
         raise Conflict(f"You already contributed to roll #{seq}.", "already_witnessed")
     return Draft(witnessed.CONTRIBUTION, {"roll": seq})

@@ -222,7 +222,7 @@ def test_removing_a_member_decides_her_pending_roll_first(table, online, tmp_pat
     assert verify_dice(table, 1) == ""
 
 
-@pytest.mark.parametrize("case", ["not_a_witness", "twice", "after", "unknown", "entropy"])
+@pytest.mark.parametrize("case", ["not_a_witness", "not_a_witness_after", "twice", "after", "unknown", "entropy"])
 def test_a_contribution_out_of_turn_is_refused_and_stores_nothing(table, online, case):
     table.command(table.gm, {"type": "start_session"})
     online("gm", "alice", "bob")
@@ -234,10 +234,12 @@ def test_a_contribution_out_of_turn_is_refused_and_stores_nothing(table, online,
     elif case == "twice":
         contribute(table, table.alice, pending.seq)
         want = ("already_witnessed", 409)
-    elif case == "after":
+    elif case in ("after", "not_a_witness_after"):
         contribute(table, table.alice, pending.seq)
         contribute(table, table.bob, pending.seq)
         want = ("roll_resolved", 409)
+        if case == "not_a_witness_after":  # access before state: whether it was decided is not hers to learn
+            user, want = table.watcher, ("not_a_witness", 403)
     elif case == "unknown":
         action["roll"], want = 1, ("not_pending", 404)
     else:
