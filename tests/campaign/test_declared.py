@@ -415,7 +415,7 @@ def test_a_made_up_action_added_to_one_system_s_package_is_validated_offered_and
         openapi.declared.cache_clear()
 
 
-# --- event payloads: every event the contract suites store is what its declaration says ------------
+# --- event payloads: every event a played session stores is what its declaration says ------------
 
 def _contract_runs(system):
     """Each contract suite's test of ``system`` (tests/contract), as a callable that plays it on a fresh
@@ -537,13 +537,14 @@ def _a_witnessed_evening(system):
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("name", SYSTEMS)
-def test_every_event_the_contract_suites_store_carries_its_declared_payload(name):
+def test_every_event_a_played_session_stores_carries_its_declared_payload(name):
     """Each contract suite's test of the system, and the rest of the system's and the platform's events
     (``MORE``, a witnessed evening, a campaign switched to signed commands), played again (each on its
     own table, undone after), store events whose payloads have exactly the keys and types their
     declarations say: the system's ``EVENTS`` (rules/<system>/evolve.py, rules/common.py) or the
     platform's (campaign/platform_events.py), besides what the platform records beside a decision
-    (``RECORD_KEYS``); a bundle's events too. Every event the system's actions can record is among them."""
+    (``RECORD_KEYS``); a bundle's events too. Every event the system's book and the platform's declare
+    is among them, but those the system never records."""
     from django.db import transaction
 
     from campaign.models import Event
