@@ -47,6 +47,13 @@ def applies(mode, role) -> bool:
     return mode == "everyone" or (mode == "gm" and role == "gm")
 
 
+def steps_down(mode, was, role) -> bool:
+    """Whether a member going from ``was`` to ``role`` would leave her rolls unwitnessed under ``mode``:
+    inside a session, a GM-host made a player for one roll (by a GM she holds) would escape its
+    witnesses, as with the setting switched off around it. So this happens between sessions only."""
+    return applies(mode, was) and not applies(mode, role)
+
+
 def entropy_ok(text) -> bool:
     if not isinstance(text, str) or len(text) != 43 or not text.replace("-", "").replace("_", "").isalnum() \
             or not text.isascii():
@@ -105,7 +112,11 @@ def problems(events: Iterable[Seen]) -> list[tuple[int, str]]:
             if mode not in MODES:
                 out.append((e.seq, f"names no setting of whose rolls are witnessed ({', '.join(MODES)})"))
         elif kind in ("member_joined", "member_role_changed"):
-            roles[_member_id(p, names)] = p.get("role")
+            who = _member_id(p, names)
+            if kind == "member_role_changed" and e.session is not None and steps_down(mode, roles.get(who), p.get("role")):
+                out.append((e.seq, "changes who is a GM inside a session where the GM's rolls are witnessed: as a player "
+                                   "her rolls would escape their witnesses"))
+            roles[who] = p.get("role")
         elif kind == "campaign_configured" and (SETTING in p or SETTING in _changes(p)):
             if e.session is not None:  # the server writes the key only with a change
                 out.append((e.seq, "changes whose rolls are witnessed inside a session, where rolls could escape "

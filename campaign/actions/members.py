@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+import rules.witness as witnessed
 from rules.declare import Choice, Text
 
 from ..log import Draft, lock_campaign, record
@@ -64,6 +65,9 @@ def decide_change_role(campaign: Campaign, membership: Membership, action: dict,
         raise ActionError("'role' must be gm, player or spectator.")
     if role == other.role:
         raise Refused(f"{other.user.username} is already {role}.")
+    if campaign.current_session is not None and witnessed.steps_down(campaign.witnessed_rolls, other.role, role):
+        raise Refused(f"Where the GM's rolls are witnessed, a GM steps down between sessions only (as a player her "
+                      f"rolls would escape their witnesses): end session {campaign.current_session} first.", "in_session")
     close_sockets_on_commit(other.user_id, campaign.id)
     return Draft("member_role_changed", {"username": other.user.username, "user_id": other.user_id,
                                          "from": other.role, "role": role})

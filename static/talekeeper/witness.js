@@ -63,7 +63,12 @@ export class WitnessBook {
       this.mode = p.witnessed_rolls ?? "off";
       if (!MODES.includes(this.mode)) return `#${ev.seq} names no setting of whose rolls are witnessed (${MODES.join(", ")}).`;
     } else if (ev.type === "member_joined" || ev.type === "member_role_changed") {
-      this.roles.set(this._memberId(p), p.role);
+      const who = this._memberId(p);
+      // Inside a session a GM made a player for one roll would escape its witnesses (rules/witness.py steps_down).
+      const stepsDown = ev.type === "member_role_changed" && ev.session != null && this.mode === "gm" &&
+        this.roles.get(who) === "gm" && p.role !== "gm";
+      this.roles.set(who, p.role);
+      if (stepsDown) return `#${ev.seq} changes who is a GM inside a session where the GM's rolls are witnessed: as a player her rolls would escape their witnesses.`;
     }
     if (ev.type === PENDING) {
       this.rolls.set(ev.seq, this._new(p.witnesses, ev.actor_id, false));

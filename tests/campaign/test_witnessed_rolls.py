@@ -585,6 +585,30 @@ def test_a_setting_its_line_does_not_say_is_named(table, tmp_path, stored):
     assert any(p.startswith(f"#{configured.seq} #{configured.seq} {said}") for p in chain_problems(table, table.bob))
 
 
+def test_a_gm_steps_down_between_sessions_only_where_her_rolls_are_witnessed(table, online, tmp_path, monkeypatch):
+    """Whose rolls wait follows the roles: the GM-host makes a member she holds (Bob, here) a GM, has him
+    make her a player, rolls as a player (no witnesses) and is made GM again, inside one session. As with
+    the setting switched off and on around a roll, her roll would escape its witnesses: the server
+    refuses the step down there, and every verifier names one a host stored."""
+    import rules.witness as witnessed_rules
+
+    table.command(table.gm, {"type": "start_session"})
+    online("gm", "alice", "bob")
+    table.command(table.gm, {"type": "change_role", "username": "bob", "role": "gm"})
+    before = head(table)
+    with pytest.raises(ActionError) as refused:
+        table.command(table.bob, {"type": "change_role", "username": "gm", "role": "player"})
+    assert refused.value.code == "in_session" and head(table) == before
+    with monkeypatch.context() as patched:
+        patched.setattr(witnessed_rules, "steps_down", lambda *args: False)
+        stepped = table.command(table.bob, {"type": "change_role", "username": "gm", "role": "player"}).events[0]
+    assert table.command(table.gm, {"type": "roll", "notation": "1d20"}).events[0].type == "roll", "not witnessed"
+    table.command(table.bob, {"type": "change_role", "username": "gm", "role": "gm"})
+    table.command(table.gm, {"type": "end_session"})
+    said = "changes who is a GM inside a session where the GM's rolls are witnessed"
+    named_by_every_verifier(table, table.alice, tmp_path, stepped.seq, said)
+
+
 def test_a_pending_roll_whose_witness_list_is_no_list_is_named(table, online, tmp_path):
     """The host rewrites a pending roll's witnesses as something no contribution can be checked against
     (any member's would then pass as a witness's): every verifier names the pending event."""
