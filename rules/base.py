@@ -260,7 +260,8 @@ class Contests:
     actor_id, actor_name)`` gives it (``None``: it changes nothing of the opponent). ``own_side_only``:
     continuing actions decided from the acting side alone, so ``side_view`` gets no opponent state.
     ``both_sides``: actions that decide for the opponent's side too, which only whoever controls it may
-    take."""
+    take. ``fill_round(action, opponent_state)``: what a continuing action reads of the opponent's state
+    now (its conditions), filled into the action the log records, so a replay decides the same."""
 
     opposable: frozenset[str]
     fill: Callable[[dict, Mapping], dict]
@@ -269,6 +270,7 @@ class Contests:
     own_side_only: frozenset[str] = frozenset()
     both_sides: frozenset[str] = frozenset()
     side_view: Callable[[Event, Any, int, str], dict | None] = _no_side
+    fill_round: Callable[[dict, Mapping], dict] | None = None
 
 
 def _every_side(fight: Mapping) -> list[str]:

@@ -59,6 +59,15 @@ def fill(rules: RuleSystem, action: dict, opponent: Mapping) -> dict:
     return contests.fill(action, opponent)
 
 
+def fill_round(rules: RuleSystem, action: dict, opponent: Mapping) -> dict:
+    """What the continuing ``action`` reads of its opponent's state now (``Contests.fill_round``: its
+    conditions), to fill into the action; ``{}`` for a system that reads nothing of it."""
+    contests = rules.contests
+    if contests is None or contests.fill_round is None or action.get("type") not in contests.continuing:
+        return {}
+    return contests.fill_round(action, opponent)
+
+
 def side_view(rules: RuleSystem, event: Event, opponent: dict | None, actor_id: int, actor_name: str = "") -> dict | None:
     """``event`` (decided for the acting character) as its opponent reads it; ``None``: no change.
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from rules import Event as RulesEvent
 from rules import RuleError
 from rules.base import copy_json
-from rules.contests import continues, fill, has_sides, reads_opponent, side_view
+from rules.contests import continues, fill, fill_round, has_sides, reads_opponent, side_view
 
 from ..models import SHOWN_FULL, SHOWN_HIDDEN, VISIBILITY_GM, VISIBILITY_PUBLIC, Campaign, Character, Event, Membership
 from ..projections import concerning
@@ -39,7 +39,14 @@ def opponent_of(campaign: Campaign, membership: Membership, character: Character
         contest = character.projection.state.get("contest") if continues(campaign.rules, action.get("type")) \
             else None
         opponent_id = contest.get("opponent") if isinstance(contest, dict) else None
-        return _character(campaign, opponent_id) if opponent_id else None
+        opponent = _character(campaign, opponent_id) if opponent_id else None
+        if opponent is not None:
+            # What the round reads of the opponent now (its conditions), recorded with the action.
+            try:
+                action.update(fill_round(campaign.rules, action, opponent.projection.state))
+            except RuleError as e:
+                raise rule_refusal(e)
+        return opponent
     if isinstance(named, bool) or not isinstance(named, int):
         raise ActionError("'vs_character' must be the id (a number) of a character in this campaign.")
     opponent = _character(campaign, named)

@@ -296,8 +296,13 @@ def _columns(mine: list[int], theirs: list[int], verdicts: list[str] | None) -> 
     return cols
 
 
+THEIR_CONDITIONS = Integer(0, conditions.MAX_EFFECT, default=0, label="Their penalty dice",
+                           help="The opponent's conditions' penalty dice, filled from its sheet when it is a character.")
+
+
 @action("iterated_round", title="Roll a round", rolls=True, emits=("round_rolled", "contest_ended"),
-        help="One round of the running contest: both pools, the loser's dice eliminated.")
+        help="One round of the running contest: both pools, the loser's dice eliminated.",
+        fields={"their_conditions": THEIR_CONDITIONS})
 def iterated_round(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     """One round of an iterated contest. Dice: all of mine (less those my conditions keep out,
     :func:`rules.tale.odds.sitting_out`), then all of theirs.
@@ -306,10 +311,11 @@ def iterated_round(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     """
     contest = _contest(state, combat=False)
     mine_n, theirs_n = contest["mine"], contest["theirs"]
-    # A condition's penalty dice sit this round out (rules/tale/odds.py ``sitting_out``).
+    # A condition's penalty dice sit this round out (rules/tale/odds.py ``sitting_out``), on either side.
     out, applied = sitting_out(state, mine_n)
-    chances = round_odds(mine_n - out, theirs_n)
-    mine, theirs = _roll(dice, mine_n - out), _roll(dice, theirs_n)
+    theirs_out = min(action["their_conditions"], theirs_n)
+    chances = round_odds(mine_n - out, theirs_n - theirs_out)
+    mine, theirs = _roll(dice, mine_n - out), _roll(dice, theirs_n - theirs_out)
     mine_sorted, theirs_sorted = _desc(mine), _desc(theirs)
     lost = {"mine": 0, "theirs": 0}
     verdicts = None
@@ -335,7 +341,8 @@ def iterated_round(state: dict, action: dict, dice: DiceSource) -> list[Event]:
         "mine_after": mine_n - lost["mine"], "theirs_after": theirs_n - lost["theirs"],
         "rounds_left": rounds_left, "odds": odds_json(chances),
         # Only when a condition kept dice out: a log from before conditions replays as it was decided.
-        **({"conditions": applied, "sitting_out": out} if applied else {}),
+        **({"conditions": applied} if applied else {}),
+        **({"sitting_out": {"mine": out, "theirs": theirs_out}} if out or theirs_out else {}),
     }
     return _after_round(state, contest, "round_rolled", payload)
 
@@ -430,6 +437,7 @@ def _exchange(attack: list[int], defence: list[int], their_attack: list[int], id
         "defence": Integer(0, MAX_POOL, label="Defence"),
         "their_attack": Integer(0, MAX_POOL, label="Their attack"),
         "their_defence": Integer(0, MAX_POOL, label="Their defence"),
+        "their_conditions": THEIR_CONDITIONS,
     },
 )
 def combat_round(state: dict, action: dict, dice: DiceSource) -> list[Event]:
@@ -440,8 +448,8 @@ def combat_round(state: dict, action: dict, dice: DiceSource) -> list[Event]:
     (only if I attack).
     """
     contest = _contest(state, combat=True)
-    # Less a condition's penalty dice, while it lasts (rules/tale/odds.py ``available``).
-    (mine_av, theirs_av), applied = available(contest, state)
+    # Less a condition's penalty dice, while it lasts, on either side (rules/tale/odds.py ``available``).
+    (mine_av, theirs_av), applied = available(contest, state, action["their_conditions"])
     p = read_portions(action, mine_av, theirs_av)
     chances = combat_odds(p)
     my_attack = _roll(dice, p["attack"])
@@ -473,6 +481,7 @@ def combat_round(state: dict, action: dict, dice: DiceSource) -> list[Event]:
         "rounds_left": contest["rounds_left"], "penalties_after": penalties, "odds": odds_json(chances),
         # Only when a condition took dice: a log from before conditions replays as it was decided.
         **({"conditions": applied} if applied else {}),
+        **({"their_conditions": action["their_conditions"]} if action["their_conditions"] else {}),
     }
     return _after_round(state, contest, "combat_round_rolled", payload)
 

@@ -243,24 +243,26 @@ def preview(state: dict, action: dict) -> dict[str, Fraction]:
     if kind == "iterated_round":
         if not contest or contest["kind"] == "combat":
             raise RuleError("There is no iterated contest running.")
-        return round_odds(contest["mine"] - sitting_out(state, contest["mine"])[0], contest["theirs"])
+        theirs = contest["theirs"] - min(action.get("their_conditions") or 0, contest["theirs"])
+        return round_odds(contest["mine"] - sitting_out(state, contest["mine"])[0], theirs)
     if kind == "combat_round":
         if not contest or contest["kind"] != "combat":
             raise RuleError("There is no combat running.")
-        return combat_odds(read_portions(action, *available(contest, state)[0]))
+        return combat_odds(read_portions(action, *available(contest, state, action.get("their_conditions") or 0)[0]))
     return {}
 
 
-def available(contest: dict, state: dict) -> tuple[tuple[int, int], list[dict]]:
-    """Dice each side may portion out this combat round: its pool less its exhaustion penalties and,
-    on my side, my conditions' penalty dice while they last, as the text's "one- and two-round
-    penalties" (tale-rpg.txt:64-66, rules/conditions.py); with the conditions that took dice."""
+def available(contest: dict, state: dict, theirs_off: int = 0) -> tuple[tuple[int, int], list[dict]]:
+    """Dice each side may portion out this combat round: its pool less its exhaustion penalties and its
+    conditions' penalty dice while they last, as the text's "one- and two-round penalties"
+    (tale-rpg.txt:64-66, rules/conditions.py): mine from my state, ``theirs_off`` the opponent's (filled
+    from its sheet, rules/tale/opposed.py ``fill_round``); with my conditions that took dice."""
     penalty = {"mine": 0, "theirs": 0}
     for p in contest.get("penalties", []):
         penalty[p["side"]] += p["dice"]
     mine_off, applied = conditions.effect(state)
-    return ((max(0, contest["mine"] - penalty["mine"] - mine_off), max(0, contest["theirs"] - penalty["theirs"])),
-            applied)
+    return ((max(0, contest["mine"] - penalty["mine"] - mine_off),
+             max(0, contest["theirs"] - penalty["theirs"] - theirs_off)), applied)
 
 
 def sitting_out(state: dict, dice: int) -> tuple[int, list[dict]]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from ..base import Contests, DiceSource, Event, FightKind, Fights, RuleError, copy_json, odds_json
-from ..conditions import in_fight
+from ..conditions import effect, in_fight
 from ..contests import given
 from ..sides import Side, count, descending, exchanges_chosen, choose_against, read_exchanges
 from .actions import _exchange, combat_pool, walk
@@ -107,12 +107,22 @@ def side_view(event: Event, opponent: dict | None, actor_id: int, actor_name: st
     return view
 
 
+def fill_round(action: dict, opponent: Mapping) -> dict:
+    """A round against a character reads its conditions' penalty dice now (docs/rules.md, Conditions
+    6 and 7): ``their_conditions``, only when it has some."""
+    if action.get("their_conditions") is not None:
+        raise RuleError("'their_conditions' is read from the opponent's sheet: leave it out.", "invalid")
+    off = max(0, effect(opponent)[0])
+    return {"their_conditions": off} if off else {}
+
+
 CONTESTS = Contests(
     opposable=OPPOSABLE, fill=fill, continuing=CONTINUING, sided=CONTINUING | OPPOSABLE, side_view=side_view,
     # None decided from the acting side alone (``own_side_only``): a contest's end says how much damage
     # the opponent has room for (``damage_room``), and a round may end it.
     # A combat round sets both sides' portions, and an end ends it for both.
     both_sides=frozenset({"combat_round", "end_contest"}),
+    fill_round=fill_round,
 )
 
 

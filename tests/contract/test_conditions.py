@@ -150,7 +150,23 @@ def test_an_iterated_contest_reads_the_actor_s_penalty_dice_and_replays_the_same
     tale.command(tale.alice, {"type": "start_contest", "character": ana.id, "characteristics": ["clever", "deft"],
                               "vs_pool": 4})
     rolled = tale.command(tale.alice, {"type": "iterated_round", "character": ana.id}).events[0]
-    assert (len(rolled.payload["dice"]["mine"]), rolled.payload["sitting_out"]) == (4, 2)
+    assert (len(rolled.payload["dice"]["mine"]), rolled.payload["sitting_out"]) == (4, {"mine": 2, "theirs": 0})
+    _replays(tale)
+
+
+def test_a_contest_round_reads_the_opponent_s_penalty_dice_as_its_sheet_holds_them(table_for):
+    """A Tale contest against another character: the round fills the opponent's conditions' penalty
+    dice into the action the log records (docs/rules.md, Conditions 7); the opponent's side reads the
+    round mirrored; a player can't give them herself."""
+    tale, ana, ben = _in_session(table_for, "tale", ("Ana", "Ben"), "Winded", 2, on=1)
+    tale.command(tale.alice, {"type": "start_contest", "character": ana.id, "characteristics": ["clever", "deft"],
+                              "vs_character": ben.id, "vs_skill": "Ride"})
+    with pytest.raises(ActionError, match="their_conditions"):
+        tale.command(tale.alice, {"type": "iterated_round", "character": ana.id, "their_conditions": 0})
+    rolled = tale.command(tale.alice, {"type": "iterated_round", "character": ana.id}).events[0]
+    assert rolled.payload["filled"] == {"their_conditions": 2}  # what the server read, for the replay
+    assert rolled.payload["sitting_out"] == {"mine": 0, "theirs": 2}
+    assert rolled.payload["sides"][str(ben.id)]["sitting_out"] == {"mine": 2, "theirs": 0}
     _replays(tale)
 
 

@@ -259,7 +259,7 @@ def test_tale_an_iterated_round_leaves_a_condition_s_penalty_dice_out_of_the_rol
     # Mine 1 1 1 1 (sum 4) lose to 6 6 6 6: my four rolled dice go, the two sitting out stay.
     events, after = act("tale", st, {"type": "iterated_round"}, [1, 1, 1, 1] + [6, 6, 6, 6])
     p = events[0].payload
-    assert (len(p["dice"]["mine"]), p["sitting_out"], p["outcome"]) == (4, 2, "lose")
+    assert (len(p["dice"]["mine"]), p["sitting_out"], p["outcome"]) == (4, {"mine": 2, "theirs": 0}, "lose")
     assert (p["eliminated"]["mine"], p["mine_after"]) == (4, 2)
     assert p["conditions"] == [{"name": "Winded", "modifier": 2}]
     assert Fraction(p["odds"]["win"]["p"]) == win
@@ -391,3 +391,27 @@ def test_a_condition_s_effect_in_the_system_s_words(name, modifier, words):
     from rules.conditions import effect_words
 
     assert effect_words(get_system(name).conditions.effect, modifier) == words
+
+
+def test_tale_a_two_sided_round_reads_the_opponent_s_penalty_dice_as_filled():
+    from fractions import Fraction
+
+    from rules.tale.odds import compare
+
+    tale = get_system("tale")
+    st = act("tale", fresh("tale"), {"type": "start_contest", "characteristics": ["clever", "deft"], "vs_pool": 4})[1]
+    # Their 4 dice, 3 of them sitting out: one die against my six.
+    round_ = {"type": "iterated_round", "their_conditions": 3}
+    win, tie, lose = compare(6, 1)
+    assert tale.preview(st, round_) == {"win": win, "tie": tie, "lose": lose}
+    p = tale.decide(st, round_, ScriptedDice([1] * 6 + [6]))[0].payload
+    assert (len(p["dice"]["theirs"]), p["sitting_out"]) == (1, {"mine": 0, "theirs": 3})
+    assert Fraction(p["odds"]["lose"]["p"]) == lose
+    # A combat: they portion out 5D less 2.
+    st = act("tale", fresh("tale"), {"type": "start_combat", "their_pool": 5})[1]
+    fight = {"type": "combat_round", "attack": 1, "defence": 1, "their_attack": 2, "their_defence": 2,
+             "their_conditions": 2}
+    with pytest.raises(RuleError, match="Your opponent has only 3D"):
+        tale.decide(st, fight, ScriptedDice([3] * 20))
+    p = tale.decide(st, {**fight, "their_defence": 1}, ScriptedDice([3] * 20))[0].payload
+    assert (p["available"]["theirs"], p["their_conditions"]) == (3, 2)
