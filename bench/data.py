@@ -3,7 +3,7 @@
 * :func:`make_tables`: N campaigns with a GM and players, each with an API
   token (users get unusable passwords: no PBKDF2 per user);
 * :func:`ensure_log`: a WYRM campaign whose log holds at least ``n`` events,
-  built fast by calling ``campaign.log.append`` with thousands of drafts per
+  built fast by calling ``campaign.eventlog.append`` with thousands of drafts per
   transaction (the drafts come from the rules' own ``decide``, fed the state
   folded so far, so every event is one the server could have stored). Scene
   starts and ends go through ``do_command``. Such a log is reused by later
@@ -22,8 +22,8 @@ from django.db import connection, transaction
 
 from bench.signing import Signer, new_key
 from campaign.actions import do_add_member, do_command, do_create_campaign
+from campaign.eventlog import Draft, append, lock_campaign
 from campaign.fairdice import current_commitment
-from campaign.log import Draft, append, lock_campaign
 from campaign.models import ApiToken, Campaign, Character, Membership
 from rules import get_system
 from rules.base import SecretDice

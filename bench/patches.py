@@ -11,7 +11,7 @@ gains that much).
   with psycopg_pool's ``check_connection`` (an empty query per checkout, as Django configures it) against
   campaign/postgresql/base.py's check on the socket alone;
 * ``prepared``: a ``2d6`` command through ``do_command`` with the lock and the write bound and
-  prepared on the server (campaign/log.py ``_cursor``) against Django's own cursor;
+  prepared on the server (campaign/eventlog/store.py ``_cursor``) against Django's own cursor;
 * ``group_send``: a doorbell to a group of 8 channels with channels-redis's ``group_send`` (four Redis
   round trips) against campaign/layers.py's (two);
 * ``group_add_many``: a table beat re-joining 8 sockets, ``group_add`` each against one pipeline;
@@ -128,23 +128,23 @@ def bench_prepared(rounds: int, per_round: int, prefix: str) -> dict:
     from django.db import transaction
 
     from bench import data
-    from campaign import log
     from campaign.actions import do_command
+    from campaign.eventlog import store
     from campaign.models import Campaign
 
     (table,) = data.make_tables(f"{prefix}-prep", 1, 1, system="wyrm")
     campaign = Campaign.objects.get(slug=table["slug"])
     gm = data.membership(campaign, campaign.memberships.get(role="gm").user)
     roll = {"type": "roll", "notation": "2d6"}
-    prepared = log._cursor
+    prepared = store._cursor
     ids = iter(range(10**9))
 
     def off():
-        log._cursor = lambda: transaction.get_connection().cursor()  # Django's: parameters in the text
+        store._cursor = lambda: transaction.get_connection().cursor()  # Django's: parameters in the text
         try:
             do_command(gm, {"id": f"off-{next(ids)}", "action": roll})
         finally:
-            log._cursor = prepared
+            store._cursor = prepared
 
     def on():
         do_command(gm, {"id": f"on-{next(ids)}", "action": roll})

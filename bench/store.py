@@ -36,7 +36,7 @@ from django.db import connection
 from django.test import Client
 
 from campaign.actions import do_command
-from campaign.log import EVENT_COLUMNS, STREAM_COLUMNS, canonical_json, event_hash, hashed_fields
+from campaign.eventlog import EVENT_COLUMNS, STREAM_COLUMNS, canonical_json, event_hash, hashed_fields
 from campaign.models import Campaign, Character, Event
 from campaign.projections import rebuild
 from rules import get_system
@@ -225,7 +225,7 @@ def _command_statements(gm) -> tuple[str, list, str, list]:
         do_command(gm, {"id": f"floor-template-{uuid.uuid4().hex[:8]}", "action": {"type": "roll", "notation": "2d6"}})
     (lock_sql, lock_params), = [(q, p) for q, p in sent if "FOR UPDATE" in q]
     (write_sql, write_params), = [(q, p) for q, p in sent if q.startswith("WITH ")]
-    # The layouts the same-statements floor fills in (campaign.log.lock_stream and _write, one event with its
+    # The layouts the same-statements floor fills in (campaign.eventlog.lock_stream and _write, one event with its
     # command, no projection): if either changes, this stops here rather than measure something else.
     assert len(lock_params) == 4, lock_params  # membership, user, client id, campaign
     assert len(write_params) == 5 + len(EVENT_COLUMNS) - 1 + len(STREAM_COLUMNS) + 1, write_params
@@ -362,7 +362,7 @@ def bench_append_floor(n: int, prefix: str, rounds: int = 10) -> dict:
 
 
 def head_values(campaign: Campaign, seq: int, head_hash: str) -> list:
-    """The stream row's columns as ``record`` writes them with its events (``campaign.log.STREAM_COLUMNS``,
+    """The stream row's columns as ``record`` writes them with its events (``campaign.eventlog.STREAM_COLUMNS``,
     the head at ``seq``/``head_hash``, the rest as the row holds them)."""
     now = {"last_seq": seq, "head_hash": head_hash}
     return [now[c] if c in now else getattr(campaign, c) for c in STREAM_COLUMNS]

@@ -33,8 +33,8 @@ from .actions import (
 )
 from .actions.kept import characters_for
 from .auth import bearer_key
+from .eventlog import events_after, serialize_event
 from .fairdice import current_commitment
-from .log import events_after, serialize_event
 from .pipeline import MAX_SEQ, access_request, error_response, parse_whole_number, read_json, request_body, submit
 from .ratelimit import check_preview_rate, check_user_rate
 from .sheets import character_entry, owner_name, sheet, sheet_body

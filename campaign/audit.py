@@ -32,7 +32,7 @@ from django.db.models import QuerySet
 from rules import Event as RulesEvent
 from rules.declare import fill_description
 
-from .log import marks_after, serialize_event, timestamp
+from .eventlog import marks_after, serialize_event, timestamp
 from .platform_events import PLATFORM_EVENTS
 from .models import VISIBILITY_GM, VISIBILITY_SECRET, VISIBILITY_SHARED, VISIBILITY_WORDS, Campaign, Character, Event
 from .projections import CAMPAIGN_WIDE, VOID, fold, plain_json, state_as_of, voided_seqs

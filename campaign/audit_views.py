@@ -41,9 +41,9 @@ from django.views.decorators.http import require_GET, require_POST
 
 from . import audit, exports, stats
 from .actions import ActionError, Conflict, NotFound, access_campaign
+from .eventlog import serialize_event, verify_chain
 from .pipeline import access_request, error_response, submit
 from .fairdice import verify_session
-from .log import serialize_event, verify_chain
 from .actions.kept import characters_for
 from .models import Character, Event, Membership
 from .signed_forms import envelope, form_data, prepared, preparing

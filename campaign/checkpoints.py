@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from . import signing
 from .canonical import jcs
-from .log import timestamp
+from .eventlog import timestamp
 from .models import Campaign, Checkpoint, Event
 from .signing import ALGORITHM, public_key_b64, signing_key  # noqa: F401  (the names callers use)
 

@@ -3,7 +3,7 @@
 The format is documented in docs/audit.md. In short:
 
 * **JSON Lines**: one event per line, in seq order, each exactly as
-  :func:`campaign.log.serialize_event` gives it (plus ``"voided": true`` when a
+  :func:`campaign.eventlog.serialize_event` gives it (plus ``"voided": true`` when a
   later event the reader may see voided it), keys sorted. Optionally the first line is a header,
   ``{"type": "export_header", "format": "talekeeper-export", ...}``: it has no
   ``seq``, so a consumer of events skips it by that (or by its type).
@@ -13,7 +13,7 @@ Members' exports (the API) pass every event through
 :func:`campaign.visibility.for_viewer`: a player never receives dice they may
 not see. The operator's ``manage.py export_log`` writes the full log.
 
-The log is read a page at a time with :func:`campaign.log.events_after`, up to
+The log is read a page at a time with :func:`campaign.eventlog.events_after`, up to
 the head as it was when the export began, so an export of 100k events never
 holds more than one page in memory and is a consistent prefix of the log.
 """
@@ -30,7 +30,7 @@ from django.db.models import Max, Min
 from django.utils import timezone
 
 from .audit import describe, dice_text, named_readers, voided_events
-from .log import events_after, timestamp
+from .eventlog import events_after, timestamp
 from .models import SHOWN_FULL, SHOWN_HIDDEN, Campaign, Character, DiceSeed, Event, Membership
 from .visibility import Viewer, as_stored, for_viewer
 

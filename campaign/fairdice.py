@@ -32,7 +32,7 @@ from rules import SecretDice, replay
 
 import rules.witness as witnessed
 
-from .log import body_digest, canonical_json, event_body, hashed_fields
+from .eventlog import body_digest, canonical_json, event_body, hashed_fields
 from .member_keys import signature_problems
 from .models import VISIBILITY_PUBLIC, Campaign, DiceSeed, Event
 from .projections import state_as_of
@@ -166,7 +166,7 @@ def dice_for(campaign: Campaign, actor_id: int, command_id: str, seed: str | Non
     """The dice for member ``actor_id``'s command ``command_id`` in the locked ``campaign``.
 
     In a running session they derive from its seed (``seed``, when the caller
-    read it with the lock: ``campaign.log.lock_stream``); outside one (setting
+    read it with the lock: ``campaign.eventlog.lock_stream``); outside one (setting
     up characters between sessions) they come from ``secrets`` and the event
     says ``"verifiable": false``.
     """

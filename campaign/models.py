@@ -228,7 +228,7 @@ class Event(models.Model):
 
     ``seq`` runs 1..N without gaps per campaign. ``hash`` is SHA-256 over
     ``prev_hash`` and a canonical encoding (``format``) of the other fields (see
-    :func:`campaign.log.event_hash`), so any edit behind the server's back
+    :func:`campaign.eventlog.event_hash`), so any edit behind the server's back
     breaks the chain. Model, queryset and database triggers all refuse
     UPDATE and DELETE.
     """
@@ -250,7 +250,7 @@ class Event(models.Model):
     created_at = models.DateTimeField()
     prev_hash = models.CharField(max_length=64)
     hash = models.CharField(max_length=64)
-    # Which encoding ``hash`` was made with (campaign.log.event_hash): 1 for
+    # Which encoding ``hash`` was made with (campaign.eventlog.event_hash): 1 for
     # events stored before RFC 8785 hashing, 2 for every new append.
     format = models.PositiveSmallIntegerField(default=1)
 
@@ -267,7 +267,7 @@ class Event(models.Model):
             models.Index(fields=["campaign", "scene", "seq"], name="campaign_event_audit_scene"),
             models.Index(fields=["campaign", "actor", "seq"], name="campaign_event_audit_actor"),
             # Hidden events of a campaign: what a sheet must not give away (campaign.visibility.visible_fold,
-            # campaign.sheets) and what a command's lock asks about (campaign.log.lock_stream). By
+            # campaign.sheets) and what a command's lock asks about (campaign.eventlog.lock_stream). By
             # campaign first: a character's hidden events include those naming it among a contest's
             # sides, which no index finds, so they are looked for among its campaign's hidden events.
             models.Index(fields=["campaign", "character", "seq"], condition=~models.Q(visibility="public"),

@@ -9,7 +9,7 @@ and the table socket (``sessions/consumers.py``) alike.
    campaign's lock (``campaign.actions.access_membership_now``);
 4. **rate limit** and **the command**: :func:`submit` counts the command against its user's
    limit (every transport shares it), then runs ``campaign.actions.do_command``, which checks,
-   decides and records the events through the log's one record path (``campaign.log.record``);
+   decides and records the events through the log's one record path (``campaign.eventlog.record``);
 5. **errors**: everything on the way raises :class:`ActionError`; its class carries the HTTP
    status and its ``code`` and ``message`` are what both transports send (an HTTP body,
    :func:`error_json`, or the socket's ``error`` frame).

@@ -291,7 +291,7 @@ def state_as_of(character: Character, seq: int, skip: frozenset[int] | set[int] 
 
 
 class Projected(NamedTuple):
-    """What events do to the projections: rows to store with them (``campaign.log.record``)."""
+    """What events do to the projections: rows to store with them (``campaign.eventlog.record``)."""
 
     rows: list[tuple[int, str, int]]  # (character id, state as JSON text, last seq)
     snapshots: list[tuple[int, int, str]]  # (character id, seq, state as JSON text)
@@ -320,7 +320,7 @@ def project(campaign: Campaign, events: list[Event]) -> Projected | None:
         return NOTHING
     created = {e.character_id for e in events if e.type == "character_created"}
     # A command read its character's projection under the same lock
-    # (campaign.log.lock_stream): fold into that row instead of reading it again.
+    # (campaign.eventlog.lock_stream): fold into that row instead of reading it again.
     projections = {} if wide else {
         e.character_id: e.character.projection for e in events
         if e.character_id and e.character_id not in created and Event.character.is_cached(e)
@@ -387,7 +387,7 @@ def statements(projected: Projected, vendor: str) -> list[tuple[str, str, list]]
 
 
 def apply(campaign: Campaign, events: list[Event]) -> None:
-    """Fold a run of events already stored: a void alone, or a run without one (``campaign.log.record``
+    """Fold a run of events already stored: a void alone, or a run without one (``campaign.eventlog.record``
     when a void is among the events it records).
 
     A void replays the one character it concerns (a void event carries the voided
@@ -448,7 +448,7 @@ def rebuild(campaign: Campaign, check: bool = False) -> list[str]:
     if not check:
         # A new version of the locked stream row, the head unchanged: a command that waited for
         # this lock reads the sheets again instead of folding onto the ones it read before
-        # (campaign.log.lock_stream), which would write the old sheet back.
+        # (campaign.eventlog.lock_stream), which would write the old sheet back.
         Campaign.objects.filter(pk=campaign.pk).update(last_seq=F("last_seq"))
         # A cache of the log: whatever the rules' code was when they were
         # written, they are rewritten from the log as it folds today.

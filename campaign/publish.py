@@ -1,7 +1,7 @@
 """Publishing after commit: what the ``do_*`` layer hands the table's transport once it commits.
 
 The ``do_*`` function that recorded events calls :func:`publish_on_commit` right after
-``campaign.log.record``, inside the same transaction: a rolled-back command publishes nothing. What
+``campaign.eventlog.record``, inside the same transaction: a rolled-back command publishes nothing. What
 carries it to the sockets (Channels' groups, this process's sockets from memory: sessions/transport.py)
 is the transport's, which registers itself at start-up (:func:`use_transport`, sessions/apps.py), so
 campaign/ never imports sessions/. Without one (no live table in this process) nothing is sent.
@@ -13,7 +13,7 @@ from typing import Protocol
 
 from django.db import transaction
 
-from .log import serialize_event
+from .eventlog import serialize_event
 from .sheets import changed_sheets, sheets_in_hand
 
 
@@ -41,7 +41,7 @@ def publish_on_commit(campaign_id: int, events) -> None:
     """Ring the table's doorbell for ``events`` once the transaction commits.
 
     Called by the ``do_*`` function that recorded them (campaign/actions), right after
-    ``campaign.log.record``, inside the same transaction: a rolled-back command rings nothing."""
+    ``campaign.eventlog.record``, inside the same transaction: a rolled-back command rings nothing."""
     if not events:
         return
     data = [serialize_event(e) for e in events]

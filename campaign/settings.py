@@ -173,10 +173,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # round trip (campaign/postgresql/base.py: Django's backend, that check its only change).
     DATABASES["default"]["ENGINE"] = "campaign.postgresql"
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
-    # The statements campaign/log.py prepares (every command's lock and write, the connection's
+    # The statements campaign/eventlog/store.py prepares (every command's lock and write, the connection's
     # only prepared statements) are planned once per connection: PostgreSQL planned the lock
     # again for every command (its estimate of the generic plan lost to the custom plans'),
-    # 1-2 ms of its CPU each. Their plan is made for any ids (campaign.log._inline_constants).
+    # 1-2 ms of its CPU each. Their plan is made for any ids (campaign.eventlog.store._inline_constants).
     # A startup option, not a SET: a SET in a transaction that rolls back is undone.
     # A statement waits at most DB_LOCK_TIMEOUT seconds for a lock (a command for its campaign's
     # stream row): then it fails, the command answers 503 table_busy (nothing was stored), and its

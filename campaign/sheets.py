@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 
-from .log import marks_after
+from .eventlog import marks_after
 from .models import ROLE_GM, ROLE_PLAYER, SHOWN_FULL, VISIBILITY_PUBLIC, VISIBILITY_SECRET, Character, Event
 from .projections import CAMPAIGN_WIDE, VOID, plain_json, sides_of
 from .visibility import Viewer, hidden_folded_from, shared_ids, visible_fold
@@ -153,7 +153,7 @@ def sheets_in_hand(events: list[Event]) -> dict[int, dict[str, dict]]:
 
     The common case, a public action of a player's character: the command read the character,
     its projection and whether any event that changed its state is hidden, under the campaign's
-    lock (campaign.log.lock_stream), and folded its events into that projection. With no hidden
+    lock (campaign.eventlog.lock_stream), and folded its events into that projection. With no hidden
     change before and only public events now, every member's sheet is that projection
     (:func:`sheet`): a hidden plain roll changes no state, and the command's own public event is
     the last one the sheet is folded from, so its seq is everyone's too. Anything else (an NPC, a
@@ -182,7 +182,7 @@ def _in_hand(events: list[Event]) -> dict[int, dict[str, dict]]:
                        for other in events)):
             return {}  # one read after the commit for all of them, as before
         projection = character.projection
-        # owner_name and any_hidden_changes are set together, by campaign.log.lock_stream.
+        # owner_name and any_hidden_changes are set together, by campaign.eventlog.lock_stream.
         out[character.id] = {ALL: sheet_body(character, character.owner_name, projection.last_seq,
                                              plain_json(projection.state), e.campaign.rules)}
     return out

@@ -13,7 +13,7 @@ Everything else reads them: a missing key stops the server at startup and ``chec
 (``require_key``), instead of each process quietly making its own key, which would sign receipts
 no other process, and no member, could check.
 
-Times are ``campaign.log.timestamp`` strings (UTC ISO 8601 with microseconds), the exact form a
+Times are ``campaign.eventlog.timestamp`` strings (UTC ISO 8601 with microseconds), the exact form a
 checkpoint's ``created_at`` is signed in, so a window is a comparison of two such strings.
 """
 
@@ -150,7 +150,7 @@ def signature_ok(message: bytes, signature_b64: str, created_at: str) -> bool:
 # --- writing (the two management commands only) ------------------------------------------------
 
 def _now() -> str:
-    # campaign.log.timestamp's form, without importing the models: the test setup makes its key
+    # campaign.eventlog.timestamp's form, without importing the models: the test setup makes its key
     # before Django is set up.
     return datetime.now(dt_timezone.utc).isoformat(timespec="microseconds")
 

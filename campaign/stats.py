@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Iterable
 
+from .eventlog import marks_after
 from .models import Campaign, Event
-from .log import marks_after
 from .visibility import HIDDEN_ROW, Viewer, for_viewer, may_see
 
 # Below this many expected rolls per face the chi-square approximation is poor:

@@ -37,8 +37,8 @@ from django.conf import settings
 
 from campaign.actions import ActionError, access_campaign
 from campaign.auth import InvalidToken, socket_user
+from campaign.eventlog import events_after
 from campaign.models import token_digest
-from campaign.log import events_after
 from campaign import metrics
 from campaign.logs import bind
 from campaign.outages import READ_UNAVAILABLE_MESSAGE, database_away

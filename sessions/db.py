@@ -5,7 +5,7 @@ appends and reads of twenty tables would queue behind each other. On
 PostgreSQL, :func:`db` runs each call on a bounded pool of threads instead,
 as many as the connection pool can serve; every call gives its connection
 back to the pool when it ends (``close_old_connections``, as Channels does).
-Per-campaign order stays with the stream row's lock (campaign/log.py), which
+Per-campaign order stays with the stream row's lock (campaign/eventlog/store.py), which
 every append takes, whichever thread runs it.
 
 SQLite (the laptop default) has one writer and connections that do not like
@@ -90,7 +90,7 @@ async def in_turn(campaign_id: int, fn: Callable[..., Any], *args, behind: Calla
     """``await db(fn)(*args)`` (a command of the campaign) once this process's earlier commands of
     the same campaign have ended.
 
-    They would wait for the campaign's stream lock one after another anyway (campaign/log.py);
+    They would wait for the campaign's stream lock one after another anyway (campaign/eventlog/store.py);
     here they wait on the event loop instead of each on a thread and a pooled connection of its
     own, so a campaign whose lock is held (a stalled holder in another process, a long rebuild)
     keeps one thread of this process and every other table's commands and reads still run.

@@ -8,12 +8,12 @@ import threading
 
 @contextlib.contextmanager
 def stream_lock_held(campaign_id: int):
-    """Hold the campaign's stream row (``campaign.log.lock_campaign``) in a transaction on a thread
+    """Hold the campaign's stream row (``campaign.eventlog.lock_campaign``) in a transaction on a thread
     and connection of its own until the ``with`` block ends (or it calls the ``release`` it is
     given); the block starts once the row is held."""
     from django.db import connections, transaction
 
-    from campaign.log import lock_campaign
+    from campaign.eventlog import lock_campaign
 
     locked, release = threading.Event(), threading.Event()
 

@@ -68,8 +68,8 @@ def _in_memory_group_add():
 # (what, package, the upstream code, where the patch is, sha256 of the code's source, first 16 hex digits)
 PINS = [
     ("Django's DatabaseWrapper.pool", "django", _django_pool, "campaign/postgresql/base.py", "e5c2654fdf2d5090"),
-    ("psycopg's Cursor._send_query_prepared", "psycopg", _psycopg("_send_query_prepared"), "campaign/log.py", "b93f0ec6a1ac9ed2"),
-    ("psycopg's Cursor.execute", "psycopg", _psycopg("execute"), "campaign/log.py", "52457036956736cb"),
+    ("psycopg's Cursor._send_query_prepared", "psycopg", _psycopg("_send_query_prepared"), "campaign/eventlog/store.py", "b93f0ec6a1ac9ed2"),
+    ("psycopg's Cursor.execute", "psycopg", _psycopg("execute"), "campaign/eventlog/store.py", "52457036956736cb"),
     ("channels-redis's group_send", "channels-redis", _channels_redis("group_send"), "campaign/layers.py", "c9623ea6ccfa7308"),
     ("channels-redis's group_add", "channels-redis", _channels_redis("group_add"), "campaign/layers.py", "85ed67999d94bb85"),
     ("channels-redis's _map_channel_keys_to_connection", "channels-redis",

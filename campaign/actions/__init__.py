@@ -2,7 +2,7 @@
 
 * ``access_*`` fetches something and checks the user may use it;
 * ``check_*`` validates input;
-* ``do_*`` is the only code that records events (through ``campaign.log.record``:
+* ``do_*`` is the only code that records events (through ``campaign.eventlog.record``:
   append and project), inside one transaction, and then rings the table's doorbell
   (``campaign.publish.publish_on_commit``), which sends once the transaction commits.
 

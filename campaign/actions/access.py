@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..log import Stream
+from ..eventlog import Stream
 from ..models import SHOWN_FULL, SHOWN_HIDDEN, Campaign, Character, Membership
 from ..errors import ActionError, Forbidden, NotFound, Refused, Unauthenticated
 
@@ -23,7 +23,7 @@ def access_campaign(user, slug: str) -> tuple[Campaign, Membership]:
 
 
 def access_membership_now(stream: Stream) -> Membership:
-    """The membership as it stands now, read with the campaign's lock (``campaign.log.lock_stream``):
+    """The membership as it stands now, read with the campaign's lock (``campaign.eventlog.lock_stream``):
     a socket opened before a removal, a role change or a deactivation acts with today's rights or
     not at all."""
     current = stream.membership
@@ -35,7 +35,7 @@ def access_membership_now(stream: Stream) -> Membership:
 def access_character(membership: Membership, character_id, read: Character | None = None) -> Character:
     """A character of the membership's campaign that this member may act for.
 
-    ``read``: the character as the command's lock already read it (``campaign.log.lock_stream``)."""
+    ``read``: the character as the command's lock already read it (``campaign.eventlog.lock_stream``)."""
     if isinstance(character_id, bool) or not isinstance(character_id, int):
         raise ActionError("'character' must be the id (a number) of a character in this campaign.")
     # With its projection: a rules action reads the state, and the record path folds

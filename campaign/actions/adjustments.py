@@ -16,7 +16,7 @@ from rules import RuleError
 from rules.common import ADJUSTED, adjusted, plan_adjustment
 from rules.declare import Object
 
-from ..log import Draft
+from ..eventlog import Draft
 from ..models import VISIBILITY_PUBLIC, Campaign, Membership
 from ..visibility import Viewer, hidden, readers
 from .access import access_character

@@ -15,7 +15,7 @@ from rules.options import CONFIGURED, change, complete
 
 import rules.witness as witnessed
 
-from ..log import Draft
+from ..eventlog import Draft
 from ..models import Campaign, Event, Membership
 from .checks import check_reason
 from .declared import platform_action, reason_field

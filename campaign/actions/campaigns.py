@@ -14,7 +14,7 @@ from rules.witness import MODES as WITNESS_MODES
 from rules.declare import Text
 
 from .. import checkpoints
-from ..log import Draft, lock_campaign, record
+from ..eventlog import Draft, lock_campaign, record
 from ..models import ROLE_SPECTATOR, Campaign, Membership
 from ..publish import publish_on_commit
 from .access import require_gm

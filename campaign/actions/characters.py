@@ -11,7 +11,7 @@ from __future__ import annotations
 from rules import RuleError
 from rules.declare import Choice, Flag, Object, Text
 
-from ..log import Draft
+from ..eventlog import Draft
 from ..models import ROLE_GM, ROLE_PLAYER, VISIBILITY_PUBLIC, Campaign, Character, Membership
 from .access import require_gm
 from .adjustments import check_established

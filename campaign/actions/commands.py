@@ -21,7 +21,7 @@ from .. import dice as dice_module
 from .. import fairdice
 from .. import member_keys
 from ..canonical import jcs
-from ..log import STREAM_COLUMNS, Draft, Stream, canonical_json, lock_campaign, lock_stream, marks_after, record
+from ..eventlog import STREAM_COLUMNS, Draft, Stream, canonical_json, lock_campaign, lock_stream, marks_after, record
 from ..models import (
     ROLE_SPECTATOR,
     CHOSEN_VISIBILITIES,
@@ -179,7 +179,7 @@ def do_contributions(items: list[tuple[Membership, dict]]) -> list[CommandResult
 def _lock(membership: Membership, client_id: str, action: dict) -> Stream:
     """Lock the campaign's stream, reading what the command needs in the same round trip (the lock, the
     membership now, an earlier use of this id, the session's dice seed and the character the action
-    names: campaign.log.lock_stream), after deciding the witnessed rolls due first."""
+    names: campaign.eventlog.lock_stream), after deciding the witnessed rolls due first."""
     character_id = action.get("character")
     if isinstance(character_id, bool) or not isinstance(character_id, int) or not -2**63 <= character_id < 2**63:
         character_id = None  # not one to look up with the lock; access_character says what is wrong

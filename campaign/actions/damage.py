@@ -13,8 +13,8 @@ applies at most once to each character.
 
 from __future__ import annotations
 
+from ..eventlog import Draft
 from ..models import VISIBILITY_GM, VISIBILITY_PUBLIC, Campaign, Character, Event, Membership
-from ..log import Draft
 from .access import access_character
 from .declared import character_id, platform_action, seq_field
 from ..errors import ActionError, Refused

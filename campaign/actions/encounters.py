@@ -12,7 +12,7 @@ from __future__ import annotations
 from rules import encounter as E
 from rules.declare import Flag, Integer, ListOf, Text
 
-from ..log import Draft
+from ..eventlog import Draft
 from ..models import SHOWN_HIDDEN, Campaign, Character, Event, Membership
 from .access import access_character
 from .checks import check_name

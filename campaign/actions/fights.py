@@ -22,7 +22,7 @@ from rules.contests import decides_both_sides
 from rules.declare import Either, Integer, ListOf, Object, Text
 from rules.sides import MAX_SIDES
 
-from ..log import Draft
+from ..eventlog import Draft
 from ..models import (ROLE_SPECTATOR, SHOWN_HIDDEN, SHOWN_NAME, VISIBILITY_GM, VISIBILITY_PUBLIC, VISIBILITY_SECRET,
                       Campaign, Character, Event, Membership)
 from ..visibility import Viewer, hidden, visible_state

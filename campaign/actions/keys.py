@@ -19,7 +19,7 @@ from __future__ import annotations
 from rules.declare import Text
 
 from .. import member_keys
-from ..log import Draft
+from ..eventlog import Draft
 from ..models import Campaign, Membership
 from .checks import check_name
 from .declared import platform_action

@@ -5,7 +5,7 @@ from __future__ import annotations
 import rules.witness as witnessed
 from rules.declare import Choice, Either, ListOf, Object
 
-from ..log import Draft, event_body, hashed_fields
+from ..eventlog import Draft, event_body, hashed_fields
 from ..models import VISIBILITY_PUBLIC, Campaign, Character, Event, Membership
 from .access import access_character
 from .checks import check_reason

@@ -8,7 +8,7 @@ from django.db import transaction
 import rules.witness as witnessed
 from rules.declare import Choice, Text
 
-from ..log import Draft, lock_campaign, record
+from ..eventlog import Draft, lock_campaign, record
 from ..models import ROLE_CHOICES, ROLE_PLAYER, ROLE_SPECTATOR, Campaign, Membership
 from ..publish import close_sockets_on_commit, publish_on_commit
 from .access import access_other_member

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from rules.declare import Choice, ListOf, Text, unsafe_text
 
-from ..log import Draft
+from ..eventlog import Draft
 from ..ratelimit import check_message_rate
 from ..models import ROLE_SPECTATOR, SHOWN_HIDDEN, VISIBILITY_PUBLIC, VISIBILITY_WHISPER, Campaign, Membership
 from .access import access_character

@@ -25,7 +25,7 @@ from rules.declare import Choice
 from rules.npc import quick_sheet
 
 from ..errors import ActionError, Forbidden, Refused
-from ..log import Draft
+from ..eventlog import Draft
 from ..models import SHOWN_FULL, SHOWN_HIDDEN, VISIBILITY_GM, VISIBILITY_PUBLIC, Campaign, Event, Membership
 from ..visibility import readers
 from .access import access_character

@@ -7,7 +7,7 @@ from rules.declare import Text
 from rules.notation import LIMITS, roll_event
 
 from ..errors import rule_refusal
-from ..log import Draft
+from ..eventlog import Draft
 from ..models import VISIBILITY_PUBLIC, Campaign, Character, Membership
 from .access import access_character
 from .declared import character_id, platform_action

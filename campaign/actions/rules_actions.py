@@ -11,7 +11,7 @@ from dataclasses import replace
 from rules import RuleError
 
 from ..errors import INPUT_ERRORS, ActionError, rule_refusal
-from ..log import Draft
+from ..eventlog import Draft
 from ..models import VISIBILITY_PUBLIC, Campaign, Character, Membership
 from ..visibility import Viewer, hidden, readers
 from . import contests

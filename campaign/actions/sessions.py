@@ -5,7 +5,7 @@ from __future__ import annotations
 from rules.declare import Text, unsafe_text
 
 from .. import fairdice
-from ..log import Draft
+from ..eventlog import Draft
 from ..models import Campaign, DiceSeed, Event
 from .checks import check_name
 from .declared import platform_action

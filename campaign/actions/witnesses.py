@@ -25,7 +25,7 @@ import rules.witness as witnessed
 from rules.declare import Text
 
 from ..errors import ActionError, Conflict, Forbidden, NotFound
-from ..log import Draft
+from ..eventlog import Draft
 from ..models import Campaign, Event, Membership, WitnessedRoll
 from .declared import platform_action, seq_field
 

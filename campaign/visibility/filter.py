@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from django.db.models.fields.json import KeyTransform
 
-from ..log import VOIDS
+from ..eventlog import VOIDS
 from ..models import ROLE_GM, VISIBILITY_GM, VISIBILITY_PUBLIC, VISIBILITY_SECRET, VISIBILITY_SHARED, VISIBILITY_WHISPER
 
 
@@ -58,7 +58,7 @@ def whispered_to(data: dict) -> set[int]:
 # The visibilities whose events let the members their payload's ``shared_with`` names read them:
 # ``gm`` (a GM's decision that read hidden changes they may see) and ``shared`` (how the same was
 # stored before: its visibility, in the sealed envelope, told the table that someone besides the GM
-# read it; campaign/hidden.py).
+# read it; campaign/visibility/readers.py).
 READ_BY_NAMED = frozenset({VISIBILITY_GM, VISIBILITY_SHARED})
 
 # What a row read without its payload needs beside seq, visibility and actor_id for may_see: the

@@ -11,7 +11,7 @@ import hashlib
 from django.db.models import Q
 from django.db.models.fields.json import KeyTransform
 
-from ..log import marks_after
+from ..eventlog import marks_after
 from ..models import VISIBILITY_PUBLIC, Character, Event
 from ..projections import SIDES, concerning, replay, sides_of
 from ..softcache import cache_get, cache_set

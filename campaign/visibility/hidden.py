@@ -48,7 +48,7 @@ from __future__ import annotations
 from rules import Event as RulesEvent
 from rules import RuleError
 
-from ..log import Draft, marks_after
+from ..eventlog import Draft, marks_after
 from ..models import ROLE_SPECTATOR, VISIBILITY_GM, VISIBILITY_PUBLIC, Character
 from ..projections import BUNDLE, hidden_changes
 from .filter import HIDDEN_ROW, Viewer, may_see
@@ -69,7 +69,7 @@ def hidden_shaped(character: Character, viewers: list[Viewer], read: tuple[list[
     """For each viewer: whether an event of ``character`` that may change its state is hidden from them.
 
     A command's lock already asked whether there is any such event at all (``any_hidden_changes``,
-    campaign.log.lock_stream): when there is none, that answer is every viewer's, with no query.
+    campaign.eventlog.lock_stream): when there is none, that answer is every viewer's, with no query.
     ``read``: :func:`live_hidden_changes` of the character, when the caller has it already."""
     live, revealed = read or live_hidden_changes(character)
     return [any(not may_see(r, viewer, revealed) for r in live) for viewer in viewers]

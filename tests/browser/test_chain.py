@@ -3,7 +3,7 @@ raises the alarm when the server's log does not extend it; the verification page
 chain, the dice and the reveals in the browser; receipts download from the table.
 
 The checks run in the page (static/talekeeper/chain.js and verify.js); these tests compare
-them with the server's Python (campaign.canonical, campaign.log, campaign.fairdice).
+them with the server's Python (campaign.canonical, campaign.eventlog, campaign.fairdice).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from playwright.sync_api import expect
 
 from campaign.canonical import jcs
 from campaign.checkpoints import message, signature_ok, signing_key
+from campaign.eventlog import canonical_json
 from campaign.fairdice import derive_face, derive_nonce
-from campaign.log import canonical_json
 from campaign.models import GENESIS_HASH, Event
 from rules import ScriptedDice
 from tests.browser.conftest import SLUG, off_the_loop
@@ -350,7 +350,7 @@ def test_a_receipt_downloads_from_the_table_signed_by_the_server(table_of, seats
 def test_an_old_format_1_log_still_verifies_in_the_browser(table_of, seats, monkeypatch):
     from rules import get_system
 
-    monkeypatch.setattr("campaign.log.CURRENT_FORMAT", 1)  # appended as before format 2 existed
+    monkeypatch.setattr("campaign.eventlog.store.CURRENT_FORMAT", 1)  # appended as before format 2 existed
     table = table_of("tote")
     hero = table.create_character(table.alice, "Ayasha", get_system("tote").example_sheet)
     for target in (2, 12):  # odds of exactly 1.0 and small floats: Python writes them its own way

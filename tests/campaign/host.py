@@ -12,7 +12,7 @@ import json
 from django.db import connection
 
 from campaign import triggers
-from campaign.log import event_hash, hashed_fields
+from campaign.eventlog import event_hash, hashed_fields
 from campaign.models import GENESIS_HASH, Campaign, Event
 
 

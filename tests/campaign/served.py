@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from django.test import Client
 
 from campaign.actions import ActionError, do_command
-from campaign.log import serialize_event
+from campaign.eventlog import serialize_event
 from campaign.pipeline import error_json, http_status
 from campaign.visibility import Viewer, for_viewer
 from rules import ScriptedDice

@@ -1,7 +1,7 @@
 """Signed logs written from docs/fair-dice.md ("Signed commands"), without the server: the exports a
 member would download from a campaign whose members sign, for the standalone verifier's tests.
 
-Everything here is built from the spec: hashes through campaign.log (format 2), members' keys
+Everything here is built from the spec: hashes through campaign.eventlog (format 2), members' keys
 with ``cryptography`` (deterministic from the username), dice of scheme v3 with ``hmac``. A
 dishonest host's edits change the events and then :meth:`SignedLog.rechain` recomputes every hash,
 as a host who writes the database does.
@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from campaign.canonical import jcs
-from campaign.log import FORMAT_2, body_digest, event_body, event_hash
+from campaign.eventlog import FORMAT_2, body_digest, event_body, event_hash
 from rules.notation import roll_event
 
 GENESIS = "0" * 64

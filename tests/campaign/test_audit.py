@@ -12,7 +12,7 @@ from django.test import Client
 
 from campaign import audit, triggers
 from campaign.audit import LogFilter, advancement, flatten, log_page, sheet_diff
-from campaign.log import Draft, append, lock_campaign
+from campaign.eventlog import Draft, append, lock_campaign
 from campaign.models import Campaign, CharacterProjection, Event
 from campaign.projections import state_as_of
 from rules import ScriptedDice, get_system

@@ -165,7 +165,7 @@ def test_an_event_stored_under_its_old_name_folds_describes_and_verifies_as_stor
     from django.db import transaction
 
     from campaign import audit, projections
-    from campaign.log import Draft, append, lock_campaign, verify_chain
+    from campaign.eventlog import Draft, append, lock_campaign, verify_chain
     from campaign.models import Character, Event
 
     table = table_for("tote")
@@ -331,7 +331,7 @@ def test_a_made_up_platform_action_is_one_declaration_and_one_decide_function(mo
     it decides, and the form JSON and the OpenAPI description follow."""
     from campaign.actions import ActionError, Forbidden, platform
     from campaign.actions.declared import platform_action
-    from campaign.log import Draft
+    from campaign.eventlog import Draft
     from rules.declare import Integer, Text
 
     @platform_action("ring_bell", title="Ring the bell", by="gm", gm="ring the bell", emits=("bell_rung",),
@@ -683,7 +683,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PASSED_ON = {
     ("campaign/actions/contests.py", "event.type"), ("campaign/actions/fights.py", "event.type"),
     ("campaign/actions/rolls.py", "event.type"), ("campaign/actions/rules_actions.py", "e.type"),
-    ("campaign/audit.py", "row.type"), ("campaign/log.py", "draft.type"),
+    ("campaign/audit.py", "row.type"), ("campaign/eventlog/store.py", "draft.type"),
     ("campaign/management/commands/import_log.py", "kind"), ("rules/declare.py", "spec.type"),
     ("rules/declare.py", "type"), ("rules/replay.py", "e['type']"), ("rules/replay.py", "event.type"),
     ("rules/replay.py", "rules_event.type"), ("rules/tale/actions.py", "kind"),

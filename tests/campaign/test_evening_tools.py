@@ -10,7 +10,7 @@ import pytest
 from campaign.actions import ActionError, Forbidden, NotFound, Refused, access_character_for_reading
 from campaign.actions.campaign_options import current_options
 from campaign.actions.encounters import current_encounter
-from campaign.log import events_after, verify_chain
+from campaign.eventlog import events_after, verify_chain
 from campaign.models import Character, Event
 from campaign.projections import rebuild
 from campaign.visibility import Viewer, for_viewer
@@ -102,7 +102,7 @@ def test_an_adjustment_stores_its_diff_and_reason_and_folds(table):
         {"path": "sheet.skills.Shoot", "from": 1, "to": 0}, {"path": "resolve", "from": 3, "to": 1}]}
     assert state(hero)["sheet"]["skills"]["Shoot"] == 0 and state(hero)["resolve"] == 1
     from campaign.audit import describe
-    from campaign.log import serialize_event
+    from campaign.eventlog import serialize_event
     assert describe(serialize_event(event)) == "adjusted the sheet: sheet.skills.Shoot 1 → 0, resolve 3 → 1 (lost an eye)"
     with pytest.raises(ActionError, match="does not fit the sheet"):
         table.command(table.gm, {"type": "adjust_sheet", "character": hero.id, "reason": "r",

@@ -14,9 +14,9 @@ from django.db import transaction
 from django.http import StreamingHttpResponse
 from django.test import AsyncClient, Client
 
-from campaign import exports, log
+from campaign import eventlog, exports
 from campaign.audit import LogFilter, log_page
-from campaign.log import serialize_event
+from campaign.eventlog import serialize_event
 from campaign.models import ApiToken, Event
 from campaign.visibility import as_stored
 from tests.campaign.test_audit import MARK, alice_tested_in_secret, client_for as login, play
@@ -213,8 +213,8 @@ def test_a_csv_void_quotes_what_it_voided_only_to_its_readers(played):
     gm, alice, bob = played.gm, played.alice, played.bob
     quoted = played.command(gm, {"type": "void", "seq": played.secret_seq, "reason": "misclick"}).events[0]
     with transaction.atomic():  # the older, public void, written straight to the log
-        campaign = log.lock_campaign(played.campaign.id)
-        legacy = log.append(campaign, [log.Draft("event_voided", {"seq": played.gm_seq, "type": "sealed",
+        campaign = eventlog.lock_campaign(played.campaign.id)
+        legacy = eventlog.append(campaign, [eventlog.Draft("event_voided", {"seq": played.gm_seq, "type": "sealed",
                                                                   "reason": "too loud"})], actor=gm)[0]
     secret_line = csv_by_seq(played, gm)[played.secret_seq]["summary"]
     assert secret_line.startswith(f"rolled {MARK} = ")
@@ -232,8 +232,9 @@ def test_a_csv_void_quotes_what_it_voided_only_to_its_readers(played):
 def _append(table, type_, payload, version=1, visibility="public"):
     """An event no server command writes (as an imported log may hold it), straight to the log."""
     with transaction.atomic():
-        campaign = log.lock_campaign(table.campaign.id)
-        event = log.append(campaign, [log.Draft(type_, payload, version, None, visibility)], actor=table.gm)[0]
+        campaign = eventlog.lock_campaign(table.campaign.id)
+        drafts = [eventlog.Draft(type_, payload, version, None, visibility)]
+        event = eventlog.append(campaign, drafts, actor=table.gm)[0]
     table.campaign.refresh_from_db()
     return event
 
@@ -267,7 +268,7 @@ def test_export_log_output_is_unchanged_events_only_by_default(played):
     expected = []
     after = 0
     while True:  # exactly what export_log always wrote: events_after pages as stored, keys sorted
-        page, _ = log.events_after(played.campaign.id, after, 1000)
+        page, _ = eventlog.events_after(played.campaign.id, after, 1000)
         expected += [json.dumps(as_stored(d), sort_keys=True, ensure_ascii=False) for d in page]
         if len(page) < 1000:
             break

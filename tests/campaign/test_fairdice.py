@@ -18,8 +18,8 @@ from hypothesis import given, settings, strategies as st
 
 from campaign import fairdice
 from campaign.canonical import jcs
+from campaign.eventlog import Draft, append, lock_campaign
 from campaign.fairdice import derive_face, verify_session
-from campaign.log import Draft, append, lock_campaign
 from campaign.models import DiceSeed, Event
 from rules import get_system
 from tests.campaign import host
@@ -208,7 +208,7 @@ def test_a_blind_rolls_nonce_is_drawn_so_its_roller_cannot_derive_it(table):
 
 
 def hidden_digest(event) -> str:
-    from campaign.log import serialize_event
+    from campaign.eventlog import serialize_event
 
     return serialize_event(event)["body_digest"]
 
@@ -314,10 +314,10 @@ def write_v1_session(table, monkeypatch, player_seed: str = "bob's socks") -> di
     with its own commitment and a reveal carrying the sealed payload."""
     from django.db import transaction
 
-    from campaign import log
+    from campaign.eventlog import FORMAT_1, store
     from rules.notation import roll_event
 
-    monkeypatch.setattr(log, "CURRENT_FORMAT", log.FORMAT_1)
+    monkeypatch.setattr(store, "CURRENT_FORMAT", FORMAT_1)
     seed = "5e" * 32
     seqs = {}
 

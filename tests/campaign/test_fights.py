@@ -7,8 +7,8 @@ import pytest
 
 from campaign.actions import ActionError, Forbidden, Refused
 from campaign.actions.fights import current_fight
+from campaign.eventlog import events_after, verify_chain
 from campaign.fairdice import verify_session
-from campaign.log import events_after, verify_chain
 from campaign.models import Character, Event
 from campaign.projections import rebuild
 from campaign.visibility import Viewer, for_viewer

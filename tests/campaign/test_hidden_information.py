@@ -155,7 +155,7 @@ def test_a_gm_decision_some_members_read_is_to_everyone_else_any_gm_only_event(t
     """Its envelope said ``shared`` (in the stub and in the hash), so the table could tell "a player
     reads this GM decision", i.e. it touched someone's secret roll. Its readers are named inside
     the body now, and the stub is a GM-only event's like any other."""
-    from campaign.log import FORMAT_2, event_hash
+    from campaign.eventlog import FORMAT_2, event_hash
 
     table = tote_table(table_for)
     rival = table.create_character(table.bob, "Rival", get_system("tote").example_sheet).id
@@ -186,7 +186,7 @@ def test_a_decision_stored_shared_before_still_reads_and_verifies(table_for):
     from django.core.management import call_command
     from django.db import transaction
 
-    from campaign.log import Draft, lock_campaign, record
+    from campaign.eventlog import Draft, lock_campaign, record
 
     table = tote_table(table_for)
     send(table, table.alice, {"type": "skill_test", "character": table.hero.id, "skill": "Strike", "target": 9,
@@ -467,7 +467,7 @@ def test_revealing_a_voided_roll_reveals_its_void_with_it(table_for):
     """The GM voids her GM-only grant (the void is hers too)
     and reveals it. The table read the grant, not its void, and so a sheet without it: what the log
     said and what the sheet counted disagreed. The reveal now brings its void out too."""
-    from campaign.log import events_after
+    from campaign.eventlog import events_after
     from campaign.visibility import Viewer
     from sessions.consumers import event_frame
 
@@ -720,7 +720,7 @@ def test_a_tale_combat_preview_takes_the_opponent_s_pool_from_its_sheet(table_fo
 
 def test_a_hidden_contest_shapes_the_sheet_of_the_opponent_it_names_on_every_database(table_for):
     """A hidden event concerns the characters its payload makes sides of, not only its own.
-    The command's lock asks whether its character has any hidden change (campaign.log.lock_stream);
+    The command's lock asks whether its character has any hidden change (campaign.eventlog.lock_stream);
     on SQLite the sides test is compiled into a JSON path that holds the character's id, which the
     lock's prepared query must fill in like the others (before: it kept its stand-in id, the lock
     answered "none" and Bob heard why the rules refused, from a fight only the GM may see)."""

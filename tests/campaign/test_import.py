@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
 
-from campaign.log import verify_chain
+from campaign.eventlog import verify_chain
 from campaign.models import Campaign, Character, CharacterProjection, CharacterSnapshot, DiceSeed, Event, Membership
 from tests.campaign.test_audit import play
 from tests.contract.test_systems import EVENINGS
@@ -173,7 +173,7 @@ def test_import_refuses_a_players_export_and_a_session_export(table, tmp_path):
 
 def rechain(header: dict, events: list[dict]) -> list[str]:
     """What a forger does: recompute every hash after changing events, so every link holds again."""
-    from campaign.log import event_hash
+    from campaign.eventlog import event_hash
 
     prev = "0" * 64
     for event in events:
@@ -240,7 +240,7 @@ def test_import_refuses_values_no_server_writes(played_export, change, message):
 # --- through the log's one record path ----------------------------------------------------------------
 
 def test_import_folds_like_the_live_log_in_any_batch_size(played_export, settings):
-    """The import records through campaign.log.record, a few events at a time: the stream's counters,
+    """The import records through campaign.eventlog.record, a few events at a time: the stream's counters,
     the projections and their snapshots come out as the live appends left them, with the void
     of an award (and the award after it) falling inside one batch."""
     settings.PROJECTION_SNAPSHOT_EVERY = 4  # batches of 4 events, and a snapshot block as long

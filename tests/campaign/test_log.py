@@ -11,7 +11,7 @@ from django.db import DatabaseError, connection, transaction
 
 from campaign import triggers
 from campaign.actions import ActionError, Conflict, do_command
-from campaign.log import verify_chain
+from campaign.eventlog import verify_chain
 from campaign.models import Campaign, Event, ImmutableError
 from rules import ScriptedDice, get_system
 from rules.base import DiceExhausted
@@ -43,7 +43,7 @@ def test_record_only_stores_and_the_command_rings_the_doorbell_on_commit(
         table, django_capture_on_commit_callbacks, doorbells):
     """The log layer publishes nothing: record() registers no doorbell, do_command does, after it
     recorded, to ring once the transaction commits (campaign.publish.publish_on_commit)."""
-    from campaign.log import Draft, lock_campaign, record
+    from campaign.eventlog import Draft, lock_campaign, record
 
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         with transaction.atomic():
@@ -335,7 +335,7 @@ def test_the_lock_finds_a_hidden_change_its_character_is_only_a_side_of(table):
     opponent), on every database: SQLite tests that key with a JSON path holding the id, which
     kept the query's stand-in id (the lock said "none" and the opponent's next decision was public)."""
     from campaign.visibility import EVERYONE, hidden_shaped
-    from campaign.log import Draft, lock_stream, record
+    from campaign.eventlog import Draft, lock_stream, record
     from rules import get_system
 
     hero = table.create_character(table.alice, "Hero", get_system("tote").example_sheet)
@@ -387,7 +387,7 @@ def _command_behind_the_lock(table, first, second):
     the locked row itself is read again once the lock is granted (READ COMMITTED)."""
     from django.db import connections
 
-    from campaign.log import lock_campaign
+    from campaign.eventlog import lock_campaign
 
     locked, results, errors = threading.Event(), [], []
 

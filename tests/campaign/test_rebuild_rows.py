@@ -12,7 +12,7 @@ from django.db import transaction
 from campaign import roster
 from campaign.accounts import delete_account
 from campaign.actions import do_add_member
-from campaign.log import Draft, lock_campaign, record
+from campaign.eventlog import Draft, lock_campaign, record
 from campaign.models import Campaign, Character, Event, Membership
 from rules import get_system
 

@@ -51,7 +51,7 @@ def test_a_scene_the_gm_names_says_its_name_in_the_log_and_on_the_table_page(tab
     from django.test import Client
 
     from campaign.audit import describe
-    from campaign.log import serialize_event
+    from campaign.eventlog import serialize_event
 
     table.command(table.gm, {"type": "start_session"})
     named = table.command(table.gm, {"type": "start_scene", "name": "  The elk hunt "}).events[0]

@@ -551,7 +551,7 @@ def test_a_forged_switch_or_signing_switched_off_is_named(db, tmp_path, monkeypa
 
     from campaign.actions import commands
     from campaign.actions.platform import PLATFORM_ACTIONS
-    from campaign.log import Draft
+    from campaign.eventlog import Draft
 
     def forged(decide):  # the switch's declaration, deciding as the host's own server does
         return replace(PLATFORM_ACTIONS["require_signed_commands"], decide=decide)

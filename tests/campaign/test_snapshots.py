@@ -151,7 +151,7 @@ def test_a_void_recorded_among_other_events_folds_as_if_each_came_alone(table_fo
     write, and the later event counts once."""
     from django.db import transaction
 
-    from campaign.log import Draft, lock_campaign, record
+    from campaign.eventlog import Draft, lock_campaign, record
 
     table = table_for("wyrm")
     hero = table.create_character(table.alice, "Mira", get_system("wyrm").example_sheet)

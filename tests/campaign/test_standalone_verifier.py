@@ -80,11 +80,11 @@ def test_seeds_of_any_allowed_text_verify(table_for, tmp_path, monkeypatch):
     """Seeds follow the one text rule (docs/fair-dice.md): a no-break space, an emoji family and a
     variation selector in a seed hash alike here and on the server (format 2 and format 1), and a
     v1 session's mix over them gives the dice the old server rolled."""
-    from campaign import log
+    from campaign.eventlog import FORMAT_1, store
     from campaign.fairdice import verify_session
     from tests.campaign.test_fairdice import TEXT_SEEDS, write_v1_session
 
-    monkeypatch.setattr(log, "CURRENT_FORMAT", log.FORMAT_1)  # the campaign too, as the old server made it
+    monkeypatch.setattr(store, "CURRENT_FORMAT", FORMAT_1)  # the campaign too, as the old server made it
     table = table_for("tote")
     write_v1_session(table, monkeypatch, player_seed=TEXT_SEEDS[1])  # session 1: format 1, scheme v1
     table.command(table.gm, {"type": "start_session"})
@@ -259,10 +259,10 @@ def test_a_new_session_started_under_the_old_dice_scheme_is_named(table, tmp_pat
 
 
 def test_an_old_log_of_scheme_v1_in_format_1_grown_in_format_2_still_verifies(table_for, tmp_path, monkeypatch):
-    from campaign import log
+    from campaign.eventlog import FORMAT_1, store
     from tests.campaign.test_fairdice import play_a_session, write_v1_session
 
-    monkeypatch.setattr(log, "CURRENT_FORMAT", log.FORMAT_1)  # the campaign too, as the old server made it
+    monkeypatch.setattr(store, "CURRENT_FORMAT", FORMAT_1)  # the campaign too, as the old server made it
     table = table_for("tote")
     write_v1_session(table, monkeypatch)
     play_a_session(table)

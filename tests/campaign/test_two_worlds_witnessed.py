@@ -28,7 +28,7 @@ from django.contrib.auth import get_user_model
 
 from campaign.actions import ActionError, do_command
 from campaign.actions import witnesses as witnessing
-from campaign.log import serialize_event
+from campaign.eventlog import serialize_event
 from campaign.models import Campaign, Character, Event
 from campaign.pipeline import error_json, http_status
 from campaign.visibility import Viewer, for_viewer

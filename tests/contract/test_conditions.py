@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from campaign.actions import ActionError, Forbidden
+from campaign.eventlog import verify_chain
 from campaign.fairdice import verify_session
-from campaign.log import verify_chain
 from campaign.models import CharacterProjection, Event
 from campaign.projections import rebuild, state_as_of
 from rules import get_system

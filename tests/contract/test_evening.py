@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from campaign.log import events_after, verify_chain
+from campaign.eventlog import events_after, verify_chain
 from campaign.models import Character, CharacterProjection
 from campaign.projections import CAMPAIGN_WIDE, rebuild, rules_events, sides_of, state_as_of
 from campaign.visibility import Viewer, for_viewer

@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 
 from campaign.actions import ActionError, Forbidden
-from campaign.log import verify_chain
+from campaign.eventlog import verify_chain
 from campaign.models import CharacterProjection, Event
 from campaign.projections import rebuild, rules_events, state_as_of
 from rules import ScriptedDice, get_system

@@ -339,7 +339,7 @@ def describe(client: TableClient) -> str:
 
 def assert_exactly_the_log(clients, campaign) -> list:
     """Every client saw exactly the stored log: seqs 1..N, same hashes, nothing twice."""
-    from campaign.log import verify_chain
+    from campaign.eventlog import verify_chain
     from campaign.models import Event
 
     campaign.refresh_from_db()

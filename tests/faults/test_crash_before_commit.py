@@ -15,7 +15,7 @@ import sys
 import pytest
 from django.db import connection
 
-from campaign.log import verify_chain
+from campaign.eventlog import verify_chain
 from campaign.models import Command, Event
 from tests import servers
 

@@ -16,7 +16,7 @@ import threading
 
 import pytest
 
-from campaign.log import verify_chain
+from campaign.eventlog import verify_chain
 from campaign.models import Command, Event
 
 from .helpers import (

@@ -50,7 +50,7 @@ def log_snapshot(campaign) -> tuple[int, int, str]:
 
 
 def assert_chain_ok(campaign) -> None:
-    from campaign.log import verify_chain
+    from campaign.eventlog import verify_chain
     from campaign.models import Campaign
 
     report = verify_chain(Campaign.objects.get(pk=campaign.pk))

@@ -20,7 +20,7 @@ import pytest
 from django.core.management.base import CommandError
 from hypothesis import HealthCheck, given, strategies as st
 
-from campaign.log import verify_chain
+from campaign.eventlog import verify_chain
 from campaign.models import Campaign, Event
 from tests.campaign.test_audit import play
 from tests.campaign.test_import import export, rechain, run, wipe

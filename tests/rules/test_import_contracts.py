@@ -4,7 +4,7 @@ Channels or the project; ``campaign/`` and ``sessions/`` keep their layers (docs
 imports it back.
 
 Runs in ``make test-fast`` too (no Django needed): adding ``import django.db`` to
-``rules/base.py``, or ``from .publish import publish_on_commit`` to ``campaign/log.py``, turns this red.
+``rules/base.py``, or ``from .publish import publish_on_commit`` to ``campaign/eventlog/store.py``, turns this red.
 """
 
 import subprocess

@@ -1,6 +1,6 @@
 """``manage.py export_log SLUG [--session N] [--header]``: the full log as JSON Lines.
 
-One event per line in seq order, exactly as ``campaign.log.serialize_event``
+One event per line in seq order, exactly as ``campaign.eventlog.serialize_event``
 gives it (keys sorted), with nothing hidden: this is the operator's export.
 ``--header`` first writes one line describing the campaign, its users,
 members, characters and dice seeds (``"type": "export_header"``, no ``seq``);

@@ -6,7 +6,7 @@ import recreates the users (with unusable passwords: they set one with
 ``changepassword`` or a reset), the campaign, its members, characters, dice
 seeds and every event exactly, with the ids the hash chain covers (campaign,
 actors, characters). The events go through the log's one record path
-(``campaign.log.record``, in batches): each must be exactly the next event of
+(``campaign.eventlog.record``, in batches): each must be exactly the next event of
 the chain (seq, session and scene, link and hash are checked there), and the
 stream's counters and the characters' projections move as they did when the
 events were first recorded. Then the chain is read back and verified. It all
@@ -37,8 +37,8 @@ from django.db import DatabaseError, connection, transaction
 from campaign import projections, roster
 from campaign.accounts import is_pseudonym
 from campaign.actions import ActionError, check_name
+from campaign.eventlog import FORMAT_1, FORMAT_2, ChainBroken, lock_campaign, record, verify_chain
 from campaign.exports import FORMAT, FORMAT_VERSION, is_header
-from campaign.log import FORMAT_1, FORMAT_2, ChainBroken, lock_campaign, record, verify_chain
 from campaign.models import (
     GENESIS_HASH,
     ROLE_CHOICES,

@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from campaign import projections, roster
-from campaign.log import lock_campaign
+from campaign.eventlog import lock_campaign
 from campaign.models import Campaign
 
 

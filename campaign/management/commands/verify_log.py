@@ -3,7 +3,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from campaign.checkpoints import receipt_problem
-from campaign.log import verify_chain
+from campaign.eventlog import verify_chain
 from campaign.member_keys import signature_problems, signed_from_in_log
 from campaign.signing import MissingKey
 from campaign.models import Campaign

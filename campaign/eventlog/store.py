@@ -1,4 +1,4 @@
-"""The campaign event log: the one record path, the hash chain, the one serializer.
+"""The log's store: the one record path, and the lock every command reads its context with.
 
 Everything that enters a log goes through :func:`record` (a live command, a new
 campaign or member, and ``import_log`` alike): it chains the events and moves the
@@ -16,30 +16,21 @@ the transport above it.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import re
 from dataclasses import dataclass, field
-from datetime import timezone as dt_timezone
 from typing import Any, Iterable, Mapping
 
 import psycopg
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
-from django.db.models.fields.json import KeyTransform
 from django.utils import timezone
 
-from . import projections, roster
-from .canonical import jcs
-from .models import (GENESIS_HASH, VISIBILITY_PUBLIC, Campaign, Character, CharacterProjection, Command, DiceSeed,
-                     Event, Membership)
+from .. import projections, roster
+from ..models import VISIBILITY_PUBLIC, Campaign, Character, CharacterProjection, Command, DiceSeed, Event, Membership
+from .chain import FORMAT_2, body_digest, canonical_json, event_body, event_hash, hashed_fields
 
-# Hash formats (docs/event-log.md). Format 1 hashed the payload itself with
-# Python's JSON encoding; format 2 hashes an RFC 8785 envelope holding the
-# digest of the body, so a member can check a hidden event's link without its
-# payload. Old events keep format 1 forever: the chain is never rewritten.
-FORMAT_1 = 1
-FORMAT_2 = 2
+# The hash format new events are stored in; older events keep theirs (.chain).
 CURRENT_FORMAT = FORMAT_2
 
 
@@ -52,68 +43,6 @@ class Draft:
     version: int = 1
     character: Character | None = None
     visibility: str = VISIBILITY_PUBLIC
-
-
-def canonical_json(value: Any) -> bytes:
-    """Format 1's encoding (events stored before format 2): sorted keys, no spaces, UTF-8.
-
-    Python's float formatting makes it hard to reproduce elsewhere, which is
-    why new events use :func:`campaign.canonical.jcs`."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode(
-        "utf-8"
-    )
-
-
-def timestamp(value) -> str:
-    """Event timestamps as hashed and served: UTC ISO 8601 with microseconds."""
-    return value.astimezone(dt_timezone.utc).isoformat(timespec="microseconds")
-
-
-def hashed_fields(event: Event) -> dict:
-    """Exactly the fields the chain covers (documented in docs/event-log.md)."""
-    return {
-        "campaign": event.campaign_id,
-        "seq": event.seq,
-        "type": event.type,
-        "version": event.version,
-        "payload": event.payload,
-        "actor": event.actor_id,
-        "character": event.character_id,
-        "session": event.session,
-        "scene": event.scene,
-        "visibility": event.visibility,
-        "created_at": timestamp(event.created_at),
-    }
-
-
-def event_body(fields: Mapping[str, Any]) -> dict:
-    """What a format-2 event's ``body_digest`` covers: what happened, to whom."""
-    return {"type": fields["type"], "version": fields["version"], "character": fields["character"],
-            "payload": fields["payload"]}
-
-
-def body_digest(body: Mapping[str, Any]) -> str:
-    """SHA-256 (hex) of the JCS of an event body; a hidden event's commitment."""
-    return hashlib.sha256(jcs(dict(body))).hexdigest()
-
-
-def event_hash(prev_hash: str, fields: Mapping[str, Any], format: int = FORMAT_1, body: str | None = None) -> str:
-    """SHA-256 over the previous hash and the encoding ``format`` prescribes for the fields.
-
-    ``fields`` is :func:`hashed_fields`' dict; the format picks the encoder,
-    so an event stored in format 1 verifies as it was made (upcasting without
-    rewriting). ``body``: format 2's body digest, when the caller computed it already."""
-    digest = hashlib.sha256()
-    digest.update(prev_hash.encode("ascii"))
-    if format == FORMAT_1:
-        digest.update(canonical_json(fields))
-    elif format == FORMAT_2:
-        envelope = {key: fields[key] for key in ("campaign", "seq", "actor", "session", "scene", "visibility",
-                                                 "created_at")}
-        digest.update(jcs({**envelope, "format": FORMAT_2, "body": body or body_digest(event_body(fields))}))
-    else:
-        raise ValueError(f"unknown event hash format {format!r}")
-    return digest.hexdigest()
 
 
 def lock_campaign(campaign_id: int) -> Campaign:
@@ -572,118 +501,3 @@ def _payload_text(event: Event) -> str:
     """The payload as the JSON text to store: the one hashed for a new event, an imported one's own."""
     text = getattr(event, "stored_payload", None)
     return text if text is not None else canonical_json(event.payload).decode("utf-8")
-
-
-@dataclass
-class ChainReport:
-    ok: bool
-    count: int
-    bad_seq: int | None = None
-    reason: str = ""
-
-
-def verify_chain(campaign: Campaign, batch: int = 2000) -> ChainReport:
-    """Check every link and hash of a campaign's log, in seq order.
-
-    Names the first seq whose seq, link or hash is wrong.
-    """
-    prev_hash = GENESIS_HASH
-    expected_seq = 1
-    count = 0
-    events = Event.objects.filter(campaign=campaign).order_by("seq")
-    for event in events.iterator(chunk_size=batch):
-        if event.seq != expected_seq:
-            return ChainReport(False, count, expected_seq, f"seq {expected_seq} is missing (next stored is {event.seq})")
-        if event.prev_hash != prev_hash:
-            return ChainReport(False, count, event.seq, "its prev_hash does not match the previous event's hash")
-        if event_hash(prev_hash, hashed_fields(event), event.format) != event.hash:
-            return ChainReport(False, count, event.seq, "its hash does not match its contents")
-        prev_hash = event.hash
-        expected_seq += 1
-        count += 1
-    if count != campaign.last_seq:
-        return ChainReport(False, count, count + 1, f"the stream head says {campaign.last_seq} events")
-    if campaign.head_hash != prev_hash:
-        return ChainReport(False, count, count, "the stream head hash does not match the last event")
-    return ChainReport(True, count)
-
-
-def serialize_event(event: Event) -> dict:
-    """The one JSON form of an event, as stored (before any visibility filter).
-
-    A format-2 event carries its ``body_digest``: with it, a member who may not
-    see the payload still recomputes the event's hash."""
-    data = {
-        "seq": event.seq,
-        "format": event.format,
-        "type": event.type,
-        "version": event.version,
-        "payload": event.payload,
-        "actor": event.actor.username if event.actor_id else None,
-        "actor_id": event.actor_id,
-        "character": event.character_id,
-        "character_name": event.character.name if event.character_id else None,
-        "session": event.session,
-        "scene": event.scene,
-        "visibility": event.visibility,
-        "created_at": timestamp(event.created_at),
-        "prev_hash": event.prev_hash,
-        "hash": event.hash,
-    }
-    if event.format >= FORMAT_2:
-        data["body_digest"] = getattr(event, "body_digest", None) or body_digest(event_body(hashed_fields(event)))
-    return data
-
-
-# Where a stored event read from the log (:func:`events_after`) keeps the voids that voided it,
-# as rows for may_see, until the filter turns them into its reader's ``"voided": true``: a void she
-# may not read (only the GM's, of a roll revealed later or of an NPC's roll the GM hid again) must not
-# mark the row she reads. Never sent: for_viewer and as_stored take it off.
-VOIDS = "voids"
-
-
-def marks_after(campaign_id: int, after: int) -> tuple[dict[int, list[dict]], set[int]]:
-    """``(voids, revealed)``: for each seq after ``after`` that a later void names, those voids, as rows
-    the visibility filter reads (seq, visibility, actor, the readers a ``gm`` one names: who may know
-    the seq was voided); and the seqs after ``after`` that a later reveal made public.
-
-    A void or reveal always comes after its target, so looking at marks with
-    seq > ``after`` finds every mark on the events after ``after``. A mark naming no
-    seq (an imported payload may hold anything) marks nothing.
-    """
-    voids, revealed = {}, set()
-    marks = (Event.objects.filter(campaign_id=campaign_id, seq__gt=after, type__in=("event_voided", "roll_revealed"))
-             .values_list("type", "seq", "visibility", "actor_id", KeyTransform("seq", "payload"),
-                          KeyTransform("shared_with", "payload")))
-    for kind, seq, visibility, actor_id, target, readers in marks:
-        if not isinstance(target, int) or isinstance(target, bool):
-            continue
-        if kind == "event_voided":
-            voids.setdefault(target, []).append({"seq": seq, "visibility": visibility, "actor_id": actor_id,
-                                                 "shared_with": readers})
-        else:
-            revealed.add(target)
-    return voids, revealed
-
-
-def events_after(campaign_id: int, after: int, limit: int) -> tuple[list[dict], set[int]]:
-    """Stored events with seq > ``after``, in order, at most ``limit``, serialized.
-
-    Returns ``(events, revealed)``: an event a later one voided carries those voids
-    (:data:`VOIDS`), which the visibility filter turns into ``"voided": true`` for
-    a reader of one of them; ``revealed`` is the set of hidden seqs since made public
-    (pass it to the visibility filter).
-    """
-    rows = (
-        Event.objects.filter(campaign_id=campaign_id, seq__gt=after)
-        .select_related("actor", "character")
-        .order_by("seq")[:limit]
-    )
-    voids, revealed = marks_after(campaign_id, after)
-    events = []
-    for row in rows:
-        data = serialize_event(row)
-        if row.seq in voids:
-            data[VOIDS] = voids[row.seq]
-        events.append(data)
-    return events, revealed
