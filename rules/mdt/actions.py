@@ -149,8 +149,12 @@ def _plan_test(state: dict, action: dict) -> tuple[dict, dict]:
 
 def _plan_opposed(state: dict, action: dict) -> tuple[dict, dict]:
     parts = _pool(state, action["attribute"], _specialization(state, action), action["modifier"])
-    vs_pool, tie_goes_to = action["vs_pool"], action["tie_goes_to"]
-    parts.update(vs_pool=vs_pool, tie_goes_to=tie_goes_to, opponent=action["opponent"] or "")
+    # "Ambos rolam": the opponent's conditions add or take dice from its pool as ours do from ours
+    # (docs/rules.md, Conditions 8); recorded only when there are some.
+    vs_pool = _check_pool(action["vs_pool"] + action["vs_conditions"], "The opponent's pool")
+    tie_goes_to = action["tie_goes_to"]
+    parts.update(vs_pool=vs_pool, tie_goes_to=tie_goes_to, opponent=action["opponent"] or "",
+                 **({"vs_conditions": action["vs_conditions"]} if action["vs_conditions"] else {}))
     return parts, O.odds_of_opposed(parts["pool"], vs_pool, tie_goes_to, _options(state))
 
 
@@ -210,6 +214,8 @@ def take_test(state: dict, action: dict, dice: DiceSource) -> list[Event]:
         "attribute": ATTRIBUTE, "specialization": SPECIALIZATION, "modifier": MODIFIER,
         "vs_character": VS_CHARACTER,
         "vs_pool": POOL,
+        "vs_conditions": Integer(-conditions.MAX_EFFECT, conditions.MAX_EFFECT, default=0, label="Their conditions (dice)",
+                                 help="The opponent's conditions' dice, filled from its sheet when it is a character."),
         "tie_goes_to": Choice([("none", "a tie"), ("character", "the character"), ("opponent", "the opponent")],
                               default="none", label="A tie goes to"),
         "opponent": OPPONENT,

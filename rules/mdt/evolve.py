@@ -99,7 +99,7 @@ EVENTS = EventBook([
         payload={"attribute": "str", "attribute_rating": "int", "dramatic_failure": "bool", "modifier": "int",
                  "odds": "dict", "opponent": "str", "opponent_roll": "dict", "outcome": "str", "pool": "int",
                  "roll": "dict", "specialization": "str?", "specialization_rating": "int", "success": "bool",
-                 "tie_goes_to": "str", "vs_pool": "int"}),
+                 "tie_goes_to": "str", "vs_pool": "int", "conditions": "list?", "vs_conditions": "int?"}),
     # Against another character (``opponent``, its id) the race also records this side's pool and the
     # opponent's attribute and specialization, read from its sheet (rules/contests.py).
     EventSpec("contest_started", "a race to {target} successes started", formerly=("start_contest",),

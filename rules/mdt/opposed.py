@@ -14,7 +14,7 @@ from fractions import Fraction
 from typing import Mapping
 
 from ..base import Contests, DiceSource, Event, FightKind, Fights, RuleError, odds_json
-from ..conditions import in_fight
+from ..conditions import effect, in_fight
 from ..contests import given, text
 from ..options import complete
 from ..sides import Side, best_alone, no_choice
@@ -57,6 +57,20 @@ def fill(action: dict, opponent: Mapping) -> dict:
     return filled
 
 
+def fill_opposed(action: dict, opponent: Mapping) -> dict:
+    """:func:`fill`, and for an opposed test the opponent's conditions' dice (``vs_conditions``, only
+    when it has some): both roll, each with its own circumstances (docs/rules.md, Conditions 8). A
+    race keeps the opponent's standing pool from its start and reads nothing of it later."""
+    filled = fill(action, opponent)
+    if action["type"] == "opposed_test":
+        if action.get("vs_conditions") is not None:
+            raise RuleError("'vs_conditions' is read from the opponent's sheet: leave it out.", "invalid")
+        dice = effect(opponent)[0]
+        if dice:
+            filled["vs_conditions"] = dice
+    return filled
+
+
 _RACE_OUTCOMES = {"win": "loss", "loss": "win"}
 
 
@@ -83,7 +97,7 @@ def side_view(event: Event, opponent: dict | None, actor_id: int, actor_name: st
     return None
 
 
-CONTESTS = Contests(opposable=OPPOSABLE, fill=fill, continuing=CONTINUING, sided=CONTINUING | {"start_contest"},
+CONTESTS = Contests(opposable=OPPOSABLE, fill=fill_opposed, continuing=CONTINUING, sided=CONTINUING | {"start_contest"},
                     own_side_only=CONTINUING, side_view=side_view)
 
 

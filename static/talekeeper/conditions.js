@@ -59,8 +59,11 @@ export function effectsRecorded(payload, read) {
   const own = Array.isArray(payload.conditions) ? payload.conditions : [];
   const said = own.filter((c) => c && c.modifier).map((c) => `${c.name}: ${effectWords(read.effect, c.modifier)}`);
   // WYRM's passive side (docs/rules.md, Conditions 5): its conditions take their modifier off the DL.
-  const theirs = Number(payload.opposition?.conditions) || 0;
-  if (theirs) said.push(`their conditions: ${effectWords(read.effect, -theirs)}`);
+  const passive = Number(payload.opposition?.conditions) || 0;
+  if (passive) said.push(`their conditions: ${effectWords(read.effect, -passive)}`);
+  // An MdT opponent's (Conditions 8): dice on its own pool.
+  const theirs = Number(payload.vs_conditions) || 0;
+  if (theirs) said.push(`their conditions: ${effectWords(read.effect, theirs)}`);
   return said;
 }
 

@@ -180,3 +180,12 @@ def test_a_passive_side_s_conditions_are_filled_into_the_check_and_replay_the_sa
     p = checked.payload
     assert p["opposition"]["conditions"] == 2 and p["dl"] == p["dl_base"] - 2
     _replays(wyrm)
+
+
+def test_an_opposed_test_reads_the_opponent_s_conditions_and_replays_the_same(table_for):
+    """MdT: both roll, each side's conditions on its own pool (docs/rules.md, Conditions 8)."""
+    mdt, lia, rui = _in_session(table_for, "mdt", ("Lia", "Rui"), "Ferido", -1, on=1)
+    rolled = mdt.command(mdt.alice, {"type": "opposed_test", "character": lia.id, "attribute": "presence",
+                                     "vs_character": rui.id}).events[0]
+    assert (rolled.payload["vs_conditions"], rolled.payload["vs_pool"]) == (-1, 3)  # 1 + Presence 3, less 1
+    _replays(mdt)

@@ -39,4 +39,5 @@ test("a recorded roll names the conditions it read, a WYRM passive side's too", 
   const wyrm = { reads: ["check"], effect: "{signed} to the DL" };
   assert.deepEqual(effectsRecorded({ opposition: { conditions: 2 } }, wyrm), ["their conditions: −2 to the DL"]);
   assert.deepEqual(effectsRecorded({ total: 3 }, wyrm), []);
+  assert.deepEqual(effectsRecorded({ vs_conditions: -1 }, MDT), ["their conditions: −1 die"]);
 });

@@ -415,3 +415,21 @@ def test_tale_a_two_sided_round_reads_the_opponent_s_penalty_dice_as_filled():
         tale.decide(st, fight, ScriptedDice([3] * 20))
     p = tale.decide(st, {**fight, "their_defence": 1}, ScriptedDice([3] * 20))[0].payload
     assert (p["available"]["theirs"], p["their_conditions"]) == (3, 2)
+
+
+def test_mdt_an_opposed_test_reads_the_opponent_s_conditions_as_filled():
+    from rules import contests
+    from rules.mdt.odds import odds_of_opposed
+
+    # mundo-das-trevas-lite-testes.pt.txt:24, "Ambos rolam": each side's circumstances on its own pool.
+    mdt = get_system("mdt")
+    foe = act("mdt", fresh("mdt"), condition("Ferido", "scene", modifier=-1))[1]
+    action = {"type": "opposed_test", "attribute": "presence", "vs_character": 2}
+    action.update(contests.fill(mdt, dict(action), foe))
+    assert (action["vs_pool"], action["vs_conditions"]) == (4, -1)
+    with pytest.raises(RuleError, match="vs_conditions"):
+        contests.fill(mdt, {**action, "vs_pool": None}, foe)
+    chances = odds_of_opposed(4, 3, "none", fresh("mdt")["sheet"]["options"])
+    assert mdt.preview(fresh("mdt"), action) == chances
+    p = mdt.decide(fresh("mdt"), action, ScriptedDice([7, 7, 2, 2] + [7, 2, 2]))[0].payload
+    assert (p["vs_pool"], p["vs_conditions"], len(p["opponent_roll"]["dice"]), p["outcome"]) == (3, -1, 3, "win")
