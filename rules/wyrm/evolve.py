@@ -128,7 +128,7 @@ EVENTS = EventBook([
         payload={"reason": "str?", "roll": "int", "use": "str"}),
     EventSpec("fate_granted", "was granted {amount} Fate (now {fate})",
         payload={"amount": "int", "fate": "int", "reason": "str?"}),
-    EventSpec("points_awarded", "earned {points} points",
+    EventSpec("points_awarded", "earned {points|point|points}",
         payload={"points": "int", "reason": "str?"}),
     EventSpec("advance_bought", "bought an advance ({advance}) for {cost} points",
         payload={"advance": "str", "attribute": "str", "cost": "int", "from": "int", "points_left": "int",

@@ -149,7 +149,10 @@ export function describe(ev) {
     const sealed = ev.payload?.commitment;
     return { text: "did something in secret", tone: "hidden", detail: sealed ? `sealed: ${short(sealed)}…` : "" };
   }
-  const ctx = { h, char: state.chars.get(ev.character), charName: ev.character_name };
+  // ``said()``: the event's declared sentence (rules/<system>/evolve.py), as the audit says it, for a
+  // module whose line for the event is that sentence.
+  const said = () => fillTemplate(state.declared.events[ev.type]?.description || words(ev.type), ev.payload || {});
+  const ctx = { h, char: state.chars.get(ev.character), charName: ev.character_name, said };
   let d = null;
   try {
     d = describeCore(ev) || describeFight(ev, state.chars) || state.system.describe(ev, ctx);

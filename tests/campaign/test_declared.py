@@ -256,6 +256,21 @@ def test_no_form_field_writes_its_own_static_limits(name):
             assert (hint or field) in declared or "max: " in rest, f"{name}.js: {field} matches no declared field"
 
 
+@pytest.mark.parametrize("name", SYSTEMS)
+def test_an_event_a_table_module_says_in_its_declared_words_has_no_sentence_of_its_own(name):
+    """Where a system's table module says an event as its declaration does (``ctx.said()``: the declared
+    sentence, filled as the audit fills it; static/talekeeper/describe.js), it writes no sentence of its
+    own: the audit and the table say one sentence. An award of points is said so in every system."""
+    source = (SYSTEMS_JS / f"{name}.js").read_text()
+    said = {kind for kind, line in re.findall(r'case "(\w+)":(.*)', source) if "ctx.said()" in line}
+    assert "points_awarded" in said
+    events = get_system(name).events
+    assert all(kind in events and events.specs[kind].description for kind in said)
+    for kind in said:
+        line = re.search(rf'case "{kind}":(.*)', source).group(1)
+        assert "text: ctx.said()" in line and "`" not in line.split("detail")[0], (name, kind)
+
+
 # --- platform actions: declared as rules actions are (campaign/actions/declared.py) ----------------
 
 @pytest.mark.django_db

@@ -301,7 +301,7 @@ export function describe(ev, ctx) {
       };
     case "project_abandoned": return { text: `abandoned ${p.project} at ${p.progress}/${p.target}`, detail: p.reason || "" };
     case "yes_said": return { text: `the GM says yes${p.goal ? `: ${p.goal}` : ""}`, outcome: { label: "Success", tone: "good" }, tone: "gm" };
-    case "points_awarded": return { text: `earned ${plural(p.points, "point")}`, detail: p.reason || "", tone: "gm" };
+    case "points_awarded": return { text: ctx.said(), detail: p.reason || "", tone: "gm" };
     case "advance_bought":
       return { text: `raised ${p.kind === "attribute" ? LABEL[p.name] : p.name} from ${p.from} to ${p.to} for ${plural(p.cost, "point")}` };
     default: return null;

@@ -381,7 +381,7 @@ export function describe(ev, ctx) {
     case "damage_taken": return { text: `takes ${p.taken}D of damage${p.taken < p.dice ? ` (of ${p.dice}D)` : ""}`, detail: [p.reason, `${p.unassigned_after}D to spread`].filter(Boolean).join(" · "), tone: "gm" };
     case "damage_assigned": return { text: `spread damage: ${Object.entries(p.damage).map(([k, n]) => `${cap(k)} −${n}D`).join(", ")}` };
     case "rested": return { text: `rested ${p.days} day${p.days === 1 ? "" : "s"}: ${Object.entries(p.recovered).map(([k, n]) => `${cap(k)} +${n}D`).join(", ") || "nothing to recover"}` };
-    case "points_awarded": return { text: `earned ${plural(p.points, "point")}`, detail: p.reason || "", tone: "gm" };
+    case "points_awarded": return { text: ctx.said(), detail: p.reason || "", tone: "gm" };
     case "advance_bought":
       return { text: p.characteristic ? `raised ${cap(p.characteristic)} from ${p.from}D to ${p.to}D for ${plural(p.cost, "point")}`
         : `raised ${p.skill} from +${p.from}D to +${p.to}D for ${plural(p.cost, "point")}` };

@@ -236,7 +236,7 @@ export function oddsText(type, odds) {
   return type === "skill_test" ? successOdds(odds) : formatOdds(odds);
 }
 
-export function describe(ev) {
+export function describe(ev, ctx) {
   const p = ev.payload;
   switch (ev.type) {
     case "skill_tested": {
@@ -278,7 +278,7 @@ export function describe(ev) {
         detail: p.target ? hadOdds(p.odds) : "",
       };
     }
-    case "points_awarded": return { text: `earned ${p.points} XP`, detail: p.reason || "", tone: "gm" };
+    case "points_awarded": return { text: ctx.said(), detail: p.reason || "", tone: "gm" };
     case "tale_ended": return { text: `the Tale ended: ${p.xp} XP from filled bubbles`, tone: "gm" };
     case "advance_bought": {
       const what = p.advance === "totem" ? `the ${p.totem} totem` : p.advance === "skill" ? p.skill : `${p.skill} (${p.specialization})`;

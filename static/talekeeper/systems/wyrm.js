@@ -244,7 +244,7 @@ function chain(dice, cls = "") {
   return dice.map((d) => die(`${d.face}${d.exploded ? "!" : ""}`, `${cls} ${d.exploded ? "x" : ""}`, d.exploded ? "a 6: rolled again and added" : d.capped ? "capped" : ""));
 }
 
-export function describe(ev) {
+export function describe(ev, ctx) {
   const p = ev.payload;
   switch (ev.type) {
     case "attribute_checked": {
@@ -288,7 +288,7 @@ export function describe(ev) {
     }
     case "fate_denied": return { text: `GM denied the Fate request (${USES[p.use] || p.use})`, detail: p.reason || "", tone: "gm" };
     case "fate_granted": return { text: `was granted ${p.amount} Fate (now ${p.fate})`, detail: p.reason || "", tone: "gm" };
-    case "points_awarded": return { text: `earned ${plural(p.points, "point")}`, detail: p.reason || "", tone: "gm" };
+    case "points_awarded": return { text: ctx.said(), detail: p.reason || "", tone: "gm" };
     case "advance_bought":
       return { text: p.advance === "attribute" ? `raised ${cap(p.attribute)} from ${p.from} to ${p.to} for ${plural(p.cost, "point")}`
         : `learned ${p.skill} (${cap(p.attribute)}) for ${plural(p.cost, "point")}` };
