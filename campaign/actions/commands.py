@@ -8,6 +8,7 @@ import copy
 import hashlib
 import re
 from dataclasses import dataclass, replace
+from typing import Callable
 from datetime import timedelta
 
 from django.conf import settings
@@ -152,7 +153,7 @@ def do_contributions(items: list[tuple[Membership, dict]]) -> list[CommandResult
     if not checked:
         return outcomes
     with command_transaction():
-        stream, rolls, known, keys = None, set(), None, None
+        stream, rolls, known, keys, stored = None, set(), None, None, []
         for i, membership, client_id, action, body in checked:
             # The first takes the lock; each later one reads what it needs under it (the membership now, an
             # earlier use of its id), after what the ones before it stored.
@@ -165,12 +166,15 @@ def do_contributions(items: list[tuple[Membership, dict]]) -> list[CommandResult
                 stream = lock_stream(membership, client_id)
                 stream.campaign.witness_ledger = known  # the rolls' rows, and who contributed, read once for all
             try:
-                outcomes[i] = result = _command(stream, client_id, action, body, None, keys)
+                outcomes[i] = result = _command(stream, client_id, action, body, None, keys, stored.extend)
             except ActionError as e:
                 outcomes[i] = e
                 continue
             if not result.replayed:
                 rolls.add(action["roll"])
+        # One doorbell for all of them (every event still goes to every socket, in order), and then the
+        # decisions'.
+        publish_on_commit(stream.campaign.id, stored)
         for roll in sorted(rolls):  # stream.campaign: the locked row, at the head the last one left it
             _resolve_if_complete(stream.campaign, roll)
     return outcomes
@@ -193,9 +197,10 @@ def _lock(membership: Membership, client_id: str, action: dict) -> Stream:
 
 
 def _command(stream: Stream, client_id: str, action: dict, body: dict, dice,
-             keys: dict[str, dict] | None = None) -> CommandResult:
+             keys: dict[str, dict] | None = None, stored: Callable[[list[Event]], None] | None = None) -> CommandResult:
     """The command, under the lock :func:`_lock` took: its events stored, its doorbell registered.
-    ``keys``: the campaign's members' keys, if the transaction read them already (check_signature)."""
+    ``keys``: the campaign's members' keys, if the transaction read them already (check_signature);
+    ``stored``: what is handed the events it stored, to publish with others (else they are published)."""
     signature = body.get("signature")
     body_hash = _body_hash(action)
     campaign = stream.campaign
@@ -244,7 +249,10 @@ def _command(stream: Stream, client_id: str, action: dict, body: dict, dice,
                       created_at=timezone.now())
     events = record(campaign, drafts, actor=user, command=command)  # with the head and the projections
     assert not signed or events[0].seq == drafts[-1].payload.get("command_of", events[0].seq)
-    publish_on_commit(campaign.id, events)
+    if stored is None:
+        publish_on_commit(campaign.id, events)
+    else:
+        stored(events)
     if action["type"] == witnessed.CONTRIBUTE:
         witnessing.ledger(campaign).stored(events[0])
     if any(e.type == "session_ended" for e in events):

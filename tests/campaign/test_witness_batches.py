@@ -76,6 +76,21 @@ def test_contributions_stored_together_are_stored_in_order_and_decide_their_roll
     assert WitnessedRoll.objects.get(campaign=table.campaign, pending_seq=pending.seq).resolved_seq == decided.seq
 
 
+def test_contributions_stored_together_ring_one_doorbell_then_their_decisions(
+        table, online, doorbells, django_capture_on_commit_callbacks):
+    """Every event still reaches every socket, in order: the contributions in one doorbell, the decision
+    after them."""
+    table.command(table.gm, {"type": "start_session"})
+    online("gm", "alice", "bob")
+    pending = gm_roll(table)
+    with django_capture_on_commit_callbacks(execute=True):
+        outcomes = together(table, (table.alice, envelope(table, table.alice, pending.seq)),
+                            (table.watcher, envelope(table, table.watcher, pending.seq)),  # refused: not a witness
+                            (table.bob, envelope(table, table.bob, pending.seq)))
+    stored = [outcomes[0].events[0].seq, outcomes[2].events[0].seq]
+    assert doorbells.seqs() == [stored, [stored[-1] + 1]]
+
+
 def test_a_bad_contribution_is_refused_alone_and_spoils_none_of_the_others(table, online):
     table.command(table.gm, {"type": "start_session"})
     online("gm", "alice", "bob")
