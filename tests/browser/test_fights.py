@@ -128,9 +128,13 @@ def test_a_damage_roll_reaches_its_targets_track_with_one_click(table_of, seats,
     table.command(table.gm, {"type": "start_fight", "sides": [
         {"character": ana.id, "attribute": "warrior", "team": "A"},
         {"character": ogre.id, "attribute": "warrior", "team": "B"}]})
+    table.command(table.gm, {"type": "apply_condition", "character": ana.id, "name": "Dazzled", "duration": "scene",
+                             "modifier": 1})
     gm, alice = seats("gm", "alice")
-    # The WYRM module's `fights` lays out each side's choice: whom it acts against (fight.js names no system).
+    # The WYRM module's `fights` lays out each side's choice: whom it acts against (fight.js names no system);
+    # the form says what her conditions change this round.
     choice = alice.page.get_by_role("form", name="Ana's choice")
+    expect(choice.locator(".condition-effects")).to_have_text("Conditions: Dazzled: +1 to the DL")
     expect(choice.get_by_label("Act against Ogre")).to_be_checked()
     expect(choice.get_by_role("button", name="Choose for Ana")).to_be_visible()
     rolled = table.command(table.alice, {"type": "damage", "character": ana.id, "dice": 1, "bonus": 1},
