@@ -263,7 +263,7 @@ export function describe(ev, ctx) {
       };
     case "aspect_invoked": return { text: `invoked the aspect “${p.aspect}”: one free Resolve this scene` };
     case "aspect_invoked_by_gm": return { text: `GM invoked the aspect “${p.aspect}” against them: ${signed(p.penalty)} on the next test`, tone: "gm" };
-    case "resolve_granted": return { text: `was granted ${p.amount} Resolve (now ${p.resolve})`, detail: p.reason || "", tone: "gm" };
+    case "resolve_granted": return { text: ctx.said(), detail: p.reason || "", tone: "gm" };
     case "injury_marked":
       return { text: `was injured: ${plural(p.spots.length, "spot")} filled (${p.injuries} now)`,
         outcome: p.taken_out ? { label: "Taken out", tone: "bad" } : null,
@@ -279,7 +279,7 @@ export function describe(ev, ctx) {
       };
     }
     case "points_awarded": return { text: ctx.said(), detail: p.reason || "", tone: "gm" };
-    case "tale_ended": return { text: `the Tale ended: ${p.xp} XP from filled bubbles`, tone: "gm" };
+    case "tale_ended": return { text: ctx.said(), tone: "gm" };
     case "advance_bought": {
       const what = p.advance === "totem" ? `the ${p.totem} totem` : p.advance === "skill" ? p.skill : `${p.skill} (${p.specialization})`;
       return { text: `raised ${what} from ${p.from} to ${p.to} for ${p.cost} XP` };

@@ -287,7 +287,7 @@ export function describe(ev, ctx) {
       return { text: `spent Fate to ${USES[p.use] || p.use}`, detail: [p.detail ? `“${p.detail}”` : "", `${p.fate_left} Fate left`].filter(Boolean).join(" · ") };
     }
     case "fate_denied": return { text: `GM denied the Fate request (${USES[p.use] || p.use})`, detail: p.reason || "", tone: "gm" };
-    case "fate_granted": return { text: `was granted ${p.amount} Fate (now ${p.fate})`, detail: p.reason || "", tone: "gm" };
+    case "fate_granted": return { text: ctx.said(), detail: p.reason || "", tone: "gm" };
     case "points_awarded": return { text: ctx.said(), detail: p.reason || "", tone: "gm" };
     case "advance_bought":
       return { text: p.advance === "attribute" ? `raised ${cap(p.attribute)} from ${p.from} to ${p.to} for ${plural(p.cost, "point")}`
