@@ -13,7 +13,7 @@ gains that much).
 * ``prepared``: a ``2d6`` command through ``do_command`` with the lock and the write bound and
   prepared on the server (campaign/eventlog/store.py ``_cursor``) against Django's own cursor;
 * ``group_send``: a doorbell to a group of 8 channels with channels-redis's ``group_send`` (four Redis
-  round trips) against campaign/layers.py's (two);
+  round trips) against sessions/layers.py's (two);
 * ``group_add_many``: a table beat re-joining 8 sockets, ``group_add`` each against one pipeline;
 * ``dispatch``: a message to a socket's handler with Channels' ``dispatch`` (a hop to the synchronous
   thread for ``aclose_old_connections`` first) against sessions/consumers.py's.
@@ -157,7 +157,7 @@ def bench_prepared(rounds: int, per_round: int, prefix: str) -> dict:
 def _layers(redis_url: str):
     from channels_redis.core import RedisChannelLayer
 
-    from campaign.layers import ResilientRedisChannelLayer
+    from sessions.layers import ResilientRedisChannelLayer
 
     options = {"hosts": [redis_url], "capacity": 10**6, "prefix": f"patches-{uuid.uuid4().hex[:6]}"}
     return RedisChannelLayer(**options), ResilientRedisChannelLayer(**options)

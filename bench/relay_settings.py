@@ -10,7 +10,7 @@ default, the same 5 s that channels-redis blocks in ``BZPOPMIN``, so an idle
 process's receive races its own socket timeout and, when the reply is a little
 late (a busy machine), raises ``TimeoutError``, which ends a consumer with
 close code 1011 (django/channels_redis#422, redis/redis-py#4091). Talekeeper's
-``campaign.layers.ResilientRedisChannelLayer`` retries instead; the relay,
+``sessions.layers.ResilientRedisChannelLayer`` retries instead; the relay,
 being bare, gets a read timeout longer than the blocking pop.
 """
 

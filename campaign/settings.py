@@ -227,7 +227,7 @@ REDIS_URL = env_str("REDIS_URL")
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "campaign.layers.ResilientRedisChannelLayer",
+            "BACKEND": "sessions.layers.ResilientRedisChannelLayer",
             "CONFIG": {
                 # redis-py caps an async pool at 100 connections by default;
                 # one socket may hold one, so a busy daphne needs far more.

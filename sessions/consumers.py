@@ -128,7 +128,7 @@ class TableConsumer(AsyncWebsocketConsumer):
         finally:
             self._stand_up()
             # Messages for this socket's channel that arrive from now on would wait for ever in the
-            # layer's memory (campaign/layers.py ReceiveBuffer).
+            # layer's memory (sessions/layers.py ReceiveBuffer).
             gone = getattr(self.channel_layer, "reader_gone", None)
             if gone is not None and getattr(self, "channel_name", None):
                 gone(self.channel_name)

@@ -37,7 +37,7 @@ from channels.exceptions import ChannelFull
 from channels.layers import InMemoryChannelLayer, channel_layers, get_channel_layer
 from django.conf import settings
 
-from campaign.layers import ResilientRedisChannelLayer
+from .layers import ResilientRedisChannelLayer
 
 log = logging.getLogger(__name__)
 
@@ -184,7 +184,7 @@ class _Sender:
     One after another caps a process at about a thousand doorbells a second (a send is
     two round trips to Redis); the bench's busiest load rings 40.
 
-    While Redis does not answer, each send gives up after ``LAYER_TIMEOUT`` (campaign/layers.py) and
+    While Redis does not answer, each send gives up after ``LAYER_TIMEOUT`` (sessions/layers.py) and
     the queue fills: a doorbell that waited longer than ``STALE_AFTER`` is dropped unsent (by then the
     heartbeats bring the sockets up to date from the log), so that once Redis answers again the new
     doorbells go out at once, not behind the outage's, and at most ``MAX_WAITING`` wait."""

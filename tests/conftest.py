@@ -82,7 +82,7 @@ def _bounded_cancel_all_tasks(loop) -> None:
     """asyncio's own teardown, bounded: cancel what a test left running and wait at most 10 s.
 
     A task that ignores its cancel would otherwise hang the whole run in the event loop's close
-    (a consumer's channel-layer read once did: campaign/layers.py). It fails the test that left
+    (a consumer's channel-layer read once did: sessions/layers.py). It fails the test that left
     it, naming the task and where it is stuck.
     """
     import asyncio

@@ -98,7 +98,7 @@ class Sockets:
             if not pending:
                 return
             # Bounded: a task that ignores its cancel fails the test instead of hanging the run (a
-            # channel-layer read once did: campaign/layers.py, tests/sessions/test_layer.py).
+            # channel-layer read once did: sessions/layers.py, tests/sessions/test_layer.py).
             _, stuck = await asyncio.wait(pending, timeout=10)
             for task in stuck:
                 task.print_stack(file=sys.stderr)

@@ -1,6 +1,6 @@
 """A doorbell rung in the process that committed reaches that process's sockets from memory
 (sessions.transport.sit_down_here) and every other process's through the channel layer, which
-leaves this process's sockets out (campaign.layers: ``group_send(..., exclude=...)``)."""
+leaves this process's sockets out (sessions.layers: ``group_send(..., exclude=...)``)."""
 
 from __future__ import annotations
 
@@ -24,8 +24,7 @@ def doorbells_wait_for_redis(monkeypatch):
     tests/sessions/test_transport.py). The channels these tests listen on have no heartbeat: a
     doorbell dropped on a loaded machine left them waiting for a message that never came. Here
     the sender's clock stands still and Redis has ``HANG`` to answer."""
-    from campaign import layers
-    from sessions import transport
+    from sessions import layers, transport
 
     monkeypatch.setattr(transport._Sender, "clock", staticmethod(lambda: 0.0))
     monkeypatch.setattr(transport._Sender, "SEND_TIMEOUT", HANG)

@@ -4,7 +4,7 @@ A consumer's channel-layer read is cancelled when its socket closes. On Python 3
 ``asyncio.wait_for`` around each command write returned the write's result instead of raising
 when the cancel arrived during the write (CPython gh-86296), and channels-redis then re-sent
 BZPOPMIN every 5 s for ever. It showed up after the socket fuzzer's refused connect, whose read
-is cancelled a few loop steps after it starts, once per full run (campaign/layers.py).
+is cancelled a few loop steps after it starts, once per full run (sessions/layers.py).
 
 Each test cancels at every loop step of the operation's start, so the race is not left to
 timing: a step count either lands inside a write or it does not, the same way every run.
@@ -15,7 +15,7 @@ import asyncio
 import pytest
 from django.conf import settings
 
-from campaign.layers import ResilientRedisChannelLayer
+from sessions.layers import ResilientRedisChannelLayer
 
 pytestmark = pytest.mark.redis
 STEPS = 60  # more than a read takes to connect, select the database, clean up and block in BZPOPMIN
@@ -175,7 +175,7 @@ async def test_a_channel_read_again_after_its_reader_went_gets_its_messages(laye
 
 
 def test_channels_whose_reader_went_are_forgotten_after_a_while(monkeypatch):
-    from campaign import layers
+    from sessions import layers
 
     now = [1000.0]
     monkeypatch.setattr(layers.time, "monotonic", lambda: now[0])
