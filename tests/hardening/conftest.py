@@ -189,6 +189,124 @@ class Cast:
         return self.table.campaign
 
 
+# --- signed contributions to witnessed rolls ------------------------------------------------
+
+
+class Witnessing:
+    """A signed table whose GM's rolls wait for witnesses (docs/fair-dice.md, "Witnessed rolls"): a roll
+    still ``waiting`` for alice, bob and the spectator (who sends nothing here, so it never completes),
+    one alice and bob ``decided``, and alice's signed contribution to it (``replay``: its envelope as
+    sent). :meth:`envelope` builds a signed ``witness_roll`` command from a :data:`witness_plans` plan."""
+
+    def __init__(self, table, monkeypatch, settings):
+        from campaign.actions import witnesses as witnessing
+
+        self.table = table
+        settings.WITNESS_TIMEOUT_SECONDS = 10**6  # no roll falls due while the fuzzer runs: nothing is swept
+        online: set[str] = set()
+        monkeypatch.setattr(witnessing, "_presence", lambda campaign_id: set(online))
+        table.command(table.gm, {"type": "configure_campaign", "settings": {"witnessed_rolls": "gm"}})
+        self.cast = Cast(table)
+        online.update({"gm", "alice", "bob"})
+        self.used = {"alice": "w-alice", "bob": "w-bob", "gm": "w-gm"}  # an id each member used before
+        self.decided = table.command(table.gm, {"type": "roll", "notation": "1d6"}, client_id="w-gm").events[0].seq
+        self.replay = self.signed("alice", "w-alice", {"type": "witness_roll", "roll": self.decided,
+                                                       "entropy": good_entropy("alice-replay")})
+        table.command(table.alice, self.replay["action"], client_id=self.replay["id"])
+        table.command(table.bob, {"type": "witness_roll", "roll": self.decided, "entropy": good_entropy("bob")},
+                      client_id="w-bob")
+        online.add("watcher")
+        self.waiting = table.command(table.gm, {"type": "roll", "notation": "1d6", "visibility": "gm"}).events[0].seq
+        table.campaign.refresh_from_db()
+        self.session = table.campaign.current_session
+        self.commitment = self.commitment_now()
+        self.count = 0
+
+    def contributed(self, who: str) -> bool:
+        from campaign.models import Event
+
+        return Event.objects.filter(campaign=self.table.campaign, type="roll_witnessed", payload__roll=self.waiting,
+                                    actor__username=who).exists()
+
+    def commitment_now(self) -> str:
+        from campaign.fairdice import current_commitment
+
+        return current_commitment(self.table.campaign)
+
+    def signed(self, name: str, command_id: str, action: dict) -> dict:
+        from tests.signing import signed
+
+        return signed(self.table.campaign, name, {"id": command_id, "action": action})
+
+    def envelope(self, plan: dict) -> dict:
+        """The envelope ``plan["who"]`` sends: a contribution with hostile fields, signatures and ids."""
+        from tests.signing import signature
+
+        who, self.count = plan["who"], self.count + 1
+        if plan["replay"] == "exact":
+            return dict(self.replay)
+        if plan["roll"] == "waiting" and self.contributed(who):
+            # A roll she has not witnessed yet: each plan's contribution may be her first.
+            self.waiting = self.table.command(self.table.gm, {"type": "roll", "notation": "1d6",
+                                                              "visibility": "gm"}).events[0].seq
+        self.table.campaign.refresh_from_db()
+        roll = {"waiting": self.waiting, "decided": self.decided, "call": self.waiting + 1,
+                "head": self.table.campaign.last_seq + 1}.get(plan["roll"], plan["roll"]) \
+            if isinstance(plan["roll"], str) else plan["roll"]
+        entropy = good_entropy(f"{who}-{self.count}") if plan["entropy"] == "good" else plan["entropy"]
+        action = {"type": "witness_roll", "roll": roll, "entropy": entropy}
+        command_id = f"w{self.count}"
+        if plan["replay"] == "same_id":  # an id she used before, another action
+            command_id = self.used[who]
+        elif plan["replay"] == "new_id":  # alice's contribution again, under a new id
+            action = dict(self.replay["action"])
+        envelope = {"id": command_id, "action": action}
+        campaign_id, signer = self.table.campaign.id, plan["signer"]
+        if signer == "unsigned":
+            return envelope
+        if signer == "garbage":
+            return {**envelope, "signature": plan["garbage"]}
+        name = {"other_key": "bob" if who != "bob" else "alice"}.get(signer, who)
+        session, commitment = {"other_session": (self.session + 1, "0" * 64),
+                               "no_session": (None, None)}.get(signer, (self.session, self.commitment))
+        try:
+            sig = signature(name, campaign_id, command_id, action, session, commitment)
+        except (OverflowError, ValueError, TypeError):  # no JCS holds it: signed as some other action
+            sig = signature(name, campaign_id, command_id, {"type": "witness_roll"}, session, commitment)
+        if signer == "tampered":
+            sig["sig"] = plan["garbage"] if isinstance(plan["garbage"], str) else sig["sig"][:-4] + "AAAA"
+        return {**envelope, "signature": sig}
+
+
+def good_entropy(tag: str) -> str:
+    import base64
+    import hashlib
+
+    return base64.urlsafe_b64encode(hashlib.sha256(tag.encode()).digest()).rstrip(b"=").decode()
+
+
+BAD_ENTROPY = ["", "A" * 42, "A" * 44, "A" * 42 + "=", "A" * 43 + "=", "/" * 43, "+" * 43, "A" * 42 + "\u00e9",
+               "A" * 42 + "\u0000", " " + "A" * 42, "A" * 4000]
+_HOSTILE_PLAN = {
+    # The spectator is the waiting roll's witness who never contributes; the GM, its sender, is no witness.
+    "who": st.sampled_from(["alice", "bob", "gm"]),
+    "roll": st.one_of(st.sampled_from(["waiting", "decided", "call", "head"]), ints, json_values),
+    "entropy": st.one_of(st.just("good"), st.sampled_from(BAD_ENTROPY), st.integers(0, 90).map(lambda n: "A" * n),
+                         json_values),
+    "signer": st.sampled_from(["own", "other_key", "other_session", "no_session", "unsigned", "tampered", "garbage"]),
+    "garbage": json_values,
+    "replay": st.sampled_from(["no", "exact", "same_id", "new_id"]),
+}
+_GOOD_PLAN = {"who": st.sampled_from(["alice", "bob"]), "roll": st.just("waiting"), "entropy": st.just("good"),
+              "signer": st.just("own"), "garbage": json_values, "replay": st.just("no")}
+# A listed witness's good contribution with one field made hostile, or with several.
+witness_plans = st.one_of(
+    *(st.fixed_dictionaries({**_GOOD_PLAN, key: _HOSTILE_PLAN[key]}) for key in ("who", "roll", "entropy", "signer",
+                                                                                 "replay")),
+    st.fixed_dictionaries(_HOSTILE_PLAN),
+)
+
+
 @pytest.fixture
 def high_rate_limits(settings):
     """Fuzzing sends hundreds of commands a minute: rate limits are tested elsewhere."""

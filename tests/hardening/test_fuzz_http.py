@@ -14,14 +14,15 @@ the mark and the matching ``assume`` in the strategies).
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from django.test import Client
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from .conftest import (
-    ROOT, HUGE_LITERAL, SYSTEMS, Cast, assert_chain_ok, assert_clear_error, field_names, hits_known_bug, hostile_actions,
-    json_values, log_snapshot, raw_hits_known_bug, texts, token_for,
+    ROOT, HUGE_LITERAL, SYSTEMS, Cast, Witnessing, assert_chain_ok, assert_clear_error, field_names, hits_known_bug,
+    hostile_actions, json_values, log_snapshot, raw_hits_known_bug, texts, token_for, witness_plans,
 )
 
 pytestmark = pytest.mark.django_db
@@ -184,6 +185,42 @@ def test_every_real_action_with_hostile_fields(table_for, high_rate_limits, syst
 
     run()
     assert_chain_ok(cast.campaign)
+
+
+# --- signed contributions to witnessed rolls ---------------------------------------------------
+
+
+@pytest.fixture
+def witnessing(db, high_rate_limits, monkeypatch, settings):
+    from tests.conftest import Table
+
+    witnessing = Witnessing(Table(signed=True), monkeypatch, settings)
+    yield witnessing
+    assert_chain_ok(witnessing.cast.campaign)
+
+
+def stored_as_sent(plan: dict) -> bool:
+    """Whether ``plan`` is a contribution the server may store: a listed witness's, to the waiting roll,
+    signed by her for this session, under a new id, with 43 base64url characters of entropy (32 bytes)."""
+    entropy = plan["entropy"]
+    return (plan["who"] in ("alice", "bob") and plan["roll"] == "waiting" and plan["signer"] == "own"
+            and plan["replay"] == "no"
+            and (entropy == "good" or isinstance(entropy, str) and re.fullmatch(r"[A-Za-z0-9_-]{43}", entropy)))
+
+
+@FUZZ
+@given(plan=witness_plans)
+def test_signed_contributions_with_hostile_fields_get_a_clear_answer_and_store_nothing(witnessing, plan):
+    """Signed ``witness_roll`` commands with bad lengths, a wrong roll, another session, a replayed
+    contribution or a key not the sender's: a clear 4xx and an untouched log (Api.post checks both),
+    or, for a listed witness's own first contribution, that contribution and nothing else."""
+    api = Api(witnessing.cast, getattr(witnessing.table, plan["who"]))
+    status, body = api.post("commands", json.dumps(witnessing.envelope(plan)).encode())
+    if status == 201:
+        assert stored_as_sent(plan), plan
+        assert [e["type"] for e in body["events"]] == ["roll_witnessed"]
+    elif status == 200:  # a command id's retry: its first events again
+        assert plan["replay"] == "exact" and plan["who"] == "alice", plan
 
 
 ABSURD_NUMBERS = [10**4000, -(10**4000), 2**63, -(2**63) - 1, 10**18, -1, -(10**9), 0, 1.5, -0.5, 1e308, True]

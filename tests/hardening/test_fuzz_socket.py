@@ -25,14 +25,15 @@ from hypothesis import HealthCheck, assume, given, settings, strategies as st
 from campaign.asgi import application
 
 from .conftest import (
-    SYSTEMS, Cast, assert_chain_ok, assert_error_frame, hits_known_bug, hostile_actions, json_values, log_snapshot,
-    token_for,
+    SYSTEMS, Cast, Witnessing, assert_chain_ok, assert_error_frame, hits_known_bug, hostile_actions, json_values,
+    log_snapshot, token_for, witness_plans,
 )
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 MAX_FRAME = 64 * 1024
 FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+TABLE_FUZZ = settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))  # one table's run
 
 
 class Sockets:
@@ -221,21 +222,48 @@ def test_every_real_action_over_the_socket(table_for, high_rate_limits, transact
     ids = st.sampled_from([cast.hero.id] * 6 + [cast.rival.id, 0, -1, 2**63, str(cast.hero.id), None])
     counter = iter(range(10**9))
 
-    @settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+    @TABLE_FUZZ
     @given(action=hostile_actions(system, ids), who=st.sampled_from(["gm", "alice", "watcher"]))
     def run(action, who):
         frame = {"type": "command", "id": f"s{next(counter)}", "action": action}
         assume(not hits_known_bug(frame, "socket"))
         exchange(sockets, who, text=json.dumps(frame))
 
+    fuzz_then_check(sockets, run)
+
+
+def fuzz_then_check(sockets: Sockets, run) -> None:
+    """Run the fuzzer ``run``; then every socket it opened is still open and still answers, and the chain
+    verifies."""
     try:
         run()
-        # The sockets are still open and still answer.
         for who in sockets.open:
             assert exchange(sockets, who, text='{"type": "ping"}')["type"] == "pong"
     finally:
         sockets.close()
-    assert_chain_ok(cast.campaign)
+    assert_chain_ok(sockets.cast.campaign)
+
+
+def test_signed_contribution_frames_with_hostile_fields_get_an_error_frame_and_store_nothing(
+        transactional_db, high_rate_limits, monkeypatch, settings):
+    """Signed ``witness_roll`` frames with bad lengths, a wrong roll, another session, a replayed
+    contribution or a key not the sender's: an error frame with a code (never ``server_error``, never a
+    closed socket) and an untouched log (``exchange`` checks both), or a listed witness's own first
+    contribution stored."""
+    from tests.conftest import Table
+    from tests.hardening.test_fuzz_http import stored_as_sent
+
+    witnessing = Witnessing(Table(signed=True), monkeypatch, settings)
+    sockets = Sockets(witnessing.cast)
+
+    @TABLE_FUZZ
+    @given(plan=witness_plans)
+    def run(plan):
+        answer = exchange(sockets, plan["who"], text=json.dumps({"type": "command", **witnessing.envelope(plan)}))
+        if answer["type"] == "ack":
+            assert stored_as_sent(plan) or (plan["replay"] == "exact" and plan["who"] == "alice"), (plan, answer)
+
+    fuzz_then_check(sockets, run)
 
 
 def test_oversized_frames_are_refused_and_the_socket_stays_open(sockets):
