@@ -41,7 +41,7 @@ from playwright.sync_api import Browser, expect, sync_playwright
 
 from rules import get_system
 from rules.base import DiceExhausted, RuleError, ScriptedDice
-from tests.conftest import Table
+from tests.conftest import HANG, Table
 from tests.servers import daphne
 
 CHROMIUM = "/usr/bin/chromium"
@@ -326,7 +326,7 @@ class Seat:
     def wait_for_frame(self, seq: int):
         """Wait until Python has seen the page's frame for event ``seq`` (Playwright hands frames
         over between calls, so the DOM can show an event before ``frames`` holds it)."""
-        for _ in range(200):
+        for _ in range(HANG * 40):  # HANG bounds a hang; a loaded machine may need seconds
             if any(e["seq"] == seq for e in self.event_frames()):
                 return
             self.page.wait_for_timeout(25)  # lets Playwright deliver pending frame events

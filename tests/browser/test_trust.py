@@ -9,6 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import head_seq
+from tests.conftest import HANG
 
 pytestmark = pytest.mark.browser
 
@@ -180,7 +181,10 @@ def test_a_players_table_says_so_when_the_roll_is_decided_without_the_contributi
     alice.wait_live()
     script_dice([4])
     gm.roll("1d20", label="ambush")
-    for _ in range(400):  # until Alice's table has sent its contribution (and been told "decided")
+    # Until Alice's table has sent its contribution (and been told "decided"); the page's frames reach
+    # the route only while Playwright runs, hence the short waits. HANG bounds a hang: 10 s was not
+    # enough for a loaded machine running the whole suite.
+    for _ in range(HANG * 40):
         if dropped:
             break
         alice.page.wait_for_timeout(25)
