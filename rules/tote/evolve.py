@@ -12,6 +12,7 @@ from __future__ import annotations
 from .. import common
 from ..base import copy_json, evolver
 from ..declare import EventBook, EventSpec
+from ..options import CONFIGURED
 
 
 def _lapse_scene(state: dict) -> None:
@@ -52,6 +53,15 @@ def _spend_resolve(state: dict, p: dict) -> None:
 def _injuries(state: dict, p: dict) -> None:
     track = state["sheet"]["options"]["injury_track"]
     state["injuries"] = max(0, min(len(track), p["injuries"]))
+    state["taken_out"] = state["injuries"] >= len(track)
+
+
+def _track_configured(state: dict, p: dict) -> None:
+    """A changed injury track re-reads the wounds (docs/rules.md, TOTE 19): the state counts filled
+    spots, so a track shorter than the wounds is full and takes the hero out; no spot is left beyond
+    its end to heal from. The options themselves are set by the shared handler, after this one."""
+    track = p["options"].get("injury_track", state["sheet"]["options"]["injury_track"])
+    state["injuries"] = min(len(track), state["injuries"])
     state["taken_out"] = state["injuries"] >= len(track)
 
 
@@ -98,6 +108,7 @@ HANDLERS = {
     "points_awarded": common.earn_points,
     "advance_bought": _buy_advance,
     "tale_ended": _end_tale,
+    CONFIGURED: _track_configured,
     "scene_started": lambda s, p: _lapse_scene(s),
     "scene_ended": lambda s, p: _lapse_scene(s),
     # effect_tested, session_started, session_ended: nothing to track.

@@ -121,6 +121,9 @@ def test_straight_roll_with_characteristics_and_skill_dice():
     ({"type": "straight_roll", "target": 0}, "'target' must be from 1"),
     ({"type": "straight_roll", "vs_pool": 41}, "'vs_pool' must be from 1 to 40"),
     ({"type": "straight_roll", "vs_pool": "7"}, "'vs_pool' must be a whole number"),
+    # docs/rules.md Tale 39: the reference table's names ("Hard | 7D", tale-rpg.txt:46) are no challenge.
+    ({"type": "straight_roll", "vs_pool": "hard"}, "'vs_pool' must be a whole number"),
+    ({"type": "straight_roll", "difficulty": "hard"}, "exactly one of 'target'"),
     ({"type": "straight_roll", "target": 5, "skill": 3}, "'skill' must be text of 1 to 40 characters"),
     ({"type": "straight_roll", "target": 5, "characteristics": ["deft"]}, "'characteristics' must be a list"),
     ({"type": "straight_roll", "target": 5, "characteristics": ["deft", "luck"]}, "'characteristics\\[1\\]' must be one of brawn"),

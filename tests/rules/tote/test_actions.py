@@ -130,6 +130,29 @@ def test_grant_resolve_caps_at_maximum():
     refused(new_state(), {"type": "grant_resolve", "amount": 0}, "'amount'")
 
 
+def configured(state, **changes):
+    """``state`` after the GM's ``campaign_configured`` with ``changes`` to its options."""
+    from rules.options import CONFIGURED
+
+    return SYSTEM.evolve(state, Event(CONFIGURED, {"options": {**state["sheet"]["options"], **changes}}))
+
+
+def test_resolve_above_a_lowered_maximum_is_kept_until_spent_and_no_grant_tops_it():
+    """docs/rules.md TOTE 12: Resolve granted under the old maximum stays (tote-basic-rules-v1.1.txt:14
+    spends it a point at a time); grants wait until it is below the new one."""
+    state, _ = apply(new_state(), {"type": "grant_resolve", "amount": 2})
+    state = configured(state, resolve_max=2)
+    assert state["resolve"] == 5
+    refused(state, {"type": "grant_resolve"}, "already at its maximum of 2")
+    for _ in range(3):
+        state, _ = apply(failed_test(state, target=5), {"type": "spend_resolve", "totem": "Bison"})
+    assert state["resolve"] == 2
+    refused(state, {"type": "grant_resolve"}, "already at its maximum of 2")
+    state, _ = apply(failed_test(state, target=5), {"type": "spend_resolve", "totem": "Bison"})
+    state, events = apply(state, {"type": "grant_resolve", "amount": 5})
+    assert events[0].payload["amount"] == 1 and state["resolve"] == 2
+
+
 # --- aspects ---------------------------------------------------------------------------
 
 
@@ -168,6 +191,24 @@ def test_custom_injury_track():
     state = new_state(options={"injury_track": [5, 0]})
     state, events = apply(state, {"type": "mark_injury", "count": 2})
     assert events[0].payload["blocked"] == [5] and state["taken_out"]
+
+
+def test_a_changed_track_re_reads_the_wounds_a_hero_has():
+    """docs/rules.md TOTE 19: the state counts filled spots (tote-basic-rules-v1.1.txt:18), and their
+    faces are the current track's. A track shorter than the wounds is full: the hero is taken out, and
+    healing clears the last spot the track has."""
+    state, _ = apply(new_state(), {"type": "mark_injury", "count": 3})
+    longer = configured(state, injury_track=[6, 5, 4, 3, 2, 1, 0])
+    assert (longer["injuries"], longer["taken_out"]) == (3, False)
+    _, events = apply(longer, {"type": "skill_test", "skill": "Hunt", "target": 8}, [6, 3])
+    assert events[0].payload["blocked"] == [4, 5, 6]  # the new track's first three faces
+    shorter = configured(state, injury_track=[5, 0])
+    assert (shorter["injuries"], shorter["taken_out"]) == (2, True)
+    refused(shorter, {"type": "skill_test", "skill": "Hunt", "target": 8}, "taken out")
+    refused(shorter, {"type": "mark_injury"}, "already full")
+    healed, events = apply(shorter, {"type": "heal_injury"})
+    assert events[0].payload["spots"] == [{"spot": 2, "number": 0}]
+    assert (healed["injuries"], healed["taken_out"]) == (1, False)
 
 
 # --- effect tests ------------------------------------------------------------------
@@ -248,6 +289,20 @@ def test_award_points_fields():
     refused(new_state(), {"type": "award_points", "points": 0}, "'points'")
     refused(new_state(), {"type": "award_points", "points": 101}, "'points'")
     refused(new_state(), {"type": "award_points", "points": 1, "reason": ["x"]}, "'reason'")
+
+
+def test_xp_is_spent_whenever_the_hero_has_it_mid_tale_or_after_its_end():
+    """docs/rules.md TOTE 11: bubbles turn into XP when the Tale ends (tote-basic-rules-v1.1.txt:11),
+    and XP the GM awards mid-Tale is spendable at once: no purchase waits for a Tale's end."""
+    state, _ = apply(new_state(), {"type": "award_points", "points": 2, "reason": "mid-Tale"})
+    state, events = apply(state, {"type": "buy_advance", "advance": "skill", "skill": "Hunt"})
+    assert events[0].payload["cost"] == 2 and state["points"] == {"earned": 2, "spent": 2}
+    state = apply(state, {"type": "skill_test", "skill": "Hunt", "target": 4}, [4, 1, 1])[0]  # a critical: a bubble
+    state, events = apply(state, {"type": "end_tale"})
+    assert events[0].payload["xp"] == 1 and state["points"] == {"earned": 3, "spent": 2}
+    state, events = apply(state, {"type": "buy_advance", "advance": "specialization", "skill": "Hunt",
+                                  "specialization": "Tracking"})
+    assert events[0].payload["cost"] == 1
 
 
 def test_end_tale_without_bubbles_gives_nothing():
