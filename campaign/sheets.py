@@ -24,6 +24,9 @@ from __future__ import annotations
 
 import logging
 
+from rules.conditions import APPLIED as CONDITION_APPLIED
+from rules.conditions import TURN_EVENTS
+
 from .eventlog import marks_after
 from .models import ROLE_GM, ROLE_PLAYER, SHOWN_FULL, VISIBILITY_PUBLIC, VISIBILITY_SECRET, Character, Event
 from .projections import CAMPAIGN_WIDE, VOID, plain_json, sides_of
@@ -91,9 +94,17 @@ def changed_by(events: list[dict]) -> set[int] | None:
 def characters_changed(campaign_id: int, events: list[dict]) -> set[int]:
     """The ids of the characters whose sheets may have changed with ``events`` (serialized, as stored)."""
     changed = changed_by(events)
-    if changed is None:
-        return set(Character.objects.filter(campaign_id=campaign_id).values_list("pk", flat=True))
-    return changed
+    if changed is not None:
+        return changed
+    if all(e["type"] in TURN_EVENTS for e in events if e["type"] in EVERY_SHEET):
+        # An encounter's turns change only states holding conditions (rules/conditions.py TURN_EVENTS),
+        # and a state holds one only after a condition_applied of its character: those, and the
+        # characters of the other events. The same set whether the events are a command's or a
+        # socket's backlog, where the states of the turns' time are no longer at hand.
+        conditioned = Event.objects.filter(campaign_id=campaign_id, type=CONDITION_APPLIED,
+                                           seq__lte=events[-1]["seq"]).order_by().values_list("character_id", flat=True)
+        return changed_by([e for e in events if e["type"] not in TURN_EVENTS]) | set(conditioned.distinct())
+    return set(Character.objects.filter(campaign_id=campaign_id).values_list("pk", flat=True))
 
 
 def changed_sheets(campaign_id: int, data: list[dict], in_hand: dict[int, dict] | None = None,

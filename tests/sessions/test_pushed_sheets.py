@@ -209,6 +209,25 @@ async def test_a_backlog_with_a_scene_ending_carries_every_sheet_once(transactio
         assert events[-1]["sheets"] == [await fetched(table, getattr(table, name), c) for c in sorted((hero, other))]
 
 
+async def test_a_backlog_of_turns_carries_only_the_sheets_their_conditions_change(transactional_table):
+    """Replayed to a reconnecting socket, an encounter's turns bring the sheets a live turn pushes: the
+    character whose condition ran down, never the one without conditions (rules/conditions.py
+    TURN_EVENTS), whose state the turns left as it was."""
+    table = transactional_table
+    hero = await tote_hero(table)
+    other = (await database_sync_to_async(table.create_character)(table.bob, "Other", get_system("tote").example_sheet)).id
+    await in_an_encounter(table, hero, other)
+    away = await head_seq(table)
+    for _ in range(3):  # round 1's two turns, then round 2's first: it ends Dazed
+        await run(table, table.gm, {"type": "advance_turn"})
+    assert (await stored(hero))[0]["conditions"] == []
+    for name in VIEWERS:
+        events = await backlog_frames(table, name, away)
+        assert [f["event"]["type"] for f in events] == ["turn_advanced"] * 3
+        assert [body["character"] for body in events[-1]["sheets"]] == [hero], name
+        assert events[-1]["sheets"] == [await fetched(table, getattr(table, name), hero)], name
+
+
 @pytest.mark.parametrize("shown", ["name", "full"])
 async def test_an_npcs_sheet_reaches_only_who_may_fetch_it(transactional_table, shown):
     table = transactional_table
