@@ -48,6 +48,8 @@ function followCtx(ev) {
     // Choices on a roll are offered to its player (the GM only for their own NPCs, and for
     // what is theirs to answer, such as approving Fate); the GM acts for anyone from the sheet.
     h, me, isGM, char: c, state: c?.state, canAct: !!c && !isSpectator && c.owner === me.username, latest, laterEvents, send,
+    // Another character's state as this page holds it (null until loaded): a contest's opponent.
+    stateOf: (id) => state.chars.get(id)?.state || null,
     // a button that sends `action` at once, or (attrs.ask: what can't be taken back) once asked first
     act(label, action, attrs = {}) {
       return h("button", { type: "button", class: `small ${attrs.class || ""}`, title: attrs.title, "aria-label": attrs.label,

@@ -205,6 +205,8 @@ function sheetCtx(c, specs, placed) {
     opponents: [...chars.values()].filter((o) => o.id !== c.id && (isGM || !o.npc || o.shown === "full"))
       .map((o) => ({ value: o.id, label: o.name, state: o.state || null })),
     last: (type, name, fallback) => lastValues[type]?.[name] ?? fallback,
+    // A character's state as this page holds it (null until loaded, or one this member may not read).
+    stateOf: (id) => chars.get(id)?.state || null,
     // The first value `pick(event)` gives, newest event first (of those this page holds and may read).
     recent(pick) {
       for (const seq of [...events.keys()].sort((a, b) => b - a)) {

@@ -111,3 +111,41 @@ def test_the_form_announces_a_condition_s_effect_and_its_odds_include_it(table_o
     gm.tab("Lia")
     gm.start("declared:apply_condition")
     expect(gm.page.locator("#composer .condition-effects")).to_have_count(0)
+
+
+def test_a_tale_combat_round_s_form_takes_both_sides_penalty_dice_off_as_the_server_does(table_of, seats,
+                                                                                           script_dice):
+    """Tale: a condition's penalty dice can't be portioned out (tale-rpg.txt:64-66), the opponent's too
+    when it is a character (docs/rules.md, Conditions 7). The GM's "Fight a round" form for Ana against
+    the Bandit offers each side what the server accepts: a split past it is marked before it is sent."""
+    table = table_of("tale")
+    ana = table.create_character(table.alice, "Ana", get_system("tale").example_sheet)
+    bandit = table.command(table.gm, {"type": "create_character", "npc": True, "name": "Bandit", "shown": "full",
+                                      "quick": {"rating": 3}}).events[0].character
+    contest = table.command(table.gm, {"type": "start_combat", "character": ana.id, "vs_character": bandit.id}
+                            ).events[0].payload["contest"]
+    table.command(table.gm, {"type": "apply_condition", "character": ana.id, "name": "Winded", "duration": "scene",
+                             "modifier": 1})
+    table.command(table.gm, {"type": "apply_condition", "character": bandit.id, "name": "Dazed", "duration": "scene",
+                             "modifier": 2})
+    mine, theirs = contest["mine"] - 1, contest["theirs"] - 2
+    gm = seats("gm")
+    gm.tab("Ana")
+    form = gm.start("combat_round")
+    expect(gm.page.locator("#composer")).to_contain_text(f"Split Ana's {mine}D and their {theirs}D into attack and defence")
+    expect(form.get_by_label("Attack", exact=True)).to_have_attribute("max", str(mine))
+    their_defence = form.get_by_label("Their defence")
+    expect(their_defence).to_have_attribute("max", str(theirs))
+    form.get_by_label("Attack", exact=True).fill("1")
+    form.get_by_label("Defence", exact=True).fill("0")
+    form.get_by_label("Their attack").fill("0")
+    their_defence.fill(str(theirs + 1))  # within its dice, past what its condition leaves it
+    expect(form.locator("[id$=-their_defence-error]")).to_have_text(f"Must be a whole number from 0 to {theirs}.")
+    expect(form.locator("button[name=go]")).to_be_disabled()
+    their_defence.fill(str(theirs))
+    script_dice([6] + [1] * theirs)  # Ana's attack die, then the Bandit's defence
+    rolled = head_seq(table) + 1
+    gm.submit()
+    expect(gm.event(rolled)).to_contain_text("round 1")
+    round_ = off_the_loop(lambda: Event.objects.get(campaign=table.campaign, seq=rolled))
+    assert (round_.type, round_.payload["their_conditions"]) == ("combat_round_rolled", 2)

@@ -3,6 +3,7 @@
 // portions, round by round; damage spread over primary + Skill, recovered by rest.
 
 import { h, cap, need, againstField, opponentField, pricedOption, firstOpen, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, formatOdds, words, plural, article } from "../ui.js";
+import { conditionsOf } from "../conditions.js";
 
 export const name = "tale";
 // The declared actions this module lays out itself (a sheet button, a GM tool, a choice on a roll):
@@ -32,8 +33,15 @@ function skills(state) {
   return list.map((s) => ({ ...s, pool: current(state, s.pair[0]) + current(state, s.pair[1]) + s.dice }));
 }
 
-function available(contest) {
-  const pen = { mine: 0, theirs: 0 };
+// A state's conditions' penalty dice (docs/rules.md, Conditions 1): 0 for a state this page lacks.
+const penaltyDice = (state) => Math.max(0, conditionsOf(state).reduce((sum, c) => sum + (c.modifier || 0), 0));
+
+// What each side may portion out this combat round, as the server reads it (rules/tale/odds.py
+// `available`): its dice less its exhaustion penalties and its conditions' penalty dice, the
+// opponent's from its sheet when it is a character at the table (Conditions 7; dice given as numbers
+// have no sheet). `ctx.char` is the contest's character.
+function available(contest, ctx) {
+  const pen = { mine: penaltyDice(ctx.char?.state), theirs: contest.opponent ? penaltyDice(ctx.stateOf?.(contest.opponent)) : 0 };
   for (const p of contest.penalties || []) pen[p.side] += p.dice;
   return { mine: Math.max(0, contest.mine - pen.mine), theirs: Math.max(0, contest.theirs - pen.theirs) };
 }
@@ -60,7 +68,7 @@ export function renderSheet(state, ctx) {
   const c = state.contest;
   let contest = null;
   if (c) {
-    const av = available(c);
+    const av = available(c, ctx);
     // The character by name: every member reads this sheet, its player or not.
     const who = ctx.char?.name || "The character";
     contest = h("div", { class: "box contest" },
@@ -243,7 +251,7 @@ export function actions(state, ctx) {
 }
 
 function combatSpec(c, ctx) {
-  const av = available(c);
+  const av = available(c, ctx);
   const half = (n) => Math.floor(n / 2);
   return {
     type: "combat_round", title: `${c.label}: a combat round`, rolls: true, preview: true, submit: "Fight",
