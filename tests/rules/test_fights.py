@@ -191,3 +191,14 @@ def test_a_round_names_distinct_sides_and_pairs():
         fights.read_exchanges([{"by": "a", "against": "b"}] * 2, ["a", "b"])
     with pytest.raises(RuleError, match="two sides"):
         fights.read_exchanges([{"by": "a", "against": "z"}], ["a", "b"])
+
+
+def test_each_system_plays_with_several_sides_the_procedures_its_text_has():
+    """docs/rules.md, Fights 9: Tale's iterated resolution and combat (tale-rpg.txt:8), MdT's opposed
+    test and race (mundo-das-trevas-lite-testes.pt.txt:24), WYRM's opposed check alone
+    (wyrm-srd-rules-mechanics.txt:23: one roll, no race), and no fight in TOTE (no opposed test)."""
+    from rules import get_system
+
+    kinds = {name: sorted(k.name for k in get_system(name).fights.kinds) if get_system(name).fights else []
+             for name in ("tale", "mdt", "wyrm", "tote")}
+    assert kinds == {"tale": ["combat", "iterated"], "mdt": ["opposed", "race"], "wyrm": ["opposed"], "tote": []}
