@@ -130,8 +130,12 @@ function showSheet(body) {
   const first = !c.state; // the selected character's forms may offer choices from this sheet (sheetCtx opponents)
   Object.assign(c, { name: body.name, owner: body.owner, state: body.state, seq: body.seq, advances: body.advances });
   state.chars.set(id, c);
-  if (id === state.selected || first) renderHero();
+  // A contest's other side reads this sheet (a Tale combat round's limits take its penalty dice off):
+  // the forms of whoever faces it are laid out again too.
+  const facing = [...state.chars.values()].filter((o) => o.id !== id && o.state?.contest?.opponent === id).map((o) => o.id);
+  if (id === state.selected || first || facing.includes(state.selected)) renderHero();
   updateFollowUps(id);
+  for (const other of facing) updateFollowUps(other);
   parts.encounter?.charactersChanged?.(); // the turn order names each combatant's conditions
 }
 

@@ -126,11 +126,14 @@ def test_a_tale_combat_round_s_form_takes_both_sides_penalty_dice_off_as_the_ser
                             ).events[0].payload["contest"]
     table.command(table.gm, {"type": "apply_condition", "character": ana.id, "name": "Winded", "duration": "scene",
                              "modifier": 1})
-    table.command(table.gm, {"type": "apply_condition", "character": bandit.id, "name": "Dazed", "duration": "scene",
-                             "modifier": 2})
     mine, theirs = contest["mine"] - 1, contest["theirs"] - 2
     gm = seats("gm")
     gm.tab("Ana")
+    expect(gm.page.locator("#sheet .contest")).to_contain_text(f"available {mine}D vs {theirs + 2}D")
+    # Applied while Ana's sheet is open: her sheet reads the Bandit's.
+    table.command(table.gm, {"type": "apply_condition", "character": bandit.id, "name": "Dazed", "duration": "scene",
+                             "modifier": 2})
+    expect(gm.page.locator("#sheet .contest")).to_contain_text(f"available {mine}D vs {theirs}D")
     form = gm.start("combat_round")
     expect(gm.page.locator("#composer")).to_contain_text(f"Split Ana's {mine}D and their {theirs}D into attack and defence")
     expect(form.get_by_label("Attack", exact=True)).to_have_attribute("max", str(mine))
