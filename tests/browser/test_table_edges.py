@@ -114,3 +114,21 @@ def test_a_contests_lines_name_the_opponent(table_of, seats):
     watcher = seats("watcher")
     for seq in (started, rolled):
         expect(watcher.event(seq)).to_contain_text("against Grusk")
+
+
+@pytest.mark.parametrize("system, action", [
+    ("wyrm", {"type": "check", "attribute": "warrior", "skills": []}),
+    ("mdt", {"type": "opposed_test", "attribute": "presence"}),
+])
+def test_an_opposed_roll_s_line_names_the_opponent_in_every_system(table_of, seats, system, action):
+    """Tale's contest above; WYRM's opposed check and MdT's opposed test against a character: a member
+    who made neither reads whom each was against. The line finds the opponent in the command its event
+    records (a signed one here: scripted dice are no verifiable record)."""
+    table = table_of(system, signed=True, keyed=("alice", "bob"))
+    hero = table.create_character(table.alice, "Mira", get_system(system).example_sheet)
+    rival = table.create_character(table.bob, "Brannoc", get_system(system).example_sheet)
+    opposed = {**action, "character": hero.id, "vs_character": rival.id}
+    # 5s: no WYRM die explodes, no MdT die succeeds or rolls again.
+    rolled = table.command(table.alice, opposed, dice=ScriptedDice([5] * 20)).events[0].seq
+    watcher = seats("watcher")
+    expect(watcher.event(rolled)).to_contain_text("Brannoc")
