@@ -147,3 +147,55 @@ def test_a_damage_roll_reaches_its_targets_track_with_one_click(table_of, seats,
     expect(alice.event(rolled + 1)).to_contain_text("marked 5 boxes of harm")
     marked = Event.objects.get(campaign=table.campaign, seq=rolled + 1)
     assert (marked.type, marked.character_id, marked.payload["applies"]) == ("harm_marked", ogre.id, rolled)
+
+
+def test_a_group_race_each_rolls_her_own_side_and_the_one_ahead_at_the_target_wins(table_of, seats, script_dice):
+    """MdT, three racing to the ford ("um certo número de sucessos primeiro",
+    mundo-das-trevas-lite-testes.pt.txt:24; docs/rules.md, Fights 6): the GM starts the race from the
+    page, each member rolls her own side with one click and the GM the hound's; the round rolls once
+    every side has, and the one side ahead at the target wins."""
+    table = table_of("mdt")
+    sheet = get_system("mdt").example_sheet
+    table.create_character(table.alice, "Helena", sheet)
+    table.create_character(table.bob, "Tomas", sheet)
+    table.command(table.gm, {"type": "create_character", "npc": True, "name": "Hound", "shown": "full",
+                             "quick": {"rating": 3}})
+    gm, alice, bob = seats("gm", "alice", "bob")
+    start = gm.page.locator("#fight details.fight-start")
+    start.locator("summary").click()
+    start.get_by_label("Name").fill("Race to the ford")
+    start.get_by_label("Kind").select_option("race")
+    start.get_by_label("Race to (successes)").fill("2")
+    start.get_by_label("Everyone rolls").select_option("dexterity")
+    for who, team in (("Helena", "A"), ("Tomas", "B"), ("Hound", "C")):
+        start.get_by_label(who, exact=True).check()
+        start.get_by_label(f"{who}'s team").select_option(team)
+    started = head_seq(table) + 1
+    start.get_by_role("button", name="Start the fight").click()
+    for seat in (gm, alice, bob):
+        expect(seat.page.locator("#fight h2")).to_have_text("Race to the ford")
+        expect(seat.page.locator("#fight [role=status]")).to_contain_text("Race to 2")
+    fight = Event.objects.get(campaign=table.campaign, seq=started).payload["fight"]
+    names = {str(c.id): c.name for c in table.campaign.characters.all()}
+    order = [names[s] for s in fight["order"]]
+    pools = {names[s]: e["pool"] for s, e in fight["entries"].items()}
+    assert pools == {"Helena": 1 + 2, "Tomas": 1 + 2, "Hound": 1 + 3}  # 1 + Dexterity, from each sheet
+    # Each member rolls only for her own side.
+    expect(alice.page.get_by_role("form", name="Tomas's choice")).to_have_count(0)
+    expect(gm.page.get_by_role("form", name="Helena's choice")).to_have_count(0)
+    gm.page.get_by_role("button", name="Roll for Hound").click()
+    expect(gm.page.locator("#fight [data-side]", has_text="Hound")).to_contain_text("chose for round 1")
+    alice.page.get_by_role("button", name="Roll for Helena").click()
+    expect(alice.page.locator("#fight [data-side]", has_text="Helena")).to_contain_text("chose for round 1")
+    # Round 1, sides in order: Helena's two 7s reach 2 alone; Tomas one success, the hound none.
+    faces = {"Helena": [7, 7, 2], "Tomas": [8, 3, 2], "Hound": [5, 5, 5, 5]}
+    script_dice([f for who in order for f in faces[who]])
+    rolled = head_seq(table) + 1
+    bob.page.get_by_role("button", name="Roll for Tomas").click()
+    for seat in (gm, alice, bob):
+        expect(seat.event(rolled)).to_contain_text("Race to the ford, round 1")
+        expect(seat.event(rolled)).to_contain_text("Helena: 2 successes")
+        expect(seat.event(rolled + 1)).to_contain_text("ended after 1 round, won by team A")
+    for seat in (alice, bob):
+        expect(seat.page.locator("#fight")).to_be_hidden()
+    expect(gm.page.locator("#fight summary")).to_have_text("Start a fight")  # the GM's next one
