@@ -73,6 +73,31 @@ def test_the_socket_mapping_names_each_outage_and_nothing_else():
     assert outage_error(ValueError("a bug")) is None
 
 
+def raised_through_django(state: str) -> BaseException:
+    """psycopg's error for ``state`` as Django's PostgreSQL backend raises it (on any test database)."""
+    import types
+
+    import psycopg
+    from django.db.utils import DatabaseErrorWrapper
+
+    with pytest.raises(Exception) as raised, DatabaseErrorWrapper(types.SimpleNamespace(Database=psycopg)):
+        raise psycopg.errors.lookup(state)()
+    return raised.value
+
+
+@pytest.mark.parametrize("state", ["25006", "53100", "53200", "53300", "57P01", "57P02", "57P03", "57P04", "57P05"])
+def test_a_database_that_refuses_for_now_is_an_outage_whatever_class_django_gives_it(state):
+    """A read-only standby (25006: Django raises an ``InternalError``), exhausted resources (class 53)
+    and a server shutting down or refusing connections (57P0x)."""
+    exc = raised_through_django(state)
+    assert outages.outage_code(exc) == "database_unavailable", (type(exc), type(exc.__cause__))
+
+
+@pytest.mark.parametrize("state", ["23505", "42P01", "22P02"])
+def test_a_refused_statement_is_not_an_outage(state):
+    assert outages.outage_code(raised_through_django(state)) is None
+
+
 def test_commands_waiting_behind_a_failed_one_are_told_what_befell_their_table_and_that_nothing_was_stored():
     from campaign.pipeline import failed_behind
 
