@@ -66,6 +66,11 @@ class PostgresCluster:
         self._run(self.bin / "initdb", "-D", self.data, "-U", "postgres", "--auth=trust", "--no-sync",
                   "--no-instructions", "-E", "UTF8", "--locale=C.UTF-8")
 
+    def configure(self, **settings: str) -> None:
+        """Lines added to ``postgresql.conf`` (a later line wins), read at the next start."""
+        with open(self.data / "postgresql.conf", "a") as conf:
+            conf.writelines(f"{name} = {value}\n" for name, value in settings.items())
+
     def start(self) -> None:
         # No fsync: the cluster is thrown away and the machine never crashes under it. But
         # synchronous_commit stays on: a commit is written to the WAL before it is
