@@ -46,3 +46,22 @@ def test_a_failed_step_is_logged_and_the_process_starts_anyway(db, monkeypatch, 
     with caplog.at_level(logging.WARNING, logger="sessions.warmup"):
         took = warmup.warm()
     assert "connections" in took and "warm-up step connections failed: OSError('connection refused')" in caplog.text
+
+
+@pytest.mark.django_db(transaction=True)
+def test_daphne_warms_the_process_up_before_it_listens(tmp_path):
+    """campaign/asgi.py runs the warm-up in daphne's own process, before the port opens: by the time
+    a connection is accepted, the warm-up's line is already written."""
+    from tests.servers import DAPHNE, free_port, server_environment, wait_for_port
+
+    port, log = free_port(), tmp_path / "daphne.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([*DAPHNE, str(port), "campaign.asgi:application"], cwd=ROOT,
+                                env=server_environment(LOG_LEVEL="INFO"), stdout=out, stderr=subprocess.STDOUT)
+    try:
+        wait_for_port(port, proc)
+        written = log.read_text(errors="replace")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert "warmed up in" in written and "warm-up step" not in written, written[-3000:]
