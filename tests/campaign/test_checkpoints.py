@@ -119,6 +119,8 @@ def test_a_long_list_comes_in_pages_with_no_gap_and_no_repeat(table):
     latest = client.get(url(table) + "?order=newest&limit=10").json()
     assert [c["seq"] for c in latest["checkpoints"]] == heads[::-1][:10] and latest["has_more"]
     assert latest["next_before"] == heads[-10]
+    unasked = client.get(url(table)).json()  # no page asked for: one page, never the whole list
+    assert [c["seq"] for c in unasked["checkpoints"]] == heads[:100] and unasked["has_more"]
 
 
 @pytest.mark.parametrize("query", ["limit=0", "limit=501", "after=-1", "after=x", "order=oldest",
