@@ -52,7 +52,8 @@ class PostgresCluster:
         self.tokens: dict[str, str] = {}
         self._copies = itertools.count(1)
 
-    def _run(self, *args: str, timeout: float = 60, check: bool = True) -> subprocess.CompletedProcess:
+    def as_owner(self, *args: str, timeout: float = 60, check: bool = True) -> subprocess.CompletedProcess:
+        """A command run as the cluster's user (``postgres`` when we are root), in its directory."""
         command = [str(a) for a in args]
         if self.user is not None:
             command = ["runuser", "-u", self.user.pw_name, "--", *command]
@@ -63,7 +64,7 @@ class PostgresCluster:
         return done
 
     def init(self) -> None:
-        self._run(self.bin / "initdb", "-D", self.data, "-U", "postgres", "--auth=trust", "--no-sync",
+        self.as_owner(self.bin / "initdb", "-D", self.data, "-U", "postgres", "--auth=trust", "--no-sync",
                   "--no-instructions", "-E", "UTF8", "--locale=C.UTF-8")
 
     def configure(self, **settings: str) -> None:
@@ -77,14 +78,14 @@ class PostgresCluster:
         # acknowledged, so an immediate stop (a crash of PostgreSQL) loses no committed event.
         options = (f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.dir} -c fsync=off "
                    "-c full_page_writes=off -c max_connections=60")
-        self._run(self.bin / "pg_ctl", "-D", self.data, "-l", self.log, "-o", options, "-w", "-t", "30", "start")
+        self.as_owner(self.bin / "pg_ctl", "-D", self.data, "-l", self.log, "-o", options, "-w", "-t", "30", "start")
 
     def stop(self, mode: str = "immediate") -> None:
         """``immediate``: every backend dies at once, no checkpoint (a crash, as clients see it)."""
-        self._run(self.bin / "pg_ctl", "-D", self.data, "-m", mode, "-w", "-t", "30", "stop", check=False)
+        self.as_owner(self.bin / "pg_ctl", "-D", self.data, "-m", mode, "-w", "-t", "30", "stop", check=False)
 
     def running(self) -> bool:
-        return self._run(self.bin / "pg_ctl", "-D", self.data, "status", check=False).returncode == 0
+        return self.as_owner(self.bin / "pg_ctl", "-D", self.data, "status", check=False).returncode == 0
 
     def ensure_running(self) -> None:
         if not self.running():

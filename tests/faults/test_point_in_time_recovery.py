@@ -53,7 +53,7 @@ def test_a_lost_database_comes_back_from_its_base_backup_and_wal_archive_with_ev
     try:
         primary.init()
         archive, base = primary.dir / "archive", primary.dir / "base"
-        primary._run("mkdir", archive, base)  # as the cluster's user, who writes them
+        primary.as_owner("mkdir", archive, base)  # as the cluster's user, who writes them
         primary.configure(wal_level="replica", archive_mode="on",
                           archive_command=f"'test ! -f {archive}/%f && cp %p {archive}/%f'")
         primary.start()
@@ -64,7 +64,7 @@ def test_a_lost_database_comes_back_from_its_base_backup_and_wal_archive_with_ev
         server.start()
         head = get_head(server.base, alice)
 
-        primary._run(primary.bin / "pg_basebackup", "-D", base, "-Ft", "-z", "-X", "fetch",
+        primary.as_owner(primary.bin / "pg_basebackup", "-D", base, "-Ft", "-z", "-X", "fetch",
                      "-d", primary.url("postgres"), timeout=HANG)
         for n in range(3):  # play goes on after the base backup; a member keeps a receipt of it
             status, answer = post_command(server.base, alice, f"after-the-base-backup-{n}", timeout=HANG)
@@ -83,10 +83,10 @@ def test_a_lost_database_comes_back_from_its_base_backup_and_wal_archive_with_ev
         server.kill()
         primary.stop()  # the host is lost: only the base backup and the archive are left
 
-        recovered._run("mkdir", "-m", "700", recovered.data)
-        recovered._run("tar", "-xzf", base / "base.tar.gz", "-C", recovered.data)
+        recovered.as_owner("mkdir", "-m", "700", recovered.data)
+        recovered.as_owner("tar", "-xzf", base / "base.tar.gz", "-C", recovered.data)
         recovered.configure(archive_mode="off", restore_command=f"'cp {archive}/%f %p'")
-        recovered._run("touch", recovered.data / "recovery.signal")
+        recovered.as_owner("touch", recovered.data / "recovery.signal")
         recovered.start()  # returns once the archive is replayed and the server accepts connections
 
         url = recovered.url(database)
