@@ -26,6 +26,7 @@ from .helpers import SLUG, _NoRedirects, get_head, post_command
 pytestmark = [pytest.mark.slow]
 
 BOUND = 10  # seconds a request or a frame may take before the test fails (a bound on a hang)
+HANG = 30  # seconds a terminated backend may take to exit (a bound on a hang)
 
 
 def open_(opener, request) -> tuple[int, str, str]:
@@ -37,16 +38,21 @@ def open_(opener, request) -> tuple[int, str, str]:
 
 
 def test_a_read_only_database_is_an_outage_for_writes_and_reads_still_work(pg_cluster, own_db, own_daphnes):
-    (server,) = own_daphnes(1)
+    # The read after the failover waits for the pool to replace its connections: on a loaded machine
+    # that may take longer than the fixture's 2 s, still well inside a request's BOUND.
+    (server,) = own_daphnes(1, DB_POOL_TIMEOUT="5")
     alice = own_db.tokens["alice"]
     bearer = {"Authorization": f"Bearer {alice}"}
     head = get_head(server.base, alice)
 
     own_db.sql("UPDATE campaign_apitoken SET last_used_at = NULL")  # due to be written (once a minute at most)
-    # The failover: every new transaction reads only; the pool's connections are replaced.
+    # The failover: every new transaction reads only; the pool's connections are replaced. Each
+    # terminate waits (up to HANG) until its backend has exited: one still exiting would be handed out
+    # by the pool as sound and fail the read below with it.
     own_db.cluster.sql("postgres", f"ALTER DATABASE {own_db.name} SET default_transaction_read_only = on")
-    own_db.cluster.sql("postgres", "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
-                       (own_db.name,))
+    ended = own_db.cluster.sql("postgres", "SELECT pg_terminate_backend(pid, %s) FROM pg_stat_activity "
+                               "WHERE datname = %s", (HANG * 1000, own_db.name))
+    assert ended and all(done for (done,) in ended), ended
 
     plain = urllib.request.build_opener(_NoRedirects)
     status, _, body = open_(plain, urllib.request.Request(
