@@ -90,3 +90,21 @@ def test_debug_serves_the_files_as_they_are_without_collecting(settings, tmp_pat
     settings.DEBUG = True
     settings.STATIC_ROOT = str(tmp_path)
     assert static_files_problem() is None
+
+
+def test_the_readmes_nginx_caches_for_good_exactly_the_hashed_names():
+    """The README's nginx example serves STATIC_ROOT itself: its location for hashed names must match
+    every name collectstatic hashed (else an upgrade's files are cached for 60 s only) and no plain
+    name (else a plain name's old content would be cached for good)."""
+    import json
+
+    from django.conf import settings
+
+    readme = (ROOT / "README.md").read_text()
+    [nginx] = re.findall(r"```nginx\n(.*?)```", readme, re.S)
+    [pattern] = re.findall(r'location ~ "([^"]+)" \{\s*#[^\n]*\n\s*expires max;', nginx)
+    hashed = re.compile(pattern)
+    paths = json.loads((Path(settings.STATIC_ROOT) / "staticfiles.json").read_text())["paths"]
+    assert len(paths) > 30
+    for plain, name in paths.items():
+        assert hashed.search("/static/" + name) and not hashed.search("/static/" + plain), (plain, name, pattern)
