@@ -139,3 +139,33 @@ def test_concurrent_commands_from_two_processes_keep_one_order_without_gaps(tran
     rolled = Event.objects.filter(campaign=table.campaign, seq__gt=start).order_by("seq").values_list("payload", flat=True)
     assert [faces_of(payload) for payload in rolled] == [[face] for face in faces]  # each die once, in log order
     assert script_left(env) == {"faces": []}
+
+
+def test_a_receipt_one_process_signs_is_the_one_another_gives_and_its_key_verifies(transactional_table,
+                                                                                  require_redis):
+    """Several hosts, one signing key (docs/operations.md, "Several hosts"): the receipt of a head is
+    the same whichever process is asked, and every process publishes the key that signed it."""
+    import base64
+
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    from campaign.canonical import jcs
+
+    alice = ApiToken.objects.create(user=transactional_table.alice).key
+
+    def call(base: str, path: str, post: bool = False) -> dict:
+        request = urllib.request.Request(f"http://{base}{path}", data=b"{}" if post else None,
+                                         headers={"Authorization": f"Bearer {alice}",
+                                                  "Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=HANG) as response:
+            return json.loads(response.read())
+
+    with daphne(redis_url=require_redis) as a, daphne(redis_url=require_redis) as b:
+        signed = call(a, "/api/campaigns/torn-road/checkpoints", post=True)
+        again = call(b, "/api/campaigns/torn-road/checkpoints", post=True)
+        keys = [call(base, "/api/key")["public_key"] for base in (a, b)]
+    assert again == signed
+    assert keys[0] == keys[1]
+    message = jcs({k: signed[k] for k in ("campaign", "seq", "hash", "created_at")})
+    public = Ed25519PublicKey.from_public_bytes(base64.b64decode(keys[1]))
+    public.verify(base64.b64decode(signed["signature"]), message)  # raises if another key signed it
