@@ -108,3 +108,31 @@ def test_the_readmes_nginx_caches_for_good_exactly_the_hashed_names():
     assert len(paths) > 30
     for plain, name in paths.items():
         assert hashed.search("/static/" + name) and not hashed.search("/static/" + plain), (plain, name, pattern)
+
+
+def test_an_upgrades_collectstatic_keeps_the_last_releases_files_for_the_tabs_still_open(settings, tmp_path):
+    """docs/operations.md, "Upgrades" step 2: the next release collected into the same STATIC_ROOT adds
+    its hashed files beside the last one's, and a process started after serves both: a tab opened
+    before the upgrade still loads the modules it names, a tab opened after gets the new ones."""
+    import json
+    import shutil
+
+    source = tmp_path / "static"
+    shutil.copytree(ROOT / "static", source)
+    settings.STATICFILES_DIRS = [source]
+    settings.STATIC_ROOT = str(tmp_path / "collected")
+
+    def release() -> dict[str, str]:
+        call_command("collectstatic", interactive=False, verbosity=0)
+        return json.loads((tmp_path / "collected" / "staticfiles.json").read_text())["paths"]
+
+    before = release()
+    changed = source / "talekeeper" / "format.js"
+    changed.write_text(changed.read_text() + "\n// the next release\n")
+    after = release()
+    assert after["talekeeper/format.js"] != before["talekeeper/format.js"]
+    # Its importers' names change with it: an old tab's modules import only old names.
+    assert after["talekeeper/table.js"] != before["talekeeper/table.js"]
+    client = Client()  # a process started after the upgrade: its WhiteNoise scans STATIC_ROOT now
+    for name in (before["talekeeper/table.js"], before["talekeeper/format.js"], after["talekeeper/table.js"]):
+        assert client.get(f"/static/{name}").status_code == 200, name
