@@ -52,7 +52,7 @@ django_app = OneHopASGIHandler()
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
-from campaign.auth import origin_validator, socket_stack  # noqa: E402
+from sessions.auth import origin_validator, socket_stack  # noqa: E402
 from sessions.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(

@@ -36,7 +36,7 @@ from channels.consumer import get_handler_name
 from django.conf import settings
 
 from campaign.actions import ActionError, access_campaign
-from campaign.auth import InvalidToken, socket_user
+from campaign.auth import InvalidToken
 from campaign.eventlog import events_after
 from campaign.models import token_digest
 from campaign import metrics
@@ -50,6 +50,7 @@ from campaign.visibility import Viewer, for_viewer, may_see, voided_for
 from rules.witness import CONTRIBUTE
 
 from . import presence
+from .auth import socket_user
 from .db import TurnTimeout, db, in_turn, shared, tick, together
 from .heads import false_head_message, log_head, reported_head, stored_hash
 from .transport import group_name, sit_down_here, stand_up_here, user_group

@@ -56,7 +56,7 @@ def _channels_dispatch():
 def _channels_get_user():
     from channels.auth import get_user
 
-    return get_user.func  # the synchronous function the decorator wraps: what campaign/auth.py calls
+    return get_user.func  # the synchronous function the decorator wraps: what sessions/auth.py calls
 
 
 def _in_memory_group_add():
@@ -78,7 +78,7 @@ PINS = [
     ("redis-py's AbstractConnection.send_packed_command", "redis", _redis_send_packed_command,
      "sessions/layers.py", "baaeabd916209157"),
     ("Channels' AsyncConsumer.dispatch", "channels", _channels_dispatch, "sessions/consumers.py", "39f34e7d4fb0f655"),
-    ("Channels' get_user", "channels", _channels_get_user, "campaign/auth.py", "3124b316d7d6472c"),
+    ("Channels' get_user", "channels", _channels_get_user, "sessions/auth.py", "3124b316d7d6472c"),
     ("Channels' InMemoryChannelLayer.group_add", "channels", _in_memory_group_add, "sessions/transport.py", "7c4f2ffd2d8f7a91"),
 ]
 
