@@ -491,7 +491,7 @@ def _raw(st: State, conns, by_table, cfg: LoadConfig, match: str, connect_wall: 
     missing = acked = 0
     measured = [(cid, s) for cid, s in st.sent.items() if s.measured]
     # The rolls of the first --warmup seconds on freshly started processes, reported apart: what a
-    # table pays right after a start or a restart (campaign/warmup.py).
+    # table pays right after a start or a restart (sessions/warmup.py).
     first_rolls = [ack[0] - s.t0 for cid, s in st.sent.items() if not s.measured
                    and (ack := st.acks.get(cid)) is not None]
     first = min((s.t0 for _, s in measured), default=0.0)

@@ -1,7 +1,7 @@
 """The hidden events' index by campaign first.
 
-Every command's lock asks whether its character has a hidden change (campaign.log.lock_stream),
-and every sheet a member fetches asks for its hidden events (projections.visible_fold). Both
+Every command's lock asks whether its character has a hidden change (campaign.eventlog.lock_stream),
+and every sheet a member fetches asks for its hidden events (campaign.visibility.folds.visible_fold). Both
 look among one campaign's hidden events (those naming a character among a contest's sides
 have no index of their own); the index by character alone made PostgreSQL read the hidden
 events of every campaign, or, with the lock's plan made once per connection, all of the

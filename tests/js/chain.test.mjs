@@ -9,7 +9,7 @@ import { Chain, GENESIS, bodyOf, jcs, parseJSON, recomputeHash, sha256Hex } from
 
 const CAMPAIGN = 7;
 
-// Two events and their hashes as the server computes them (campaign/log.py event_hash, format 2),
+// Two events and their hashes as the server computes them (campaign/eventlog/chain.py event_hash, format 2),
 // written as the events API sends them: the big number keeps its source text through parseJSON.
 const SERVED = parseJSON(`[
   {"seq": 1, "format": 2, "type": "roll", "version": 1, "character": null, "actor_id": 3, "session": 1, "scene": null,
