@@ -30,7 +30,8 @@ from django.db import connection
 from django.db.models import QuerySet
 
 from rules import Event as RulesEvent
-from rules.declare import fill_description
+from rules.common import EVENTS as COMMON
+from rules.declare import EventBook
 
 from .eventlog import marks_after, serialize_event, timestamp
 from .platform_events import PLATFORM_EVENTS
@@ -64,11 +65,6 @@ def _short(value: Any) -> str:
     return str(value)
 
 
-def _changes(pairs: Iterable[tuple[Any, Any, Any]]) -> str:
-    """``what from → to, ...`` for a settings change or a sheet adjustment."""
-    return ", ".join(f"{what} {_short(old)} → {_short(new)}" for what, old, new in pairs)
-
-
 def _reason(p: dict) -> str:
     """`` “reason”`` when the payload gives one in words, else nothing."""
     return f" “{p['reason']}”" if isinstance(p.get("reason"), str) and p["reason"] else ""
@@ -79,20 +75,38 @@ def _line(text: str) -> str:
     return text if len(text) <= 200 else text[:199] + "…"
 
 
-# The platform's events whose line is a sentence with their payload's values in it, as declared
-# (campaign/platform_events.py). Said once: the table's page reads the same sentences (sessions/views.py
-# passes them as ``lines``; describe.js fills them with the same rule: ``{key}`` is the payload's value,
-# "?" when it has none).
+# The platform's events' sentences, as declared (campaign/platform_events.py). Said once: the table's
+# page reads the same sentences (sessions/views.py passes them as ``lines``) and a system's from its
+# declarations, and describe.js fills them with format.js fillTemplate, which fills as
+# rules/declare.py fill_description does (tests/test_js.py holds the two to one sentence).
 LINES = {spec.type: spec.description for spec in PLATFORM_EVENTS if spec.description}
+COMMON_EVENTS = EventBook(COMMON)
+
+
+def _declared(kind: str, version: int, p: dict, rules) -> tuple[Any, dict]:
+    """The declaration an event reads by (the platform's, else its system's, upcast to today's
+    version), and its payload as that declaration reads it; ``(None, p)`` if none declares it."""
+    if kind in PLATFORM_EVENTS:
+        return PLATFORM_EVENTS.spec_of(kind), p
+    if rules is None and kind in COMMON_EVENTS:  # every system's (a settings change, an adjustment)
+        return COMMON_EVENTS.spec_of(kind), p
+    if rules is not None and rules.events and kind in rules.events:
+        try:
+            kind, _, p = rules.events.upcast_parts(kind, version, p)
+        except (ValueError, KeyError, TypeError):  # a version newer than this code, a payload no server wrote
+            return None, p  # said plainly below: the audit page, and every member's CSV, stopped at it
+        return rules.events.specs[kind], p
+    return None, p
 
 
 def describe(data: dict, rules=None, voided: dict[int, dict] | None = None) -> str:
     """A one-line, human summary of a serialized event (after the visibility filter).
 
-    A rule system's event reads as its declaration describes it (``rules`` given:
-    ``rules/declare.py``, the same text the table shows); the platform's own
-    events are described here. A void quotes the line of the event it voided when
-    ``voided`` (:func:`voided_events`) holds it as its reader may see it."""
+    Every declared event reads as its declaration says (``campaign/platform_events.py`` for the
+    platform's, ``rules/<system>/evolve.py`` for a system's, with ``rules`` given): the sentence the
+    table says too, then its ``tail`` (the outcome the table shows beside it) and the reason given.
+    A void quotes the line of the event it voided when ``voided`` (:func:`voided_events`) holds it
+    as its reader may see it."""
     if data.get("hidden"):
         # A sealed stub says who, when and who may read it (visibility.SEALED_KEYS), never what: not
         # even that it rolled (it may be an NPC the GM made). A whisper's visibility says it is one.
@@ -100,71 +114,45 @@ def describe(data: dict, rules=None, voided: dict[int, dict] | None = None) -> s
             return "a whisper (sealed: not for you)"
         return "something done in secret (sealed: not for you)"
     kind, p = data["type"], data.get("payload") or {}
-    if kind in LINES:
-        return _line(fill_description(LINES[kind], p))
-    if kind == "message_posted":  # chat (campaign/actions/messages.py)
-        to = ", ".join(r.get("username", "?") for r in p.get("to") or [] if isinstance(r, dict))
-        who = f"as {p['character_name']} " if p.get("character_name") else ""
-        return _line(f"{'whispered to ' + to if to else 'said'} {who}({p.get('kind', 'ooc')}): “{p.get('text', '')}”")
-    if kind == "roll":
-        text = f"rolled {p.get('notation', '?')} = {p.get('total', '?')}"
-        return f"{text} ({p['label']})" if p.get("label") else text
-    if kind == "character_created":
-        what = "the NPC" if p.get("npc") else "the character"
-        text = f"created {what} {p.get('name')} for {p.get('owner')}"
-        return text + " (past the creation limits, by the GM)" if p.get("limits_overridden") else text
-    if kind == VOID:
-        return _line(void_line(p, (voided or {}).get(voided_seq(p)), rules))
-    if kind == "roll_revealed":
-        body = p.get("body") if isinstance(p.get("body"), dict) else p  # scheme v1 reveals carried "type" directly
-        # A roll, or the void of one revealed with it (campaign/actions/log_entries.py decide_reveal): said in
-        # the revealed event's own line, as the table says it ("revealed #12: rolled 2d6 = 7").
-        inner, payload = body.get("type"), body.get("payload")
-        if not isinstance(inner, str) or inner == kind:  # a payload no server wrote: no line to quote
-            return f"revealed #{p.get('seq')}"
-        said = describe({"type": inner, "version": body.get("version", 1),
-                         "payload": payload if isinstance(payload, dict) else {}}, rules)
-        return _line(f"revealed #{p.get('seq')}: {said}")
-    if kind == "roll_requested":
-        wanted = p.get("asked") or p.get("action") or {}  # "asked" in a campaign whose members sign
-        text = f"asked for {_words(wanted.get('type', 'a roll'))}"
-        return f"{text}: “{p['note']}”" if p.get("note") else text
-    if kind == "campaign_configured":
-        changes = _changes((k, v.get("from"), v.get("to")) for k, v in (p.get("changed") or {}).items())
-        return f"changed the rules settings: {changes}" + (f" ({p['reason']})" if p.get("reason") else "")
-    if kind == "sheet_adjusted":
-        changes = _changes((c.get("path"), c.get("from"), c.get("to")) for c in p.get("changes") or [])
-        return f"adjusted the sheet: {changes} ({p.get('reason', '')})"
-    if kind == "turn_order_set":
-        return f"set the turn order ({len(p.get('order') or [])} combatants)"
     if kind == "bundle":  # one hidden command's several rule events (docs/hidden-information.md)
-        return "; ".join(describe({"type": e.get("type", "?"), "version": e.get("version", 1), "payload": e.get("payload")}, rules)
-                         for e in p.get("events") or [])[:200]
-    if kind == "refused":
-        return f"{_words(p.get('action') or 'an action')} refused, hidden from the player: {p.get('message', '')}"
-    declared = None
-    if rules is not None and rules.events:
-        try:
-            declared = rules.events.describe(kind, data.get("version", 1), p)
-        except (ValueError, KeyError, TypeError):  # a version newer than this code, a payload no server wrote
-            pass  # said plainly below: the audit page, and every member's CSV, stopped at it
-    if declared:
-        return _line(declared + _reason(p))
+        return _line(" · ".join(describe({"type": e.get("type", "?"), "version": e.get("version", 1),
+                                          "payload": e.get("payload")}, rules)
+                                for e in p.get("events") or [] if isinstance(e, dict)))
+    spec, p = _declared(kind, data.get("version", 1), p, rules)
+    if spec is not None and spec.description:
+        values = {"character_name": data.get("character_name"), **p, **_worked_out(kind, p, rules, voided)}
+        said = spec.describe(values) + spec.describe_tail(values)
+        named_reason = "{reason" in spec.description + spec.tail
+        return _line(said + ("" if named_reason else _reason(p)))
     facts = [f"{_words(key)} {_short(p[key])}" for key in SUMMARY_KEYS if key in p and p[key] not in (None, "", [])]
     if "from" in p and "to" in p:
         facts.append(f"{_short(p['from'])} → {_short(p['to'])}")
     return _line(_words(kind) + (": " + ", ".join(facts) if facts else "") + _reason(p))
 
 
-def void_line(p: dict, target: dict | None, rules=None) -> str:
-    """``voided #12 (<#12's own line>), reason: <reason>``, the table's line and its reason
-    (static/talekeeper/describe.js); its type in words when the voided event is not at hand or is sealed
-    for the reader (the void's payload then says ``sealed``: campaign/visibility/readers.py ``shown_type``)."""
-    if target is not None and not target.get("hidden"):
-        what = describe(target, rules)
-    else:
-        what = f"{_words(p.get('type') or 'unknown')} event"
-    return f"voided #{p.get('seq')} ({what})" + (f", reason: {p['reason']}" if p.get("reason") else "")
+def _worked_out(kind: str, p: dict, rules, voided: dict[int, dict] | None) -> dict:
+    """The values a platform sentence names that are not in its payload (campaign/platform_events.py),
+    as the audit works them out: a void's and a reveal's event in its own line, a request's action."""
+    if kind == VOID:
+        target = (voided or {}).get(voided_seq(p))
+        if target is not None and not target.get("hidden"):
+            return {"voided": describe(target, rules)}
+        # Its type in words when the voided event is not at hand or is sealed for the reader (the
+        # void's payload then says ``sealed``: campaign/visibility/readers.py ``shown_type``).
+        return {"voided": f"{_words(p.get('type') or 'unknown')} event"}
+    if kind == "roll_revealed":
+        body = p.get("body") if isinstance(p.get("body"), dict) else p  # scheme v1 reveals carried "type" directly
+        # A roll, or the void of one revealed with it (campaign/actions/log_entries.py decide_reveal): said in
+        # the revealed event's own line, as the table says it ("revealed #12: rolled 2d6 = 7").
+        inner, payload = body.get("type"), body.get("payload")
+        if not isinstance(inner, str) or inner == kind:  # a payload no server wrote: no line to quote
+            return {"revealed": None}
+        return {"revealed": describe({"type": inner, "version": body.get("version", 1),
+                                      "payload": payload if isinstance(payload, dict) else {}}, rules)}
+    if kind == "roll_requested":
+        wanted = p.get("asked") or p.get("action") or {}  # "asked" in a campaign whose members sign
+        return {"wanted": _words(wanted.get("type", "a roll")) if isinstance(wanted, dict) else "a roll"}
+    return {}
 
 
 def voided_seq(p: dict) -> int | None:

@@ -1,9 +1,13 @@
 """The platform's events, declared as a rule system's are (``rules.declare.EventSpec``): their names,
-the one sentence the audit page, the exports and the table say for each (``description``; those said
-by code of their own, a roll or a message, have none here), and the keys and types each payload
-carries (``payload``). ``campaign/audit.py`` ``LINES`` is read from here; ``tests/campaign/
-test_declared.py`` checks that every event any code can record is declared, and every event a played
-session stores against its declaration.
+the one sentence the table's log, the audit page and the exports say for each (``description``; the
+audit adds its ``tail``), and the keys and types each payload carries (``payload``). ``campaign/audit.py``
+``LINES`` is read from here and reaches the table page as ``lines``; ``tests/campaign/test_declared.py``
+checks that every event any code can record is declared, and every event a played session stores
+against its declaration; ``tests/test_js.py`` that the table says each sentence as the audit does.
+
+A few sentences name a value that is not in the payload, which each reader works out the same way
+from the log: the voided event's own line (``voided``), the revealed one's (``revealed``), the action a
+roll request asks for in the system's words (``wanted``).
 
 A payload may carry, besides its own keys, what the platform records beside a decision
 (``rules.replay.RECORD_KEYS``: its dice, its command, its readers)."""
@@ -43,7 +47,7 @@ PLATFORM_EVENTS = EventBook([
     # they did ("round 1: Borin's turn" after "alice" read as if alice had chosen Borin).
     EventSpec("turn_advanced", "gave the turn to {name} (round {round})",
               payload={"round": "int", "turn": "int", "acting": "int", "name": "str"}),
-    EventSpec("turn_order_set", payload={"order": "list"}),
+    EventSpec("turn_order_set", "set the turn order ({order:count|combatant|combatants})", payload={"order": "list"}),
     # {rounds} is the round the encounter had reached: 0 when it ended before its first turn.
     EventSpec("encounter_ended", "ended the encounter “{name}” after {rounds|round|rounds}",
               payload={"name": "str", "rounds": "int"}),
@@ -52,27 +56,35 @@ PLATFORM_EVENTS = EventBook([
     # its seq; the entropy is in the signed action). A "#{seq}" in a sentence is a link on the table.
     EventSpec(witness.CALL, "asked the table to witness #{command_of}", payload={"command_of": "int", "witnesses": "list"}),
     EventSpec(witness.CONTRIBUTION, "witnessed #{roll}", payload={"roll": "int"}),
-    # Said by code of their own (campaign/audit.py describe).
     # The generic dice roll (rules/notation.py), any system: its terms as rolled and their total.
-    EventSpec("roll", payload={"counts_successes": "bool", "label": "str?", "notation": "str", "terms": "list",
+    EventSpec("roll", "rolled {notation}[ · {label}]", tail=" = {total}",
+              payload={"counts_successes": "bool", "label": "str?", "notation": "str", "terms": "list",
                                "total": "num"}),
     # Chat: ``kind`` ooc or ic; in character it names who speaks; ``to``, a whisper's recipients
-    # (``{"user_id", "username"}`` each).
-    EventSpec("message_posted", payload={"character": "int?", "character_name": "str?", "kind": "str", "text": "str",
+    # (``{"user_id", "username"}`` each). The table shows the message itself, as chat (chat.js); the
+    # audit and the exports say this sentence.
+    EventSpec("message_posted", "[whispered to {to.username:join}|said][ as {character_name}] ({kind}): “{text}”",
+              payload={"character": "int?", "character_name": "str?", "kind": "str", "text": "str",
                                          "to": "list?"}),
     # A decision the rules refused where it is stored anyway: a hidden command's (campaign/visibility/
     # hidden.py), or a witnessed one's when its witnesses had answered (campaign/actions/commands.py).
     # ``action``: the action's type, or the whole action where the command's dice are recorded on it
     # (RECORD_KEYS).
-    EventSpec("refused", payload={"action": "any?", "code": "str", "message": "str"}),
+    EventSpec("refused", "[{action.type:words}|{action:words}|an action] refused, hidden from the player",
+              tail="[: {message}]", payload={"action": "any?", "code": "str", "message": "str"}),
     # A witnessed command's signed envelope, waiting for the members named (``witnesses``, their ids). The
     # table's line names the action as the system's module words it; the audit lists its keys.
     EventSpec(witness.PENDING, payload={"witnesses": "list"}),
-    EventSpec("character_created", payload={"name": "str", "owner": "str", "owner_id": "int", "sheet": "dict",
+    EventSpec("character_created", "created [{npc:if}the NPC|the character] {name} for {owner}"
+              "[ (past the creation limits, by the GM){limits_overridden:if}]",
+              payload={"name": "str", "owner": "str", "owner_id": "int", "sheet": "dict",
                                             "npc": "bool?", "shown": "str?", "limits_overridden": "bool?"}),
-    EventSpec("event_voided", payload={"seq": "int", "type": "str", "reason": "str"}),
-    EventSpec("roll_requested", payload={"action": "dict?", "asked": "dict?", "note": "str?"}),
-    EventSpec("roll_revealed", payload={"seq": "int", "body": "dict"}),
-    # A hidden command's events sealed as one (campaign/visibility/hidden.py).
+    EventSpec("event_voided", "voided #{seq}[ ({voided})]", tail="[, reason: {reason}]",
+              payload={"seq": "int", "type": "str", "reason": "str"}),
+    EventSpec("roll_requested", "GM asks for {wanted}", tail="[: “{note}”]",
+              payload={"action": "dict?", "asked": "dict?", "note": "str?"}),
+    EventSpec("roll_revealed", "revealed #{seq}[: {revealed}]", payload={"seq": "int", "body": "dict"}),
+    # A hidden command's events sealed as one (campaign/visibility/hidden.py): its line is theirs, one
+    # after the other, as each reader says them.
     EventSpec("bundle", payload={"events": "list"}),
 ])

@@ -156,9 +156,9 @@ def handlers(own: Mapping) -> dict:
 
 # Declared once here, included in every system's EventBook (rules/declare.py).
 EVENTS = (
-    EventSpec(CONFIGURED, "the campaign's settings changed",
+    EventSpec(CONFIGURED, "changed the rules settings: {changed:changes}",
         payload={"changed": "dict", "options": "dict", "reason": "str", "witnessed_rolls": "str?"}),
-    EventSpec(ADJUSTED, "the GM adjusted the sheet",
+    EventSpec(ADJUSTED, "adjusted the sheet: {changes:changes}",
         payload={"changes": "list", "reason": "str"}),
     EventSpec("harm_marked", "marked {marked} boxes of harm ({harm_after} of {boxes})",
         payload={"amount": "int", "boxes": "int", "harm_after": "int", "marked": "int", "reason": "str",

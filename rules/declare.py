@@ -33,6 +33,7 @@ blank text counts as "not given".
 from __future__ import annotations
 
 import functools
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -562,8 +563,12 @@ class EventSpec:
     lifts a version-``n`` payload to ``n + 1`` (returning a new dict). The
     stored row is never changed: its hash covers what was stored.
 
-    ``description``: a one-line summary as a template over the payload
-    (``"earned {points} points"``), used where no richer text is written.
+    ``description``: the event's sentence, a template over the payload (``"earned {points} XP"``,
+    :func:`fill_description`): the table's log line says it, and so do the audit page and the exports.
+    ``tail``: what the audit's one line says after it (the outcome or the total the table shows beside
+    the sentence, a note), a template too, with its own leading punctuation (``", {outcome}"``).
+    ``words``: ``{key: {value: words}}`` for a ``{key:word}`` in either (``{"use": {"reroll": "reroll
+    the die"}}``), sent to the table with the sentence.
 
     ``payload``: the keys the current version's payload carries and the type of each
     (:data:`PAYLOAD_TYPES`; ``"str?"``: absent or null as well), checked by
@@ -575,6 +580,8 @@ class EventSpec:
     type: str
     description: str = ""
     version: int = 1
+    tail: str = ""
+    words: Mapping[str, Mapping[Any, str]] = field(default_factory=dict)
     formerly: tuple[str, ...] = ()
     upcasters: Mapping[int, Callable[[dict], dict]] = field(default_factory=dict)
     payload: Mapping[str, str] | None = None
@@ -588,12 +595,17 @@ class EventSpec:
             raise ValueError(f"{self.type}: unknown payload types {sorted(unknown)}; known: {', '.join(PAYLOAD_TYPES)}")
 
     def describe(self, payload: Mapping) -> str:
-        """The description filled from a (current-version) payload: ``{key}`` is the
-        payload's value, ``?`` if it has none (the table's JavaScript does the same)."""
-        return fill_description(self.description, payload)
+        """The description filled from a (current-version) payload (:func:`fill_description`; the
+        table's JavaScript fills it the same way)."""
+        return fill_description(self.description, payload, self.words)
+
+    def describe_tail(self, payload: Mapping) -> str:
+        """The ``tail`` filled from a (current-version) payload: what the audit says after the sentence."""
+        return fill_description(self.tail, payload, self.words)
 
     def as_json(self) -> dict:
         return {"type": self.type, "version": self.version, "description": self.description,
+                **({"words": {k: dict(v) for k, v in self.words.items()}} if self.words else {}),
                 "formerly": list(self.formerly), "payload": None if self.payload is None else dict(self.payload)}
 
     def problems(self, payload: Mapping, extra: Iterable[str] = ()) -> list[str]:
@@ -632,29 +644,142 @@ def payload_problems(declared: Mapping[str, str], payload: Mapping, extra: Itera
     return out
 
 
-def fill_description(template: str, payload: Mapping) -> str:
-    # A string as it is, as the table's fillTemplate (static/talekeeper/format.js) shows it (a name with an apostrophe keeps it, no
-    # quotes), a missing value as "?" (so does fillTemplate); anything else as shown() says it (there
-    # fillTemplate differs, for lists, objects and huge numbers: no template names such a value).
-    # ``{rounds|round|rounds}`` is the count and its noun in agreement: "1 round", "2 rounds" ("? rounds"
-    # with none), so a sentence never says "round(s)".
-    # ``[: “{name}”]`` is said only when every value in it is given (a scene the GM named), else left out.
+def fill_description(template: str, payload: Mapping, words: Mapping[str, Mapping] | None = None) -> str:
+    """An event's declared sentence filled from its payload, exactly as the table's fillTemplate
+    (static/talekeeper/format.js) fills it: the audit, the exports and the table say one sentence.
+
+    * ``{key}``: the payload's value; ``{key.sub}`` a value inside a dict of it (of each item, in a
+      list). A string as it is (a name keeps its apostrophe, no quotes), a missing value as "?", a
+      number as written (anything else as :func:`shown` says it: there fillTemplate differs, and no
+      template names such a value).
+    * ``{key:format}``, formats applied left to right (``{skills:cap:plus}``): ``cap`` (first letter
+      upper case), ``words`` (underscores as spaces), both item by item on a list; ``signed`` (+2,
+      −1, ±0); ``count`` (how many items a list or a dict holds); ``join`` and ``plus`` (a list's
+      items with ", " or " + " between them); ``word`` (the value's words in the declaration's
+      ``words[key]``, else the value); ``changes`` (``{key: {"from", "to"}}`` or ``[{"path", "from",
+      "to"}]`` as "key 1 → 2, ...", a path without its leading ``sheet.``; a list or a dict in it as
+      JSON); ``if`` (nothing: in an optional part, a condition on the value).
+    * ``{key|one|many}`` (with formats too: ``{spots:count|spot|spots}``): the count and its noun in
+      agreement, "1 round", "2 rounds" ("? rounds" with none), so a sentence never says "round(s)".
+    * ``{key=value}``: nothing; a condition, in an optional part: the value is ``value`` (as said).
+    * ``[...]``: said only when every value in it is given (not missing, null, blank, false, 0 or
+      empty: a scene the GM named, a modifier other than 0), else left out; a part with conditions
+      in it (``{key=value}``, ``{key:if}``) is said when they hold, whatever its other values.
+      ``[a|b]``: the first alternative said so, or nothing. Brackets do not nest.
+
+    One pass: a value filled in is never read again as a template."""
+    def holds(match: re.Match) -> bool:
+        got = _lookup(payload, match.group(2))
+        if match.group(3) is not None:
+            return got is not None and _text(got) == match.group(3)
+        return _given(got)
+
     def value(match: re.Match) -> str:
         if match.group(1) is not None:  # an optional part: filled on its own, never read a second time
-            keys = [m.group(2) for m in _FILLED.finditer(match.group(1))]
-            return _FILLED.sub(value, match.group(1)) if all(payload.get(k) not in (None, "") for k in keys) else ""
-        got = payload.get(match.group(2))
+            for alternative in _alternatives(match.group(1)):
+                found = list(_FILLED.finditer(alternative))
+                conditions = [m for m in found if m.group(3) is not None or ":if" in (m.group(4) or "")]
+                if all(holds(m) for m in conditions or found):
+                    return _FILLED.sub(value, alternative)
+            return ""
+        if match.group(3) is not None:  # a condition says nothing
+            return ""
+        got = _lookup(payload, match.group(2))
+        for how in filter(None, (match.group(4) or "").split(":")):
+            got = _formatted(got, how, (words or {}).get(match.group(2)))
         said = "?" if got is None else got if isinstance(got, str) else shown(got)
-        if match.group(3) is None:
+        if match.group(5) is None:
             return said
         one = got == 1 and not isinstance(got, bool)
-        return f"{said} {match.group(3) if one else match.group(4)}"
+        return f"{said} {match.group(5) if one else match.group(6)}"
 
     return _FILLED.sub(value, template)
 
 
-# An optional part in brackets, or a ``{key}`` / ``{key|one|many}``; the table's fillTemplate (format.js) reads the same.
-_FILLED = re.compile(r"\[([^\[\]]*)\]|\{(\w+)(?:\|([^|{}]*)\|([^|{}]*))?\}")
+# An optional part in brackets, or a ``{key}`` / ``{key.sub:format|one|many}``; the table's fillTemplate
+# (format.js) reads the same.
+_FILLED = re.compile(r"\[([^\[\]]*)\]|\{(\w+(?:\.\w+)*)(?:=([\w ]+)|((?::\w+)*)(?:\|([^|{}]*)\|([^|{}]*))?)\}")
+FORMATS = ("cap", "words", "signed", "count", "join", "plus", "word", "changes", "if")
+
+
+def _alternatives(part: str) -> list[str]:
+    """An optional part's alternatives: split at each ``|`` outside braces."""
+    out, depth, start = [], 0, 0
+    for i, char in enumerate(part):
+        depth += char == "{"
+        depth -= char == "}"
+        if char == "|" and depth == 0:
+            out.append(part[start:i])
+            start = i + 1
+    return [*out, part[start:]]
+
+
+def _lookup(payload: Any, path: str) -> Any:
+    for key in path.split("."):  # through a list, item by item: ``{to.username:join}``
+        if isinstance(payload, list):
+            payload = [item.get(key) if isinstance(item, Mapping) else None for item in payload]
+        else:
+            payload = payload.get(key) if isinstance(payload, Mapping) else None
+    return payload
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _given(value: Any) -> bool:
+    return not (value is None or value is False or value == "" or (_number(value) and value == 0)
+                or (isinstance(value, (list, dict)) and not value))
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else shown(value)
+
+
+def _changed(value: Any) -> str:
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return "?" if value is None else _text(value)
+
+
+def _changes(value: Any) -> Any:
+    if isinstance(value, dict):
+        pairs = [(key, change) for key, change in value.items()]
+    elif isinstance(value, list):
+        pairs = [(c.get("path"), c) for c in value if isinstance(c, dict)]
+    else:
+        return value
+    return ", ".join(f"{_text(what).removeprefix('sheet.') if what is not None else '?'} "
+                     f"{_changed(c.get('from') if isinstance(c, dict) else None)} → "
+                     f"{_changed(c.get('to') if isinstance(c, dict) else None)}" for what, c in pairs)
+
+
+def _formatted(value: Any, how: str, words: Mapping | None) -> Any:
+    if how not in FORMATS:
+        raise ValueError(f"unknown format '{how}' in a template: one of {', '.join(FORMATS)}")
+    if value is None:
+        return None
+    if how in ("cap", "words"):
+        def one(item):
+            if not isinstance(item, str):
+                return item
+            return item[:1].upper() + item[1:] if how == "cap" else item.replace("_", " ")
+        return [one(item) for item in value] if isinstance(value, list) else one(value)
+    if how == "signed":
+        if not _number(value):
+            return value
+        return f"+{shown(value)}" if value > 0 else f"−{shown(-value)}" if value < 0 else "±0"
+    if how == "count":
+        return len(value) if isinstance(value, (list, dict)) else None
+    if how in ("join", "plus"):
+        joined = ("" if item is None else _text(item) for item in value) if isinstance(value, list) else None
+        return (", " if how == "join" else " + ").join(joined) if joined is not None else value
+    if how == "changes":
+        return _changes(value)
+    if how == "word":
+        wordable = isinstance(value, (str, int)) and not isinstance(value, bool)
+        return (words or {}).get(value, value) if wordable else value
+    return ""  # "if"
 
 
 class EventBook:
@@ -704,13 +829,9 @@ class EventBook:
             version += 1
         return Event(spec.type, payload, version)
 
-    def describe(self, type: str, version: int, payload: Mapping) -> str | None:
-        """The one-line description of a stored event (upcast first); None if undeclared."""
-        if type not in self._by_name:
-            return None
-        event = self.upcast(Event(type, payload, version))
-        spec = self.specs[event.type]
-        return spec.describe(event.payload) if spec.description else None
+    def spec_of(self, type: str) -> EventSpec | None:
+        """The declaration an event stored under ``type`` (today's name or a former one) reads by."""
+        return self._by_name.get(type)
 
     def upcast_parts(self, type: str, version: int, payload: Mapping) -> tuple[str, int, Mapping]:
         """:meth:`upcast` for readers that hold a stored row's parts, not an :class:`Event`."""

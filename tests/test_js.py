@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from campaign.audit import LINES
+from campaign.platform_events import PLATFORM_EVENTS
 from rules import SYSTEM_MODULES, get_system
-from rules.declare import fill_description, system_json
+from rules.declare import _FILLED, fill_description, system_json
 
 ROOT = Path(__file__).resolve().parents[1]
 STATIC = ROOT / "static" / "talekeeper"
@@ -41,27 +41,150 @@ def test_the_table_modules_unit_tests_pass_under_node():
     assert re.search(r"^# fail 0$", done.stdout, re.M) and not re.search(r"^# pass 0$", done.stdout, re.M), done.stdout
 
 
+def _put(payload: dict, path: str, value) -> dict:
+    *outer, last = path.split(".")
+    here = payload
+    for key in outer:
+        here = here.setdefault(key, {}) if isinstance(here.get(key, {}), dict) else here
+    here[last] = value
+    return payload
+
+
 def _payloads(template: str) -> list[dict]:
-    keys = re.findall(r"\{(\w+)", template)
-    return [{}, {k: "O'Brien “x”" for k in keys}, {k: 1 for k in keys}, {k: 2 for k in keys},
-            {k: (None if i % 2 else "") for i, k in enumerate(keys)}, {k: 0 for k in keys[:1]}]
+    """Payloads that try every part of ``template``: each value missing, given as text, as 1, 2, 0 and
+    −3, blank or null, every condition holding and none; a value a list-format reads as a list."""
+    tokens = [m for m in _FILLED.finditer(template) if m.group(2)]
+    listed = {m.group(2) for m in tokens if set((m.group(4) or "").split(":")) & {"count", "join", "plus", "changes"}}
+
+    def each(value_of):
+        payload: dict = {}
+        for m in tokens:
+            _put(payload, m.group(2), value_of(m))
+        return payload
+
+    def plain(value):
+        return lambda m: ([value, "O'Brien"] if value is not None else []) if m.group(2) in listed else value
+
+    changes = [{"path": "sheet.skills.Strike", "from": 2, "to": 3}, {"path": "resolve", "from": None, "to": "x"}]
+    return [{}, each(plain("O'Brien “x”")), each(plain(1)), each(plain(2)), each(plain(0)), each(plain(-3)),
+            each(lambda m: None if m.start() % 2 else ""),
+            each(lambda m: m.group(3) if m.group(3) else (changes if ":changes" in (m.group(4) or "") else ["a_b", 1])
+                 if m.group(2) in listed else "a_b"),
+            each(lambda m: [] if m.group(2) in listed else "a_b" if m.group(3) else 1)]
+
+
+def _declared_sentences():
+    """Every declared sentence and tail, with the words its declaration gives: the platform's and each system's."""
+    specs = list(PLATFORM_EVENTS)
+    for name in SYSTEM_MODULES:
+        specs += list(get_system(name).events)
+    return [(template, {k: dict(v) for k, v in spec.words.items()}) for spec in specs
+            for template in (spec.description, spec.tail) if template]
 
 
 def test_every_declared_sentence_fills_in_javascript_as_in_python():
-    """One description per event, read by both: the audit page and the exports fill it in Python
-    (rules/declare.py fill_description), the table in JavaScript (format.js fillTemplate)."""
-    templates = list(LINES.values())
-    for name in SYSTEM_MODULES:
-        templates += [e["description"] for e in system_json(get_system(name))["events"].values() if e.get("description")]
-    cases = [{"template": t, "payload": p} for t in templates for p in _payloads(t)]
-    assert len(cases) > 300
+    """One sentence per event, read by both: the audit page and the exports fill it in Python
+    (rules/declare.py fill_description), the table in JavaScript (format.js fillTemplate), every
+    part of the template language tried on every declared sentence."""
+    cases = [{"template": t, "payload": p, "words": w} for t, w in _declared_sentences() for p in _payloads(t)]
+    assert len(cases) > 1000
     filled = json.loads(node("""
         import { fillTemplate } from "./static/talekeeper/format.js";
         let text = ""; for await (const chunk of process.stdin) text += chunk;
-        console.log(JSON.stringify(JSON.parse(text).map((c) => fillTemplate(c.template, c.payload))));
+        console.log(JSON.stringify(JSON.parse(text).map((c) => fillTemplate(c.template, c.payload, c.words))));
     """, json.dumps(cases)))
-    differ = [(c, js) for c, js in zip(cases, filled, strict=True) if fill_description(c["template"], c["payload"]) != js]
+    differ = [(c, js) for c, js in zip(cases, filled, strict=True)
+              if fill_description(c["template"], c["payload"], c["words"]) != js]
     assert differ == []
+
+
+def test_the_template_language_fills_alike_in_javascript_and_python():
+    """Each part of the language on its own, beside what it says."""
+    cases = [
+        ("{a.b:signed} {c:cap} {d:words} {e:join} {e:plus} {f:count|die|dice}", {"a": {"b": -2}, "c": "strike", "d": "a_b",
+         "e": ["x", 1], "f": [1]}, {}, "−2 Strike a b x, 1 x + 1 1 die"),
+        ("{a:signed} {b:signed} {xs:cap:plus}", {"a": 0, "b": 3, "xs": ["brawn", "skill"]}, {}, "±0 +3 Brawn + Skill"),
+        ("[raised {n:cap} from {f} to {t}{k=attribute}|learned {n}] for {c|point|points}",
+         {"k": "attribute", "n": "wits", "f": 0, "t": 1, "c": 1}, {}, "raised Wits from 0 to 1 for 1 point"),
+        ("[raised {n:cap} from {f} to {t}{k=attribute}|learned {n}] for {c|point|points}",
+         {"k": "skill", "n": "Climb", "c": 4}, {}, "learned Climb for 4 points"),
+        ("[{npc:if}the NPC|the character][ ({m:signed})]", {"npc": False, "m": 0}, {}, "the character"),
+        ("spends {use:word}", {"use": "reroll"}, {"use": {"reroll": "a reroll"}}, "spends a reroll"),
+        ("[whispered to {to.username:join}|said]", {"to": [{"username": "bob"}, {"username": "gm"}]}, {}, "whispered to bob, gm"),
+        ("[whispered to {to.username:join}|said]", {"to": []}, {}, "said"),
+        ("adjusted: {c:changes}", {"c": [{"path": "sheet.skills.Strike", "from": 2, "to": 3}]}, {}, "adjusted: skills.Strike 2 → 3"),
+        ("changed: {c:changes}", {"c": {"ties": {"from": "a", "to": {"x": [1, 2]}}}}, {}, 'changed: ties a → {"x":[1,2]}'),
+        ("said {text}", {"text": "{secret} [x{y}]"}, {}, "said {secret} [x{y}]"),
+    ]
+    said = json.loads(node("""
+        import { fillTemplate } from "./static/talekeeper/format.js";
+        let text = ""; for await (const chunk of process.stdin) text += chunk;
+        console.log(JSON.stringify(JSON.parse(text).map(([t, p, w]) => fillTemplate(t, p, w))));
+    """, json.dumps([c[:3] for c in cases])))
+    assert said == [c[3] for c in cases]
+    assert [fill_description(t, p, w) for t, p, w, _ in cases] == [c[3] for c in cases]
+
+
+# Beside each system's evening (tests/contract/evenings.py): more of its actions, so that most of its
+# events are said. (who, action); the platform's steps stand for their events.
+MORE_OF_AN_EVENING = {
+    "tote": [("gm", {"type": "award_points", "points": 30}),
+             ("alice", {"type": "buy_advance", "advance": "totem", "totem": "Bear"}),
+             ("alice", {"type": "buy_advance", "advance": "specialization", "skill": "Strike", "specialization": "Axes"}),
+             ("gm", {"type": "heal_injury"}), ("gm", {"type": "grant_resolve", "amount": 1, "reason": "a song"}),
+             ("alice", {"type": "effect_test", "dice": 3, "target": 9, "modifier": -1})],
+    "wyrm": [("alice", {"type": "check", "attribute": "warrior", "dl": 6}),
+             ("alice", {"type": "spend_fate", "use": "plus_two"}), ("gm", {"type": "deny_fate", "reason": "no"}),
+             ("alice", {"type": "buy_advance", "advance": "skill", "skill": "Climb", "attribute": "rogue"})],
+    "tale": [("alice", {"type": "hide", "place": "open_ground", "challenge": 2}),
+             ("gm", {"type": "take_damage", "dice": 3, "reason": "a fall"})],
+    "mdt": [("gm", {"type": "start_contest", "attribute": "dexterity", "target": 3, "vs_pool": 4,
+                    "opponent_name": "the hound"}),
+            ("alice", {"type": "contest_round"}), ("gm", {"type": "end_contest"}),
+            ("gm", {"type": "abandon_project", "project": "Translate the tome", "reason": "burnt"})],
+}
+PLATFORM_STEPS = {"start_session": ("session_started", {"session": 1}), "start_scene": ("scene_started", {"scene": 1}),
+                  "end_scene": ("scene_ended", {"scene": 1}), "end_session": ("session_ended", {"session": 1})}
+
+
+def _an_evening(name: str) -> list[dict]:
+    """The events ``name``'s evening and its other actions record, decided and folded by its rules alone."""
+    from rules import Event, ScriptedDice
+    from rules.base import RuleError
+    from tests.contract.evenings import EVENINGS, FACES
+
+    rules = get_system(name)
+    state, dice, events = rules.initial_state(dict(rules.example_sheet)), ScriptedDice(list(FACES)), []
+    for _, action in EVENINGS[name] + MORE_OF_AN_EVENING[name]:
+        action = {k: v for k, v in action.items() if k != "visibility"}
+        if action["type"] in PLATFORM_STEPS:
+            state = rules.evolve(state, Event(*PLATFORM_STEPS[action["type"]]))
+            continue
+        try:
+            decided = rules.decide(state, action, dice)
+        except RuleError:  # an extra the evening's state does not allow: its event is said by the others'
+            continue
+        for event in decided:
+            state = rules.evolve(state, event)
+            events.append({"seq": len(events) + 1, "type": event.type, "payload": event.payload, "character": 1,
+                           "character_name": "O'Brien", "visibility": "public"})
+    return json.loads(json.dumps(events))
+
+
+@pytest.mark.parametrize("name", sorted(SYSTEM_MODULES))
+def test_every_event_of_an_evening_reads_on_the_table_as_the_audit_fills_its_sentence(name):
+    """The table's describe() (static/talekeeper/describe.js with the system's module, under Node), on
+    each event an evening of the system records, says exactly the event's declared sentence as
+    rules/declare.py fills it for the audit: one sentence per event, whichever reads it."""
+    lines = {spec.type: spec.description for spec in PLATFORM_EVENTS if spec.description}  # campaign/audit.py LINES
+    rules = get_system(name)
+    events = _an_evening(name)
+    said = json.loads(node("""await import("./tests/js/describe.mjs");""", json.dumps({
+        "system": name, "lines": lines, "declared": json.loads(json.dumps(system_json(rules))), "events": events})))
+    assert said["failed"] == []
+    python = [rules.events.specs[e["type"]].describe({"character_name": e["character_name"], **e["payload"]}) for e in events]
+    assert said["said"] == python
+    assert len({e["type"] for e in events}) >= 8
 
 
 @pytest.mark.parametrize("name", sorted(SYSTEM_MODULES))

@@ -116,40 +116,60 @@ STRAIGHT_ROLL = {"characteristics": "list", "defaulted": "bool", "dice": "list",
                  "total": "int", "target": "int?", "average_of": "int?", "vs_pool": "int?", "on_tie": "str?",
                  "challenge_dice": "list?", "challenge_total": "int?"}
 
+# A straight roll in a sentence: its pool, its total, and what it was against ("Brawn + Skill 4D: 15 vs 14").
+ROLLED = ("[{skill}|{characteristics:cap:plus}] {pool}D: {total} vs [{vs_pool}D ({challenge_total}){challenge_dice:if}"
+          "|{vs_pool}D{vs_pool:if}|{target} (average of {average_of}D){average_of:if}|{target}]")
+
+# What each side did in a combat round's exchange (``{exchanges.mine.outcome:word}``).
+_EXCHANGE = {"hit": "hit", "even": "even", "miss": "missed", "no_attack": "no attack"}
+EXCHANGED = {"exchanges.mine.outcome": _EXCHANGE, "exchanges.theirs.outcome": _EXCHANGE}
+
 EVENTS = EventBook([
-    EventSpec("straight_rolled", "straight roll {pool}D: {total}, {outcome}", formerly=("straight_roll",),
+    EventSpec("straight_rolled", ROLLED, tail=", {outcome}", formerly=("straight_roll",),
         payload=STRAIGHT_ROLL),
-    EventSpec("hide_rolled", "hiding {pool}D: {total}, {outcome}", formerly=("hide",),
+    EventSpec("hide_rolled", "hides ([{place:words}|challenge]): " + ROLLED, tail=", {outcome}", formerly=("hide",),
         payload={**STRAIGHT_ROLL, "place": "str?", "seeker_pool": "int?"}),
-    EventSpec("contest_started", "a contest started", formerly=("start_contest",),
+    EventSpec("contest_started", "started [a combat{contest.kind=combat}|hiding{contest.kind=hide}|a contest]"
+              "[: {contest.label}], {contest.mine}D vs {contest.theirs}D[ ({contest.rounds_left} rounds)]",
+              formerly=("start_contest",),
         payload={"contest": "dict"}),
-    EventSpec("round_rolled", "round {round}: {mine_sum} against {theirs_sum}, {outcome}", formerly=("iterated_round",),
+    EventSpec("round_rolled", "[{label}|the contest], round {round}: {mine_sum} vs {theirs_sum}", tail=", {outcome}",
+              formerly=("iterated_round",),
         payload={"columns": "list", "dice": "dict", "eliminated": "dict", "kind": "str", "label": "str",
                  "mine_after": "int", "mine_before": "int", "mine_sum": "int", "odds": "dict", "outcome": "str",
                  "round": "int", "rounds_left": "int", "sorted": "dict", "success": "bool", "theirs_after": "int",
                  "theirs_before": "int", "theirs_sum": "int", "ties": "str", "winner": "str?", "conditions": "list?",
                  "sitting_out": "dict?"}),
-    EventSpec("combat_round_rolled", "combat round {round}: {outcome}", formerly=("combat_round",),
+    EventSpec("combat_round_rolled", "[{label}|the contest], round {round}: [{character_name}|the character] "
+              "{exchanges.mine.outcome:word} ({exchanges.mine.attack_sum} vs {exchanges.mine.defence_sum}), "
+              "they {exchanges.theirs.outcome:word} ({exchanges.theirs.attack_sum} vs {exchanges.theirs.defence_sum})",
+              tail=", dealt {damage.to_them}D, took {damage.to_me}D", words=EXCHANGED, formerly=("combat_round",),
         payload={"available": "dict", "damage": "dict", "dice": "dict", "exchanges": "dict", "kind": "str",
                  "label": "str", "mine_after": "int", "mine_before": "int", "odds": "dict", "outcome": "str",
                  "penalties_after": "list", "portions": "dict", "round": "int", "rounds_left": "int?",
                  "theirs_after": "int", "theirs_before": "int", "ties": "str", "conditions": "list?",
                  "their_conditions": "int?"}),
-    EventSpec("penalty_imposed", "an exhaustion penalty", formerly=("impose_penalty",),
+    EventSpec("penalty_imposed", "penalty: [{character_name}{character_name:if}{penalty.side=mine}"
+              "|the character{penalty.side=mine}"
+              "|the opponent] −{penalty.dice}D for {penalty.rounds|round|rounds}", formerly=("impose_penalty",),
         payload={"penalty": "dict"}),
-    EventSpec("contest_ended", "the contest ended ({reason})", formerly=("end_contest",),
+    EventSpec("contest_ended", "[{label}|the contest] ended after {rounds|round|rounds}: "
+              "[won{winner=mine}|lost{winner=theirs}"
+              "|undecided][ ({result})]", formerly=("end_contest",),
         payload={"damage_dealt": "int", "damage_taken": "int", "damage_to_assign": "int",
                  "exhaustion_reclaimed": "int", "kind": "str", "label": "str", "mine": "int", "reason": "str",
                  "rounds": "int", "theirs": "int", "why": "str?", "winner": "str?"}),
-    EventSpec("damage_taken", "took {taken}D of damage", formerly=("take_damage",),
+    EventSpec("damage_taken", "takes {taken}D of damage", formerly=("take_damage",),
         payload={"dice": "int", "reason": "str", "taken": "int", "unassigned_after": "int"}),
-    EventSpec("damage_assigned", "spread the damage", formerly=("assign_damage",),
+    EventSpec("damage_assigned", "spread damage", formerly=("assign_damage",),
         payload={"damage": "dict", "unassigned_before": "int"}),
-    EventSpec("rested", "rested {days} days", formerly=("rest",),
+    EventSpec("rested", "rested {days|day|days}", formerly=("rest",),
         payload={"damage_after": "dict", "days": "int", "recovered": "dict"}),
     EventSpec("points_awarded", "earned {points|advancement point|advancement points}", formerly=("award_points",),
         payload={"earned_after": "int", "points": "int", "reason": "str"}),
-    EventSpec("advance_bought", "raised to {to}D for {cost} points", formerly=("buy_advance",),
+    EventSpec("advance_bought", "raised [{characteristic:cap} from {from}D to {to}D{characteristic:if}"
+              "|{skill} from +{from}D to +{to}D]"
+              " for {cost|point|points}", formerly=("buy_advance",),
         payload={"available_after": "int", "available_before": "int", "characteristic": "str?", "cost": "int",
                  "from": "int", "to": "int", "characteristics": "list?", "skill": "str?"}),
     *common.EVENTS,

@@ -102,35 +102,47 @@ _APPLY: dict[str, Callable[[dict, dict], None]] = {
 }
 
 
+# What each use of Fate is, in a Fate event's sentence (``{use:word}``).
+FATE_USES = {"use": {"reroll": "reroll the die", "plus_two": "+2 to the check",
+                     "ignore_attack": "ignore a killing attack", "minor_detail": "change a minor detail"}}
+
 # Every event WYRM records, once: its name, version and one-line description.
 EVENTS = EventBook([
-    EventSpec("attribute_checked", "{attribute} check: {total} vs DL {dl}, {outcome}", formerly=("attribute_check",),
+    EventSpec("attribute_checked", "{attribute:cap} check[ + {skills:plus}]: {die_total} + {attribute_value}"
+              "[ + {skill_bonus}] = {total} vs [static {opposition.static:if}]DL {dl}[ ({dl_base} {modifier:signed})]",
+              tail=", {outcome}", formerly=("attribute_check",),
         payload={"attribute": "str", "attribute_value": "int", "dice": "list", "die_total": "int", "dl": "int",
                  "dl_base": "int", "explode_rule": "str", "explodes": "bool", "modifier": "int", "odds": "dict",
                  "opposed": "bool", "opposition": "dict?", "outcome": "str", "roll": "int", "skill_bonus": "int",
                  "skills": "list", "success": "bool", "task": "str?", "ties_succeed": "bool", "total": "int",
                  "conditions": "list?"}),
-    EventSpec("damage_rolled", "damage {dice_count}d6 + {bonus} = {total}", formerly=("damage_roll",),
+    EventSpec("damage_rolled", "damage {dice_count}d6[ + {bonus}]: {die_totals:plus}[ + {bonus}]", tail=" = {total}",
+              formerly=("damage_roll",),
         payload={"bonus": "int", "dice": "list", "dice_count": "int", "die_totals": "list", "explode_rule": "str",
                  "explodes": "bool", "odds": "dict", "outcome": "str", "roll": "int", "task": "str?", "total": "int"}),
-    EventSpec("automatic_success_granted", "automatic success: {attribute} with {skill}",
+    EventSpec("automatic_success_granted", "automatic success: {attribute:cap} with {skill}",
               formerly=("automatic_success",),
         payload={"attribute": "str", "attribute_value": "int", "dice": "list", "odds": "dict", "outcome": "str",
                  "skill": "str", "success": "bool", "task": "str?"}),
-    EventSpec("fate_requested", "asked to spend Fate: {use}",
+    EventSpec("fate_requested", "asks to spend Fate: {use:word}[ (roll #{roll}, die {die})| (roll #{roll})]",
+              words=FATE_USES,
         payload={"detail": "any?", "die": "int", "fate": "int", "roll": "int", "use": "str"}),
-    EventSpec("fate_spent", "spent Fate: {use} ({fate_left} left)",
+    EventSpec("fate_spent", "[Fate reroll of roll #{roll}: total {original_total} → {total}{use=reroll}"
+              "|Fate +2 on roll #{roll}: {original_total} → {total} vs DL {dl}{use=plus_two}|spent Fate to {use:word}]",
+              tail="[, {outcome}{kind=check}] ({fate_left} Fate left)", words=FATE_USES,
         payload={"detail": "any?", "dice": "list", "dl": "int", "fate_left": "int", "kind": "str",
                  "new_dice": "list", "odds": "dict", "original_dice": "list", "original_outcome": "str",
                  "original_total": "int", "outcome": "str", "roll": "int", "success": "bool", "total": "int",
                  "use": "str"}),
-    EventSpec("fate_denied", "the GM denied the Fate request ({use})",
+    EventSpec("fate_denied", "GM denied the Fate request ({use:word})", words=FATE_USES,
         payload={"reason": "str?", "roll": "int", "use": "str"}),
     EventSpec("fate_granted", "was granted {amount} Fate (now {fate})",
         payload={"amount": "int", "fate": "int", "reason": "str?"}),
     EventSpec("points_awarded", "earned {points|point|points}",
         payload={"points": "int", "reason": "str?"}),
-    EventSpec("advance_bought", "bought an advance ({advance}) for {cost} points",
+    EventSpec("advance_bought", "[raised {attribute:cap} from {from} to {to}{advance=attribute}"
+              "|learned {skill} ({attribute:cap})]"
+              " for {cost|point|points}",
         payload={"advance": "str", "attribute": "str", "cost": "int", "from": "int", "points_left": "int",
                  "to": "int"}),
     *common.EVENTS,

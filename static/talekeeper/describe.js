@@ -53,46 +53,49 @@ function rollDice(p) {
   return groups;
 }
 
-// The platform's one-line events read as the audit page says them (campaign/audit.py LINES,
-// passed as data.lines: state.data.lines); these few are set apart as the frame of the evening, and
-// the witnesses' as minor.
+// The platform's sentences are the audit page's (campaign/platform_events.py, via campaign/audit.py
+// LINES, passed as data.lines: state.data.lines); these few are set apart as the frame of the evening,
+// and the witnesses' as minor.
 const FRAME = new Set(["session_started", "session_ended", "scene_started", "scene_ended", "encounter_started", "turn_advanced", "encounter_ended"]);
 const MINOR = new Set(["witness_call", "roll_witnessed"]);
 
-// A sentence whose "#{key}" names an event of the log links to it (the audit says "#12").
-function sentence(template, p) {
-  const parts = template.split(/#\{(\w+)\}/);
-  if (parts.length === 1) return fillTemplate(template, p);
-  return parts.map((part, i) => (i % 2 ? h("a", { href: `#seq-${p[part]}` }, `#${p[part] ?? "?"}`) : fillTemplate(part, p)));
+// A sentence whose "#{key}" names an event of the log links to it (the audit says "#12"): the sentence
+// filled as the audit fills it, then each such "#12" in it, in order, a link.
+function sentence(template, p, words) {
+  const text = fillTemplate(template, p, words);
+  const refs = [...template.matchAll(/#\{(\w+)\}/g)].map((m) => p[m[1]]).filter((seq) => Number.isInteger(seq));
+  if (!refs.length) return text;
+  const parts = [];
+  let rest = text;
+  for (const seq of refs) {
+    const at = rest.indexOf(`#${seq}`);
+    if (at < 0) continue;
+    parts.push(rest.slice(0, at), h("a", { href: `#seq-${seq}` }, `#${seq}`));
+    rest = rest.slice(at + `#${seq}`.length);
+  }
+  return [...parts, rest].filter((part) => part !== "");
 }
 
-function describeCore(ev) {
+// The platform's events: each line says its declared sentence (`said`, with the values its template
+// names that are not in the payload, worked out as campaign/audit.py _worked_out does), and beside it
+// what only the table shows: the dice, the outcome, a link, the reason.
+function describeCore(ev, said) {
   const p = ev.payload || {};
-  const LINES = state.data.lines || {};
-  if (Object.hasOwn(LINES, ev.type)) {
-    const tone = FRAME.has(ev.type) ? "frame" : MINOR.has(ev.type) ? "minor" : null;
-    return { text: sentence(LINES[ev.type], p), ...(tone ? { tone } : {}) };
-  }
   switch (ev.type) {
     case "roll":
       return {
-        text: `rolled ${p.notation}${p.label ? ` · ${p.label}` : ""}`,
+        text: said(),
         dice: rollDice(p),
         outcome: { label: `= ${p.total}${p.counts_successes ? (p.total === 1 ? " success" : " successes") : ""}`, tone: "total" },
       };
-    case "character_created": { // as campaign/audit.py describe says it
-      const text = `created ${p.npc ? "the NPC" : "the character"} ${p.name} for ${p.owner}`;
-      return { text: p.limits_overridden ? `${text} (past the creation limits, by the GM)` : text };
-    }
     case "event_voided": { // the voided event in the log's words for it, when this page holds it (else its seq alone)
       const target = state.events.get(p.seq);
-      const said = target ? textOf(describe(target).text) : "";
-      return { text: [`voided `, h("a", { href: `#seq-${p.seq}` }, `#${p.seq}`), said ? ` (${said})` : ""], detail: p.reason ? `Reason: ${p.reason}` : "" };
+      return { text: said({ voided: target ? textOf(describe(target).text) : "" }), detail: p.reason ? `Reason: ${p.reason}` : "" };
     }
     case "roll_revealed": {
       const body = p.body || p; // {seq, body: {type, payload, ...}}; older reveals: {seq, type, payload}
       const inner = describe({ ...ev, type: state.nowName(body.type), payload: body.payload || {}, hidden: false });
-      return { ...inner, text: [`revealed `, h("a", { href: `#seq-${p.seq}` }, `#${p.seq}`), ": ", inner.text] };
+      return { ...inner, text: said({ revealed: textOf(inner.text) }) };
     }
     case "roll_pending": { // a witnessed roll waiting for the other tables' entropy (./witnessing.js)
       const n = (p.witnesses || []).length;
@@ -100,21 +103,23 @@ function describeCore(ev) {
         detail: n ? `Waiting for ${n} other table${n === 1 ? "" : "s"} to witness it.` : "" };
     }
     case "roll_requested":
-      return { text: `GM asks for ${actionLabel(askedAction(p), ev.character)}`, detail: p.note ? `“${p.note}”` : "" };
-    case "sheet_adjusted": // as campaign/audit.py says it: each value's before and after, and why
-      return { text: `adjusted the sheet: ${(p.changes || []).map((c) => `${c.path.replace(/^sheet\./, "")} ${c.from} → ${c.to}`).join(", ")}`,
-        detail: p.reason ? `“${p.reason}”` : "", tone: "gm" };
-    case "turn_order_set": return { text: `set the turn order: ${(p.order || []).map((id) => state.chars.get(id)?.name || `#${id}`).join(", ")}` };
-    case "message_posted": // chat: in character it is said, out of character it is (ooc)
+      return { text: said({ wanted: actionLabel(askedAction(p), ev.character) }), detail: p.note ? `“${p.note}”` : "" };
+    case "sheet_adjusted": // each value's before and after (rules/common.py), and why
+      return { text: said(), detail: p.reason ? `“${p.reason}”` : "", tone: "gm" };
+    case "turn_order_set": return { text: said(), detail: (p.order || []).map((id) => state.chars.get(id)?.name || `#${id}`).join(", ") };
+    case "message_posted": // chat shows the message itself: in character it is said, out of character it is (ooc)
       return { text: p.kind === "ic" ? h("q", { class: "said" }, p.text) : [h("span", { class: "ooc-tag" }, "ooc "), p.text], tone: "chat" };
     case "bundle": { // one hidden command's rule events, stored as one (docs/hidden-information.md)
       const parts = (p.events || []).map((e) => describe({ ...ev, type: state.nowName(e.type), payload: e.payload || {}, hidden: false }));
       return { ...(parts[0] || {}), text: parts.flatMap((d, i) => [...(i ? [" · "] : []), ...[].concat(d.text)]) };
     }
     case "refused":
-      return { text: `${words((typeof p.action === "object" ? p.action?.type : p.action) || "action")} refused, hidden from the player`, detail: p.message || "", tone: "hidden" };
-    default:
-      return null;
+      return { text: said(), detail: p.message || "", tone: "hidden" };
+    default: {
+      if (!Object.hasOwn(state.data.lines || {}, ev.type)) return null;
+      const tone = FRAME.has(ev.type) ? "frame" : MINOR.has(ev.type) ? "minor" : null;
+      return { text: said(), ...(tone ? { tone } : {}) };
+    }
   }
 }
 
@@ -149,21 +154,26 @@ export function describe(ev) {
     const sealed = ev.payload?.commitment;
     return { text: "did something in secret", tone: "hidden", detail: sealed ? `sealed: ${short(sealed)}…` : "" };
   }
-  // ``said()``: the event's declared sentence (rules/<system>/evolve.py), as the audit says it, for a
-  // module whose line for the event is that sentence.
-  const said = () => fillTemplate(state.declared.events[ev.type]?.description || words(ev.type), ev.payload || {});
+  // ``said(values)``: the event's declared sentence (campaign/platform_events.py for the platform's,
+  // rules/<system>/evolve.py for a system's), filled as the audit fills it (format.js fillTemplate):
+  // every line's text. ``values``: those its template names that are not in the payload.
+  const p = ev.payload || {};
+  const said = (values = {}) => {
+    const spec = state.declared.events[ev.type];
+    const template = state.data.lines?.[ev.type] ?? spec?.description;
+    if (!template) return words(ev.type);
+    return sentence(template, { character_name: ev.character_name, ...p, ...values }, spec?.words || {});
+  };
   const ctx = { h, char: state.chars.get(ev.character), charName: ev.character_name, said };
   let d = null;
   try {
-    d = describeCore(ev) || describeFight(ev, state.chars) || state.system.describe(ev, ctx);
+    d = describeCore(ev, said) || describeFight(ev, state.chars, said) || state.system.describe(ev, ctx);
   } catch (problem) {
     console.error("describe failed", ev, problem);
   }
   if (d) return namingOpponent(ev, withConditions(ev, d));
-  const p = ev.payload || {};
-  const spec = state.declared.events[ev.type];
   return {
-    text: spec?.description ? fillTemplate(spec.description, p) : words(ev.type),
+    text: said(),
     outcome: p.outcome !== undefined ? { label: words(p.outcome), tone: p.success === true ? "good" : p.success === false ? "bad" : "total" } : null,
   };
 }

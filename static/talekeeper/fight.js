@@ -38,28 +38,27 @@ function roundLines(result, name) {
   return Object.entries(totals).map(([s, n]) => `${name(s)}: ${plural(n, "success", "successes")} (${chance(result.odds, s)} to win)`);
 }
 
-// The log's words for a fight's events, from the event alone (a name the page does not know reads #id).
-export function describeFight(ev, chars) {
+// The log's lines for a fight's events: each says its declared sentence (rules/common.py, `said`), and
+// beside it what only the table names, from the event alone (a name the page does not know reads #id).
+export function describeFight(ev, chars, said) {
   if (!FIGHT_EVENTS.has(ev.type)) return null;
   const p = ev.payload || {};
   const names = p.fight?.names || {};
   const name = (s) => chars.get(Number(s))?.name || names[s] || `#${s}`;
   switch (ev.type) {
     case "fight_started":
-      return { text: `started the fight “${p.label}”: ${(p.fight?.order || []).map(name).join(", ")}`, tone: "frame" };
+      return { text: said(), detail: (p.fight?.order || []).map(name).join(", "), tone: "frame" };
     case "fight_choice_made":
-      return { text: `chose for round ${p.round} of the fight` };
+      return { text: said() };
     case "fight_round_rolled": {
       // The conditions the round read, each side's total in the system's words (its `filled.fight.conditions`).
       const read = state.declared.conditions;
       const effects = read ? Object.entries(p.filled?.fight?.conditions || {})
         .map(([s, n]) => `${name(s)}'s conditions: ${effectWords(read.effect, n)}`) : [];
-      return { text: `${p.label}, round ${p.round}`, detail: [...roundLines(p.result, name), ...effects].join(" · ") };
+      return { text: said(), detail: [...roundLines(p.result, name), ...effects].join(" · ") };
     }
-    default: {
-      const won = p.winner ? `, won by ${Number(p.winner) ? name(p.winner) : `team ${p.winner}`}` : "";
-      return { text: `the fight “${p.label}” ended after ${plural(p.rounds, "round")}${won}`, tone: "frame" };
-    }
+    default:
+      return { text: said(), detail: p.winner ? `won by ${Number(p.winner) ? name(p.winner) : `team ${p.winner}`}` : "", tone: "frame" };
   }
 }
 

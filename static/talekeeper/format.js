@@ -9,17 +9,70 @@ export function renamed(renames) {
   return { nowName, asNow };
 }
 
-// "earned {points} points": a declared description, filled from the payload.
-// "{rounds|round|rounds}": the count and its noun in agreement; "[: “{name}”]" only when every value in it
-// is given: as rules/declare.py fill_description says them (one pass: a filled-in value is never read again).
-const FILLED = /\[([^[\]]*)\]|\{(\w+)(?:\|([^|{}]*)\|([^|{}]*))?\}/g;
-export function fillTemplate(template, p) {
-  return template.replace(FILLED, (_, optional, key, one, many) => {
+// "earned {points} points": an event's declared sentence filled from its payload, exactly as
+// rules/declare.py fill_description fills it (its docstring says the whole of it): "{key}", "{key.sub}",
+// "{key:cap:words:signed:count:join:plus:word:changes:if}" (formats left to right), "{rounds|round|rounds}" (the
+// count and its noun in agreement), "{key=value}" (a condition), "[: “{name}”]" said only when every value
+// in it is given (or its conditions hold), "[a|b]" the first alternative that is. `words`: the declaration's {key: {value: words}}. One pass: a filled-in
+// value is never read again.
+const FILLED = /\[([^[\]]*)\]|\{(\w+(?:\.\w+)*)(?:=([\w ]+)|((?::\w+)*)(?:\|([^|{}]*)\|([^|{}]*))?)\}/g;
+const isNumber = (v) => typeof v === "number";
+const isObject = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
+const lookup = (p, path) => path.split(".").reduce((v, key) =>
+  (Array.isArray(v) ? v.map((item) => (isObject(item) ? item[key] : undefined)) : isObject(v) ? v[key] : undefined), p);
+const given = (v) => !(v === undefined || v === null || v === false || v === "" || (isNumber(v) && v === 0)
+  || (Array.isArray(v) && !v.length) || (isObject(v) && !Object.keys(v).length));
+function alternatives(part) {
+  const out = [];
+  let depth = 0, start = 0;
+  [...part].forEach((c, i) => {
+    depth += (c === "{") - (c === "}");
+    if (c === "|" && depth === 0) { out.push(part.slice(start, i)); start = i + 1; }
+  });
+  return [...out, part.slice(start)];
+}
+const changed = (v) => (v === undefined || v === null ? "?" : typeof v === "object" ? JSON.stringify(v) : `${v}`);
+function changes(v) {
+  const pairs = Array.isArray(v) ? v.filter(isObject).map((c) => [c.path, c]) : isObject(v) ? Object.entries(v) : null;
+  if (!pairs) return v;
+  return pairs.map(([what, c]) => `${what === undefined || what === null ? "?" : `${what}`.replace(/^sheet\./, "")} `
+    + `${changed(isObject(c) ? c.from : null)} → ${changed(isObject(c) ? c.to : null)}`).join(", ");
+}
+const itemwise = (v, f) => (Array.isArray(v) ? v.map((x) => (typeof x === "string" ? f(x) : x)) : typeof v === "string" ? f(v) : v);
+function formatted(v, how, words) {
+  if (v === undefined || v === null) return v;
+  switch (how) {
+    case "cap": return itemwise(v, (x) => x.charAt(0).toUpperCase() + x.slice(1));
+    case "words": return itemwise(v, (x) => x.replaceAll("_", " "));
+    case "signed": return !isNumber(v) ? v : v > 0 ? `+${v}` : v < 0 ? `−${-v}` : "±0";
+    case "count": return Array.isArray(v) ? v.length : isObject(v) ? Object.keys(v).length : null;
+    case "join": return Array.isArray(v) ? v.join(", ") : v;
+    case "plus": return Array.isArray(v) ? v.join(" + ") : v;
+    case "changes": return changes(v);
+    case "word": return (typeof v === "string" || isNumber(v)) && words && Object.hasOwn(words, v) ? words[v] : v;
+    case "if": return "";
+    default: throw new Error(`unknown format '${how}' in a template`);
+  }
+}
+const said = (v) => (typeof v === "string" ? v : `${v}`);
+const holds = (p, m) => {
+  const v = lookup(p, m[2]);
+  return m[3] !== undefined ? v !== undefined && v !== null && said(v) === m[3] : given(v);
+};
+export function fillTemplate(template, p, words = {}) {
+  return template.replace(FILLED, (_, optional, path, equals, hows, one, many) => {
     if (optional !== undefined) {
-      const keys = [...optional.matchAll(FILLED)].map((m) => m[2]);
-      return keys.every((k) => p[k] !== undefined && p[k] !== null && p[k] !== "") ? fillTemplate(optional, p) : "";
+      const chosen = alternatives(optional).find((alt) => {
+        const found = [...alt.matchAll(FILLED)];
+        const conditions = found.filter((m) => m[3] !== undefined || (m[4] || "").includes(":if"));
+        return (conditions.length ? conditions : found).every((m) => holds(p, m));
+      });
+      return chosen === undefined ? "" : fillTemplate(chosen, p, words);
     }
-    return one === undefined ? (p[key] ?? "?") : `${p[key] ?? "?"} ${p[key] === 1 ? one : many}`;
+    if (equals !== undefined) return ""; // a condition says nothing
+    const v = (hows || "").split(":").filter(Boolean).reduce((value, how) => formatted(value, how, words[path]), lookup(p, path));
+    const said = v ?? "?";
+    return one === undefined ? `${said}` : `${said} ${v === 1 ? one : many}`;
   });
 }
 

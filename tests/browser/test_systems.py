@@ -139,7 +139,7 @@ def test_tote_at_the_table(table_of, seats, script_dice):
                          ScriptedDice([1, 3, 1]))[0]
     described = alice.page.evaluate("""async (payload) => {
         const tote = await import("/static/talekeeper/systems/tote.js");
-        const d = tote.describe({type: "skill_tested", payload});
+        const d = tote.describe({type: "skill_tested", payload}, { said: () => "its declared sentence" });
         return `${d.text} | ${d.outcome.label} | ${d.detail}`;
     }""", dict(crit.payload))
     assert "· critical!" in described and f"Critical: {crit.payload['bubble_note']}" in described

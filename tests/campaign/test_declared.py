@@ -94,7 +94,7 @@ def test_the_table_page_embeds_the_same_declarations(table_for):
 @pytest.mark.django_db
 def test_the_platform_event_sentences_are_said_once_for_the_audit_and_the_table(table_for):
     """The audit page's sentences (``campaign/audit.py`` LINES) reach the table page as
-    ``lines``, and the table's describeCore (static/talekeeper/describe.js) has no sentence of its own for any of them."""
+    ``lines``, which the table's ``said()`` (static/talekeeper/describe.js) fills as the audit does."""
     from pathlib import Path
 
     from campaign.audit import LINES
@@ -106,9 +106,7 @@ def test_the_platform_event_sentences_are_said_once_for_the_audit_and_the_table(
     data = json.loads(re.search(r'<script id="table-data" type="application/json">(.*?)</script>', page, re.S).group(1))
     assert data["lines"] == LINES
     script = (Path(__file__).resolve().parents[2] / "static/talekeeper/describe.js").read_text()
-    core = script[script.index("function describeCore("):script.index("\nexport function describe(")]
-    assert "sentence(LINES[ev.type], p)" in core and "fillTemplate(part, p)" in script
-    assert [kind for kind in LINES if f'case "{kind}"' in core] == []
+    assert "state.data.lines?.[ev.type]" in script and "fillTemplate(template, p, words)" in script
 
 
 def test_a_platform_sentence_fills_as_the_table_fills_it():
@@ -256,19 +254,69 @@ def test_no_form_field_writes_its_own_static_limits(name):
             assert (hint or field) in declared or "max: " in rest, f"{name}.js: {field} matches no declared field"
 
 
-@pytest.mark.parametrize("name", SYSTEMS)
-def test_an_event_a_table_module_says_in_its_declared_words_has_no_sentence_of_its_own(name):
-    """Where a system's table module says an event as its declaration does (``ctx.said()``: the declared
-    sentence, filled as the audit fills it; static/talekeeper/describe.js), it writes no sentence of its
-    own: the audit and the table say one sentence. An award of points is said so in every system."""
-    source = (SYSTEMS_JS / f"{name}.js").read_text()
-    said = {kind for kind, line in re.findall(r'case "(\w+)":(.*)', source) if "ctx.said()" in line}
-    assert "points_awarded" in said
-    events = get_system(name).events
-    assert all(kind in events and events.specs[kind].description for kind in said)
-    for kind in said:
-        line = re.search(rf'case "{kind}":(.*)', source).group(1)
-        assert "text: ctx.said()" in line and "`" not in line.split("detail")[0], (name, kind)
+# --- one sentence per event: declared once, said by the audit and the table ------------------------
+
+STATIC = Path(__file__).resolve().parents[2] / "static" / "talekeeper"
+# The only events the table words itself: chat shows the message (the audit says the declared sentence
+# about it), a bundle is its events' lines one after the other, and a witnessed roll waiting for its
+# witnesses names the action as the system's module words it (docs/fair-dice.md).
+SAID_BY_THE_TABLE = {"message_posted", "bundle", "roll_pending"}
+
+
+def _cases(source: str, function: str) -> dict[str, str]:
+    """Each ``case "type":`` of ``function`` in ``source`` and the code it runs (a case that falls
+    through to the next runs the next's)."""
+    body = source[source.index(f"function {function}("):]
+    body = body[:body.index("\n}\n")]
+    parts = re.split(r'\n\s*case "(\w+)":', body)
+    found, waiting = {}, []
+    for kind, code in zip(parts[1::2], parts[2::2]):
+        code = re.split(r"\n\s*default:", code)[0]
+        waiting.append(kind)
+        if code.strip():
+            found.update(dict.fromkeys(waiting, code))
+            waiting = []
+    return found
+
+
+def _describers():
+    yield "platform", (STATIC / "describe.js").read_text(), "describeCore"
+    yield "common", (STATIC / "fight.js").read_text(), "describeFight"
+    for name in SYSTEMS:
+        yield name, (SYSTEMS_JS / f"{name}.js").read_text(), "describe"
+
+
+def test_every_event_the_table_describes_says_its_declared_sentence():
+    """Every line the table's modules write for an event (describe.js, fight.js, systems/<name>.js)
+    has the event's declared sentence as its text (``said()``, filled as the audit fills it), never a
+    sentence of its own: the audit, the exports and the table say one sentence, written once."""
+    from campaign.platform_events import PLATFORM_EVENTS
+    from rules.common import EVENTS as COMMON
+
+    # describe.js and fight.js are every system's: they say the platform's events and rules/common.py's.
+    shared = {spec.type for spec in [*PLATFORM_EVENTS, *COMMON]}
+    declared = {"platform": shared, "common": shared}
+    seen = 0
+    for where, source, function in _describers():
+        events = declared.get(where) or get_system(where).events
+        for kind, code in _cases(source, function).items():
+            assert kind in events, f"{where}: {function} describes '{kind}', which is not declared there"
+            if kind in SAID_BY_THE_TABLE:
+                continue
+            texts = re.findall(r"\btext: ([^,}]+)", code)
+            assert texts and all(re.match(r"(ctx\.)?said\(", t) for t in texts), (
+                f"{where}: '{kind}' writes its own text ({texts}): declare its sentence and say ctx.said()")
+            seen += 1
+    assert seen > 50
+
+
+def test_every_event_declares_its_sentence():
+    """Every event the platform or a system declares has its sentence, but those the table words itself."""
+    from campaign.platform_events import PLATFORM_EVENTS
+
+    books = [PLATFORM_EVENTS, *(get_system(name).events for name in SYSTEMS)]
+    unsaid = {spec.type for book in books for spec in book if not spec.description}
+    assert unsaid == SAID_BY_THE_TABLE - {"message_posted"}
 
 
 # --- platform actions: declared as rules actions are (campaign/actions/declared.py) ----------------

@@ -103,7 +103,8 @@ def test_an_adjustment_stores_its_diff_and_reason_and_folds(table):
     assert state(hero)["sheet"]["skills"]["Shoot"] == 0 and state(hero)["resolve"] == 1
     from campaign.audit import describe
     from campaign.eventlog import serialize_event
-    assert describe(serialize_event(event)) == "adjusted the sheet: sheet.skills.Shoot 1 → 0, resolve 3 → 1 (lost an eye)"
+    # The table's sentence (rules/common.py): a path without its "sheet.", the reason quoted.
+    assert describe(serialize_event(event)) == "adjusted the sheet: skills.Shoot 1 → 0, resolve 3 → 1 “lost an eye”"
     with pytest.raises(ActionError, match="does not fit the sheet"):
         table.command(table.gm, {"type": "adjust_sheet", "character": hero.id, "reason": "r",
                                  "changes": {"sheet.skills.Shoot": 9}})

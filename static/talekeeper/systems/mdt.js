@@ -2,7 +2,7 @@
 // modifiers; 7-9 is a success, 10 two; difficulty 1-3; opposed tests, races to N
 // successes round by round, and projects that accumulate successes.
 
-import { h, cap, need, againstField, opponentField, pricedOption, firstOpen, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, formatOdds, plural, article } from "../ui.js";
+import { h, need, againstField, opponentField, pricedOption, firstOpen, oddsLine, hadOdds, die, diceGroup, pointsBlock, formatOdds, plural, article } from "../ui.js";
 import { HEALTH_ACTIONS, healthTrack, healthStat, healthTools } from "../health.js";
 
 export const name = "mdt";
@@ -259,51 +259,48 @@ function chips(roll, cls = "") {
     d.successes === 2 ? "two successes" : d.successes === 1 ? "a success" : d.face === 1 ? "a 1" : ""));
 }
 
-const poolText = (p) => `${LABEL[p.attribute]} ${p.attribute_rating}${p.specialization ? ` + ${p.specialization} ${p.specialization_rating}` : ""}${p.modifier ? ` ${signed(p.modifier)}` : ""}`;
-const succ = (n) => `${n} success${n === 1 ? "" : "es"}`;
-
-// A log line names the character (every member reads it, its player or not), never "you".
+// Each line's sentence is its event's declared one (rules/mdt/evolve.py, ctx.said()), which names the
+// character (every member reads it, its player or not), never "you"; the module adds what only the
+// table shows beside it: the dice, the outcome, the odds it had.
 export function describe(ev, ctx) {
   const p = ev.payload;
   const who = ctx?.charName || ctx?.char?.name || "the character";
   switch (ev.type) {
     case "test_rolled":
       return {
-        text: `${poolText(p)}: ${p.luck_test ? "Luck Test (1 die)" : plural(p.pool, "die", "dice")} vs ${cap(p.difficulty_name)} (${p.difficulty}): ${succ(p.successes)}`,
+        text: ctx.said(),
         dice: [diceGroup("", chips(p))],
         outcome: { label: OUTCOME[p.outcome] || p.outcome, tone: TONE[p.outcome] },
         detail: [hadOdds(p.odds), `exceptional at ${p.exceptional_at}`].join(" · "),
       };
     case "opposed_test_rolled":
       return {
-        text: `opposed ${poolText(p)} (${plural(p.pool, "die", "dice")}) vs ${p.opponent || "opponent"} (${plural(p.vs_pool, "die", "dice")}): ${p.roll.successes} vs ${p.opponent_roll.successes}`,
+        text: ctx.said(),
         dice: [diceGroup(who, chips(p.roll)), diceGroup(p.opponent || "them", chips(p.opponent_roll, "theirs"))],
         outcome: { label: `${OUTCOME[p.outcome] || p.outcome}${p.dramatic_failure ? " · dramatic failure" : ""}`, tone: TONE[p.outcome] },
         detail: hadOdds(p.odds, "win", "to win"),
       };
-    case "contest_started":
-      return { text: `race started: ${p.label || "contest"}, first to ${p.target} successes (${LABEL[p.attribute]} vs ${p.opponent_name ? `${p.opponent_name}, ` : ""}${plural(p.vs_pool, "die", "dice")})`, tone: "gm" };
+    case "contest_started": return { text: ctx.said(), tone: "gm" };
     case "contest_round_rolled":
       return {
-        text: `${p.label || "race"}, round ${p.round}: +${p.roll.successes} vs +${p.opponent_roll.successes} → ${p.mine}–${p.theirs} of ${p.target}`,
+        text: ctx.said(),
         dice: [diceGroup(who, chips(p.roll)), diceGroup(p.opponent_name || "them", chips(p.opponent_roll, "theirs"))],
         outcome: { label: OUTCOME[p.outcome] || p.outcome, tone: TONE[p.outcome] },
         detail: [hadOdds(p.odds, "win", "to win it this round"), p.dramatic_failure ? "dramatic failure" : ""].filter(Boolean).join(" · "),
       };
-    case "contest_ended": return { text: `the race ${p.label ? `“${p.label}” ` : ""}ended at ${p.mine}–${p.theirs} of ${p.target}`, detail: p.reason || "" };
-    case "project_started": return { text: `project started: ${p.name}, ${p.target} successes (${LABEL[p.attribute]}${p.interval ? `, one roll per ${p.interval}` : ""})`, tone: "gm" };
+    case "contest_ended": return { text: ctx.said(), detail: p.reason || "" };
+    case "project_started": return { text: ctx.said(), tone: "gm" };
     case "project_rolled":
       return {
-        text: `${p.project}, roll ${p.roll_number}: ${succ(p.roll.successes)} → ${p.progress}/${p.target}`,
+        text: ctx.said(),
         dice: [diceGroup("", chips(p.roll))],
         outcome: { label: OUTCOME[p.outcome] || p.outcome, tone: TONE[p.outcome] },
         detail: [p.lost_progress ? "dramatic failure: progress lost" : p.dramatic_failure ? "dramatic failure" : "", hadOdds(p.odds, "complete", "to complete")].filter(Boolean).join(" · "),
       };
-    case "project_abandoned": return { text: `abandoned ${p.project} at ${p.progress}/${p.target}`, detail: p.reason || "" };
-    case "yes_said": return { text: `the GM says yes${p.goal ? `: ${p.goal}` : ""}`, outcome: { label: "Success", tone: "good" }, tone: "gm" };
+    case "project_abandoned": return { text: ctx.said(), detail: p.reason || "" };
+    case "yes_said": return { text: ctx.said(), outcome: { label: "Success", tone: "good" }, tone: "gm" };
     case "points_awarded": return { text: ctx.said(), detail: p.reason || "", tone: "gm" };
-    case "advance_bought":
-      return { text: `raised ${p.kind === "attribute" ? LABEL[p.name] : p.name} from ${p.from} to ${p.to} for ${plural(p.cost, "point")}` };
+    case "advance_bought": return { text: ctx.said() };
     default: return null;
   }
 }

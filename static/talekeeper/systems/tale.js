@@ -338,61 +338,52 @@ export function oddsText(type, odds) {
 
 const faces = (list, cls = "") => (list || []).map((f) => die(f, cls));
 
-// A log line names the character (every member reads it, its player or not), never "you".
+// Each line's sentence is its event's declared one (rules/tale/evolve.py, ctx.said()), which names the
+// character (every member reads it, its player or not), never "you"; the module adds what only the
+// table shows beside it: the dice, the outcome, the margin and the odds, the damage spread.
 export function describe(ev, ctx) {
   const p = ev.payload;
   const who = ctx?.charName || ctx?.char?.name || "the character";
+  const dice = (entries, sign) => Object.entries(entries || {}).map(([k, n]) => `${cap(k)} ${sign}${n}D`).join(", ");
   switch (ev.type) {
     case "straight_rolled":
-    case "hide_rolled": {
-      const pool = `${p.skill || p.characteristics.map(cap).join(" + ")} ${p.pool}D`;
-      const vs = p.vs_pool !== undefined ? (p.challenge_dice?.length ? `vs ${p.vs_pool}D (${p.challenge_total})` : `vs ${p.vs_pool}D`) : `vs ${p.target}${p.average_of ? ` (average of ${p.average_of}D)` : ""}`;
+    case "hide_rolled":
       return {
-        text: `${ev.type === "hide_rolled" ? `hides (${words(p.place || "challenge")}): ` : ""}${pool}: ${p.total} ${vs}`,
+        text: ctx.said(),
         dice: [diceGroup("", faces(p.dice, "sel")), p.challenge_dice?.length ? diceGroup("challenge", faces(p.challenge_dice, "theirs")) : null],
         outcome: { label: cap(p.outcome), tone: p.success ? "good" : "bad" },
         detail: [`margin ${signed(p.margin)}`, hadOdds(p.odds), p.defaulted ? "defaulted to primary + secondary" : ""].filter(Boolean).join(" · "),
       };
-    }
-    case "contest_started": {
-      const c = p.contest;
-      return { text: `started ${c.kind === "combat" ? "a combat" : c.kind === "hide" ? "hiding" : "a contest"}${c.label ? `: ${c.label}` : ""}, ${c.mine}D vs ${c.theirs}D${c.rounds_left ? ` (${c.rounds_left} rounds)` : ""}` };
-    }
+    case "contest_started": return { text: ctx.said() };
     case "round_rolled": {
       const elim = p.eliminated;
       return {
-        text: `${named(p)}, round ${p.round}: ${p.mine_sum} vs ${p.theirs_sum}`,
+        text: ctx.said(),
         dice: [diceGroup(who, faces(p.sorted.mine, "sel")), diceGroup("them", faces(p.sorted.theirs, "theirs"))],
         outcome: { label: p.outcome === "tie" ? "Tie" : p.outcome === "win" ? "Won the round" : "Lost the round", tone: p.outcome === "win" ? "good" : p.outcome === "lose" ? "bad" : "neutral" },
         detail: [`knocked out: ${who} ${elim.mine}, them ${elim.theirs}`, `now ${p.mine_after}D vs ${p.theirs_after}D`,
           p.rounds_left !== null && p.rounds_left !== undefined ? `${p.rounds_left} rounds left` : "", hadOdds(p.odds, "win", "to win")].filter(Boolean).join(" · "),
       };
     }
-    case "combat_round_rolled": {
-      const x = p.exchanges;
-      const word = { hit: "hit", even: "even", miss: "missed", no_attack: "no attack" };
+    case "combat_round_rolled":
       return {
-        text: `${named(p)}, round ${p.round}: ${who} ${word[x.mine.outcome]} (${x.mine.attack_sum} vs ${x.mine.defence_sum}), they ${word[x.theirs.outcome]} (${x.theirs.attack_sum} vs ${x.theirs.defence_sum})`,
+        text: ctx.said(),
         dice: [diceGroup(`${who}'s attack`, faces(p.dice.my_attack, "sel")), diceGroup("defence", faces(p.dice.my_defence)),
           diceGroup("their attack", faces(p.dice.their_attack, "theirs")), diceGroup("defence", faces(p.dice.their_defence, "theirs"))],
         outcome: { label: `dealt ${p.damage.to_them}D, took ${p.damage.to_me}D`, tone: p.damage.to_them > p.damage.to_me ? "good" : p.damage.to_me > p.damage.to_them ? "bad" : "neutral" },
         detail: [`now ${p.mine_after}D vs ${p.theirs_after}D`, `portions: ${who} ${p.portions.mine.attack}/${p.portions.mine.defence}, them ${p.portions.theirs.attack}/${p.portions.theirs.defence}`].join(" · "),
       };
-    }
-    case "contest_ended": {
-      const result = p.result ? ` (${p.result})` : "";
-      return { text: `${named(p)} ended after ${p.rounds} round${p.rounds === 1 ? "" : "s"}: ${p.winner === "mine" ? "won" : p.winner === "theirs" ? "lost" : "undecided"}${result}`,
+    case "contest_ended":
+      return { text: ctx.said(),
         outcome: p.winner ? { label: p.winner === "mine" ? "Won" : "Lost", tone: p.winner === "mine" ? "good" : "bad" } : null,
         detail: [p.damage_to_assign ? `${p.damage_to_assign}D of damage to spread` : "", p.why || ""].filter(Boolean).join(" · ") };
-    }
-    case "penalty_imposed": return { text: `penalty: ${p.penalty.side === "mine" ? who : "the opponent"} −${p.penalty.dice}D for ${p.penalty.rounds} round(s)`, detail: p.penalty.why, tone: "gm" };
-    case "damage_taken": return { text: `takes ${p.taken}D of damage${p.taken < p.dice ? ` (of ${p.dice}D)` : ""}`, detail: [p.reason, `${p.unassigned_after}D to spread`].filter(Boolean).join(" · "), tone: "gm" };
-    case "damage_assigned": return { text: `spread damage: ${Object.entries(p.damage).map(([k, n]) => `${cap(k)} −${n}D`).join(", ")}` };
-    case "rested": return { text: `rested ${p.days} day${p.days === 1 ? "" : "s"}: ${Object.entries(p.recovered).map(([k, n]) => `${cap(k)} +${n}D`).join(", ") || "nothing to recover"}` };
+    case "penalty_imposed": return { text: ctx.said(), detail: p.penalty.why, tone: "gm" };
+    case "damage_taken":
+      return { text: ctx.said(), detail: [p.taken < p.dice ? `of ${p.dice}D` : "", p.reason, `${p.unassigned_after}D to spread`].filter(Boolean).join(" · "), tone: "gm" };
+    case "damage_assigned": return { text: ctx.said(), detail: dice(p.damage, "−") };
+    case "rested": return { text: ctx.said(), detail: dice(p.recovered, "+") || "nothing to recover" };
     case "points_awarded": return { text: ctx.said(), detail: p.reason || "", tone: "gm" };
-    case "advance_bought":
-      return { text: p.characteristic ? `raised ${cap(p.characteristic)} from ${p.from}D to ${p.to}D for ${plural(p.cost, "point")}`
-        : `raised ${p.skill} from +${p.from}D to +${p.to}D for ${plural(p.cost, "point")}` };
+    case "advance_bought": return { text: ctx.said() };
     default: return null;
   }
 }

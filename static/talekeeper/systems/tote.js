@@ -2,7 +2,7 @@
 // exports (docs/table.md): renderSheet, actions, gmTools, describe, followUps,
 // describeAction, oddsText.
 
-import { h, cap, need, pricedOption, firstOpen, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, pips, plural, formatOdds, article } from "../ui.js";
+import { h, cap, need, pricedOption, firstOpen, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, pips, formatOdds, article } from "../ui.js";
 
 export const name = "tote";
 // The declared actions this module lays out itself (a sheet button, a GM tool, a choice on a roll):
@@ -236,6 +236,8 @@ export function oddsText(type, odds) {
   return type === "skill_test" ? successOdds(odds) : formatOdds(odds);
 }
 
+// Each line's sentence is its event's declared one (rules/tote/evolve.py, ctx.said()); the module adds
+// what only the table shows beside it: the dice, the outcome, the odds it had.
 export function describe(ev, ctx) {
   const p = ev.payload;
   switch (ev.type) {
@@ -243,12 +245,8 @@ export function describe(ev, ctx) {
       const chips = p.dice.filter((d) => d.die === "skill").map((d) =>
         die(d.face, `${d.selected ? "sel" : ""} ${d.blocked ? "blocked" : ""} ${d.face === 1 ? "one" : ""}`, d.why));
       const paragon = p.dice.filter((d) => d.die === "paragon").map((d) => die(d.face, `paragon ${d.face === 1 ? "one" : ""}`, d.why));
-      const parts = [`${p.skill_die} + ${p.paragon}`];
-      if (p.specialization) parts.push(`${signed(p.specialization.bonus)} ${p.specialization.name}`);
-      if (p.modifier) parts.push(`${signed(p.modifier)}`);
-      if (p.aspect_penalty) parts.push(`${signed(p.aspect_penalty)} aspect`);
       return {
-        text: `${p.skill} ${p.rating} vs T${p.target}: ${parts.join(" ")} = ${p.total}`,
+        text: ctx.said(),
         dice: [diceGroup(p.rating ? "skill" : "", chips), diceGroup("Paragon", paragon)],
         outcome: { label: `${cap(p.outcome)}${p.critical ? " · critical!" : ""}`, tone: `${p.success ? "good" : "bad"}${p.critical ? " crit" : ""}` },
         detail: [hadOdds(p.odds), p.blocked.length ? `injuries block ${p.blocked.join(", ")}` : "",
@@ -257,22 +255,21 @@ export function describe(ev, ctx) {
     }
     case "resolve_spent":
       return {
-        text: `spent Resolve on ${p.skill}: ${p.totem} ${signed(p.totem_value)} turns ${p.total_before} into ${p.total} vs T${p.target}`,
+        text: ctx.said(),
         outcome: { label: "Success", tone: "good" },
         detail: `${p.source === "aspect" ? "the aspect's free point" : `${p.resolve_left} Resolve left`}${p.skill_totem ? "" : ` · ${p.totem} is not one of ${p.skill}'s totems: the table judges`}`,
       };
-    case "aspect_invoked": return { text: `invoked the aspect “${p.aspect}”: one free Resolve this scene` };
-    case "aspect_invoked_by_gm": return { text: `GM invoked the aspect “${p.aspect}” against them: ${signed(p.penalty)} on the next test`, tone: "gm" };
+    case "aspect_invoked": return { text: ctx.said() };
+    case "aspect_invoked_by_gm": return { text: ctx.said(), tone: "gm" };
     case "resolve_granted": return { text: ctx.said(), detail: p.reason || "", tone: "gm" };
     case "injury_marked":
-      return { text: `was injured: ${plural(p.spots.length, "spot")} filled (${p.injuries} now)`,
-        outcome: p.taken_out ? { label: "Taken out", tone: "bad" } : null,
+      return { text: ctx.said(), outcome: p.taken_out ? { label: "Taken out", tone: "bad" } : null,
         detail: p.blocked.length ? `can't select ${p.blocked.join(", ")}` : "", tone: "gm" };
-    case "injury_healed": return { text: `healed ${plural(p.spots.length, "injury", "injuries")} (${p.injuries} left)`, tone: "gm" };
+    case "injury_healed": return { text: ctx.said(), tone: "gm" };
     case "effect_tested": {
       const chips = p.dice.map((d) => die(d.face, d.counted ? "" : "off"));
       return {
-        text: `${p.label ? `${p.label}: ` : ""}effect test ${p.dice.length}d6 = ${p.score}${p.modifier ? ` ${signed(p.modifier)}` : ""}${p.target ? ` vs ${p.target}` : ""}`,
+        text: ctx.said(),
         dice: [diceGroup("", chips)],
         outcome: p.outcome === "rolled" ? { label: `= ${p.total}`, tone: "total" } : { label: cap(p.outcome), tone: p.success ? "good" : "bad" },
         detail: p.target ? hadOdds(p.odds) : "",
@@ -280,10 +277,7 @@ export function describe(ev, ctx) {
     }
     case "points_awarded": return { text: ctx.said(), detail: p.reason || "", tone: "gm" };
     case "tale_ended": return { text: ctx.said(), tone: "gm" };
-    case "advance_bought": {
-      const what = p.advance === "totem" ? `the ${p.totem} totem` : p.advance === "skill" ? p.skill : `${p.skill} (${p.specialization})`;
-      return { text: `raised ${what} from ${p.from} to ${p.to} for ${p.cost} XP` };
-    }
+    case "advance_bought": return { text: ctx.said() };
     default: return null;
   }
 }

@@ -1,8 +1,9 @@
 // WYRM (Warrior, Rogue & Mage) at the table: d6 + attribute (+2 per helping skill)
 // against a DL; exploding 6s where a skill applies; Fate spent with the GM's approval.
 
-import { h, cap, need, opponentField, pricedOption, firstOpen, oddsLine, hadOdds, die, diceGroup, signed, pointsBlock, pips, formatOdds, distributionSummary, plural, article } from "../ui.js";
+import { h, cap, need, opponentField, pricedOption, firstOpen, oddsLine, hadOdds, die, diceGroup, pointsBlock, pips, formatOdds, distributionSummary, plural, article } from "../ui.js";
 import { HEALTH_ACTIONS, healthTrack, healthStat, healthTools } from "../health.js";
+import { state } from "../state.js";
 
 export const name = "wyrm";
 // The declared actions this module lays out itself (a sheet button, a GM tool, a choice on a roll):
@@ -13,12 +14,8 @@ const ATTRS = ["warrior", "rogue", "mage"];
 // Fights of several sides (fight.js; rules/wyrm/opposed.py): each side picks whom it acts against, and
 // every side rolls the attribute the GM names ("both in direct competition", wyrm-srd-rules-mechanics.txt:23).
 export const fights = { choice: { opposed: "against" }, attributes: ATTRS };
-const USES = {
-  reroll: "reroll the die",
-  plus_two: "+2 to the check",
-  ignore_attack: "ignore a killing attack",
-  minor_detail: "change a minor detail",
-};
+// What each use of Fate is, in the words its events declare (rules/wyrm/evolve.py FATE_USES).
+const uses = () => state.declared.events.fate_requested?.words?.use || {};
 
 // --- the sheet ---------------------------------------------------------------------------
 
@@ -40,7 +37,7 @@ export function renderSheet(state, ctx) {
       h("div", { class: "stat" }, h("span", { class: "label" }, "Skills"), h("span", null, state.skills.length
         ? state.skills.map((s) => `${s.name} (${cap(s.attribute)})`).join(", ") : "none")),
       healthStat(track(state))),
-    pending ? h("p", { class: "warn" }, `Fate request waiting for the GM: ${USES[pending.use] || pending.use}${pending.roll ? ` (roll ${pending.roll})` : ""}.`) : null,
+    pending ? h("p", { class: "warn" }, `Fate request waiting for the GM: ${uses()[pending.use] || pending.use}${pending.roll ? ` (roll ${pending.roll})` : ""}.`) : null,
     last ? h("p", { class: "small last" }, `Last roll this scene (#${last.roll}, ${last.kind}): total ${last.total}`,
       last.kind === "check" ? ` vs DL ${last.dl}, ${last.success ? "success" : "failure"}` : "",
       last.fate_used ? " · Fate used" : state.fate ? " · Fate can still change it" : "") : null,
@@ -161,7 +158,7 @@ export function actions(state, ctx) {
       help: `Reroll and +2 are offered on ${ctx.char.name}'s last roll in the log. These two need no roll:`,
       fields: [
         { name: "use", label: "To", kind: "select", value: "minor_detail",
-          options: [{ value: "minor_detail", label: USES.minor_detail }, { value: "ignore_attack", label: USES.ignore_attack }] },
+          options: [{ value: "minor_detail", label: uses().minor_detail }, { value: "ignore_attack", label: uses().ignore_attack }] },
         { name: "detail", label: "Detail", kind: "text", optional: true, placeholder: "I know this innkeeper" },
       ],
       submit: ctx.isGM ? "Spend Fate" : "Ask the GM",
@@ -244,16 +241,15 @@ function chain(dice, cls = "") {
   return dice.map((d) => die(`${d.face}${d.exploded ? "!" : ""}`, `${cls} ${d.exploded ? "x" : ""}`, d.exploded ? "a 6: rolled again and added" : d.capped ? "capped" : ""));
 }
 
+// Each line's sentence is its event's declared one (rules/wyrm/evolve.py, ctx.said()); the module adds
+// what only the table shows beside it: the dice, the outcome, the odds it had, the task.
 export function describe(ev, ctx) {
   const p = ev.payload;
   switch (ev.type) {
     case "attribute_checked": {
       const opp = p.opposition;
-      const sum = `${p.die_total} + ${p.attribute_value}${p.skill_bonus ? ` + ${p.skill_bonus}` : ""} = ${p.total}`;
-      const dl = opp ? `vs ${opp.static ? "static " : ""}DL ${p.dl}${p.modifier ? ` (${p.dl_base} ${signed(p.modifier)})` : ""}`
-        : `vs DL ${p.dl}${p.modifier ? ` (${p.dl_base} ${signed(p.modifier)})` : ""}`;
       return {
-        text: `${cap(p.attribute)} check${p.skills.length ? ` + ${p.skills.join(" + ")}` : ""}: ${sum} ${dl}`,
+        text: ctx.said(),
         dice: [diceGroup("", chain(p.dice, "sel")), opp && opp.dice?.length ? diceGroup("them", chain(opp.dice, "theirs")) : null],
         outcome: { label: cap(p.outcome), tone: p.success ? "good" : "bad" },
         detail: [p.task ? `“${p.task}”` : "", `roll #${p.roll}`, hadOdds(p.odds),
@@ -263,35 +259,31 @@ export function describe(ev, ctx) {
     }
     case "damage_rolled":
       return {
-        text: `damage ${p.dice_count}d6${p.bonus ? ` + ${p.bonus}` : ""}: ${p.die_totals.join(" + ")}${p.bonus ? ` + ${p.bonus}` : ""}`,
+        text: ctx.said(),
         dice: p.dice.map((c, i) => diceGroup(p.dice.length > 1 ? `d${i + 1}` : "", chain(c))),
         outcome: { label: `= ${p.total}`, tone: "total" },
         detail: [p.task ? `“${p.task}”` : "", `roll #${p.roll}`].filter(Boolean).join(" · "),
       };
     case "automatic_success_granted":
-      return { text: `automatic success: ${cap(p.attribute)} with ${p.skill}`, outcome: { label: "Success", tone: "good" }, detail: p.task ? `“${p.task}”` : "", tone: "gm" };
+      return { text: ctx.said(), outcome: { label: "Success", tone: "good" }, detail: p.task ? `“${p.task}”` : "", tone: "gm" };
     case "fate_requested":
-      return { text: `asks to spend Fate: ${USES[p.use] || p.use}${p.roll ? ` (roll #${p.roll}${p.die ? `, die ${p.die}` : ""})` : ""}`,
-        detail: p.detail ? `“${p.detail}”` : "", outcome: { label: "asks the GM", tone: "neutral" } };
+      return { text: ctx.said(), detail: p.detail ? `“${p.detail}”` : "", outcome: { label: "asks the GM", tone: "neutral" } };
     case "fate_spent": {
       if (p.use === "reroll") {
-        return { text: `Fate reroll of roll #${p.roll}: total ${p.original_total} → ${p.total}`,
+        return { text: ctx.said(),
           dice: [diceGroup("was", chain(p.original_dice, "off")), diceGroup("now", chain(p.new_dice, "sel"))],
           outcome: p.kind === "check" ? { label: cap(p.outcome), tone: p.success ? "good" : "bad" } : { label: `= ${p.total}`, tone: "total" },
           detail: [`${p.fate_left} Fate left`, p.kind === "check" ? `vs DL ${p.dl}, ${hadOdds(p.odds)}` : ""].filter(Boolean).join(" · ") };
       }
       if (p.use === "plus_two") {
-        return { text: `Fate +2 on roll #${p.roll}: ${p.original_total} → ${p.total} vs DL ${p.dl}`,
-          outcome: { label: cap(p.outcome), tone: p.success ? "good" : "bad" }, detail: `${p.fate_left} Fate left` };
+        return { text: ctx.said(), outcome: { label: cap(p.outcome), tone: p.success ? "good" : "bad" }, detail: `${p.fate_left} Fate left` };
       }
-      return { text: `spent Fate to ${USES[p.use] || p.use}`, detail: [p.detail ? `“${p.detail}”` : "", `${p.fate_left} Fate left`].filter(Boolean).join(" · ") };
+      return { text: ctx.said(), detail: [p.detail ? `“${p.detail}”` : "", `${p.fate_left} Fate left`].filter(Boolean).join(" · ") };
     }
-    case "fate_denied": return { text: `GM denied the Fate request (${USES[p.use] || p.use})`, detail: p.reason || "", tone: "gm" };
+    case "fate_denied": return { text: ctx.said(), detail: p.reason || "", tone: "gm" };
     case "fate_granted": return { text: ctx.said(), detail: p.reason || "", tone: "gm" };
     case "points_awarded": return { text: ctx.said(), detail: p.reason || "", tone: "gm" };
-    case "advance_bought":
-      return { text: p.advance === "attribute" ? `raised ${cap(p.attribute)} from ${p.from} to ${p.to} for ${plural(p.cost, "point")}`
-        : `learned ${p.skill} (${cap(p.attribute)}) for ${plural(p.cost, "point")}` };
+    case "advance_bought": return { text: ctx.said() };
     default: return null;
   }
 }
