@@ -9,6 +9,9 @@ import { platformField, state } from "./state.js";
 const KIND_WORDS = { combat: "Combat", iterated: "Iterated contest", race: "Race", opposed: "Opposed test" };
 const TEAMS = ["A", "B", "C", "D"];
 const FIGHT_EVENTS = new Set(["fight_started", "fight_choice_made", "fight_round_rolled", "fight_ended"]);
+// Each fight this page has read the start of (its seq -> its sides' teams and names): an ending names its
+// winner's sides, not only the team letter the rules decide by.
+const started = new Map();
 
 // The system's kinds of fight and the rolls that deal damage (its hooks, rules/base.py), as declared.
 const kindsOf = () => (state.declared.fights || []).map((k) => k.name);
@@ -47,6 +50,7 @@ export function describeFight(ev, chars, said) {
   const name = (s) => chars.get(Number(s))?.name || names[s] || `#${s}`;
   switch (ev.type) {
     case "fight_started":
+      started.set(ev.seq, p.fight || {});
       return { text: said(), detail: (p.fight?.order || []).map(name).join(", "), tone: "frame" };
     case "fight_choice_made":
       return { text: said() };
@@ -57,8 +61,13 @@ export function describeFight(ev, chars, said) {
         .map(([s, n]) => `${name(s)}'s conditions: ${effectWords(read.effect, n)}`) : [];
       return { text: said(), detail: [...roundLines(p.result, name), ...effects].join(" · ") };
     }
-    default:
-      return { text: said(), detail: p.winner ? `won by ${Number(p.winner) ? name(p.winner) : `team ${p.winner}`}` : "", tone: "frame" };
+    default: {
+      const fight = started.get(Number(p.fight));
+      const team = Object.entries(fight?.teams || {}).filter(([, t]) => t === p.winner)
+        .map(([s]) => chars.get(Number(s))?.name || fight.names?.[s] || `#${s}`);
+      const winner = Number(p.winner) ? name(p.winner) : team.length ? team.join(" and ") : `team ${p.winner}`;
+      return { text: said(), detail: p.winner ? `won by ${winner}` : "", tone: "frame" };
+    }
   }
 }
 

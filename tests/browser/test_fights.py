@@ -195,7 +195,8 @@ def test_a_group_race_each_rolls_her_own_side_and_the_one_ahead_at_the_target_wi
     for seat in (gm, alice, bob):
         expect(seat.event(rolled)).to_contain_text("Race to the ford, round 1")
         expect(seat.event(rolled)).to_contain_text("Helena: 2 successes")
-        expect(seat.event(rolled + 1)).to_contain_text("ended after 1 round, won by team A")
+        expect(seat.event(rolled + 1)).to_contain_text("ended after 1 round")
+        expect(seat.event(rolled + 1)).to_contain_text("won by Helena")  # a team of one is named
     for seat in (alice, bob):
         expect(seat.page.locator("#fight")).to_be_hidden()
     expect(gm.page.locator("#fight summary")).to_have_text("Start a fight")  # the GM's next one
