@@ -3,7 +3,8 @@
 Tables of signed members (each with an Ed25519 key registered in the log, a session running) on one
 set of daphnes. Each table's GM rolls ``2d6`` at ``rate`` rolls/s (Poisson, open loop) over her socket;
 every other member's socket is a bot that does what static/talekeeper/witnessing.js does: on an event
-``roll_pending`` listing her, it sends a signed ``witness_roll`` with 32 random bytes at once. Latency
+``roll_pending`` listing her, it sends a signed ``witness_commit`` to 32 random bytes at once, and on the
+roll's ``commitments_closed`` holding it, a signed ``witness_roll`` revealing them. Latency
 of a roll = when the LAST socket of its table received the event that shows its result (the decision
 of a witnessed roll; the roll itself of a plain one) minus when the GM's frame was handed to her socket.
 The same load runs twice on fresh processes: the campaigns' ``witnessed_rolls`` "off" (the plain roll,
@@ -23,6 +24,7 @@ from collections import Counter
 
 import websockets
 
+import rules.witness as witnessed
 from bench import data
 from bench.common import cpu_seconds, summary_ms
 from bench.signing import b64url
@@ -96,6 +98,7 @@ async def run(tables: list[dict], port: int, rate: float, duration: float, warmu
     async def read(t: int, member: dict, ws, ready: asyncio.Event):
         nonlocal contributions, unwitnessed
         pendings: dict[int, str] = {}
+        kept: dict[int, str] = {}  # pending seq -> the entropy this bot committed to, until the close
         async for raw in ws:
             now = perf()
             frame = json.loads(raw)
@@ -113,10 +116,17 @@ async def run(tables: list[dict], port: int, rate: float, duration: float, warmu
                     pendings[ev["seq"]] = p.get("command_id")
                     pending_of[p.get("command_id")] = (t, ev["seq"])
                     if member["user_id"] in p.get("witnesses", []):
-                        action = {"type": "witness_roll", "roll": ev["seq"], "entropy": b64url(os.urandom(32))}
+                        kept[ev["seq"]] = entropy = b64url(os.urandom(32))
+                        action = {"type": "witness_commit", "roll": ev["seq"],
+                                  "commitment": witnessed.commitment(ev["seq"], member["user_id"], entropy)}
                         envelope = signers[t, member["username"]].envelope(os.urandom(16).hex(), action)
                         await ws.send(json.dumps({"type": "command", **envelope}))
-                        contributions += 1
+                elif ev["type"] == "commitments_closed" and p.get("command_of") in kept:
+                    # Revealed whether or not the close holds its commitment: a refusal is counted.
+                    action = {"type": "witness_roll", "roll": p["command_of"], "entropy": kept.pop(p["command_of"])}
+                    envelope = signers[t, member["username"]].envelope(os.urandom(16).hex(), action)
+                    await ws.send(json.dumps({"type": "command", **envelope}))
+                    contributions += 1
                 elif ev["type"] == "roll_witnessed":
                     came.setdefault((t, p.get("roll")), set()).add(ev["seq"])
                 elif "witness_digest" in p:

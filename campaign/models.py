@@ -205,14 +205,17 @@ class Command(models.Model):
 class WitnessedRoll(models.Model):
     """A witnessed command waiting for its witnesses (docs/fair-dice.md, "Witnessed rolls").
 
-    ``pending_seq`` is its ``roll_pending`` event; ``resolved_seq`` the first event of its
-    resolution, set exactly once (an ``UPDATE ... WHERE resolved_seq IS NULL`` under the stream's
-    lock): a timer, a sweep and the last contribution can all try, one resolves."""
+    ``pending_seq`` is its ``roll_pending`` event; ``closed_seq`` its ``commitments_closed`` (the
+    witnesses' commitments close before any reveals), ``resolved_seq`` the first event of its
+    resolution, each set exactly once (an ``UPDATE ... WHERE ... IS NULL`` under the stream's lock): a
+    timer, a sweep and the last commitment or reveal can all try, one closes, one resolves. ``due_at``:
+    when the phase it is in (commitments, then reveals) runs out."""
 
     campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT)
     pending_seq = models.PositiveBigIntegerField()
     witnesses = models.JSONField(default=list)  # user ids, as the pending event lists them
     due_at = models.DateTimeField()
+    closed_seq = models.PositiveBigIntegerField(null=True, blank=True)
     resolved_seq = models.PositiveBigIntegerField(null=True, blank=True)
 
     class Meta:

@@ -133,7 +133,7 @@ def submit(membership, body, dice=None) -> CommandResult:
 
 
 def submit_contributions(items: list[tuple]) -> list[CommandResult | ActionError]:
-    """Step 4 for witnesses' ``witness_roll`` commands of one table that arrived together (the table
+    """Step 4 for witnesses' ``witness_commit`` and ``witness_roll`` commands of one table that arrived together (the table
     socket gathers them: sessions/consumers.py): each counted against its user's limit, then all that
     may go stored in one transaction (``do_contributions``). One outcome per ``(membership, body)``, in
     order: its result, or the error that refused it alone. An error that is not one command's (the

@@ -33,7 +33,8 @@ PLATFORM_EVENTS = EventBook([
               payload={"username": "str", "user_id": "int", "role": "str"}),
     EventSpec("member_role_changed", "made {username} {role} (was {from})",
               payload={"username": "str", "user_id": "int", "from": "str", "role": "str"}),
-    EventSpec("session_started", "started session {session}", payload={"session": "int", "dice_commitment": "str"}),
+    EventSpec("session_started", "started session {session}", payload={"session": "int", "dice_commitment": "str",
+                                                                       witness.COMMITS_MARK: "bool?"}),
     EventSpec("session_ended", "ended session {session}", payload={"session": "int", "dice_seed": "str?"}),
     # Named if the GM gave it a name.
     EventSpec("scene_started", "started scene {scene}[: “{name}”]", payload={"scene": "int", "name": "str?"}),
@@ -52,9 +53,14 @@ PLATFORM_EVENTS = EventBook([
     EventSpec("encounter_ended", "ended the encounter “{name}” after {rounds|round|rounds}",
               payload={"name": "str", "rounds": "int"}),
     # A witnessed command (rules/witness.py, docs/fair-dice.md): a sealed one's public call to its witnesses
-    # (``command_of``: the pending event), and each witness's contribution to the pending roll (``roll``,
-    # its seq; the entropy is in the signed action). A "#{seq}" in a sentence is a link on the table.
+    # (``command_of``: the pending event), each witness's commitment and contribution to the pending roll
+    # (``roll``, its seq; the commitment and the entropy are in the signed action). A "#{seq}" in a sentence is a link on the table.
     EventSpec(witness.CALL, "asked the table to witness #{command_of}", payload={"command_of": "int", "witnesses": "list"}),
+    EventSpec(witness.COMMITTED, "committed to witness #{roll}", payload={"roll": "int"}),
+    # The server's close of a roll's commitments (``committed``: their seqs), said as a later event of the
+    # roll's command: the witnesses reveal after it.
+    EventSpec(witness.CLOSED, "rolling #{command_of}: the witnesses' commitments are closed, revealing…",
+              payload={"command_of": "int", "committed": "list"}),
     EventSpec(witness.CONTRIBUTION, "witnessed #{roll}", payload={"roll": "int"}),
     # The generic dice roll (rules/notation.py), any system: its terms as rolled and their total.
     EventSpec("roll", "rolled {notation}[ · {label}]", tail=" = {total}",

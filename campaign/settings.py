@@ -394,9 +394,11 @@ INVITE_DAYS = env_int("INVITE_DAYS", 14)
 # --- Talekeeper ---------------------------------------------------------------------
 # How often an idle socket is told the newest seq (and checks it missed nothing).
 TABLE_HEARTBEAT_SECONDS = env_int("TABLE_HEARTBEAT_SECONDS", 15)
-# How long a witnessed roll waits for its witnesses' tables before it is decided with the
-# contributions that came (docs/fair-dice.md, "Witnessed rolls").
-WITNESS_TIMEOUT_SECONDS = env_float("WITNESS_TIMEOUT_SECONDS", 2.0)
+# How long a witnessed roll waits for its witnesses' commitments before it closes them with those
+# that came, then for their reveals before it is decided with those that came (docs/fair-dice.md,
+# "Witnessed rolls"): about 2 s in all.
+WITNESS_COMMIT_SECONDS = env_float("WITNESS_COMMIT_SECONDS", 1.0)
+WITNESS_REVEAL_SECONDS = env_float("WITNESS_REVEAL_SECONDS", 1.0)
 # Whether this process resolves its own pending rolls on a timer (the test suite's own process
 # does not: its tests resolve them by calling the pipeline, and a sweep covers any process).
 WITNESS_TIMER = env_bool("WITNESS_TIMER", True)

@@ -7,9 +7,16 @@ static/talekeeper/witness.js.
 
 A witnessed command is a ``roll_pending`` event (its signed envelope, ``witnesses``: member ids), for a
 sealed one also a public ``witness_call`` (``command_of`` it, the same ``witnesses``); then each
-witness's signed ``witness_roll`` command, stored as ``roll_witnessed``; then the command's decision,
-whose first event names the contributions it used (``witnessed_by``: their seqs) and their digest
+witness's signed ``witness_commit`` (the :func:`commitment` to her entropy), stored as
+``roll_committed``; then the server's ``commitments_closed`` (``command_of`` the pending event,
+``committed``: the seqs of the commitments stored before it); then each witness's signed
+``witness_roll`` (her entropy, revealed), stored as ``roll_witnessed``; then the command's decision,
+whose first event names the reveals it used (``witnessed_by``: their seqs) and their digest
 (``witness_digest``), and says ``"unwitnessed": true`` when there are none.
+
+A session whose ``session_started`` says ``"witness_commits": true`` (:data:`COMMITS_MARK`) runs
+commit-then-reveal, and so does every later one; a roll of an earlier session was witnessed in one
+phase (the reveals alone, no commitments) and verifies as it did.
 """
 
 from __future__ import annotations
@@ -22,7 +29,9 @@ from typing import Iterable, NamedTuple
 
 MODES = ("off", "gm", "everyone")
 PENDING, CALL, CONTRIBUTION = "roll_pending", "witness_call", "roll_witnessed"
-CONTRIBUTE = "witness_roll"
+COMMITTED, CLOSED = "roll_committed", "commitments_closed"
+CONTRIBUTE, COMMIT = "witness_roll", "witness_commit"
+COMMITS_MARK = "witness_commits"  # in session_started: its witnessed rolls commit before they reveal
 DICE_SCHEME = "talekeeper-hmac-sha256-v4"
 ENTROPY_BYTES = 32
 SETTING = "witnessed_rolls"
@@ -35,6 +44,19 @@ def digest(contributions: Iterable[tuple[int, int, str]]) -> str:
     and base64url text: Python's compact JSON of them is their JCS.)"""
     rows = sorted([member, entropy] for _, member, entropy in contributions)
     return hashlib.sha256(json.dumps(rows, separators=(",", ":")).encode("ascii")).hexdigest()
+
+
+def commitment(roll: int, member: int, entropy: str) -> str:
+    """A witness's commitment to her entropy: SHA-256 (hex) of the JCS of ``{"entropy", "member", "roll"}``.
+    The member and the roll are bound in, so no other witness can send it as hers, nor can it serve
+    another roll. (Whole numbers and base64url text: Python's compact JSON of them, keys sorted, is
+    their JCS.)"""
+    text = json.dumps({"entropy": entropy, "member": member, "roll": roll}, separators=(",", ":"), sort_keys=True)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def commitment_ok(text) -> bool:
+    return isinstance(text, str) and len(text) == 64 and all(c in "0123456789abcdef" for c in text)
 
 
 def dice_id(command_id: str, witness_digest: str) -> str:
@@ -91,9 +113,15 @@ def problems(events: Iterable[Seen]) -> list[tuple[int, str]]:
     can see it: every contribution to a roll stored between its pending event and its decision is
     included, none other; the digest is theirs; a contribution is by a listed witness, once, before
     the decision; a roll is decided once, before its session ends; and where the campaign witnesses a
-    member's rolls, no roll of hers inside a session is stored without the pending step."""
+    member's rolls, no roll of hers inside a session is stored without the pending step. Under
+    commit-then-reveal (a session marked :data:`COMMITS_MARK`): a commitment is by a listed witness,
+    once, before the close; the close names every commitment stored before it, none other; a reveal
+    comes after the close, by a member whose commitment it names, and matches that commitment; a roll
+    listing witnesses is decided after its close."""
     out: list[tuple[int, str]] = []
     mode = "off"
+    marked: dict[int | None, bool] = {}  # session -> whether it commits before it reveals
+    marked_from = None  # the first session_started so marked: every later one is too
     # Roles by member id: a username is no part of the chain, and a host could rename its GM's account.
     roles: dict[int | None, str] = {}
     names: dict[str, int | None] = {}  # a username as the log or an event's actor named her -> her id
@@ -127,6 +155,13 @@ def problems(events: Iterable[Seen]) -> list[tuple[int, str]]:
             if mode not in MODES or not isinstance(to, dict) or to.get("to") != mode:
                 out.append((e.seq, "sets whose rolls are witnessed otherwise than its line of the log says, or to no "
                                    f"setting ({', '.join(MODES)})"))
+        elif kind == "session_started":
+            marked[p.get("session")] = p.get(COMMITS_MARK) is True
+            if p.get(COMMITS_MARK) is True:
+                marked_from = marked_from or e.seq
+            elif marked_from is not None:
+                out.append((e.seq, f"starts a session whose witnessed rolls reveal without committing first, after "
+                                   f"#{marked_from} began committing: a downgrade, the last witness could aim the dice"))
         elif kind == "session_ended":
             for seq, pend in pendings.items():
                 # A roll sealed from the reader is decided in an event sealed from her too: the GM's export says.
@@ -135,7 +170,7 @@ def problems(events: Iterable[Seen]) -> list[tuple[int, str]]:
                     pend["named"] = True
                     out.append((seq, f"a witnessed roll never decided before its session ended (#{e.seq})"))
         if kind == PENDING:
-            pendings[e.seq] = _pending(p.get("witnesses"), e.actor_id, e.session)
+            pendings[e.seq] = _pending(p.get("witnesses"), e.actor_id, e.session, marked.get(e.session, False))
             if not witness_list_ok(p.get("witnesses"), e.actor_id):
                 out.append((e.seq, "a witnessed roll whose witnesses are not member ids in ascending order, "
                                    "its sender not among them: no contribution could be checked against them"))
@@ -143,9 +178,18 @@ def problems(events: Iterable[Seen]) -> list[tuple[int, str]]:
             named = p.get("command_of")
             pend = pendings.get(named)
             if pend is None:  # its pending event is sealed from the reader
-                pendings[named] = {**_pending(p.get("witnesses"), e.actor_id, e.session), "sealed": True}
+                pendings[named] = {**_pending(p.get("witnesses"), e.actor_id, e.session, marked.get(e.session, False)),
+                                   "sealed": True}
             elif pend["witnesses"] != p.get("witnesses"):
                 out.append((e.seq, f"calls other witnesses than roll #{named} lists"))
+        elif kind == COMMITTED:
+            why = _commitment_problem(e, p, pendings)
+            if why:
+                out.append((e.seq, why))
+        elif kind == CLOSED:
+            why = _close_problem(e, p, pendings)
+            if why:
+                out.append((e.seq, why))
         elif kind == CONTRIBUTION:
             why = _contribution_problem(e, p, pendings)
             if why:
@@ -173,49 +217,126 @@ def _member_id(payload: dict, names: dict) -> int | None:
     return names.get(payload.get("username"))
 
 
-def _pending(witnesses, actor_id, session) -> dict:
+def _pending(witnesses, actor_id, session, commits: bool) -> dict:
+    # ``commits``: its session commits before it reveals; ``committed``: (seq, member, commitment) in seq
+    # order; ``closed``: the seq of its close, and ``closed_set``: member -> the commitment it closed with.
     return {"witnesses": witnesses if isinstance(witnesses, list) else None, "actor": actor_id,
-            "session": session, "came": [], "resolved": None}
+            "session": session, "came": [], "resolved": None, "commits": commits, "committed": [],
+            "closed": None, "closed_set": {}}
+
+
+def _two_phase(pend: dict) -> bool:
+    """Whether a roll is checked as commit-then-reveal: its session says so, or (a session running when
+    the server began committing) a commitment or a close to it was stored."""
+    return pend["commits"] or bool(pend["committed"]) or pend["closed"] is not None
+
+
+def _signed_roll(e: Seen, p: dict, pendings: dict) -> tuple[dict, object, dict | None]:
+    """A witness's command to a roll: its signed action, the roll it names, and that roll (None: none waits)."""
+    action = p.get("action") if isinstance(p.get("action"), dict) else {}
+    roll = action.get("roll")
+    return action, roll, pendings.get(roll) if type(roll) is int else None
+
+
+def _witness_problem(e: Seen, p: dict, roll, pend: dict | None, what: str) -> str:
+    """What every witness's command to a roll must be: of the roll she signed, to a waiting roll that lists her."""
+    if p.get("roll") != roll:
+        return f"a {what} whose roll is not the one its member signed"
+    if pend is None:
+        return f"a {what} to #{str(roll)[:20]}, which is not a roll waiting for witnesses"
+    if pend["resolved"] is not None:
+        return f"a {what} to roll #{roll} after it was decided in #{pend['resolved']}"
+    if pend["witnesses"] is not None and e.actor_id not in pend["witnesses"]:
+        return f"a {what} by a member roll #{roll} does not list as its witness"
+    return ""
+
+
+def _commitment_problem(e: Seen, p: dict, pendings: dict) -> str:
+    action, roll, pend = _signed_roll(e, p, pendings)
+    if not commitment_ok(action.get("commitment")):
+        return "a commitment that is not a SHA-256 digest in hex"
+    why = _witness_problem(e, p, roll, pend, "commitment")
+    if why:
+        return why
+    if pend["closed"] is not None:
+        return f"a commitment to roll #{roll} after its commitments were closed in #{pend['closed']}"
+    if any(member == e.actor_id for _, member, _ in pend["committed"]):
+        return f"a second commitment of this member to roll #{roll}"
+    pend["committed"].append((e.seq, e.actor_id, action["commitment"]))
+    return ""
+
+
+def _names_exactly(stored: list[int], named, noun: str, roll, why: str) -> str:
+    """What is wrong with an event naming the seqs ``named`` among those of the log's events of its kind
+    (``noun``) to ``roll`` before it (``stored``): it must name all and only them, in seq order. ``why``:
+    what leaving one out lets the host do."""
+    if isinstance(named, list) and named == stored:
+        return ""
+    left = [seq for seq in stored if not isinstance(named, list) or seq not in named]
+    if left:
+        return f"leaves out the {noun}{'s' if len(left) > 1 else ''} {', '.join(f'#{s}' for s in left)} stored before it: {why}"
+    return f"names {noun}s to roll #{roll} that the log does not hold before it"
+
+
+def _roll_of(p: dict, pendings: dict) -> tuple[object, dict | None]:
+    """The roll a close or a decision names (``command_of``), and that roll (None: no roll waits there)."""
+    named = p.get("command_of")
+    return named, pendings.get(named) if type(named) is int else None
+
+
+def _close_problem(e: Seen, p: dict, pendings: dict) -> str:
+    named, pend = _roll_of(p, pendings)
+    if pend is None:
+        return f"closes the commitments to #{str(named)[:20]}, which is no roll waiting for witnesses"
+    if pend["resolved"] is not None:
+        return f"closes the commitments to roll #{named} after it was decided in #{pend['resolved']}"
+    if pend["closed"] is not None:
+        return f"closes the commitments to roll #{named} a second time (first in #{pend['closed']})"
+    pend["closed"] = e.seq
+    named_seqs = p.get("committed")
+    pend["closed_set"] = {member: (seq, text) for seq, member, text in pend["committed"]
+                          if isinstance(named_seqs, list) and seq in named_seqs}
+    return _names_exactly([seq for seq, _, _ in pend["committed"]], named_seqs, "commitment", named,
+                          "the host chose whose entropy could count")
 
 
 def _contribution_problem(e: Seen, p: dict, pendings: dict) -> str:
-    action = p.get("action") if isinstance(p.get("action"), dict) else {}
-    roll = action.get("roll")
-    pend = pendings.get(roll) if type(roll) is int else None
-    if p.get("roll") != roll:
-        return "a contribution whose roll is not the one its member signed"
+    action, roll, pend = _signed_roll(e, p, pendings)
     if not entropy_ok(action.get("entropy")):
         return f"a contribution whose entropy is not {ENTROPY_BYTES} bytes in base64url"
-    if pend is None:
-        return f"contributes to #{str(roll)[:20]}, which is not a roll waiting for witnesses"
-    if pend["resolved"] is not None:
-        return f"contributes to roll #{roll} after it was decided in #{pend['resolved']}"
-    if pend["witnesses"] is not None and e.actor_id not in pend["witnesses"]:
-        return f"a contribution by a member roll #{roll} does not list as its witness"
+    why = _witness_problem(e, p, roll, pend, "contribution")
+    if why:
+        return why
     if any(member == e.actor_id for _, member, _ in pend["came"]):
         return f"a second contribution of this member to roll #{roll}"
+    if _two_phase(pend):
+        if pend["closed"] is None:
+            return (f"reveals its entropy to roll #{roll} before its commitments were closed: a witness who "
+                    "saw it could choose hers after")
+        mine = pend["closed_set"].get(e.actor_id)
+        if mine is None:
+            return f"a reveal by a member with no commitment in roll #{roll}'s closed set (#{pend['closed']})"
+        if commitment(roll, e.actor_id, action["entropy"]) != mine[1]:
+            return f"a reveal that does not match its commitment #{mine[0]}"
     pend["came"].append((e.seq, e.actor_id, action["entropy"]))
     return ""
 
 
 def _resolution_problem(e: Seen, p: dict, pendings: dict) -> str:
-    named = p.get("command_of")
-    pend = pendings.get(named) if type(named) is int else None
+    named, pend = _roll_of(p, pendings)
     if pend is None:
         return f"decides #{str(named)[:20]} as a witnessed roll, but it is no roll waiting for witnesses"
     if pend["resolved"] is not None:
         return f"decides roll #{named} a second time (first in #{pend['resolved']})"
     pend["resolved"] = e.seq
+    if _two_phase(pend) and pend["closed"] is None and pend["witnesses"] != []:
+        return f"decides roll #{named} before its commitments were closed"
     if p.get("dice_scheme") != DICE_SCHEME:
         return f"a witnessed roll's dice not of scheme {DICE_SCHEME}"
     came = [seq for seq, _, _ in pend["came"]]
-    named_seqs = p.get("witnessed_by")
-    if not isinstance(named_seqs, list) or named_seqs != came:
-        left = [seq for seq in came if not isinstance(named_seqs, list) or seq not in named_seqs]
-        if left:
-            return (f"leaves out the contribution{'s' if len(left) > 1 else ''} "
-                    f"{', '.join(f'#{s}' for s in left)} stored before it: the host chose which to use")
-        return f"names contributions to roll #{named} that the log does not hold before it"
+    why = _names_exactly(came, p.get("witnessed_by"), "contribution", named, "the host chose which to use")
+    if why:
+        return why
     if p.get("witness_digest") != digest(pend["came"]):
         return "its witness digest is not the digest of the contributions it names"
     if (p.get("unwitnessed") is True) != (not came):

@@ -47,7 +47,7 @@ from campaign.pipeline import (MAX_SEQ, busy_error, command_of, failed_behind, o
 from campaign.ratelimit import RateLimited, SocketBucket
 from campaign.sheets import changed_by, changed_sheets, sheet_class
 from campaign.visibility import Viewer, for_viewer, may_see, voided_for
-from rules.witness import CONTRIBUTE
+from rules.witness import COMMIT, CONTRIBUTE
 
 from . import presence
 from .auth import socket_user
@@ -443,7 +443,7 @@ class TableConsumer(AsyncWebsocketConsumer):
             # One thread at a time per table in this process (sessions/db.py): a table whose lock is
             # held keeps one of them, not one per socket. Witnesses' contributions that arrive while
             # they wait take one turn and one transaction together: a roll's witnesses answer its
-            # pending event at once, all of them.
+            # pending event (and then its close) at once, all of them.
             if _contribution(envelope):
                 result = await together(self.campaign_id, CONTRIBUTE, (self.membership, envelope),
                                         submit_contributions, **turn)
@@ -539,9 +539,10 @@ def _backlog(campaign_id: int, after: int) -> tuple[list[dict], set[int], dict, 
 
 
 def _contribution(envelope: dict) -> bool:
-    """Whether a command is a witness's ``witness_roll`` (stored together with the others that came with it)."""
+    """Whether a command is a witness's ``witness_commit`` or ``witness_roll`` (stored together with the
+    others that came with it)."""
     action = envelope.get("action")
-    return isinstance(action, dict) and action.get("type") == CONTRIBUTE
+    return isinstance(action, dict) and action.get("type") in (COMMIT, CONTRIBUTE)
 
 
 def _command_and_head(membership, body: dict):

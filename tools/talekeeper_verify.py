@@ -742,8 +742,8 @@ class Verifier:
                     command = self._command_to_replay(rules, row, states, blind_from, held["payload"]["action"])
                     if command is not None:
                         pending_replays.append((payload["command_of"], command))
-            elif body["type"] == witness.CALL:
-                pass  # the public call to a sealed roll's witnesses: the platform's, not the rules'
+            elif body["type"] in (witness.CALL, witness.CLOSED):
+                pass  # the public call to a sealed roll's witnesses, the close of its commitments: the platform's
             elif type(payload.get("command_of")) is int:
                 groups.get(payload["command_of"], []).append(row)
             elif isinstance(payload.get("action"), dict) and "command_id" in payload:

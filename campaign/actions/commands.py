@@ -124,15 +124,30 @@ def do_command(membership: Membership, body, dice=None) -> CommandResult:
     with command_transaction():  # a connection lost at COMMIT is an unknown outcome, not "nothing stored"
         stream = _lock(membership, client_id, action)
         result = _command(stream, client_id, action, body, dice)
-        if action["type"] == witnessed.CONTRIBUTE and not result.replayed:
-            _resolve_if_complete(stream.campaign, action["roll"])
+        if action["type"] in WITNESSING and not result.replayed:
+            _witnessed_next(stream.campaign, {action["type"]: {action["roll"]}})
             result.head = _head(stream.campaign)
     return result
 
 
+# A witness's commands: her commitment, then her reveal (docs/fair-dice.md, "Witnessed rolls").
+WITNESSING = frozenset({witnessed.COMMIT, witnessed.CONTRIBUTE})
+
+
+def _witnessed_next(campaign: Campaign, rolls: dict[str, set[int]]) -> None:
+    """After witnesses' commands stored in this transaction (``rolls``: action type -> the rolls they
+    named): close each roll every witness has now committed to, decide each every closed witness has now
+    revealed to."""
+    for roll in sorted(rolls.get(witnessed.COMMIT, ())):
+        _close_if_complete(campaign, roll)
+    for roll in sorted(rolls.get(witnessed.CONTRIBUTE, ())):
+        _resolve_if_complete(campaign, roll)
+
+
 def do_contributions(items: list[tuple[Membership, dict]]) -> list[CommandResult | ActionError]:
-    """Several ``witness_roll`` commands of one campaign (the contributions a table's witnesses sent at
-    once), in ONE transaction: one lock, one ``COMMIT``, and each roll they complete decided in it.
+    """Several ``witness_commit`` and ``witness_roll`` commands of one campaign (the commitments or reveals
+    a table's witnesses sent at once), in ONE transaction: one lock, one ``COMMIT``, and each roll they
+    complete closed or decided in it.
 
     Each is the command :func:`do_command` would run, in the order given, and answered on its own: its
     result, or the :class:`ActionError` that refused it, which stored nothing and spoils none of the
@@ -148,12 +163,12 @@ def do_contributions(items: list[tuple[Membership, dict]]) -> list[CommandResult
         except ActionError as e:
             outcomes[i] = e
             continue
-        assert action["type"] == witnessed.CONTRIBUTE, "only contributions are stored together"
+        assert action["type"] in WITNESSING, "only witnesses' commands are stored together"
         checked.append((i, membership, client_id, action, body))
     if not checked:
         return outcomes
     with command_transaction():
-        stream, rolls, known, keys, stored = None, set(), None, None, []
+        stream, rolls, known, keys, stored = None, {}, None, None, []
         for i, membership, client_id, action, body in checked:
             # The first takes the lock; each later one reads what it needs under it (the membership now, an
             # earlier use of its id), after what the ones before it stored.
@@ -171,12 +186,11 @@ def do_contributions(items: list[tuple[Membership, dict]]) -> list[CommandResult
                 outcomes[i] = e
                 continue
             if not result.replayed:
-                rolls.add(action["roll"])
+                rolls.setdefault(action["type"], set()).add(action["roll"])
         # One doorbell for all of them (every event still goes to every socket, in order), and then the
-        # decisions'.
+        # closes' and the decisions'.
         publish_on_commit(stream.campaign.id, stored)
-        for roll in sorted(rolls):  # stream.campaign: the locked row, at the head the last one left it
-            _resolve_if_complete(stream.campaign, roll)
+        _witnessed_next(stream.campaign, rolls)  # stream.campaign: the locked row, at the head the last one left it
     return outcomes
 
 
@@ -253,7 +267,7 @@ def _command(stream: Stream, client_id: str, action: dict, body: dict, dice,
         publish_on_commit(campaign.id, events)
     else:
         stored(events)
-    if action["type"] == witnessed.CONTRIBUTE:
+    if action["type"] in WITNESSING:
         witnessing.ledger(campaign).stored(events[0])
     if any(e.type == "session_ended" for e in events):
         checkpoints.sign_head(campaign)  # every session end leaves a receipt of the log so far
@@ -451,13 +465,18 @@ def _store_pending(campaign: Campaign, membership: Membership, client_id: str, a
     publish_on_commit(campaign.id, events)
     row = WitnessedRoll.objects.create(
         campaign=campaign, pending_seq=events[0].seq, witnesses=witnesses,
-        due_at=timezone.now() + timedelta(seconds=settings.WITNESS_TIMEOUT_SECONDS))
+        due_at=timezone.now() + timedelta(seconds=settings.WITNESS_COMMIT_SECONDS))
     if not witnesses:  # nobody to wait for: decided at once, marked unwitnessed
         events += _resolve(campaign, row)
     else:
         _set_due(campaign)
-        transaction.on_commit(lambda: witnessing.schedule(resolve_overdue, campaign.id, row.pending_seq))
+        _schedule(campaign, row, settings.WITNESS_COMMIT_SECONDS)
     return CommandResult(events, False, _head(campaign))
+
+
+def _schedule(campaign: Campaign, row: WitnessedRoll, seconds: float) -> None:
+    """This process's timer for the roll's phase, once the transaction that began it commits."""
+    transaction.on_commit(lambda: witnessing.schedule(resolve_overdue, campaign.id, row.pending_seq, seconds))
 
 
 def _set_due(campaign: Campaign) -> None:
@@ -478,6 +497,10 @@ def _sweep(campaign: Campaign, everything: bool = False) -> bool:
     if not everything:
         rows = rows.filter(due_at__lte=timezone.now())
     for row in rows.order_by("pending_seq"):
+        if row.closed_seq is None:  # its commitments' time is up: closed with those that came
+            _close(campaign, row)
+            if not everything:
+                continue  # the reveals' time starts now
         _resolve(campaign, row)
     _set_due(campaign)
     return True
@@ -489,14 +512,53 @@ def resolve_overdue(campaign_id: int) -> None:
         _sweep(lock_campaign(campaign_id))
 
 
-def _resolve_if_complete(campaign: Campaign, pending_seq: int) -> None:
-    """After a contribution: resolve its roll if every listed witness has now contributed (as the
+def _close_if_complete(campaign: Campaign, pending_seq: int) -> None:
+    """After a commitment: close its roll's commitments if every listed witness has now committed (as the
     transaction's ledger knows: campaign/actions/witnesses.py)."""
     known = witnessing.ledger(campaign)
     row = known.row(pending_seq)
-    if row is None or row.resolved_seq is not None:
+    if row is None or row.resolved_seq is not None or row.closed_seq is not None:
         return
-    if known.came(pending_seq) >= set(row.witnesses):
+    if set(known.committed(pending_seq)) >= set(row.witnesses):
+        _close(campaign, row, sorted(known.committed(pending_seq).values()))
+        _set_due(campaign)
+
+
+def _close(campaign: Campaign, row: WitnessedRoll, committed: list[tuple[int, int, str]] | None = None) -> list[Event]:
+    """Close a pending roll's commitments, exactly once: a public ``commitments_closed`` naming every
+    commitment stored since the pending event (``committed``: as the transaction's ledger knows them),
+    after which no commitment is taken and the witnesses reveal. Stored as a later event of the roll's
+    command, by its sender, like its call, and carrying nothing of a sealed roll but its seq. With no
+    commitment, nothing can be revealed: the roll is decided at once. ``campaign`` is locked."""
+    if WitnessedRoll.objects.filter(pk=row.pk, resolved_seq__isnull=True, closed_seq__isnull=True).update(
+            closed_seq=campaign.last_seq + 1, due_at=timezone.now() + timedelta(seconds=settings.WITNESS_REVEAL_SECONDS)
+    ) != 1:
+        return []  # closed already (by the last commitment, a timer or a sweep)
+    row.closed_seq = campaign.last_seq + 1
+    pending = Event.objects.select_related("actor", "command").get(campaign=campaign, seq=row.pending_seq)
+    if committed is None:
+        committed = [(e.seq, e.actor_id, None) for e in Event.objects.filter(
+            campaign=campaign, type=witnessed.COMMITTED, seq__gt=pending.seq, payload__roll=pending.seq
+        ).order_by("seq")]
+    close = Draft(witnessed.CLOSED, {"command_of": pending.seq, "committed": [seq for seq, _, _ in committed]}, 1,
+                  None, VISIBILITY_PUBLIC)
+    events = record(campaign, [close], actor=pending.actor, command=pending.command)
+    publish_on_commit(campaign.id, events)
+    if not committed:
+        events += _resolve(campaign, row)
+    else:
+        _schedule(campaign, row, settings.WITNESS_REVEAL_SECONDS)
+    return events
+
+
+def _resolve_if_complete(campaign: Campaign, pending_seq: int) -> None:
+    """After a reveal: resolve its roll if every witness its close holds has now revealed (as the
+    transaction's ledger knows: campaign/actions/witnesses.py)."""
+    known = witnessing.ledger(campaign)
+    row = known.row(pending_seq)
+    if row is None or row.resolved_seq is not None or row.closed_seq is None:
+        return
+    if known.came(pending_seq) >= set(known.closed_set(pending_seq)):
         decision = _resolve(campaign, row, known.contributions(pending_seq))
         if decision:
             row.resolved_seq = decision[0].seq

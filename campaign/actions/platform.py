@@ -23,7 +23,7 @@ from .messages import decide_post_message
 from .npcs import decide_show_npc
 from .rolls import decide_roll
 from .sessions import decide_add_seed, decide_end_scene, decide_end_session, decide_start_scene, decide_start_session
-from .witnesses import decide_witness_roll
+from .witnesses import decide_witness_commit, decide_witness_roll
 
 PLATFORM_ACTIONS = actions_by_type(
     # At the table: dice, characters, chat.
@@ -36,8 +36,9 @@ PLATFORM_ACTIONS = actions_by_type(
     # Encounters and fights of several sides.
     decide_start_encounter, decide_add_combatant, decide_set_turn_order, decide_advance_turn, decide_end_encounter,
     decide_start_fight, decide_fight_choice, decide_end_fight,
-    # Signing, and witnessing a roll.
-    decide_add_member_key, decide_revoke_member_key, decide_require_signed_commands, decide_witness_roll,
+    # Signing, and witnessing a roll (a commitment, then its reveal).
+    decide_add_member_key, decide_revoke_member_key, decide_require_signed_commands, decide_witness_commit,
+    decide_witness_roll,
 )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import rules.witness as witnessed
 from rules.declare import Text, unsafe_text
 
 from .. import fairdice
@@ -41,8 +42,10 @@ def decide_start_session(campaign: Campaign, membership, action: dict, *_) -> Dr
         raise Refused(f"Session {campaign.current_session} is still running: end it first.")
     number = campaign.session_count + 1
     seed = fairdice.new_seed(campaign, number)
+    # Its witnessed rolls commit before they reveal, as every later session's (rules/witness.py).
     return Draft("session_started", {"session": number, "dice_scheme": fairdice.scheme_for(campaign),
-                                     "dice_commitment": fairdice.seed_commitment(seed.seed)})
+                                     "dice_commitment": fairdice.seed_commitment(seed.seed),
+                                     witnessed.COMMITS_MARK: True})
 
 
 @platform_action("end_session", title="End the session", by="gm", gm="end sessions", emits=("session_ended",),

@@ -57,7 +57,7 @@ function rollDice(p) {
 // LINES, passed as data.lines: state.data.lines); these few are set apart as the frame of the evening,
 // and the witnesses' as minor.
 const FRAME = new Set(["session_started", "session_ended", "scene_started", "scene_ended", "encounter_started", "turn_advanced", "encounter_ended"]);
-const MINOR = new Set(["witness_call", "roll_witnessed"]);
+const MINOR = new Set(["witness_call", "roll_committed", "commitments_closed", "roll_witnessed"]);
 
 // A sentence whose "#{key}" names an event of the log links to it (the audit says "#12"): the sentence
 // filled as the audit fills it, then each such "#12" in it, in order, a link.
@@ -100,7 +100,7 @@ function describeCore(ev, said) {
     case "roll_pending": { // a witnessed roll waiting for the other tables' entropy (./witnessing.js)
       const n = (p.witnesses || []).length;
       return { text: `${actionLabel(p.action, ev.character)}: rolling…`, tone: "pending",
-        detail: n ? `Waiting for ${n} other table${n === 1 ? "" : "s"} to witness it.` : "" };
+        detail: n ? `Waiting for ${n} other table${n === 1 ? "" : "s"} to commit to random bytes, then to reveal them.` : "" };
     }
     case "roll_requested":
       return { text: said({ wanted: actionLabel(askedAction(p), ev.character) }), detail: p.note ? `“${p.note}”` : "" };

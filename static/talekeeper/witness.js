@@ -2,14 +2,21 @@
 // rules/witness.py on the events this page receives, and what the table shows of each roll.
 //
 // A witnessed command is a `roll_pending` event (its signed envelope, `witnesses`: member ids), for a
-// sealed one also a public `witness_call`; then each witness's signed `witness_roll`, stored as
-// `roll_witnessed`; then its decision, whose first event names the contributions it used
-// (`witnessed_by`) and their digest (`witness_digest`), or says `"unwitnessed": true`.
+// sealed one also a public `witness_call`; then each witness's signed `witness_commit` (the commitment
+// to her entropy), stored as `roll_committed`; then the server's `commitments_closed` (`committed`: the
+// seqs of the commitments stored before it); then each witness's signed `witness_roll` (her entropy,
+// revealed), stored as `roll_witnessed`; then its decision, whose first event names the reveals it used
+// (`witnessed_by`) and their digest (`witness_digest`), or says `"unwitnessed": true`. A session whose
+// `session_started` says `"witness_commits": true` commits before it reveals, and so does every later one.
 
 export const PENDING = "roll_pending";
 export const CALL = "witness_call";
 export const CONTRIBUTION = "roll_witnessed";
 export const CONTRIBUTE = "witness_roll";
+export const COMMITTED = "roll_committed";
+export const CLOSED = "commitments_closed";
+export const COMMIT = "witness_commit";
+export const COMMITS_MARK = "witness_commits";
 export const DICE_V4 = "talekeeper-hmac-sha256-v4";
 export const MODES = ["off", "gm", "everyone"];
 
@@ -22,6 +29,12 @@ export const isResolution = (payload) => !!payload && typeof payload === "object
  * host chooses where it stores each contribution (rules/witness.py). */
 export const digestText = (came) => JSON.stringify(came.map(([, member, entropy]) => [member, entropy])
   .sort((a, b) => a[0] - b[0]));
+
+/** What a witness commits to, of her entropy for a roll: the JCS of `{entropy, member, roll}` (keys in
+ *  order; whole numbers and base64url text, so JSON.stringify writes exactly it), hashed by SHA-256. */
+export const commitmentText = (roll, member, entropy) => JSON.stringify({ entropy, member, roll });
+
+const isCommitment = (text) => typeof text === "string" && /^[0-9a-f]{64}$/.test(text);
 
 /** Whether a pending roll's `witnesses` are member ids, each once in ascending order, not its sender's. */
 export const witnessListOk = (w, sender) => Array.isArray(w) && w.every((id) => Number.isInteger(id)) &&
@@ -37,6 +50,8 @@ export class WitnessBook {
     // Roles by member id: a username is no part of the chain, and a host could rename its GM's account.
     this.roles = new Map(); // member id -> role
     this.names = new Map(); // a username as the log or an event's actor named her -> her id
+    this.marked = new Map(); // session -> whether its witnessed rolls commit before they reveal
+    this.markedFrom = null; // the first session_started so marked: every later one is too
   }
 
   /** The member a membership event names: by `user_id`; one stored before events carried it, by the
@@ -70,17 +85,28 @@ export class WitnessBook {
       this.roles.set(who, p.role);
       if (stepsDown) return `#${ev.seq} changes who is a GM inside a session where the GM's rolls are witnessed: as a player her rolls would escape their witnesses.`;
     }
+    if (ev.type === "session_started") {
+      this.marked.set(p.session, p[COMMITS_MARK] === true);
+      if (p[COMMITS_MARK] === true) this.markedFrom ??= ev.seq;
+      else if (this.markedFrom !== null) {
+        return `#${ev.seq} starts a session whose witnessed rolls reveal without committing first, after #${this.markedFrom} began committing: a downgrade, the last witness could aim the dice.`;
+      }
+    }
     if (ev.type === PENDING) {
-      this.rolls.set(ev.seq, this._new(p.witnesses, ev.actor_id, false));
+      this.rolls.set(ev.seq, this._new(p.witnesses, ev.actor_id, false, this.marked.get(ev.session) === true));
       if (!witnessListOk(p.witnesses, ev.actor_id)) {
         return `#${ev.seq} is a witnessed roll whose witnesses are not member ids in ascending order, its sender not among them: no contribution could be checked against them.`;
       }
     } else if (ev.type === CALL) {
       const known = this.rolls.get(p.command_of);
-      if (!known) this.rolls.set(p.command_of, this._new(p.witnesses, ev.actor_id, true));
+      if (!known) this.rolls.set(p.command_of, this._new(p.witnesses, ev.actor_id, true, this.marked.get(ev.session) === true));
       else if (JSON.stringify(known.witnesses) !== JSON.stringify(p.witnesses)) {
         return `#${ev.seq} calls other witnesses than roll #${p.command_of} lists.`;
       }
+    } else if (ev.type === COMMITTED) {
+      return this._commitment(ev, p);
+    } else if (ev.type === CLOSED) {
+      return this._close(ev, p);
     } else if (ev.type === CONTRIBUTION) {
       return this._contribution(ev, p);
     } else if (isResolution(p)) {
@@ -100,19 +126,77 @@ export class WitnessBook {
     return "";
   }
 
-  _new(witnesses, actor, sealed) {
-    return { actor, witnesses: Array.isArray(witnesses) ? witnesses : null, came: [], by: {}, resolved: null, sealed, payload: null };
+  // `commits`: its session commits before it reveals; `committed`: [[seq, member, commitment]] in seq order;
+  // `closed`: its close's seq, and `closedSet`: member -> [seq, commitment] the close holds.
+  _new(witnesses, actor, sealed, commits) {
+    return { actor, witnesses: Array.isArray(witnesses) ? witnesses : null, came: [], by: {}, resolved: null, sealed,
+      payload: null, commits, committed: [], closed: null, closedSet: new Map() };
   }
 
-  _contribution(ev, p) {
+  /** Whether a roll is checked as commit-then-reveal: its session says so, or a commitment or close to it came. */
+  _twoPhase(known) { return known.commits || known.committed.length > 0 || known.closed !== null; }
+
+  /** What every witness's command to a roll must be (rules/witness.py): of the roll she signed, to a
+   *  waiting roll that lists her. `known` null: its roll is before this page's window (the verification
+   *  page reads the whole log). */
+  _witnessProblem(ev, p, known, what) {
+    const roll = p.action?.roll;
+    if (p.roll !== roll) return `#${ev.seq} is a ${what} whose roll is not the one its member signed.`;
+    if (!known) return "";
+    if (known.resolved !== null) return `#${ev.seq} is a ${what} to roll #${roll} after it was decided in #${known.resolved}.`;
+    if (known.witnesses && !known.witnesses.includes(ev.actor_id)) {
+      return `#${ev.seq} is a ${what} by a member roll #${roll} does not list as its witness.`;
+    }
+    return "";
+  }
+
+  _commitment(ev, p) {
     const roll = p.action?.roll;
     const known = this.rolls.get(roll);
-    if (!known) return ""; // its roll is before this page's window: the verification page reads the whole log
-    if (known.resolved !== null) return `#${ev.seq} contributes to roll #${roll} after it was decided in #${known.resolved}.`;
-    if (known.witnesses && !known.witnesses.includes(ev.actor_id)) {
-      return `#${ev.seq} is a contribution by a member roll #${roll} does not list as its witness.`;
+    if (!isCommitment(p.action?.commitment)) return `#${ev.seq} is a commitment that is not a SHA-256 digest in hex.`;
+    const why = this._witnessProblem(ev, p, known, "commitment");
+    if (why || !known) return why;
+    if (known.closed !== null) return `#${ev.seq} is a commitment to roll #${roll} after its commitments were closed in #${known.closed}.`;
+    if (known.committed.some(([, member]) => member === ev.actor_id)) return `#${ev.seq} is a second commitment of this member to roll #${roll}.`;
+    known.committed.push([ev.seq, ev.actor_id, p.action.commitment]);
+    return "";
+  }
+
+  _close(ev, p) {
+    const known = this.rolls.get(p.command_of);
+    if (!known) return "";
+    if (known.resolved !== null) return `#${ev.seq} closes the commitments to roll #${p.command_of} after it was decided in #${known.resolved}.`;
+    if (known.closed !== null) return `#${ev.seq} closes the commitments to roll #${p.command_of} a second time (first in #${known.closed}).`;
+    known.closed = ev.seq;
+    const stored = known.committed.map(([seq]) => seq);
+    const named = Array.isArray(p.committed) ? p.committed : null;
+    for (const [seq, member, text] of known.committed) if (named && named.includes(seq)) known.closedSet.set(member, [seq, text]);
+    if (!named || JSON.stringify(named) !== JSON.stringify(stored)) {
+      const left = stored.filter((seq) => !named || !named.includes(seq));
+      if (left.length) {
+        return `#${ev.seq} leaves out the commitment${left.length > 1 ? "s" : ""} ${left.map((s) => `#${s}`).join(", ")} stored before it: the host chose whose entropy could count.`;
+      }
+      return `#${ev.seq} names commitments to roll #${p.command_of} that the log does not hold before it.`;
     }
+    return "";
+  }
+
+  async _contribution(ev, p) {
+    const roll = p.action?.roll;
+    const known = this.rolls.get(roll);
+    const why = this._witnessProblem(ev, p, known, "contribution");
+    if (why || !known) return why;
     if (known.came.some(([, member]) => member === ev.actor_id)) return `#${ev.seq} is a second contribution to roll #${roll} by one member.`;
+    if (this._twoPhase(known)) {
+      if (known.closed === null) {
+        return `#${ev.seq} reveals its entropy to roll #${roll} before its commitments were closed: a witness who saw it could choose hers after.`;
+      }
+      const mine = known.closedSet.get(ev.actor_id);
+      if (!mine) return `#${ev.seq} is a reveal by a member with no commitment in roll #${roll}'s closed set (#${known.closed}).`;
+      if (await this.sha256Hex(commitmentText(roll, ev.actor_id, p.action?.entropy)) !== mine[1]) {
+        return `#${ev.seq} is a reveal that does not match its commitment #${mine[0]}.`;
+      }
+    }
     known.came.push([ev.seq, ev.actor_id, p.action?.entropy]);
     known.by[ev.seq] = ev.actor;
     return "";
@@ -124,6 +208,9 @@ export class WitnessBook {
     if (known.resolved !== null) return `#${ev.seq} decides roll #${p.command_of} a second time (first in #${known.resolved}).`;
     known.resolved = ev.seq;
     known.payload = p;
+    if (this._twoPhase(known) && known.closed === null && !(Array.isArray(known.witnesses) && known.witnesses.length === 0)) {
+      return `#${ev.seq} decides roll #${p.command_of} before its commitments were closed.`;
+    }
     const came = known.came.map(([seq]) => seq);
     const named = Array.isArray(p.witnessed_by) ? p.witnessed_by : [];
     const left = came.filter((seq) => !named.includes(seq));

@@ -92,7 +92,7 @@ def server(django_db_setup, dice_file):
     # A witnessed roll is decided when its last witness's table contributed: the timeout is only the
     # fallback, long enough that a loaded machine never decides one without a table that is there.
     with daphne(TABLE_HEARTBEAT_SECONDS="1", DJANGO_ALLOW_ASYNC_UNSAFE="", TEST_DICE_FILE=str(dice_file),
-                WITNESS_TIMEOUT_SECONDS="30") as base:
+                WITNESS_COMMIT_SECONDS="30", WITNESS_REVEAL_SECONDS="30") as base:
         yield f"http://{base}"
 
 

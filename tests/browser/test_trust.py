@@ -109,7 +109,7 @@ def test_two_members_sign_from_their_browsers_and_the_verification_page_checks_e
 
 def test_a_gm_roll_is_witnessed_by_the_players_table_and_shown_on_both_screens(table_of, seats, real_dice):
     """The GM and Alice, each in a browser of her own, in a campaign that witnesses the GM's rolls: the
-    GM's roll is stored pending, Alice's table contributes by itself, and both screens show the roll
+    GM's roll is stored pending, Alice's table commits and then reveals by itself, and both screens show the roll
     decided with the die stored, witnessed by Alice (docs/fair-dice.md, "Witnessed rolls"). Real dice:
     the verification page recomputes the die from the revealed seed and the witness digest, which no
     scripted face would match."""
@@ -128,12 +128,17 @@ def test_a_gm_roll_is_witnessed_by_the_players_table_and_shown_on_both_screens(t
 
     def stored():
         pending = Event.objects.get(campaign=table.campaign, type="roll_pending")
+        committed = Event.objects.select_related("actor").get(campaign=table.campaign, type="roll_committed")
+        closed = Event.objects.get(campaign=table.campaign, type="commitments_closed")
         contribution = Event.objects.select_related("actor").get(campaign=table.campaign, type="roll_witnessed")
         decision = Event.objects.get(campaign=table.campaign, type="roll", payload__command_of=pending.seq)
-        return pending.payload["witnesses"], contribution, decision.payload
+        return pending.payload["witnesses"], (committed, closed), contribution, decision.payload
 
-    witnesses, contribution, decision = off_the_loop(stored)
+    witnesses, (committed, closed), contribution, decision = off_the_loop(stored)
     assert witnesses == [table.alice.pk] and contribution.actor.username == "alice"
+    # Her table committed first, and revealed only once the commitments were closed with hers.
+    assert committed.actor.username == "alice" and closed.payload["committed"] == [committed.seq]
+    assert committed.seq < closed.seq < contribution.seq
     assert decision["witnessed_by"] == [contribution.seq] and [sides for sides, _ in decision["dice_log"]] == [20]
     face = decision["dice_log"][0][1]
     for seat in (gm, alice):
@@ -156,8 +161,9 @@ def test_a_gm_roll_is_witnessed_by_the_players_table_and_shown_on_both_screens(t
 
 def test_a_players_table_says_so_when_the_roll_is_decided_without_the_contribution_it_sent(table_of, seats,
                                                                                             script_dice):
-    """The host's server answers Alice's contribution "already decided" and decides the GM's roll without
-    it: the log holds no trace of it, so every verifier passes; only Alice's own table knows, and says so."""
+    """Alice's table commits (which closes the roll's commitments), then reveals: the host's server answers
+    her reveal "already decided" and decides the GM's roll without it: the log holds no trace of it, so
+    every verifier passes; only Alice's own table knows, and says so."""
     from campaign.actions import commands
     from tests.browser.conftest import off_the_loop
     from tests.campaign.test_witnessed_rolls import overdue
@@ -189,6 +195,8 @@ def test_a_players_table_says_so_when_the_roll_is_decided_without_the_contributi
             break
         alice.page.wait_for_timeout(25)
     assert dropped, "Alice's table never contributed"
+    for seat in (gm, alice):  # her commitment closed the commitments: the roll's line says it is revealing
+        expect(seat.page.locator("#log li.ev-roll_pending .badge.witness")).to_have_text("rolling… (revealing)")
     off_the_loop(overdue, table)  # the host lets the time run out instead of waiting for Alice
     off_the_loop(commands.resolve_overdue, table.campaign.id)
     decided = gm.page.locator("#log li.ev-roll", has=gm.page.locator(".badge.witness"))

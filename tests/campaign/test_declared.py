@@ -582,7 +582,7 @@ def _the_rest_of_the_platform_s_events(system):
 
 def _a_witnessed_evening(system):
     """The GM's rolls wait for the players' tables: a sealed one calls its witnesses in public."""
-    from tests.campaign.test_witnessed_rolls import contribute
+    from tests.campaign.test_witnessed_rolls import witness
     from tests.conftest import Table
 
     from campaign.actions import witnesses
@@ -594,8 +594,7 @@ def _a_witnessed_evening(system):
         patch.setattr(witnesses, "_presence", lambda campaign_id: {"gm", "alice", "bob"})
         for visibility in ("public", "gm"):
             pending = table.command(table.gm, {"type": "roll", "notation": "2d10", "visibility": visibility}).events[0]
-            contribute(table, table.alice, pending.seq)
-            contribute(table, table.bob, pending.seq)
+            witness(table, pending.seq, table.alice, table.bob)
 
 
 @pytest.mark.django_db

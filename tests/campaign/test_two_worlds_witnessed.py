@@ -1,9 +1,10 @@
 """Two worlds, witnessed: what a member may not read never reaches her through a witnessed roll.
 
 The worlds of tests/campaign/test_two_worlds.py, with ``witnessed_rolls`` on ("gm" or "everyone") and
-every member's table online, each contributing to every roll that lists her (as witnessing.js does):
-a command that waits for witnesses appends a ``roll_pending`` (and, sealed, a public ``witness_call``),
-the witnesses' ``roll_witnessed`` and then the decision. The two worlds differ only in what the GM
+every member's table online, each witnessing every roll that lists her (as witnessing.js does): a
+command that waits for witnesses appends a ``roll_pending`` (and, sealed, a public ``witness_call``),
+the witnesses' ``roll_committed``, the public ``commitments_closed``, their ``roll_witnessed`` and then
+the decision. The two worlds differ only in what the GM
 keeps hidden: the dice of hidden commands and an NPC hidden from the players (its name, its numbers
 and its random id). Alice, Bob and the spectator must receive exactly the same, both through every
 HTTP read (command answers, the events API, sheets, exports, statistics) and on the live socket
@@ -32,7 +33,7 @@ from campaign.eventlog import serialize_event
 from campaign.models import Campaign, Character, Event
 from campaign.pipeline import error_json, http_status
 from campaign.visibility import Viewer, for_viewer
-from rules.witness import CALL, CONTRIBUTE, PENDING
+from rules.witness import CALL, COMMIT, CONTRIBUTE, PENDING, commitment
 from tests.campaign.test_two_worlds import OBSERVERS, World, pad
 from tests.conftest import HANG
 from tests.sessions.test_table_consumer import connect, until_ready
@@ -125,7 +126,11 @@ class WitnessedWorld(World):
             self.seen[who].append(("answer", *answer))
 
     def witness(self, roll: int, witnesses: list[int]) -> None:
+        """Every witness's table commits (the last one's closes the roll), then reveals."""
         names = {m.user_id: name for name, m in self.members.items()}
+        for user_id in witnesses:
+            self.send(names[user_id], {"type": COMMIT, "roll": roll,
+                                       "commitment": commitment(roll, user_id, entropy(names[user_id]))}, None)
         for user_id in witnesses:
             self.send(names[user_id], {"type": CONTRIBUTE, "roll": roll, "entropy": entropy(names[user_id])}, None)
 

@@ -55,8 +55,34 @@ def entropy(tag: str) -> str:
     return base64.urlsafe_b64encode(hashlib.sha256(tag.encode()).digest()).rstrip(b"=").decode()
 
 
-def contribute(table, user, seq, tag=None):
+def commitment_of(roll: int, member: int, text: str) -> str:
+    """``SHA-256(JCS({"entropy", "member", "roll"}))``, as docs/fair-dice.md says."""
+    return hashlib.sha256(json.dumps({"entropy": text, "member": member, "roll": roll}, separators=(",", ":"),
+                                     sort_keys=True).encode()).hexdigest()
+
+
+def commit(table, user, seq, tag=None):
+    """``user``'s table commits to the entropy of ``tag`` (her name by default) for roll ``seq``."""
+    return table.command(user, {"type": "witness_commit", "roll": seq,
+                                "commitment": commitment_of(seq, user.pk, entropy(tag or user.username))})
+
+
+def reveal(table, user, seq, tag=None):
     return table.command(user, {"type": "witness_roll", "roll": seq, "entropy": entropy(tag or user.username)})
+
+
+def witness(table, seq, *users, tags=None) -> list[Event]:
+    """Each of ``users`` commits to roll ``seq`` (the last closes it), then each reveals: their reveals."""
+    tags = tags or [None] * len(users)
+    for user, tag in zip(users, tags):
+        commit(table, user, seq, tag)
+    return [reveal(table, user, seq, tag).events[0] for user, tag in zip(users, tags)]
+
+
+def contribute(table, user, seq, tag=None):
+    """A roll's only witness commits (which closes it) and reveals: her reveal's result."""
+    commit(table, user, seq, tag)
+    return reveal(table, user, seq, tag)
 
 
 def events_after(table, seq) -> list[Event]:
@@ -109,9 +135,16 @@ def test_a_gm_roll_is_stored_pending_then_decided_by_its_witnesses_entropy(table
     assert pending.type == "roll_pending" and "dice_log" not in pending.payload
     assert pending.payload["witnesses"] == sorted([table.alice.pk, table.bob.pk])
     assert pending.payload["command_id"] and pending.payload["signature"]["key"]
-    a = contribute(table, table.alice, pending.seq).events[0]
-    assert a.type == "roll_witnessed" and events_after(table, a.seq) == [], "one witness still to come"
-    b = contribute(table, table.bob, pending.seq).events[0]
+    ca = commit(table, table.alice, pending.seq).events[0]
+    assert ca.type == "roll_committed" and events_after(table, ca.seq) == [], "one witness still to commit"
+    cb = commit(table, table.bob, pending.seq).events[0]
+    [closed] = events_after(table, cb.seq)
+    assert closed.type == "commitments_closed" and closed.visibility == "public"
+    assert closed.payload == {"command_of": pending.seq, "committed": [ca.seq, cb.seq]}
+    assert closed.actor_id == table.gm.pk and closed.command_id == pending.command_id
+    a = reveal(table, table.alice, pending.seq).events[0]
+    assert a.type == "roll_witnessed" and events_after(table, a.seq) == [], "one witness still to reveal"
+    b = reveal(table, table.bob, pending.seq).events[0]
     [decided] = events_after(table, b.seq)
     came = [(a.seq, table.alice.pk, entropy("alice")), (b.seq, table.bob.pk, entropy("bob"))]
     assert decided.type == "roll" and decided.payload["command_of"] == pending.seq
@@ -173,11 +206,17 @@ def test_on_timeout_the_roll_is_decided_with_the_contributions_that_came(table, 
     table.command(table.gm, {"type": "start_session"})
     online("gm", "alice", "bob")
     [pending] = table.command(table.gm, {"type": "roll", "notation": "1d8"}).events
-    a = contribute(table, table.alice, pending.seq).events[0]
+    ca = commit(table, table.alice, pending.seq).events[0]
     commands.resolve_overdue(table.campaign.id)
-    assert head(table) == a.seq, "not due yet: nothing decided"
+    assert head(table) == ca.seq, "not due yet: nothing closed"
     overdue(table)
     commands.resolve_overdue(table.campaign.id)
+    [closed] = events_after(table, ca.seq)
+    assert closed.payload["committed"] == [ca.seq], "closed with the commitments that came"
+    with pytest.raises(ActionError) as late:
+        commit(table, table.bob, pending.seq)
+    assert late.value.code == "commitments_closed" and head(table) == closed.seq
+    a = reveal(table, table.alice, pending.seq).events[0]
     [decided] = events_after(table, a.seq)
     assert decided.payload["witnessed_by"] == [a.seq]
     commands.resolve_overdue(table.campaign.id)
@@ -193,7 +232,8 @@ def test_any_command_sweeps_an_overdue_roll_first(table, online):
     online()
     overdue(table)
     roll = table.command(table.bob, {"type": "roll", "notation": "1d4"}).events[0]
-    decided = Event.objects.get(campaign=table.campaign, seq=pending.seq + 1)
+    closed, decided = Event.objects.filter(campaign=table.campaign, seq__gt=pending.seq, seq__lt=roll.seq).order_by("seq")
+    assert closed.type == "commitments_closed" and closed.payload == {"command_of": pending.seq, "committed": []}
     assert decided.payload["command_of"] == pending.seq and decided.payload["unwitnessed"] is True
     assert roll.seq == decided.seq + 1
 
@@ -202,8 +242,10 @@ def test_ending_the_session_decides_every_pending_roll_first(table, online):
     table.command(table.gm, {"type": "start_session"})
     online("gm", "alice")
     [pending] = table.command(table.gm, {"type": "roll", "notation": "1d8"}).events
+    commit(table, table.alice, pending.seq)  # closed, and her reveal not come yet
     ended = table.command(table.gm, {"type": "end_session"}).events[0]
-    decided = Event.objects.get(campaign=table.campaign, seq=pending.seq + 1)
+    decided = Event.objects.get(campaign=table.campaign, seq=pending.seq + 3)
+    assert decided.payload["unwitnessed"] is True
     assert decided.payload["command_of"] == pending.seq and decided.session == 1 and ended.seq == decided.seq + 1
 
 
@@ -215,39 +257,67 @@ def test_removing_a_member_decides_her_pending_roll_first(table, online, tmp_pat
     online("gm", "alice", "bob")
     [pending] = table.command(table.alice, {"type": "roll", "notation": "1d8"}).events
     removed = table.command(table.gm, {"type": "remove_member", "username": "alice"}).events[0]
-    decided = Event.objects.get(campaign=table.campaign, seq=pending.seq + 1)
+    assert Event.objects.get(campaign=table.campaign, seq=pending.seq + 1).type == "commitments_closed"
+    decided = Event.objects.get(campaign=table.campaign, seq=pending.seq + 2)
     assert decided.type == "roll" and decided.payload["command_of"] == pending.seq
     assert removed.seq == decided.seq + 1
     table.command(table.gm, {"type": "end_session"})
     assert verify_dice(table, 1) == ""
 
 
-@pytest.mark.parametrize("case", ["not_a_witness", "not_a_witness_after", "twice", "after", "unknown", "entropy"])
+@pytest.mark.parametrize("case", ["not_a_witness", "not_a_witness_after", "twice", "after", "unknown", "entropy",
+                                  "before_the_close", "not_committed", "mismatch", "commit_twice", "commit_after_close",
+                                  "commitment"])
 def test_a_contribution_out_of_turn_is_refused_and_stores_nothing(table, online, case):
     table.command(table.gm, {"type": "start_session"})
-    online("gm", "alice", "bob")
+    online("gm", "alice", "bob", "watcher")
     [pending] = table.command(table.gm, {"type": "roll", "notation": "1d8"}).events
-    action = {"type": "witness_roll", "roll": pending.seq, "entropy": entropy("x")}
+    action = {"type": "witness_roll", "roll": pending.seq, "entropy": entropy("alice")}
     user, want = table.alice, None
     if case == "not_a_witness":
-        user, want = table.watcher, ("not_a_witness", 403)
+        user, want = table.gm, ("not_a_witness", 403)
     elif case == "twice":
-        contribute(table, table.alice, pending.seq)
+        for witnessing_user in (table.alice, table.bob, table.watcher):
+            commit(table, witnessing_user, pending.seq)
+        reveal(table, table.alice, pending.seq)
         want = ("already_witnessed", 409)
     elif case in ("after", "not_a_witness_after"):
-        contribute(table, table.alice, pending.seq)
-        contribute(table, table.bob, pending.seq)
+        witness(table, pending.seq, table.alice, table.bob, table.watcher)
         want = ("roll_resolved", 409)
         if case == "not_a_witness_after":  # access before state: whether it was decided is not hers to learn
-            user, want = table.watcher, ("not_a_witness", 403)
+            user, want = table.gm, ("not_a_witness", 403)
     elif case == "unknown":
         action["roll"], want = 1, ("not_pending", 404)
-    else:
+    elif case == "entropy":
         action["entropy"], want = entropy("x")[:20], ("invalid", 400)
+    elif case == "before_the_close":  # a reveal a witness who has not committed yet could answer
+        commit(table, table.alice, pending.seq)
+        want = ("not_closed", 409)
+    elif case in ("not_committed", "mismatch", "commit_after_close"):
+        commit(table, table.alice, pending.seq)
+        commit(table, table.bob, pending.seq)
+        overdue(table)
+        commands.resolve_overdue(table.campaign.id)  # closed without the watcher's commitment
+        if case == "not_committed":
+            user, action["entropy"], want = table.watcher, entropy("watcher"), ("not_committed", 409)
+        elif case == "mismatch":  # ground after seeing the others' entropy: not what she committed to
+            action["entropy"], want = entropy("ground"), ("reveal_mismatch", 400)
+        else:
+            user, want = table.watcher, ("commitments_closed", 409)
+            action = {"type": "witness_commit", "roll": pending.seq,
+                      "commitment": commitment_of(pending.seq, table.watcher.pk, entropy("watcher"))}
+    elif case == "commit_twice":
+        commit(table, table.alice, pending.seq)
+        action = {"type": "witness_commit", "roll": pending.seq,
+                  "commitment": commitment_of(pending.seq, table.alice.pk, entropy("again"))}
+        want = ("already_committed", 409)
+    else:
+        action = {"type": "witness_commit", "roll": pending.seq, "commitment": "ab" * 31}
+        want = ("invalid", 400)
     before = head(table)
     with pytest.raises(ActionError) as caught:
         table.command(user, action)
-    assert (caught.value.code, caught.value.status) == want
+    assert (caught.value.code, caught.value.status) == want, caught.value.message
     assert head(table) == before
 
 
@@ -296,14 +366,12 @@ def test_a_pending_roll_is_read_by_exactly_its_decisions_readers(table, online):
     online("gm", "alice", "bob")
     secret = {"type": "skill_test", "character": hero.id, "skill": "Strike", "target": 9, "visibility": "secret"}
     pending = table.command(table.alice, secret).events[0]
-    for user in (table.gm, table.bob):
-        contribute(table, user, pending.seq)
+    witness(table, pending.seq, table.gm, table.bob)
     public = {**secret, "visibility": "public"}
     pending, call = table.command(table.alice, public).events
     assert (pending.type, pending.visibility, call.type) == ("roll_pending", "gm", "witness_call")
     assert pending.payload["shared_with"] == [{"user_id": table.alice.pk, "username": "alice"}]
-    for user in (table.gm, table.bob):
-        contribute(table, user, pending.seq)
+    witness(table, pending.seq, table.gm, table.bob)
     decided = Event.objects.filter(campaign=table.campaign).latest("seq")
     assert decided.payload["command_of"] == pending.seq
     assert (decided.visibility, decided.payload["shared_with"]) == (pending.visibility, pending.payload["shared_with"])
@@ -369,8 +437,7 @@ def witnessed_evening(table, online):
     rolls = []
     for visibility in ("public", "gm"):
         pending = table.command(table.gm, {"type": "roll", "notation": "2d10", "visibility": visibility}).events[0]
-        contribute(table, table.alice, pending.seq, f"a{visibility}")
-        contribute(table, table.bob, pending.seq, f"b{visibility}")
+        witness(table, pending.seq, table.alice, table.bob, tags=[f"a{visibility}", f"b{visibility}"])
         rolls.append(pending)
     online()
     table.command(table.gm, {"type": "roll", "notation": "1d6"})
@@ -536,15 +603,15 @@ def test_the_timer_of_the_process_that_stored_it_decides_a_roll_nobody_completes
             super().start()
 
     monkeypatch.setattr(witnessing.threading, "Timer", Recorded)
-    settings.WITNESS_TIMER, settings.WITNESS_TIMEOUT_SECONDS = True, 0.05
+    settings.WITNESS_TIMER, settings.WITNESS_COMMIT_SECONDS = True, 0.05
     table = Table(signed=True)
     table.command(table.gm, {"type": "configure_campaign", "settings": {"witnessed_rolls": "gm"}})
     table.command(table.gm, {"type": "start_session"})
     online("gm", "alice")
     [pending] = table.command(table.gm, {"type": "roll", "notation": "1d8"}).events
-    [timer] = started
+    [timer] = started  # no commitment came: closed empty, and decided at once
     timer.join(30)
-    decided = Event.objects.get(campaign=table.campaign, seq=pending.seq + 1)
+    decided = Event.objects.get(campaign=table.campaign, seq=pending.seq + 2)
     assert decided.payload["command_of"] == pending.seq and decided.payload["unwitnessed"] is True
     assert WitnessedRoll.objects.get(campaign=table.campaign, pending_seq=pending.seq).resolved_seq == decided.seq
 
@@ -620,3 +687,148 @@ def test_a_pending_roll_whose_witness_list_is_no_list_is_named(table, online, tm
     host.edit_payload(table.campaign, pending.seq, {**pending.payload, "witnesses": "everyone"})
     said = "a witnessed roll whose witnesses are not member ids in ascending order"
     named_by_every_verifier(table, table.bob, tmp_path, pending.seq, said, f"is {said}")
+
+
+# --- commit-then-reveal: the last word ----------------------------------------------------------------
+
+def set_closed(table, pending_seq, closed_seq) -> None:
+    """The host's own server thinks roll ``pending_seq``'s commitments closed at ``closed_seq`` (None: open)."""
+    WitnessedRoll.objects.filter(campaign=table.campaign, pending_seq=pending_seq).update(closed_seq=closed_seq)
+
+
+def test_a_witness_the_host_holds_cannot_reveal_ground_entropy_and_a_host_that_stores_it_is_named(
+        table, online, tmp_path, monkeypatch):
+    """Bob's table is the host's. It committed like Alice's; once her entropy is revealed it grinds its own
+    offline and reveals that: it does not match Bob's commitment, so the server refuses it, and a host
+    whose server stores it anyway (and decides with it) is named by every verifier."""
+    from campaign.actions import witnesses as witness_actions
+
+    table.command(table.gm, {"type": "start_session"})
+    online("gm", "alice", "bob")
+    [pending] = table.command(table.gm, {"type": "roll", "notation": "1d20"}).events
+    commit(table, table.alice, pending.seq)
+    commit(table, table.bob, pending.seq)
+    reveal(table, table.alice, pending.seq)
+    before = head(table)
+    with pytest.raises(ActionError) as refused:
+        reveal(table, table.bob, pending.seq, "ground")
+    assert refused.value.code == "reveal_mismatch" and head(table) == before
+    with monkeypatch.context() as patched:  # the host's own server: any reveal matches
+        patched.setattr(witness_actions.witnessed, "commitment", lambda *args: commitment_of(
+            pending.seq, table.bob.pk, entropy("bob")))
+        ground = reveal(table, table.bob, pending.seq, "ground").events[0]
+    decided = events_after(table, ground.seq)[0]
+    assert ground.seq in decided.payload["witnessed_by"]
+    table.command(table.gm, {"type": "end_session"})
+    said = f"a reveal that does not match its commitment #{pending.seq + 2}"
+    named_by_every_verifier(table, table.alice, tmp_path, ground.seq, said, f"is {said}")
+
+
+def test_a_reveal_stored_before_the_close_is_named_by_every_verifier(table, online, tmp_path):
+    """The host's witness reveals before the commitments are closed: had an honest table done so, a
+    witness who had not committed yet could choose hers against it. The server refuses; a host's server
+    that thinks the roll closed stores it, and every verifier names it."""
+    table.command(table.gm, {"type": "start_session"})
+    online("gm", "alice", "bob", "watcher")
+    [pending] = table.command(table.gm, {"type": "roll", "notation": "1d20"}).events
+    commit(table, table.bob, pending.seq)
+    commit(table, table.alice, pending.seq)
+    with pytest.raises(ActionError) as refused:
+        reveal(table, table.bob, pending.seq)
+    assert refused.value.code == "not_closed"
+    set_closed(table, pending.seq, 10**9)
+    early = reveal(table, table.bob, pending.seq).events[0]
+    set_closed(table, pending.seq, None)
+    commit(table, table.watcher, pending.seq)
+    for user in (table.alice, table.watcher):
+        reveal(table, user, pending.seq)
+    assert "witness_digest" in Event.objects.filter(campaign=table.campaign).latest("seq").payload
+    table.command(table.gm, {"type": "end_session"})
+    said = f"reveals its entropy to roll #{pending.seq} before its commitments were closed"
+    named_by_every_verifier(table, table.alice, tmp_path, early.seq, said)
+
+
+def test_a_decision_with_a_reveal_committed_after_the_close_is_named_by_every_verifier(table, online, tmp_path):
+    """The host's witness (Bob) commits only once the commitments are closed, so after seeing what the
+    others committed to, and its reveal is used: the server refuses both; stored anyway, every verifier
+    names the late commitment, the reveal and the decision that used it."""
+    table.command(table.gm, {"type": "start_session"})
+    online("gm", "alice", "bob")
+    [pending] = table.command(table.gm, {"type": "roll", "notation": "1d20"}).events
+    commit(table, table.alice, pending.seq)
+    overdue(table)
+    commands.resolve_overdue(table.campaign.id)
+    closed = head(table)
+    set_closed(table, pending.seq, None)
+    late = commit(table, table.bob, pending.seq).events[0]
+    set_closed(table, pending.seq, 10**9)
+    bobs = reveal(table, table.bob, pending.seq).events[0]
+    set_closed(table, pending.seq, closed)
+    alices = reveal(table, table.alice, pending.seq).events[0]
+    decided = events_after(table, alices.seq)[0]
+    assert decided.payload["witnessed_by"] == [bobs.seq, alices.seq]
+    table.command(table.gm, {"type": "end_session"})
+    said = f"a commitment to roll #{pending.seq} after its commitments were closed in #{closed}"
+    named_by_every_verifier(table, table.alice, tmp_path, late.seq, said, f"is {said}")
+    # verify_log names the first problem only; the others name each.
+    code, out = standalone(table, table.alice, tmp_path)
+    problems = chain_problems(table, table.alice)
+    for seq, said in ((bobs.seq, f"a reveal by a member with no commitment in roll #{pending.seq}'s closed set "
+                                 f"(#{closed})"),
+                      (decided.seq, f"names contributions to roll #{pending.seq} that the log does not hold before it")):
+        assert f"seq {seq}: {said}" in verify_dice(table, 1)
+        assert code == 1 and f"BAD seq {seq}: {said}" in out, out
+        assert any(p.startswith(f"#{seq} #{seq} ") and said in p for p in problems), problems
+
+
+def test_a_close_that_leaves_out_a_commitment_is_named_by_every_verifier(table, online, tmp_path):
+    """The host drops an honest commitment from the close (so her entropy could never count, and the roll
+    hangs on its own witness's alone): every verifier names the close."""
+    witnessed_evening(table, online)
+    close = Event.objects.filter(campaign=table.campaign, type="commitments_closed").order_by("seq").first()
+    bobs = close.payload["committed"][1]
+    host.edit_payload(table.campaign, close.seq, {**close.payload, "committed": close.payload["committed"][:1]})
+    said = f"leaves out the commitment #{bobs} stored before it"
+    named_by_every_verifier(table, table.alice, tmp_path, close.seq, said)
+
+
+def test_a_later_session_that_stops_committing_is_named_by_every_verifier(table, online, tmp_path):
+    """Every session the server starts says its witnessed rolls commit first; one that does not, after
+    one that did, would let a host's last witness aim the dice again under the one-phase rules."""
+    table.command(table.gm, {"type": "start_session"})
+    table.command(table.gm, {"type": "end_session"})
+    second = table.command(table.gm, {"type": "start_session"}).events[0]
+    assert second.payload["witness_commits"] is True
+    table.command(table.gm, {"type": "end_session"})
+    host.edit_payload(table.campaign, second.seq, {k: v for k, v in second.payload.items() if k != "witness_commits"})
+    said = "starts a session whose witnessed rolls reveal without committing first"
+    assert f"BAD seq {second.seq}: {said}" in verify_log(table)
+    code, out = standalone(table, table.bob, tmp_path)
+    assert code == 1 and f"BAD seq {second.seq}: {said}" in out, out
+    assert any(p.startswith(f"#{second.seq} #{second.seq} {said}") for p in chain_problems(table, table.bob))
+
+
+def one_phase_log(marked: bool):
+    """A roll witnessed in one phase (the reveal alone), in a session marked as committing or not."""
+    from rules.witness import Seen, digest
+
+    start = {"session": 1, "dice_scheme": "talekeeper-hmac-sha256-v3", **({"witness_commits": True} if marked else {})}
+    came = [(3, 2, entropy("alice"))]
+    return [Seen(1, "session_started", start, 1, "gm", 1),
+            Seen(2, "roll_pending", {"witnesses": [2], "command_id": "c", "action": {"type": "roll"}}, 1, "gm", 1),
+            Seen(3, "roll_witnessed", {"roll": 2, "action": {"type": "witness_roll", "roll": 2, "entropy": came[0][2]}},
+                 2, "alice", 1),
+            Seen(4, "roll", {"command_of": 2, "dice_scheme": "talekeeper-hmac-sha256-v4", "witnessed_by": [3],
+                             "witness_digest": digest(came), "dice_log": [[6, 1]]}, 1, "gm", 1)]
+
+
+def test_a_roll_witnessed_in_one_phase_verifies_only_in_a_session_from_before_commitments():
+    """Logs decided before witnesses committed first still verify as they did; the same roll in a session
+    that commits first is named at its reveal, and at its decision."""
+    from rules.witness import problems
+
+    assert problems(one_phase_log(marked=False)) == []
+    assert problems(one_phase_log(marked=True)) == [
+        (3, "reveals its entropy to roll #2 before its commitments were closed: a witness who saw it could choose "
+            "hers after"),
+        (4, "decides roll #2 before its commitments were closed")]

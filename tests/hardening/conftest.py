@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SYSTEMS = sorted(SYSTEM_MODULES)
 TABLE_ACTIONS = ("roll", "add_seed", "create_character", "start_session", "end_session", "start_scene",
                  "end_scene", "void", "reveal", "request_roll", "add_member", "remove_member", "change_role",
-                 "rename_campaign", "witness_roll", "configure_campaign", "require_signed_commands")
+                 "rename_campaign", "witness_commit", "witness_roll", "configure_campaign", "require_signed_commands")
 
 # --- how long to fuzz ------------------------------------------------------------------------
 
@@ -139,6 +139,7 @@ def valid_actions(system: str) -> list[dict]:
         {"type": "reveal", "seq": 3}, {"type": "request_roll", "action": {"type": "roll", "notation": "1d6"}},
         {"type": "add_member", "username": "outsider", "role": "spectator"},
         {"type": "witness_roll", "roll": 3, "entropy": "A" * 43},
+        {"type": "witness_commit", "roll": 3, "commitment": "a" * 64},
         {"type": "configure_campaign", "settings": {"witnessed_rolls": "gm"}},
         {"type": "apply_condition", "name": "Blinded", "duration": "rounds", "rounds": 2, "modifier": 0},
         {"type": "remove_condition", "name": "Blinded"},
@@ -193,16 +194,19 @@ class Cast:
 
 
 class Witnessing:
-    """A signed table whose GM's rolls wait for witnesses (docs/fair-dice.md, "Witnessed rolls"): a roll
-    still ``waiting`` for alice, bob and the spectator (who sends nothing here, so it never completes),
-    one alice and bob ``decided``, and alice's signed contribution to it (``replay``: its envelope as
-    sent). :meth:`envelope` builds a signed ``witness_roll`` command from a :data:`witness_plans` plan."""
+    """A signed table whose GM's rolls wait for witnesses (docs/fair-dice.md, "Witnessed rolls"): one
+    alice and bob ``decided``, alice's signed reveal to it (``replay``: its envelope as sent), and rolls
+    still waiting for alice, bob and the spectator (who never reveals here, so none completes): one open
+    for commitments, and for each reveal a fresh one whose commitments are closed, alice's and bob's to
+    the entropy the plan reveals. :meth:`envelope` builds a signed ``witness_commit`` or ``witness_roll``
+    command from a :data:`witness_plans` plan."""
 
     def __init__(self, table, monkeypatch, settings):
         from campaign.actions import witnesses as witnessing
 
         self.table = table
-        settings.WITNESS_TIMEOUT_SECONDS = 10**6  # no roll falls due while the fuzzer runs: nothing is swept
+        # No roll falls due while the fuzzer runs: nothing is swept.
+        settings.WITNESS_COMMIT_SECONDS = settings.WITNESS_REVEAL_SECONDS = 10**6
         online: set[str] = set()
         monkeypatch.setattr(witnessing, "_presence", lambda campaign_id: set(online))
         table.command(table.gm, {"type": "configure_campaign", "settings": {"witnessed_rolls": "gm"}})
@@ -212,21 +216,42 @@ class Witnessing:
         self.decided = table.command(table.gm, {"type": "roll", "notation": "1d6"}, client_id="w-gm").events[0].seq
         self.replay = self.signed("alice", "w-alice", {"type": "witness_roll", "roll": self.decided,
                                                        "entropy": good_entropy("alice-replay")})
+        for who, tag in (("alice", "alice-replay"), ("bob", "bob")):
+            self.commit(who, self.decided, good_entropy(tag))
         table.command(table.alice, self.replay["action"], client_id=self.replay["id"])
         table.command(table.bob, {"type": "witness_roll", "roll": self.decided, "entropy": good_entropy("bob")},
                       client_id="w-bob")
         online.add("watcher")
-        self.waiting = table.command(table.gm, {"type": "roll", "notation": "1d6", "visibility": "gm"}).events[0].seq
+        self.open = self.gm_roll()
+        self.waiting = self.open
         table.campaign.refresh_from_db()
         self.session = table.campaign.current_session
         self.commitment = self.commitment_now()
         self.count = 0
 
-    def contributed(self, who: str) -> bool:
+    def gm_roll(self) -> int:
+        """A GM-only roll of the GM's, waiting for alice, bob and the spectator: its pending seq (its call's is next)."""
+        return self.table.command(self.table.gm, {"type": "roll", "notation": "1d6", "visibility": "gm"}).events[0].seq
+
+    def commit(self, who: str, roll: int, entropy) -> None:
+        from rules.witness import commitment
+
+        member = getattr(self.table, who).pk
+        text = commitment(roll, member, entropy if isinstance(entropy, str) else good_entropy("any"))
+        self.table.command(getattr(self.table, who), {"type": "witness_commit", "roll": roll, "commitment": text})
+
+    def committed(self, who: str) -> bool:
         from campaign.models import Event
 
-        return Event.objects.filter(campaign=self.table.campaign, type="roll_witnessed", payload__roll=self.waiting,
+        return Event.objects.filter(campaign=self.table.campaign, type="roll_committed", payload__roll=self.open,
                                     actor__username=who).exists()
+
+    def closed_roll(self, who: str, entropy) -> int:
+        """A fresh roll whose commitments are closed, ``who``'s to ``entropy`` (as far as it is text)."""
+        roll = self.gm_roll()
+        for member in ("alice", "bob", "watcher"):
+            self.commit(member, roll, entropy if member == who else good_entropy(f"{member}-{roll}"))
+        return roll
 
     def commitment_now(self) -> str:
         from campaign.fairdice import current_commitment
@@ -239,22 +264,31 @@ class Witnessing:
         return signed(self.table.campaign, name, {"id": command_id, "action": action})
 
     def envelope(self, plan: dict) -> dict:
-        """The envelope ``plan["who"]`` sends: a contribution with hostile fields, signatures and ids."""
+        """The envelope ``plan["who"]`` sends: a commitment or a reveal with hostile fields, signatures and ids."""
+        from rules.witness import commitment
         from tests.signing import signature
 
         who, self.count = plan["who"], self.count + 1
         if plan["replay"] == "exact":
             return dict(self.replay)
-        if plan["roll"] == "waiting" and self.contributed(who):
-            # A roll she has not witnessed yet: each plan's contribution may be her first.
-            self.waiting = self.table.command(self.table.gm, {"type": "roll", "notation": "1d6",
-                                                              "visibility": "gm"}).events[0].seq
+        entropy = good_entropy(f"{who}-{self.count}") if plan["entropy"] == "good" else plan["entropy"]
+        if plan["roll"] == "waiting":
+            if plan["kind"] == "reveal":
+                self.waiting = self.closed_roll(who, entropy)
+            else:
+                if self.committed(who):  # a roll she has not committed to yet: each plan's commitment may be her first
+                    self.open = self.gm_roll()
+                self.waiting = self.open
         self.table.campaign.refresh_from_db()
         roll = {"waiting": self.waiting, "decided": self.decided, "call": self.waiting + 1,
                 "head": self.table.campaign.last_seq + 1}.get(plan["roll"], plan["roll"]) \
             if isinstance(plan["roll"], str) else plan["roll"]
-        entropy = good_entropy(f"{who}-{self.count}") if plan["entropy"] == "good" else plan["entropy"]
-        action = {"type": "witness_roll", "roll": roll, "entropy": entropy}
+        if plan["kind"] == "reveal":
+            action = {"type": "witness_roll", "roll": roll, "entropy": entropy}
+        else:  # a good commitment is to the entropy of the plan; a hostile one is the plan's value itself
+            text = commitment(roll if type(roll) is int else 0, getattr(self.table, who).pk, entropy) \
+                if plan["entropy"] == "good" else entropy
+            action = {"type": "witness_commit", "roll": roll, "commitment": text}
         command_id = f"w{self.count}"
         if plan["replay"] == "same_id":  # an id she used before, another action
             command_id = self.used[who]
@@ -272,7 +306,7 @@ class Witnessing:
         try:
             sig = signature(name, campaign_id, command_id, action, session, commitment)
         except (OverflowError, ValueError, TypeError):  # no JCS holds it: signed as some other action
-            sig = signature(name, campaign_id, command_id, {"type": "witness_roll"}, session, commitment)
+            sig = signature(name, campaign_id, command_id, {"type": action["type"]}, session, commitment)
         if signer == "tampered":
             sig["sig"] = plan["garbage"] if isinstance(plan["garbage"], str) else sig["sig"][:-4] + "AAAA"
         return {**envelope, "signature": sig}
@@ -296,10 +330,12 @@ _HOSTILE_PLAN = {
     "signer": st.sampled_from(["own", "other_key", "other_session", "no_session", "unsigned", "tampered", "garbage"]),
     "garbage": json_values,
     "replay": st.sampled_from(["no", "exact", "same_id", "new_id"]),
+    "kind": st.sampled_from(["commit", "reveal"]),
 }
 _GOOD_PLAN = {"who": st.sampled_from(["alice", "bob"]), "roll": st.just("waiting"), "entropy": st.just("good"),
-              "signer": st.just("own"), "garbage": json_values, "replay": st.just("no")}
-# A listed witness's good contribution with one field made hostile, or with several.
+              "signer": st.just("own"), "garbage": json_values, "replay": st.just("no"),
+              "kind": st.sampled_from(["commit", "reveal"])}
+# A listed witness's good commitment or reveal with one field made hostile, or with several.
 witness_plans = st.one_of(
     *(st.fixed_dictionaries({**_GOOD_PLAN, key: _HOSTILE_PLAN[key]}) for key in ("who", "roll", "entropy", "signer",
                                                                                  "replay")),

@@ -200,25 +200,27 @@ def witnessing(db, high_rate_limits, monkeypatch, settings):
 
 
 def stored_as_sent(plan: dict) -> bool:
-    """Whether ``plan`` is a contribution the server may store: a listed witness's, to the waiting roll,
-    signed by her for this session, under a new id, with 43 base64url characters of entropy (32 bytes)."""
+    """Whether ``plan`` is a command the server may store: a listed witness's, to the waiting roll, signed
+    by her for this session, under a new id; a commitment with a SHA-256 in hex, or a reveal with 43
+    base64url characters of entropy (32 bytes) to which her commitment was closed."""
     entropy = plan["entropy"]
+    well_formed = (r"[0-9a-f]{64}" if plan["kind"] == "commit" else r"[A-Za-z0-9_-]{43}")
     return (plan["who"] in ("alice", "bob") and plan["roll"] == "waiting" and plan["signer"] == "own"
             and plan["replay"] == "no"
-            and (entropy == "good" or isinstance(entropy, str) and re.fullmatch(r"[A-Za-z0-9_-]{43}", entropy)))
+            and (entropy == "good" or isinstance(entropy, str) and re.fullmatch(well_formed, entropy) is not None))
 
 
 @FUZZ
 @given(plan=witness_plans)
 def test_signed_contributions_with_hostile_fields_get_a_clear_answer_and_store_nothing(witnessing, plan):
-    """Signed ``witness_roll`` commands with bad lengths, a wrong roll, another session, a replayed
-    contribution or a key not the sender's: a clear 4xx and an untouched log (Api.post checks both),
-    or, for a listed witness's own first contribution, that contribution and nothing else."""
+    """Signed ``witness_commit`` and ``witness_roll`` commands with bad lengths, a wrong roll, another
+    session, a replayed contribution or a key not the sender's: a clear 4xx and an untouched log (Api.post
+    checks both), or, for a listed witness's own first commitment or reveal, that and nothing else."""
     api = Api(witnessing.cast, getattr(witnessing.table, plan["who"]))
     status, body = api.post("commands", json.dumps(witnessing.envelope(plan)).encode())
     if status == 201:
         assert stored_as_sent(plan), plan
-        assert [e["type"] for e in body["events"]] == ["roll_witnessed"]
+        assert [e["type"] for e in body["events"]] == ["roll_committed" if plan["kind"] == "commit" else "roll_witnessed"]
     elif status == 200:  # a command id's retry: its first events again
         assert plan["replay"] == "exact" and plan["who"] == "alice", plan
 

@@ -246,10 +246,10 @@ def fuzz_then_check(sockets: Sockets, run) -> None:
 
 def test_signed_contribution_frames_with_hostile_fields_get_an_error_frame_and_store_nothing(
         transactional_db, high_rate_limits, monkeypatch, settings):
-    """Signed ``witness_roll`` frames with bad lengths, a wrong roll, another session, a replayed
-    contribution or a key not the sender's: an error frame with a code (never ``server_error``, never a
-    closed socket) and an untouched log (``exchange`` checks both), or a listed witness's own first
-    contribution stored."""
+    """Signed ``witness_commit`` and ``witness_roll`` frames with bad lengths, a wrong roll, another session,
+    a replayed contribution or a key not the sender's: an error frame with a code (never ``server_error``,
+    never a closed socket) and an untouched log (``exchange`` checks both), or a listed witness's own first
+    commitment or reveal stored."""
     from tests.conftest import Table
     from tests.hardening.test_fuzz_http import stored_as_sent
 

@@ -405,7 +405,7 @@ TABLE_ROWS = {
     "add_member_key": "member", "revoke_member_key": "member",  # each member's own keys, spectators' too
     # Any member's table witnesses, spectators' too; who is a listed witness of which roll is
     # tests/campaign/test_witnessed_rolls.py's.
-    "witness_roll": "member",
+    "witness_commit": "member", "witness_roll": "member",
 }
 # Sub-permissions inside an action: (action, expectation).
 EXTRA_ROWS = [

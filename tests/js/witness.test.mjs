@@ -1,8 +1,11 @@
 // Witnessed rolls as the browser checks them (static/talekeeper/witness.js WitnessBook), under Node's
 // own test runner: an honest roll raises nothing; a decision that leaves a contribution out, names one
 // the log does not hold, carries another digest, or comes twice, and a contribution by a member the roll
-// does not list, twice, or after the decision, each raise their problem. (Python's rules/witness.py
-// says the same of the same logs: tests/campaign/test_witnessed_rolls.py.)
+// does not list, twice, or after the decision, each raise their problem; under commit-then-reveal, a
+// reveal before the close, without a closed commitment or not matching it, a commitment after the close,
+// a close leaving one out and a session that stops committing are named, and a one-phase roll verifies
+// only in a session from before commitments. (Python's rules/witness.py says the same of the same logs:
+// tests/campaign/test_witnessed_rolls.py.)
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
@@ -92,4 +95,55 @@ test("where the campaign witnesses a member's rolls, a roll of hers stored in a 
   assert.match((await problems([created, joined, renamed])).out[0] ?? "", /^#6 is a roll by a member whose rolls/);
   // A page whose window starts after the setting knows of none, and names nothing.
   assert.deepEqual((await problems([plain(5, "gm", 1)])).out, []);
+});
+
+// --- commit-then-reveal (rules/witness.py says the same: tests/campaign/test_witnessed_rolls.py) ---------
+
+const { commitmentText } = await import("../../static/talekeeper/witness.js");
+const started = (seq, session, marked) => ({ seq, type: "session_started", actor_id: 1, session,
+  payload: { session, dice_scheme: "talekeeper-hmac-sha256-v3", ...(marked ? { witness_commits: true } : {}) } });
+const inSession = (ev) => ({ ...ev, session: 1 });
+const commitBy = async (seq, actor, entropy, roll = 10) => ({ seq, type: "roll_committed", actor_id: actor, session: 1,
+  payload: { roll, action: { type: "witness_commit", roll, commitment: await sha256Hex(commitmentText(roll, actor, entropy)) } } });
+const close = (seq, committed) => ({ seq, type: "commitments_closed", actor_id: 1, session: 1, payload: { command_of: 10, committed } });
+const revealBy = (seq, actor, entropy) => ({ seq, type: "roll_witnessed", actor_id: actor, session: 1, actor: actor === 2 ? "alice" : "bob",
+  payload: { roll: 10, action: { type: "witness_roll", roll: 10, entropy } } });
+
+async function twoPhase() {
+  return [started(1, 1, true), inSession(pending), await commitBy(11, 2, E1),
+    await commitBy(12, 3, E2), close(13, [11, 12])];
+}
+
+test("an honest roll that commits, closes and reveals raises nothing", async () => {
+  const log = [...await twoPhase(), revealBy(14, 2, E1), revealBy(15, 3, E2),
+    inSession(await decision(16, [[14, 2, E1], [15, 3, E2]]))];
+  assert.deepEqual((await problems(log)).out, []);
+});
+
+test("a reveal that does not match its commitment, or comes before the close, or without a closed commitment, is named", async () => {
+  const ground = "C".repeat(43);
+  const mismatch = await problems([...await twoPhase(), revealBy(14, 2, E1), revealBy(15, 3, ground)]);
+  assert.match(mismatch.out[0], /^#15 is a reveal that does not match its commitment #12/);
+  const [start, pend, c1, c2] = await twoPhase();
+  const early = await problems([start, pend, c1, revealBy(12, 2, E1)]);
+  assert.match(early.out[0], /^#12 reveals its entropy to roll #10 before its commitments were closed/);
+  const late = await problems([start, pend, c1, close(12, [11]), { ...c2, seq: 13 }, revealBy(14, 3, E2)]);
+  assert.match(late.out[0], /^#13 is a commitment to roll #10 after its commitments were closed in #12/);
+  assert.match(late.out[1], /^#14 is a reveal by a member with no commitment in roll #10's closed set \(#12\)/);
+});
+
+test("a close that leaves out a commitment stored before it is named", async () => {
+  const [start, pend, c1, c2] = await twoPhase();
+  const { out } = await problems([start, pend, c1, c2, close(13, [11])]);
+  assert.match(out[0], /^#13 leaves out the commitment #12 stored before it/);
+});
+
+test("a one-phase roll verifies in a session from before commitments, not in one that commits, nor after it", async () => {
+  const onePhase = (marked) => [started(1, 1, marked), inSession(pending), revealBy(11, 2, E1)];
+  assert.deepEqual((await problems([...onePhase(false), inSession(await decision(12, [[11, 2, E1]]))])).out, []);
+  const { out } = await problems([...onePhase(true), inSession(await decision(12, [[11, 2, E1]]))]);
+  assert.match(out[0], /^#11 reveals its entropy to roll #10 before its commitments were closed/);
+  assert.match(out[1], /^#12 decides roll #10 before its commitments were closed/);
+  const downgrade = await problems([started(1, 1, true), started(5, 2, false)]);
+  assert.match(downgrade.out[0], /^#5 starts a session whose witnessed rolls reveal without committing first/);
 });
