@@ -151,7 +151,7 @@ def do_contributions(items: list[tuple[Membership, dict]]) -> list[CommandResult
 
     Each is the command :func:`do_command` would run, in the order given, and answered on its own: its
     result, or the :class:`ActionError` that refused it, which stored nothing and spoils none of the
-    others (a contribution's decision writes nothing, so a refusal has nothing to undo). A repeated id is
+    others (a witness's command's decision writes nothing, so a refusal has nothing to undo). A repeated id is
     answered with its events, also when the first use is earlier in the same batch. Any other error (the
     database away, the lock not granted) fails them all: nothing of any was stored, or the outcome of all
     is unknown, as for one command."""
@@ -175,7 +175,7 @@ def do_contributions(items: list[tuple[Membership, dict]]) -> list[CommandResult
             if stream is None:
                 stream = _lock(membership, client_id, action)
                 known = witnessing.ledger(stream.campaign)
-                # Read once for all: contributions register no key.
+                # Read once for all: witnesses' commands register no key.
                 keys = member_keys.key_records(stream.campaign.id) if stream.campaign.signed_from is not None else None
             else:
                 stream = lock_stream(membership, client_id)
@@ -567,15 +567,16 @@ def _resolve_if_complete(campaign: Campaign, pending_seq: int) -> None:
 
 def _resolve(campaign: Campaign, row: WitnessedRoll, contributions: list[tuple[int, int, str]] | None = None
              ) -> list[Event]:
-    """Step 2 of a witnessed command, exactly once per pending roll: decide it with dice from the seed,
-    its command id and the digest of the contributions stored since it (witnessed.digest), and store
+    """The last step of a witnessed command, exactly once per pending roll: decide it with dice from the
+    seed, its command id and the digest of the reveals stored since it (witnessed.digest; each checked
+    against the commitment its close holds when it was stored), and store
     the decision as its later events (``command_of`` the pending event), the first naming the
     contributions (``witnessed_by``) and their digest. A decision the rules now refuse (the sheet moved
     meanwhile) is stored as ``refused``: the replay refuses the same way. ``campaign`` is locked; its
     stream fields move to the new head."""
     if WitnessedRoll.objects.filter(pk=row.pk, resolved_seq__isnull=True).update(
             resolved_seq=campaign.last_seq + 1) != 1:
-        return []  # resolved already (by the last contribution, a timer or a sweep)
+        return []  # resolved already (by the last reveal, a timer or a sweep)
     pending = Event.objects.select_related("actor", "character", "command").get(campaign=campaign,
                                                                                  seq=row.pending_seq)
     client_id, action = pending.payload["command_id"], pending.payload["action"]
