@@ -312,6 +312,16 @@ export class Chain {
   event(ev) { return this._enqueue(() => this._check(ev)); }
 
   /**
+   * Resolves, once every check queued before it is done, to whether `ev` (already queued with event())
+   * was checked here as the event it is, raised no problem, and the log is not broken: what a table
+   * waits for before it acts on an event (./witnessing.js reveals only on a close that passed).
+   */
+  passed(ev) {
+    return this._enqueue(() => this.seen.get(ev.seq)?.hash === ev.hash && !this.broken &&
+      !this.problems.some((p) => p.seq === ev.seq)).then((ok) => ok === true);
+  }
+
+  /**
    * A head the server states: its hash must be the one this page has at its seq. `ready` also
    * says where the log ends, so there a head below what this browser verified means events
    * were removed. (A heartbeat's head may lag an event sent just before it: not a removal.)

@@ -11,6 +11,7 @@
 // every reveal matching it and included, the digest) are the chain's (./witness.js, run by ./chain.js).
 
 import { h } from "./ui.js";
+import { leftOutNote } from "./leftout.js";
 import { sha256Hex } from "./chain.js";
 import { sendCommand } from "./commands.js";
 import { toB64url } from "./keys.js";
@@ -24,6 +25,7 @@ const waiting = new Set(); // pending seqs this member witnesses, not decided ye
 const sent = new Map();
 const arrived = new Map(); // pending seq -> performance.now() when this page saw it
 const closes = new Map(); // pending seq -> the seqs of the commitments its close holds
+const checkedCloses = new Set(); // pending seqs whose close passed this page's chain check
 const decisions = new Map(); // pending seq -> the seq of its decision
 
 /** The pending seq an event belongs to, if it is part of a witnessed roll (its pending event, call, close or decision). */
@@ -49,7 +51,13 @@ export function witnessEvent(ev) {
     closes.set(p.command_of, Array.isArray(p.committed) ? p.committed : []);
     waiting.delete(p.command_of); // too late to commit: the page reloaded, or it came after the close
     redraw(p.command_of);
-    reveal(p.command_of);
+    // Revealed only on a close this page has checked: one a host forged or altered, or sent on a log
+    // that does not check out, would draw the bytes out for it to grind against.
+    state.chain.passed(ev).then((ok) => {
+      if (!ok) return;
+      checkedCloses.add(p.command_of);
+      reveal(p.command_of);
+    });
   } else if (isResolution(p)) {
     decisions.set(p.command_of, ev.seq);
     waiting.delete(p.command_of);
@@ -78,12 +86,13 @@ async function commit(roll) {
   reveal(roll); // the close may have come before the answer to the commitment it holds
 }
 
-/** Reveal this table's entropy for `roll` once both its commitment is stored and the close holds it. */
+/** Reveal this table's entropy for `roll` once its commitment is stored and the close holds it, that
+ *  close passed the chain check and the log still checks out. */
 async function reveal(roll) {
   const mine = sent.get(roll);
   const closed = closes.get(roll);
   if (!mine || mine.committed === null || !closed || !closed.includes(mine.committed) || mine.at !== null ||
-      decisions.has(roll)) return;
+      decisions.has(roll) || !checkedCloses.has(roll) || state.chain.broken) return;
   mine.at = Math.round(performance.now() - (arrived.get(roll) ?? performance.now()));
   try {
     mine.seq = (await sendCommand({ type: CONTRIBUTE, roll, entropy: mine.entropy })).seq;
@@ -122,27 +131,7 @@ export function witnessMarks(ev) {
   return { badge, note: leftOut(p) };
 }
 
-/** What to tell this member when what her table sent is not among what the decision used. */
+/** What to tell this member when what her table sent is not among what the decision used (./leftout.js). */
 function leftOut(p) {
-  const mine = sent.get(p.command_of);
-  if (!mine) return ""; // not sent here
-  if (mine.commitRefused !== null) {
-    if (mine.commitRefused === "already_committed") return ""; // committed from another of her devices
-    return `Your table sent its commitment, and the roll was decided without it (the server answered: ${mine.commitRefused}).`;
-  }
-  if (mine.committed === null) return ""; // its answer is on its way
-  const closed = closes.get(p.command_of);
-  if (closed && !closed.includes(mine.committed)) {
-    return `Your table's commitment (#${mine.committed}) is not among those the roll's commitments were closed with: the server chose without it.`;
-  }
-  if (mine.at === null || (mine.seq === null && mine.refused === null)) return ""; // not revealed yet, or its answer is on its way
-  if (mine.seq !== null && (p.witnessed_by || []).includes(mine.seq)) return "";
-  if (mine.refused === "already_witnessed") return ""; // revealed from another of her devices
-  const when = `${(mine.at / 1000).toFixed(1)} s after the roll reached your table`;
-  if (mine.seq !== null) {
-    return `Your table's contribution (#${mine.seq}) is not among those this roll was decided with: the server chose without it.`;
-  }
-  return mine.refused === "roll_resolved"
-    ? `Your table sent its contribution ${when}; the server answered that the roll was already decided, and decided it without yours.`
-    : `Your table sent its contribution ${when}, and the roll was decided without it (the server answered: ${mine.refused}).`;
+  return leftOutNote(sent.get(p.command_of), p, closes.get(p.command_of), state.me.id, (seq) => state.events.get(seq));
 }

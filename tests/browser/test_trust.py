@@ -159,54 +159,127 @@ def test_a_gm_roll_is_witnessed_by_the_players_table_and_shown_on_both_screens(t
     expect(checks).to_contain_text("1 die matches its session's revealed seed")
 
 
+def _alice_witnesses_the_gm(table_of, seats, **tamper):
+    """A signed campaign witnessing its GM's rolls, in session, the GM's and Alice's tables open, every
+    frame of Alice's socket passing through ``tamper`` (``tamper_sockets``' hooks). Returns (table, gm, alice)."""
+    table = table_of("tote", signed=True, keyed=("gm",))
+    table.command(table.gm, {"type": "configure_campaign", "settings": {"witnessed_rolls": "gm"}})
+    table.command(table.gm, {"type": "start_session"})
+    gm, alice = seats("gm", "alice")
+    alice.tamper_sockets(**tamper)
+    alice.page.evaluate("window.talekeeperTable.drop()")
+    alice.wait_live()
+    return table, gm, alice
+
+
+def _answering(action_type, code, message, caught):
+    """A ``from_page`` hook: the host answers Alice's ``action_type`` commands ``code`` and stores nothing
+    (each one's roll appended to ``caught``)."""
+    def hook(frame, to_page):
+        if frame.get("type") == "command" and frame.get("action", {}).get("type") == action_type:
+            caught.append(frame["action"]["roll"])
+            to_page(json.dumps({"type": "error", "id": frame["id"], "code": code, "message": message}))
+            return None
+        return frame
+    return hook
+
+
+def _until_sent(page, caught, what):
+    """Until the page's table has sent what the hook catches: its frames reach the route only while
+    Playwright runs, hence the short waits. HANG bounds a hang: 10 s was not enough for a loaded machine
+    running the whole suite."""
+    for _ in range(HANG * 40):
+        if caught:
+            return
+        page.wait_for_timeout(25)
+    raise AssertionError(f"Alice's table never sent its {what}")
+
+
+def _host_decides(table):
+    """The host lets the witnesses' time run out instead of waiting for them, and decides."""
+    from campaign.actions import commands
+    from tests.browser.conftest import off_the_loop
+    from tests.campaign.test_witnessed_rolls import overdue
+
+    off_the_loop(overdue, table)
+    off_the_loop(commands.resolve_overdue, table.campaign.id)
+
+
+def _alices_note(gm, alice):
+    """The GM's roll decided unwitnessed, with the scripted 4, and no note on the GM's screen: the note
+    on Alice's line of it."""
+    decided = gm.page.locator("#log li.ev-roll", has=gm.page.locator(".badge.witness"))
+    expect(decided.locator(".badge.witness")).to_have_text("unwitnessed")
+    line = alice.page.locator("#log li.ev-roll", has=alice.page.locator(".badge.witness"))
+    expect(line.locator(".outcome")).to_have_text("= 4")
+    expect(gm.page.locator(".witness-note")).to_have_count(0)
+    return line.locator(".witness-note")
+
+
 def test_a_players_table_says_so_when_the_roll_is_decided_without_the_contribution_it_sent(table_of, seats,
                                                                                             script_dice):
     """Alice's table commits (which closes the roll's commitments), then reveals: the host's server answers
     her reveal "already decided" and decides the GM's roll without it: the log holds no trace of it, so
     every verifier passes; only Alice's own table knows, and says so."""
-    from campaign.actions import commands
-    from tests.browser.conftest import off_the_loop
-    from tests.campaign.test_witnessed_rolls import overdue
-
-    table = table_of("tote", signed=True, keyed=("gm",))
-    table.command(table.gm, {"type": "configure_campaign", "settings": {"witnessed_rolls": "gm"}})
-    table.command(table.gm, {"type": "start_session"})
-    gm, alice = seats("gm", "alice")
     dropped = []
-
-    def pretend_decided(frame, to_page):
-        if frame.get("type") == "command" and frame.get("action", {}).get("type") == "witness_roll":
-            dropped.append(frame["action"]["roll"])
-            to_page(json.dumps({"type": "error", "id": frame["id"], "code": "roll_resolved",
-                                "message": "That roll was already decided."}))
-            return None
-        return frame
-
-    alice.tamper_sockets(from_page=pretend_decided)
-    alice.page.evaluate("window.talekeeperTable.drop()")
-    alice.wait_live()
+    table, gm, alice = _alice_witnesses_the_gm(table_of, seats, from_page=_answering(
+        "witness_roll", "roll_resolved", "That roll was already decided.", dropped))
     script_dice([4])
     gm.roll("1d20", label="ambush")
-    # Until Alice's table has sent its contribution (and been told "decided"); the page's frames reach
-    # the route only while Playwright runs, hence the short waits. HANG bounds a hang: 10 s was not
-    # enough for a loaded machine running the whole suite.
-    for _ in range(HANG * 40):
-        if dropped:
-            break
-        alice.page.wait_for_timeout(25)
-    assert dropped, "Alice's table never contributed"
+    _until_sent(alice.page, dropped, "contribution")  # and been told "decided"
     for seat in (gm, alice):  # her commitment closed the commitments: the roll's line says it is revealing
         expect(seat.page.locator("#log li.ev-roll_pending .badge.witness")).to_have_text("rolling… (revealing)")
-    off_the_loop(overdue, table)  # the host lets the time run out instead of waiting for Alice
-    off_the_loop(commands.resolve_overdue, table.campaign.id)
-    decided = gm.page.locator("#log li.ev-roll", has=gm.page.locator(".badge.witness"))
-    expect(decided.locator(".badge.witness")).to_have_text("unwitnessed")
-    line = alice.page.locator("#log li.ev-roll", has=alice.page.locator(".badge.witness"))
-    expect(line.locator(".outcome")).to_have_text("= 4")
-    expect(line.locator(".witness-note")).to_contain_text(
-        "Your table sent its contribution")
-    expect(line.locator(".witness-note")).to_contain_text("decided it without yours")
-    expect(gm.page.locator(".witness-note")).to_have_count(0)
+    _host_decides(table)
+    note = _alices_note(gm, alice)
+    expect(note).to_contain_text("Your table sent its contribution")
+    expect(note).to_contain_text("decided it without yours")
+
+
+def test_a_players_table_says_so_when_its_commitment_is_answered_already_committed_and_not_stored(
+        table_of, seats, script_dice):
+    """The host's server answers Alice's commitment "already committed" (as if another of her devices had
+    committed) but stores nothing, and decides the GM's roll without her: the close holds no commitment
+    of hers, so her table does not take the answer's word for it, and says so on the roll's line."""
+    refused = []
+    table, gm, alice = _alice_witnesses_the_gm(table_of, seats, from_page=_answering(
+        "witness_commit", "already_committed", "You already committed to that roll.", refused))
+    script_dice([4])
+    gm.roll("1d20", label="ambush")
+    _until_sent(alice.page, refused, "commitment")
+    _host_decides(table)  # it closes the commitments without hers, and decides
+    expect(_alices_note(gm, alice)).to_contain_text(
+        "Your table sent its commitment, and the roll was decided without it (the server answered: already_committed)")
+
+
+def test_a_players_table_reveals_nothing_on_a_close_that_does_not_check_out(table_of, seats, script_dice):
+    """The close reaches Alice's table altered (it no longer hashes up): her table raises the alarm and
+    keeps its bytes, so the roll is decided without them; revealed on a close it had not checked, they
+    would be the host's to grind against."""
+    from tests.browser.conftest import off_the_loop
+
+    def alter_close(frame, to_page):
+        event = frame.get("event") or {}
+        if frame.get("type") == "event" and event.get("type") == "commitments_closed":
+            event["created_at"] = "2000-01-01T00:00:00.000000+00:00"
+        return frame
+
+    table, gm, alice = _alice_witnesses_the_gm(table_of, seats, from_server=alter_close)
+    script_dice([4])
+    gm.roll("1d20", label="ambush")
+    expect(alice.page.locator("#chain-alarm")).to_be_visible()  # the close is checked, and fails
+    expect(alice.page.locator("#log li.ev-roll_pending .badge.witness")).to_have_text("rolling… (revealing)")
+    _host_decides(table)  # it waits no longer for a reveal
+    for seat in (gm, alice):
+        decided = seat.page.locator("#log li.ev-roll", has=seat.page.locator(".badge.witness"))
+        expect(decided.locator(".badge.witness")).to_have_text("unwitnessed")
+        expect(decided.locator(".outcome")).to_have_text("= 4")
+
+    def reveals():
+        from campaign.models import Event
+
+        return Event.objects.filter(campaign=table.campaign, type="roll_witnessed").count()
+
+    assert off_the_loop(reveals) == 0
 
 
 def test_a_table_open_when_the_gm_switches_signing_on_signs_from_then_on(table_of, seats, real_dice):

@@ -152,3 +152,34 @@ test("earlier events paged in must be the ones the log links to", async () => {
   await c2.older([other]);
   assert.match(p2[0].message, /#1 as the server sends it now is not the event #2 links to/);
 });
+
+test("an event passes once it is checked as sent, raised no problem, and the log is not broken", async () => {
+  // A table acts on a close only once it passed (static/talekeeper/witnessing.js reveals on it): passed()
+  // waits for the checks queued before it, as the socket queues each event before showing it.
+  const pending = await next(null, { seq: 1, type: "roll_pending", actor_id: 1,
+    payload: { witnesses: [2], command_id: "c1", action: { type: "roll" } } });
+  const close = (committed) => next(pending, { seq: 2, type: "commitments_closed", actor_id: 1,
+    payload: { command_of: 1, committed } });
+  const honest = chain();
+  honest.c.event(pending);
+  const closed = await close([]);
+  honest.c.event(closed);
+  assert.equal(await honest.c.passed(closed), true);
+  assert.equal(await honest.c.passed({ ...closed, hash: "a".repeat(64) }), false); // not the event checked
+  const altered = chain();
+  altered.c.event(pending);
+  altered.c.event({ ...closed, payload: { ...closed.payload, committed: [1] } });
+  assert.equal(await altered.c.passed(closed), false);
+  const invented = chain(); // hashes up, but names a commitment the log does not hold
+  invented.c.event(pending);
+  const naming = await close([7]);
+  invented.c.event(naming);
+  assert.equal(await invented.c.passed(naming), false);
+  assert.deepEqual(invented.problems.map((p) => [p.kind, p.seq]), [["witness", 2]]);
+  const broken = chain(); // the close checks out, but the log before it does not
+  broken.c.event({ ...pending, payload: { ...pending.payload, command_id: "c2" } });
+  broken.c.event(closed);
+  assert.equal(await broken.c.passed(closed), false);
+  const unchecked = chain();
+  assert.equal(await unchecked.c.passed(closed), false);
+});
