@@ -126,9 +126,15 @@ def problems(events: Iterable[Seen]) -> list[tuple[int, str]]:
     roles: dict[int | None, str] = {}
     names: dict[str, int | None] = {}  # a username as the log or an event's actor named her -> her id
     pendings: dict[int, dict] = {}
+    # Who was a GM at any point of the session now read (GM at its start, or made one in it): under "gm"
+    # her rolls wait for witnesses to its end, whatever her role now. A removal and a new join as a
+    # player would otherwise step her down with no role change for :func:`steps_down` to see.
+    session, gm_this = None, set()
     for e in events:
         if e.actor is not None:
             names.setdefault(e.actor, e.actor_id)
+        if e.session is not None and e.session != session:
+            session, gm_this = e.session, {member for member, role in roles.items() if role == "gm"}
         p = e.payload
         if p is None:
             continue
@@ -141,10 +147,15 @@ def problems(events: Iterable[Seen]) -> list[tuple[int, str]]:
                 out.append((e.seq, f"names no setting of whose rolls are witnessed ({', '.join(MODES)})"))
         elif kind in ("member_joined", "member_role_changed"):
             who = _member_id(p, names)
-            if kind == "member_role_changed" and e.session is not None and steps_down(mode, roles.get(who), p.get("role")):
+            was = "gm" if e.session is not None and who in gm_this else roles.get(who)
+            if e.session is not None and steps_down(mode, was, p.get("role")):
                 out.append((e.seq, "changes who is a GM inside a session where the GM's rolls are witnessed: as a player "
                                    "her rolls would escape their witnesses"))
             roles[who] = p.get("role")
+            if e.session is not None and roles[who] == "gm":
+                gm_this.add(who)
+        elif kind == "member_removed":
+            roles.pop(_member_id(p, names), None)  # she stays in gm_this: a GM who leaves and rejoins is one still
         elif kind == "campaign_configured" and (SETTING in p or SETTING in _changes(p)):
             if e.session is not None:  # the server writes the key only with a change
                 out.append((e.seq, "changes whose rolls are witnessed inside a session, where rolls could escape "
@@ -198,7 +209,8 @@ def problems(events: Iterable[Seen]) -> list[tuple[int, str]]:
             why = _resolution_problem(e, p, pendings)
             if why:
                 out.append((e.seq, why))
-        elif p.get("dice_log") and e.session is not None and "command_id" in p and applies(mode, roles.get(e.actor_id)):
+        elif p.get("dice_log") and e.session is not None and "command_id" in p and (
+                applies(mode, roles.get(e.actor_id)) or applies(mode, "gm") and e.actor_id in gm_this):
             out.append((e.seq, f"a roll by a member whose rolls this campaign witnesses ({mode}), stored without "
                                "waiting for witnesses: its sender could have chosen its dice"))
     return out

@@ -12,7 +12,7 @@ from typing import Callable
 from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import Min
+from django.db.models import Min, Q
 
 from django.db import transaction
 from django.utils import timezone
@@ -411,9 +411,23 @@ class _Probe:
 
 def _witnessed(campaign: Campaign, membership: Membership, seed: str | None) -> bool:
     """Whether this member's dice-drawing command waits for witnesses: in a signed campaign, inside a
-    session whose seed the server holds, when the campaign's setting covers her role."""
-    return (campaign.signed_from is not None and campaign.current_session is not None and seed is not None
-            and witnessed.applies(campaign.witnessed_rolls, membership.role))
+    session whose seed the server holds, when the campaign's setting covers her role, or (under "gm")
+    she was a GM at any point of this session: every verifier witnesses her rolls to its end (rules/witness.py)."""
+    if campaign.signed_from is None or campaign.current_session is None or seed is None:
+        return False
+    if witnessed.applies(campaign.witnessed_rolls, membership.role):
+        return True
+    return witnessed.applies(campaign.witnessed_rolls, "gm") and _was_gm_this_session(campaign, membership)
+
+
+def _was_gm_this_session(campaign: Campaign, membership: Membership) -> bool:
+    """Whether a member who is no GM now was one in the current session: a GM now no longer one became
+    something else in it (a role change from GM, a removal as GM) or was made GM in it, each an event of
+    the session naming her with the role "gm" (``role`` or ``from``)."""
+    mine = Event.objects.filter(campaign=campaign, session=campaign.current_session,
+                                type__in=("member_joined", "member_role_changed", "member_removed"),
+                                payload__user_id=membership.user_id)
+    return mine.filter(Q(payload__role="gm") | Q(payload__from="gm")).exists()
 
 
 def _decide_unless_it_rolls(campaign: Campaign, membership: Membership, decided: dict,

@@ -48,6 +48,11 @@ def decide_remove_member(campaign: Campaign, membership: Membership, action: dic
     The invite link changes too: the one they were given would let them straight back in. The GM
     hands the new one (on the settings page) to whoever is still to join."""
     other = access_other_member(campaign, membership, action.get("username"))
+    # Removed and added again as a player, a GM would step down with no role change: as change_role.
+    if campaign.current_session is not None and witnessed.steps_down(campaign.witnessed_rolls, other.role, None):
+        raise Refused(f"Where the GM's rolls are witnessed, a GM leaves the table between sessions only (added again "
+                      f"as a player her rolls would escape their witnesses): end session {campaign.current_session} "
+                      f"first.", "in_session")
     new_invite(campaign)  # a secret, not the log's: it changes here
     close_sockets_on_commit(other.user_id, campaign.id)
     return Draft("member_removed", {"username": other.user.username, "user_id": other.user_id, "role": other.role})

@@ -52,6 +52,10 @@ export class WitnessBook {
     this.names = new Map(); // a username as the log or an event's actor named her -> her id
     this.marked = new Map(); // session -> whether its witnessed rolls commit before they reveal
     this.markedFrom = null; // the first session_started so marked: every later one is too
+    // Who was a GM at any point of the session now read (GM at its start, or made one in it): under "gm"
+    // her rolls wait for witnesses to its end, whatever her role now (rules/witness.py).
+    this.session = null;
+    this.gmThis = new Set();
   }
 
   /** The member a membership event names: by `user_id`; one stored before events carried it, by the
@@ -70,6 +74,10 @@ export class WitnessBook {
   /** Read one event (in seq order, once its hash is checked); the problem it shows, or "". */
   async see(ev) {
     if (ev.actor != null && !this.names.has(ev.actor)) this.names.set(ev.actor, ev.actor_id);
+    if (ev.session != null && ev.session !== this.session) {
+      this.session = ev.session;
+      this.gmThis = new Set([...this.roles].filter(([, role]) => role === "gm").map(([member]) => member));
+    }
     if (ev.hidden) return "";
     const p = ev.payload || {};
     if (ev.type === "campaign_created") { // its actor is the GM
@@ -80,10 +88,13 @@ export class WitnessBook {
     } else if (ev.type === "member_joined" || ev.type === "member_role_changed") {
       const who = this._memberId(p);
       // Inside a session a GM made a player for one roll would escape its witnesses (rules/witness.py steps_down).
-      const stepsDown = ev.type === "member_role_changed" && ev.session != null && this.mode === "gm" &&
-        this.roles.get(who) === "gm" && p.role !== "gm";
+      const was = ev.session != null && this.gmThis.has(who) ? "gm" : this.roles.get(who);
+      const stepsDown = ev.session != null && this.mode === "gm" && was === "gm" && p.role !== "gm";
       this.roles.set(who, p.role);
+      if (ev.session != null && p.role === "gm") this.gmThis.add(who);
       if (stepsDown) return `#${ev.seq} changes who is a GM inside a session where the GM's rolls are witnessed: as a player her rolls would escape their witnesses.`;
+    } else if (ev.type === "member_removed") {
+      this.roles.delete(this._memberId(p)); // she stays in gmThis: a GM who leaves and rejoins is one still
     }
     if (ev.type === "session_started") {
       this.marked.set(p.session, p[COMMITS_MARK] === true);
@@ -120,7 +131,8 @@ export class WitnessBook {
         return `#${ev.seq} sets whose rolls are witnessed otherwise than its line of the log says, or to no setting (${MODES.join(", ")}).`;
       }
     } else if (Array.isArray(p.dice_log) && p.dice_log.length && ev.session != null && "command_id" in p &&
-               (this.mode === "everyone" || (this.mode === "gm" && this.roles.get(ev.actor_id) === "gm"))) {
+               (this.mode === "everyone" || (this.mode === "gm" && (this.roles.get(ev.actor_id) === "gm" ||
+                                                                       this.gmThis.has(ev.actor_id))))) {
       return `#${ev.seq} is a roll by a member whose rolls this campaign witnesses (${this.mode}), stored without waiting for witnesses: its sender could have chosen its dice.`;
     }
     return "";

@@ -668,12 +668,67 @@ def test_a_gm_steps_down_between_sessions_only_where_her_rolls_are_witnessed(tab
     assert refused.value.code == "in_session" and head(table) == before
     with monkeypatch.context() as patched:
         patched.setattr(witnessed_rules, "steps_down", lambda *args: False)
+        patched.setattr(commands, "_witnessed", lambda *args: False)  # else she stays witnessed to the end
         stepped = table.command(table.bob, {"type": "change_role", "username": "gm", "role": "player"}).events[0]
-    assert table.command(table.gm, {"type": "roll", "notation": "1d20"}).events[0].type == "roll", "not witnessed"
+        assert table.command(table.gm, {"type": "roll", "notation": "1d20"}).events[0].type == "roll", "not witnessed"
     table.command(table.bob, {"type": "change_role", "username": "gm", "role": "gm"})
     table.command(table.gm, {"type": "end_session"})
     said = "changes who is a GM inside a session where the GM's rolls are witnessed"
     named_by_every_verifier(table, table.alice, tmp_path, stepped.seq, said)
+
+
+def gm_removed_and_back_as_player(table, monkeypatch) -> Event:
+    """Inside a session Bob, made a GM, removes the GM-host, who comes back as a player by a join the
+    server makes (no command): the removal let through as a dishonest host's server would. Her join."""
+    import rules.witness as witnessed_rules
+    from campaign.actions import do_add_member
+
+    with monkeypatch.context() as patched:
+        patched.setattr(witnessed_rules, "steps_down", lambda *args: False)
+        table.command(table.bob, {"type": "remove_member", "username": "gm"})
+    do_add_member(table.campaign, table.gm, "player")
+    return Event.objects.filter(campaign=table.campaign, type="member_joined").latest("seq")
+
+
+def test_a_gm_leaves_the_table_between_sessions_only_and_stays_witnessed_to_its_end(table, online, monkeypatch):
+    """Removed and added again as a player, the GM-host would step down with no role change: the server
+    refuses the removal inside a session, and a GM who came back as a player anyway (a server that let
+    the removal through) still has her rolls wait for witnesses to the session's end."""
+    table.command(table.gm, {"type": "start_session"})
+    online("gm", "alice", "bob")
+    table.command(table.gm, {"type": "change_role", "username": "bob", "role": "gm"})
+    before = head(table)
+    with pytest.raises(ActionError) as refused:
+        table.command(table.bob, {"type": "remove_member", "username": "gm"})
+    assert refused.value.code == "in_session" and "between sessions only" in str(refused.value)
+    assert head(table) == before
+    gm_removed_and_back_as_player(table, monkeypatch)
+    assert table.command(table.gm, {"type": "roll", "notation": "1d20"}).events[0].type == "roll_pending"
+
+
+def test_a_gm_removed_and_joined_again_as_a_player_inside_a_session_is_named(table, online, tmp_path, monkeypatch):
+    """The host's server lets Bob remove the GM-host inside a session, writes her join as a player
+    itself, and stores her roll without its witnesses; Bob makes her GM again. Every verifier names the
+    join, and the roll: she was a GM in that session, so her rolls wait to its end whatever her role."""
+    table.command(table.gm, {"type": "start_session"})
+    online("gm", "alice", "bob")
+    table.command(table.gm, {"type": "change_role", "username": "bob", "role": "gm"})
+    joined = gm_removed_and_back_as_player(table, monkeypatch)
+    assert joined.payload["role"] == "player" and joined.command_id is None
+    with monkeypatch.context() as patched:
+        patched.setattr(commands, "_witnessed", lambda *args: False)
+        roll = table.command(table.gm, {"type": "roll", "notation": "1d20"}).events[0]
+    assert roll.type == "roll"
+    table.command(table.bob, {"type": "change_role", "username": "gm", "role": "gm"})
+    table.command(table.gm, {"type": "end_session"})
+    said = "changes who is a GM inside a session where the GM's rolls are witnessed"
+    named_by_every_verifier(table, table.alice, tmp_path, joined.seq, said)
+    said = "a roll by a member whose rolls this campaign witnesses (gm), stored without waiting for witnesses"
+    assert f"seq {roll.seq}: {said}" in verify_dice(table, 1)
+    code, out = standalone(table, table.alice, tmp_path)
+    assert code == 1 and f"BAD seq {roll.seq}: {said}" in out, out
+    problems = chain_problems(table, table.alice)
+    assert any(p.startswith(f"#{roll.seq} #{roll.seq} is {said}") for p in problems), problems
 
 
 def test_a_pending_roll_whose_witness_list_is_no_list_is_named(table, online, tmp_path):

@@ -97,6 +97,27 @@ test("where the campaign witnesses a member's rolls, a roll of hers stored in a 
   assert.deepEqual((await problems([plain(5, "gm", 1)])).out, []);
 });
 
+test("a GM removed and added again as a player inside a session is named, and so is her unwaited roll", async () => {
+  const created = { seq: 1, type: "campaign_created", actor_id: 1, actor: "gm", payload: { gm: "gm", witnessed_rolls: "gm" } };
+  const bob = { seq: 2, type: "member_joined", actor_id: 1, actor: "gm", payload: { username: "bob", user_id: 3, role: "gm" } };
+  const start = { seq: 3, type: "session_started", actor_id: 1, session: 1, payload: { session: 1 } };
+  const removed = (seq, session) => ({ seq, type: "member_removed", actor_id: 3, actor: "bob", session,
+    payload: { username: "gm", user_id: 1, role: "gm" } });
+  // A bare join, as a host's own server writes one: no command id, no actor.
+  const back = (seq, session) => ({ seq, type: "member_joined", actor_id: null, session,
+    payload: { username: "gm", user_id: 1, role: "player" } });
+  const roll = (seq, session) => ({ seq, type: "roll", actor_id: 1, actor: "gm", session,
+    payload: { command_id: `c${seq}`, dice_log: [[20, 17]], dice_scheme: "talekeeper-hmac-sha256-v3" } });
+  const { out } = await problems([created, bob, start, removed(4, 1), back(5, 1), roll(6, 1)]);
+  assert.equal(out.length, 2, JSON.stringify(out));
+  assert.match(out[0], /^#5 changes who is a GM inside a session where the GM's rolls are witnessed/);
+  assert.match(out[1], /^#6 is a roll by a member whose rolls this campaign witnesses \(gm\), stored without waiting/);
+  // Between sessions she steps down, and her rolls as a player in the next session wait for nobody.
+  const end = { seq: 7, type: "session_ended", actor_id: 1, session: 1, payload: { session: 1 } };
+  const next = { ...start, seq: 10, session: 2, payload: { session: 2 } };
+  assert.deepEqual((await problems([created, bob, start, end, removed(8, null), back(9, null), next, roll(11, 2)])).out, []);
+});
+
 // --- commit-then-reveal (rules/witness.py says the same: tests/campaign/test_witnessed_rolls.py) ---------
 
 const { commitmentText } = await import("../../static/talekeeper/witness.js");
