@@ -192,7 +192,11 @@ def _until_sent(page, caught, what):
         if caught:
             return
         page.wait_for_timeout(25)
-    raise AssertionError(f"Alice's table never sent its {what}")
+    # What the table had checked when it gave up: a close it never passed leaves its bytes unrevealed.
+    chain = page.evaluate("""() => { const c = window.talekeeperTable.chain;
+        return JSON.stringify({broken: c.broken, problems: c.problems, checked: [...c.seen.keys()],
+                               shown: window.talekeeperTable.seqs()}); }""")
+    raise AssertionError(f"Alice's table never sent its {what}; its chain: {chain}")
 
 
 def _host_decides(table):
