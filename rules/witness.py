@@ -121,7 +121,7 @@ def problems(events: Iterable[Seen]) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
     mode = "off"
     marked: dict[int | None, bool] = {}  # session -> whether it commits before it reveals
-    marked_from = None  # the first session_started so marked: every later one is too
+    marked_from = None  # the earliest session_started carrying the marker: every later one must too
     # Roles by member id: a username is no part of the chain, and a host could rename its GM's account.
     roles: dict[int | None, str] = {}
     names: dict[str, int | None] = {}  # a username as the log or an event's actor named her -> her id

@@ -51,7 +51,7 @@ export class WitnessBook {
     this.roles = new Map(); // member id -> role
     this.names = new Map(); // a username as the log or an event's actor named her -> her id
     this.marked = new Map(); // session -> whether its witnessed rolls commit before they reveal
-    this.markedFrom = null; // the first session_started so marked: every later one is too
+    this.markedFrom = null; // the earliest session_started carrying the marker: every later one must too
     // Who was a GM at any point of the session now read (GM at its start, or made one in it): under "gm"
     // her rolls wait for witnesses to its end, whatever her role now (rules/witness.py).
     this.session = null;
