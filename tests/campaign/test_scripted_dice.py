@@ -12,6 +12,9 @@ from campaign.dice import QueuedDice, Unscripted
 from rules import ScriptedDice
 from tests.servers import ROOT
 
+# Does not depend on the database engine (the test dice seam): the SQLite pass leaves it out.
+pytestmark = pytest.mark.one_database
+
 
 def test_queued_faces_are_rolled_in_order_then_a_die_is_refused(tmp_path):
     path = tmp_path / "faces.json"

@@ -12,6 +12,10 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
+# Does not depend on the database engine (rate limits and the deployment checklist): the SQLite pass leaves it
+# out.
+pytestmark = pytest.mark.one_database
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

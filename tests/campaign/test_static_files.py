@@ -17,6 +17,9 @@ from django.test import Client
 from campaign.checks import static_files_problem
 from tests.campaign.served import client_for
 
+# Does not depend on the database engine (static files): the SQLite pass leaves it out.
+pytestmark = pytest.mark.one_database
+
 ROOT = Path(__file__).resolve().parents[2]
 HASHED = re.compile(r"/static/talekeeper/table\.[0-9a-f]{12}\.js")
 

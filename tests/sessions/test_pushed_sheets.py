@@ -20,7 +20,9 @@ from tests.sessions.test_table_consumer import connect, until_ready
 # (who rolls, visibility) -> who sees the roll: the same for a sheet it changed
 from tests.sessions.test_visibility import SEES, VIEWERS
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# Does not depend on the database engine (the per-viewer filter of pushed sheets, over queries
+# tests/sessions/test_visibility.py runs on both): the SQLite pass leaves it out.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.one_database]
 
 
 @database_sync_to_async
