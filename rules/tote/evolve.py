@@ -124,7 +124,7 @@ EVENTS = EventBook([
               tail=", {outcome}[, critical{critical:if}]", formerly=("skill_test",),
         payload={"aspect_penalty": "int", "blocked": "list", "bonus": "int", "bubble": "any?", "bubble_note": "any?",
                  "critical": "bool", "dice": "list", "modifier": "int", "odds": "dict", "outcome": "str",
-                 "paragon": "int", "rating": "int", "skill": "str", "skill_die": "int", "specialization": "str?",
+                 "paragon": "int", "rating": "int", "skill": "str", "skill_die": "int", "specialization": "dict?",
                  "success": "bool", "target": "int", "total": "int", "totems": "list", "conditions": "list?"}),
     EventSpec("resolve_spent", "spent Resolve on {skill}: {totem} {totem_value:signed} turns {total_before} into {total}"
               " vs T{target}", tail=", {outcome}", formerly=("spend_resolve",),
@@ -155,7 +155,8 @@ EVENTS = EventBook([
     EventSpec("advance_bought", "raised [the {totem} totem|{skill} ({specialization})|{skill}] from {from} to {to}"
               " for {cost} XP",
               formerly=("buy_advance",),
-        payload={"advance": "str", "cost": "int", "from": "int", "skill": "str", "to": "int"}),
+        payload={"advance": "str", "cost": "int", "from": "int", "skill": "str?", "to": "int", "totem": "str?",
+                 "specialization": "str?", "new": "bool?"}),
     *common.EVENTS,
 ])
 

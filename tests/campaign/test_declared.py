@@ -515,6 +515,13 @@ def _contract_runs(system):
 # (``hero`` is the hero's id), with FACES unless a step gives its own dice.
 MORE = {
     "tote": [("gm", {"type": "start_scene"}),
+             # A specialization and a totem bought, then the specialization's bonus: the test records the
+             # specialization, name and bonus.
+             # (Before the GM's hidden test below: what follows it on the hero is hidden from Alice until shown.)
+             ("gm", {"type": "award_points", "points": 20, "reason": "tracking"}), ("gm", {"type": "end_tale"}),
+             ("alice", {"type": "buy_advance", "advance": "specialization", "skill": "Hunt", "specialization": "Tracking"}),
+             ("alice", {"type": "buy_advance", "advance": "totem", "totem": "Bear"}),
+             ("alice", {"type": "skill_test", "skill": "Hunt", "target": 9, "specialization": "Tracking"}),
              # A failed Strike test (5 + 5 = 10 against T11) that Bear (1) makes a success.
              ("gm", {"type": "skill_test", "skill": "Strike", "target": 11}, [5, 2, 5]),
              ("alice", {"type": "spend_resolve", "totem": "Bear"}),
