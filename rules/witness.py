@@ -3,7 +3,8 @@
 Pure, like the rest of ``rules/``: the server's checks of its own database (campaign/member_keys.py,
 campaign/fairdice.py) and the members' standalone verifier (tools/talekeeper_verify.py, shipped with
 ``rules/``) read a log through :func:`problems`, so the two can't drift apart. The browser's copy is
-static/talekeeper/witness.js.
+static/talekeeper/witness.js, check for check and in the same words (tests/test_js.py reads the same logs
+through both).
 
 A witnessed command is a ``roll_pending`` event (its signed envelope, ``witnesses``: member ids), for a
 sealed one also a public ``witness_call`` (``command_of`` it, the same ``witnesses``); then each
@@ -112,7 +113,8 @@ def problems(events: Iterable[Seen]) -> list[tuple[int, str]]:
     """``(seq, why)`` for each way the log breaks the rules of witnessed rolls, as far as the reader
     can see it: every contribution to a roll stored between its pending event and its decision is
     included, none other; the digest is theirs; a contribution is by a listed witness, once, before
-    the decision; a roll is decided once, before its session ends; and where the campaign witnesses a
+    the decision; a roll is decided once, before its session ends (as far as the reader can tell: an event
+    sealed from her after it may be its decision); and where the campaign witnesses a
     member's rolls, no roll of hers inside a session is stored without the pending step. Under
     commit-then-reveal (a session marked :data:`COMMITS_MARK`): a commitment is by a listed witness,
     once, before the close; the close names every commitment stored before it, none other; a reveal
@@ -130,6 +132,7 @@ def problems(events: Iterable[Seen]) -> list[tuple[int, str]]:
     # her rolls wait for witnesses to its end, whatever her role now. A removal and a new join as a
     # player would otherwise step her down with no role change for :func:`steps_down` to see.
     session, gm_this = None, set()
+    last_sealed = None  # the last seq sealed from the reader: a decision may be sealed from her
     for e in events:
         if e.actor is not None:
             names.setdefault(e.actor, e.actor_id)
@@ -137,6 +140,7 @@ def problems(events: Iterable[Seen]) -> list[tuple[int, str]]:
             session, gm_this = e.session, {member for member, role in roles.items() if role == "gm"}
         p = e.payload
         if p is None:
+            last_sealed = e.seq
             continue
         kind = e.type
         if kind == "campaign_created":  # its actor is the GM
@@ -175,9 +179,10 @@ def problems(events: Iterable[Seen]) -> list[tuple[int, str]]:
                                    f"#{marked_from} began committing: a downgrade, the last witness could aim the dice"))
         elif kind == "session_ended":
             for seq, pend in pendings.items():
-                # A roll sealed from the reader is decided in an event sealed from her too: the GM's export says.
-                if pend["resolved"] is None and pend["session"] == e.session and not pend.get("named") \
-                        and not pend.get("sealed"):
+                # A decision sealed from the reader (a sealed roll's; or one read by fewer than its pending event,
+                # the sheet having moved) may be any event sealed from her since the roll: the GM's export says.
+                blind = type(seq) is not int or (last_sealed is not None and last_sealed > seq)
+                if pend["resolved"] is None and pend["session"] == e.session and not pend.get("named") and not blind:
                     pend["named"] = True
                     out.append((seq, f"a witnessed roll never decided before its session ended (#{e.seq})"))
         if kind == PENDING:
@@ -188,9 +193,8 @@ def problems(events: Iterable[Seen]) -> list[tuple[int, str]]:
         elif kind == CALL:
             named = p.get("command_of")
             pend = pendings.get(named)
-            if pend is None:  # its pending event is sealed from the reader
-                pendings[named] = {**_pending(p.get("witnesses"), e.actor_id, e.session, marked.get(e.session, False)),
-                                   "sealed": True}
+            if pend is None:  # its pending event is sealed from the reader: the call is what she knows of it
+                pendings[named] = _pending(p.get("witnesses"), e.actor_id, e.session, marked.get(e.session, False))
             elif pend["witnesses"] != p.get("witnesses"):
                 out.append((e.seq, f"calls other witnesses than roll #{named} lists"))
         elif kind == COMMITTED:

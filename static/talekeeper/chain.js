@@ -16,7 +16,7 @@
 import { sha256 as nobleSha256, sha512 } from "./vendor/noble-hashes/sha2.js";
 import { hmac as nobleHmac } from "./vendor/noble-hashes/hmac.js";
 import * as ed25519 from "./vendor/noble-ed25519/index.js";
-import { DICE_V4, WitnessBook } from "./witness.js";
+import { DICE_V4, WitnessBook, said } from "./witness.js";
 
 ed25519.hashes.sha512 = sha512; // synchronous verification, with or without crypto.subtle
 
@@ -402,8 +402,7 @@ export class Chain {
     if (backwards) this._problem("log", ev.seq, backwards);
     this.lastEvent = { seq: ev.seq, format: ev.format || 1 };
     const digest = await this._checkContents(ev);
-    const witnessing = await this.witnesses.see(ev);
-    if (witnessing) this._problem("witness", ev.seq, witnessing);
+    for (const problem of await this.witnesses.see(ev)) this._problem("witness", problem.seq, said(problem));
     await this.inspect(ev);
     if (this.stored && ev.seq === this.stored.seq && ev.hash !== this.stored.hash) {
       this._problem("log", ev.seq, `This browser verified #${ev.seq} as ${short(this.stored.hash)}; the server now serves ${short(ev.hash)}: the log was rewritten.`);

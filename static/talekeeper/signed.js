@@ -131,6 +131,8 @@ export class CommandCheck {
     this.ids = new Map(); // JSON [actor, command id] -> seq
     this.commitments = new Map(); // session -> its session_started dice commitment
     this.counts = { signed: 0, unsigned: 0, sealed: 0, server: 0, bad: 0 };
+    this.sealed = new Set(); // seqs this member received sealed
+    this.from = null; // the first seq checked here: the table checks a window of the log, the verification page all of it
   }
 
   /** What happened before the first event this browser checks (the table's window): keys as listed by
@@ -151,8 +153,11 @@ export class CommandCheck {
     const p = ev.payload || {};
     const on = this.signingOn(ev.seq);
     let state;
-    if (ev.hidden) state = "sealed"; // its body is sealed from this member; a reveal shows it later
-    else if (ev.type === SIGNING_REQUIRED) state = this._switch(ev, p, problems);
+    this.from ??= ev.seq;
+    if (ev.hidden) { // its body is sealed from this member; a reveal shows it later
+      this.sealed.add(ev.seq);
+      state = "sealed";
+    } else if (ev.type === SIGNING_REQUIRED) state = this._switch(ev, p, problems);
     else state = await this._command(ev, p, on, problems);
     if (ev.type === "campaign_created" && p.signed_commands === true && this.signingFrom === null) this.signingFrom = ev.seq;
     if (ev.type === "session_started" && !ev.hidden) this._sessionStarted(ev, p, problems);
@@ -194,7 +199,13 @@ export class CommandCheck {
   async _command(ev, p, on, problems) {
     const isFirst = !nothing(p.command_id) || !nothing(p.signature);
     if (!nothing(p.command_of)) {
-      const first = this.firsts.get(p.command_of);
+      const named = p.command_of;
+      const first = this.firsts.get(named);
+      if (!first && Number.isSafeInteger(named) && named >= 1 && named < ev.seq && (this.sealed.has(named) || named < this.from)) {
+        // Its command's first event is sealed from this member (a GM's hidden witnessed roll, named by its public
+        // call and close), or before this page's window: the GM's export, or the verification page, checks it.
+        return "sealed";
+      }
       if (!first || p.command_of >= ev.seq) {
         problems.push(`#${ev.seq} says it is part of the command at #${p.command_of}, which is no command's first event before it.`);
       } else if (first.actor !== (ev.actor_id ?? null) || first.session !== (ev.session ?? null)) {

@@ -4,6 +4,7 @@ page, and the dice a log line shows checked against the dice rolled (static/tale
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from playwright.sync_api import expect
@@ -157,6 +158,68 @@ def test_a_gm_roll_is_witnessed_by_the_players_table_and_shown_on_both_screens(t
     checks = page.locator("#verify-checks")
     expect(checks).to_contain_text("1 witnessed roll decided with every contribution stored before it")
     expect(checks).to_contain_text("1 die matches its session's revealed seed")
+
+
+def test_a_hidden_witnessed_roll_once_revealed_is_checked_on_the_verification_page(table_of, seats, real_dice):
+    """Two sessions, each with a GM's roll only she reads, witnessed by Alice's table, revealed, the session
+    ended. The first is honest; in the second the host's server wrote the die itself (the reveal, made from
+    what it stored, matches its seal). Bob, who never read either sealed, opens the verification page: the
+    revealed rolls are checked like any other (dice from the seed and the witness digest, contributions,
+    commitments), the first passes and the second is BAD. Real dice: the page recomputes them from the seed."""
+    from campaign.models import Event
+    from rules.base import ScriptedDice
+    from rules.notation import roll_event
+    from tests.browser.conftest import off_the_loop
+    from tests.campaign import host
+
+    table = table_of("tote", signed=True, keyed=("gm",))
+    table.command(table.gm, {"type": "configure_campaign", "settings": {"witnessed_rolls": "gm"}})
+    gm, alice = seats("gm", "alice")
+
+    def hidden_roll(session: int, forge: bool) -> int:
+        table.command(table.gm, {"type": "start_session"})
+        # Her page signs for the session it has read: the one just started.
+        expect(gm.page.locator("#log li.ev-session_started")).to_have_count(session)
+        gm.roll("1d20", visibility="gm", label=f"ambush {session}")
+        expect(gm.page.locator("#log li.ev-roll_pending .badge.witness[data-state=decided]")).to_have_count(session)
+
+        def decided():
+            pending = Event.objects.filter(campaign=table.campaign, type="roll_pending").latest("seq")
+            decision = Event.objects.get(campaign=table.campaign, type="roll", payload__command_of=pending.seq)
+            assert pending.payload["witnesses"] == [table.alice.pk] and decision.visibility == "gm"
+            assert len(decision.payload["witnessed_by"]) == 1  # Alice's table committed, then revealed
+            if forge:  # a die the seed and the witness digest did not give, and what the rules make of it
+                face = decision.payload["dice_log"][0][1] % 20 + 1
+                outcome = roll_event(pending.payload["action"], ScriptedDice([face])).payload
+                host.edit_payload(table.campaign, decision.seq, {**decision.payload, **json.loads(json.dumps(outcome)),
+                                                                 "dice_log": [[20, face]]})
+            return decision.seq
+
+        seq = off_the_loop(decided)
+        if not forge:  # a roll sealed from her: its call and close name a command she can't read, not a forged one
+            expect(alice.page.locator("#chain-alarm")).to_be_hidden()
+        table.command(table.gm, {"type": "reveal", "seq": seq})
+        table.command(table.gm, {"type": "end_session"})
+        return seq
+
+    hidden_roll(1, forge=False)
+    forged = hidden_roll(2, forge=True)
+    bob = seats("bob")
+    bob.page.get_by_role("link", name="Verify the log and the dice").click()
+    page = bob.page
+    expect(page.locator("#verify-summary")).to_have_attribute("data-state", "bad", timeout=10000)
+    expect(page.locator("#verify-summary")).to_have_attribute("data-first-bad", str(forged))
+    problems = page.locator("#verify-problems li")
+    expect(problems).to_have_count(1)
+    expect(problems.first).to_have_attribute("data-seq", str(forged))
+    expect(problems.first).to_contain_text(f"#{forged}: die 1 (d20) shows ")
+    checks = page.locator("#verify-checks")
+    expect(checks.locator("li.ok")).to_contain_text(["Hash chain", "Reveals"])
+    expect(checks.locator("li.bad")).to_have_text([re.compile(r"Dice: 2 dice match")])
+    # Both read whole, neither skipped as sealed: the honest one checks out, contributions and commitments too.
+    expect(checks).not_to_contain_text("sealed from you")
+    expect(checks.locator("li.ok", has_text="Witnessed rolls")).to_contain_text(
+        "2 witnessed rolls decided with every contribution stored before them")
 
 
 def _alice_witnesses_the_gm(table_of, seats, **tamper):

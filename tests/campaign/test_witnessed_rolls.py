@@ -21,6 +21,7 @@ from campaign.actions import ActionError, do_create_campaign
 from campaign.actions import commands
 from campaign.actions import witnesses as witnessing
 from campaign.models import Event, WitnessedRoll
+from rules.base import ScriptedDice
 from rules.notation import roll_event
 from tests.campaign import host
 from tests.campaign.served import client_for
@@ -352,6 +353,112 @@ def test_revealing_a_hidden_witnessed_roll_reveals_its_pending_event_and_every_v
     code, out = standalone(table, table.bob, tmp_path)
     assert code == 0, out
     assert chain_problems(table, table.bob) == []
+
+
+def hidden_roll_decided(table, online):
+    """In session, the GM's roll only she reads, witnessed by Alice: its pending event and its decision."""
+    table.command(table.gm, {"type": "start_session"})
+    online("gm", "alice")
+    pending, _ = table.command(table.gm, {"type": "roll", "notation": "1d20", "visibility": "gm"}).events
+    contribute(table, table.alice, pending.seq)
+    return pending, Event.objects.get(campaign=table.campaign, type="roll", payload__command_of=pending.seq)
+
+
+def page_checks(table, user) -> dict:
+    """What the verification page (static/talekeeper/logchecks.js: the reveals, the dice of every finished
+    session, the witnessed rolls) says of the log as ``user`` reads it from the events API:
+    ``{"checks": [{name, ok, text}], "problems": [{seq, message}]}``. Written to the file
+    ``TALEKEEPER_RECORD_LOG`` names, if set: how tests/js/logs/ were recorded."""
+    import os
+
+    events = client_for(user).get(f"/api/campaigns/{table.campaign.slug}/events?after=0&limit=500").json()["events"]
+    if os.environ.get("TALEKEEPER_RECORD_LOG"):
+        Path(os.environ["TALEKEEPER_RECORD_LOG"]).write_text(json.dumps(
+            {"campaign": table.campaign.id, "reader": user.username, "events": events}, indent=1) + "\n")
+    script = f"""
+import {{ bodyDigests, checkDice, checkReveals, checkWitnessed, newReport }} from "./static/talekeeper/logchecks.js";
+const events = JSON.parse(process.argv[1]);
+const report = newReport();
+await checkReveals(events, await bodyDigests(events, {table.campaign.id}), report);
+await checkDice(events, report, {table.campaign.id});
+await checkWitnessed(events, report);
+console.log(JSON.stringify(report));
+"""
+    done = subprocess.run([shutil.which("node"), "--input-type=module", "-e", script, json.dumps(events)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_a_revealed_hidden_witnessed_roll_is_checked_by_the_verification_page_like_any_other(table, online):
+    """Once the GM reveals it, a player's page reads the roll whole (the events API serves a revealed event
+    unsealed): its dice from the seed and the witness digest, its contributions and commitments."""
+    pending, decided = hidden_roll_decided(table, online)
+    table.command(table.gm, {"type": "reveal", "seq": decided.seq})
+    table.command(table.gm, {"type": "end_session"})
+    said = page_checks(table, table.bob)
+    assert said["problems"] == []
+    checks = {c["name"]: c["text"] for c in said["checks"]}
+    assert checks["Dice"] == "1 die matches its session's revealed seed (session 1: 1 die)."
+    assert checks["Witnessed rolls"] == "1 witnessed roll decided with every contribution stored before it."
+
+
+def test_a_revealed_hidden_witnessed_roll_whose_dice_the_seed_did_not_give_is_named_by_every_verifier(
+        table, online, tmp_path):
+    """The host's server wrote a hidden roll's dice itself (the reveal, made from what it stored, matches its
+    seal): once revealed, every verifier that reads it names the die, the verification page included."""
+    pending, decided = hidden_roll_decided(table, online)
+    seed = seed_of(table)
+    honest = decided.payload["dice_log"][0][1]
+    wrong = honest % 20 + 1
+    outcome = roll_event(pending.payload["action"], ScriptedDice([wrong]))
+    host.edit_payload(table.campaign, decided.seq, {**decided.payload, **json.loads(json.dumps(outcome.payload)),
+                                                    "dice_log": [[20, wrong]]})
+    table.command(table.gm, {"type": "reveal", "seq": decided.seq})
+    table.command(table.gm, {"type": "end_session"})
+    assert face(seed, table.campaign.id, 1, table.gm.pk, f"{pending.payload['command_id']}|"
+                f"{decided.payload['witness_digest']}", 0, 20) == honest
+    said = f"die 1 (d20) shows {wrong}, the seed gives {honest}"
+    assert f"seq {decided.seq}: {said}" in verify_dice(table, 1)
+    code, out = standalone(table, table.bob, tmp_path)
+    assert code == 1 and f"BAD seq {decided.seq}: {said}" in out, out
+    assert page_checks(table, table.bob)["problems"] == [
+        {"seq": decided.seq, "message": f"#{decided.seq}: die 1 (d20) shows {wrong}; the seed gives {honest}."}]
+
+
+def test_a_pending_event_revealed_alone_leaves_its_sealed_decision_to_the_gms_export(table, online, tmp_path):
+    """The GM reveals a hidden roll's pending event and not its decision: a player reads the roll waiting,
+    and its decision sealed. No verifier of hers takes it for a roll never decided (the event sealed from her
+    after it may be its decision); the GM's, which reads it, checks it whole."""
+    pending, decided = hidden_roll_decided(table, online)
+    assert [e.payload["seq"] for e in table.command(table.gm, {"type": "reveal", "seq": pending.seq}).events] == [
+        pending.seq]
+    table.command(table.gm, {"type": "end_session"})
+    assert verify_dice(table, 1) == "" and verify_log(table) == ""
+    code, out = standalone(table, table.bob, tmp_path)
+    assert code == 0, out
+    assert chain_problems(table, table.bob) == []
+    said = page_checks(table, table.bob)
+    assert said["problems"] == [], said
+    assert "1 event sealed from you" in {c["name"]: c["text"] for c in said["checks"]}["Dice"]
+
+
+def test_a_roll_never_decided_is_named_unless_an_event_sealed_from_the_reader_may_be_its_decision():
+    """A roll sealed from the reader is known by its public call, and its decision could be sealed from her
+    only as some event after it: with none, she can tell it was never decided (rules/witness.py; the
+    browser's witness.js alike, tests/test_js.py)."""
+    from rules.witness import Seen, problems
+
+    def log(*between):
+        return [Seen(1, "session_started", {"session": 1, "witness_commits": True}, 1, "gm", 1),
+                Seen(2, None, None, 1, "gm", 1),  # the sealed pending event
+                Seen(3, "witness_call", {"witnesses": [2], "command_of": 2}, 1, "gm", 1),
+                Seen(4, "roll_pending", {"witnesses": [2], "command_id": "c", "action": {"type": "roll"}}, 1, "gm", 1),
+                *between, Seen(9, "session_ended", {"session": 1}, 1, "gm", 1)]
+
+    assert problems(log()) == [(2, "a witnessed roll never decided before its session ended (#9)"),
+                               (4, "a witnessed roll never decided before its session ended (#9)")]
+    assert problems(log(Seen(5, None, None, 1, "gm", 1))) == []  # either may be decided there
 
 
 def test_a_pending_roll_is_read_by_exactly_its_decisions_readers(table, online):

@@ -183,3 +183,17 @@ test("an event passes once it is checked as sent, raised no problem, and the log
   const unchecked = chain();
   assert.equal(await unchecked.c.passed(closed), false);
 });
+
+test("the table's witness checks judge only the rolls its window holds", async () => {
+  // A page opened at #5 never read #2: a commitment to it says nothing. Nothing waits at #6, which it read.
+  const opening = { seq: 4, hash: "4".repeat(64) };
+  const commitment = (seq, prev, roll) => next(prev, { seq, type: "roll_committed", actor_id: 2,
+    payload: { roll, action: { type: "witness_commit", roll, commitment: "c".repeat(64) } } });
+  const before = await commitment(5, opening, 2);
+  const noRoll = await next(before, { seq: 6, type: "message_posted", payload: { text: "hi" } });
+  const after = await commitment(7, noRoll, 6);
+  const { c, problems } = chain();
+  for (const ev of [before, noRoll, after]) await c.event(ev);
+  assert.deepEqual(problems.map((p) => [p.kind, p.seq, p.message]),
+    [["witness", 7, "#7 is a commitment to #6, which is not a roll waiting for witnesses."]]);
+});

@@ -4,13 +4,16 @@
 // does not list, twice, or after the decision, each raise their problem; under commit-then-reveal, a
 // reveal before the close, without a closed commitment or not matching it, a commitment after the close,
 // a close leaving one out and a session that stops committing are named, and a one-phase roll verifies
-// only in a session from before commitments. (Python's rules/witness.py says the same of the same logs:
+// only in a session from before commitments. The book is as strict as rules/witness.py: a commitment, close,
+// reveal or decision for a roll it never read, entropy that is not 32 bytes in base64url, a decision with no
+// list of what it used, and a roll never decided before its session ended are named too. (Python's
+// rules/witness.py says the same of the same logs, in the same words: tests/test_js.py and
 // tests/campaign/test_witnessed_rolls.py.)
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
 import { sha256Hex } from "../../static/talekeeper/chain.js";
-import { WitnessBook, digestText } from "../../static/talekeeper/witness.js";
+import { WitnessBook, digestText, said } from "../../static/talekeeper/witness.js";
 
 const E1 = "A".repeat(43);
 const E2 = "B".repeat(43);
@@ -27,10 +30,7 @@ async function decision(seq, came, extra = {}) {
 async function problems(events) {
   const book = new WitnessBook(sha256Hex);
   const out = [];
-  for (const ev of events) {
-    const problem = await book.see(ev);
-    if (problem) out.push(problem);
-  }
+  for (const ev of events) for (const problem of await book.see(ev)) out.push(said(problem));
   return { out, book };
 }
 
@@ -167,4 +167,105 @@ test("a one-phase roll verifies in a session from before commitments, not in one
   assert.match(out[1], /^#12 decides roll #10 before its commitments were closed/);
   const downgrade = await problems([started(1, 1, true), started(5, 2, false)]);
   assert.match(downgrade.out[0], /^#5 starts a session whose witnessed rolls reveal without committing first/);
+});
+
+// --- as strict as rules/witness.py ---------------------------------------------------------------------
+
+const sealedStub = (seq) => ({ seq, type: "sealed", hidden: true, actor_id: 1, session: 1, payload: { hidden: true } });
+const call = (seq, roll = 10) => ({ seq, type: "witness_call", actor_id: 1, session: 1, payload: { witnesses: [2, 3], command_of: roll } });
+const ended = (seq) => ({ seq, type: "session_ended", actor_id: 1, session: 1, payload: { session: 1 } });
+
+test("a commitment, close, reveal or decision to a roll the page never read is named; one before its window is not", async () => {
+  const strays = async (roll) => [await commitBy(11, 2, E1, roll), { ...close(12, [11]), payload: { command_of: roll, committed: [11] } },
+    { ...revealBy(13, 2, E1), payload: { roll, action: { type: "witness_roll", roll, entropy: E1 } } },
+    inSession({ ...await decision(14, [[13, 2, E1]]), payload: { ...(await decision(14, [[13, 2, E1]])).payload, command_of: roll } })];
+  // Read from #1: nothing at #10 waits for witnesses, nor at #20 (after each of them).
+  for (const roll of [10, 20]) {
+    const { out } = await problems([started(1, 1, true), ...await strays(roll)]);
+    assert.deepEqual(out, [
+      `#11 is a commitment to #${roll}, which is not a roll waiting for witnesses.`,
+      `#12 closes the commitments to #${roll}, which is no roll waiting for witnesses.`,
+      `#13 is a contribution to #${roll}, which is not a roll waiting for witnesses.`,
+      `#14 decides #${roll} as a witnessed roll, but it is no roll waiting for witnesses.`]);
+  }
+  // A roll named by no seq at all is named whatever the page read.
+  const { out } = await problems([await commitBy(11, 2, E1, "10")]);
+  assert.deepEqual(out, ["#11 is a commitment to #10, which is not a roll waiting for witnesses."]);
+  // A table that opened at #11 never read #10: it can't say, and says nothing. No table read a #0.
+  assert.deepEqual((await problems(await strays(10))).out, []);
+  assert.deepEqual((await problems([await commitBy(11, 2, E1, 0)])).out, ["#11 is a commitment to #0, which is not a roll waiting for witnesses."]);
+  // A roll sealed from this member is known by its public call.
+  const sealed = [started(1, 1, true), sealedStub(10), call(11), await commitBy(12, 2, E1), await commitBy(13, 3, E2),
+    close(14, [12, 13]), revealBy(15, 2, E1), revealBy(16, 3, E2), { ...sealedStub(17) }];
+  assert.deepEqual((await problems(sealed)).out, []);
+});
+
+test("a reveal whose entropy is not 32 bytes in base64url without padding is named", async () => {
+  // One phase: no commitment to match, so only the entropy's form can tell. Two phases: committed to as it is.
+  for (const entropy of ["A".repeat(42), "A".repeat(44), `${"A".repeat(42)}=`, "+".repeat(43), "/".repeat(43),
+    `${"A".repeat(42)}é`, 43, null, undefined]) {
+    const onePhase = await problems([started(1, 1, false), inSession(pending), revealBy(11, 2, entropy)]);
+    assert.deepEqual(onePhase.out, ["#11 is a contribution whose entropy is not 32 bytes in base64url."], String(entropy));
+  }
+  const loose = "A".repeat(44);
+  const committed = [started(1, 1, true), inSession(pending), await commitBy(11, 2, loose), close(12, [11]), revealBy(13, 2, loose)];
+  assert.deepEqual((await problems(committed)).out, ["#13 is a contribution whose entropy is not 32 bytes in base64url."]);
+  // Any 43 characters of the alphabet are 32 bytes (the last one's two spare bits are not read).
+  assert.deepEqual((await problems([started(1, 1, false), inSession(pending), revealBy(11, 2, "-_9z".repeat(10) + "AB_")])).out, []);
+});
+
+test("a decision that does not list what it used, as a list, is named, with or without contributions", async () => {
+  const unwitnessed = { ...pending, payload: { ...pending.payload, witnesses: [] } };
+  const honest = await decision(11, [], { unwitnessed: true });
+  assert.deepEqual((await problems([unwitnessed, honest])).out, []);
+  const { witnessed_by: _gone, ...bare } = honest.payload;
+  assert.deepEqual((await problems([unwitnessed, { ...honest, payload: bare }])).out,
+    ["#11 names contributions to roll #10 that the log does not hold before it."]);
+  const notAList = await decision(13, [[11, 2, E1]], { witnessed_by: 11 });
+  assert.deepEqual((await problems([pending, byAlice, notAList])).out,
+    ["#13 leaves out the contribution #11 stored before it: the host chose which to use."]);
+});
+
+test("a witnessed roll never decided before its session ended is named at its pending event", async () => {
+  const log = [...await twoPhase(), revealBy(14, 2, E1), revealBy(15, 3, E2), ended(16)];
+  assert.deepEqual((await problems(log)).out, ["#10 is a witnessed roll never decided before its session ended (#16)."]);
+  // A sealed roll too, when nothing was sealed from this member after it: its decision could not be.
+  const sealed = [started(1, 1, true), sealedStub(10), call(11), await commitBy(12, 2, E1), await commitBy(13, 3, E2),
+    close(14, [12, 13]), ended(15)];
+  assert.deepEqual((await problems(sealed)).out, ["#10 is a witnessed roll never decided before its session ended (#15)."]);
+  // An event sealed from her after it may be its decision (one read by fewer than its pending event): the GM's export says.
+  assert.deepEqual((await problems([...log.slice(0, -1), sealedStub(16), ended(17)])).out, []);
+  assert.deepEqual((await problems([...sealed.slice(0, -1), sealedStub(15), ended(16)])).out, []);
+  // Decided: nothing to say.
+  const decided = [...log.slice(0, -1), inSession(await decision(16, [[14, 2, E1], [15, 3, E2]])), ended(17)];
+  assert.deepEqual((await problems(decided)).out, []);
+});
+
+test("every reason reads in rules/witness.py's words", async () => {
+  const first = await decision(13, [[11, 2, E1], [12, 3, E2]]);
+  assert.deepEqual((await problems([pending, byAlice, { ...byAlice, seq: 12 }])).out,
+    ["#12 is a second contribution of this member to roll #10."]);
+  assert.deepEqual((await problems([pending, byAlice, byBob, await decision(13, [[11, 2, E1]])])).out,
+    ["#13 leaves out the contribution #12 stored before it: the host chose which to use."]);
+  assert.deepEqual((await problems([pending, byAlice, byBob, { ...first, payload: { ...first.payload, dice_scheme: "talekeeper-hmac-sha256-v3" } }])).out,
+    ["#13 is a witnessed roll's dice not of scheme talekeeper-hmac-sha256-v4."]);
+  assert.deepEqual((await problems([pending, byAlice, byBob, { ...first, payload: { ...first.payload, witness_digest: "0".repeat(64) } }])).out,
+    ["#13's witness digest is not the digest of the contributions it names."]);
+  // A setting written as null is no setting; a change inside a session to no setting is named twice over.
+  const created = { seq: 1, type: "campaign_created", actor_id: 1, actor: "gm", payload: { gm: "gm", witnessed_rolls: null } };
+  assert.deepEqual((await problems([created])).out, ["#1 names no setting of whose rolls are witnessed (off, gm, everyone)."]);
+  const inside = { seq: 9, type: "campaign_configured", actor_id: 1, session: 2, payload: { witnessed_rolls: "all", changed: {} } };
+  assert.deepEqual((await problems([inside])).out, [
+    "#9 changes whose rolls are witnessed inside a session, where rolls could escape their witnesses: it changes between sessions only.",
+    "#9 sets whose rolls are witnessed otherwise than its line of the log says, or to no setting (off, gm, everyone)."]);
+});
+
+test("a GM's roll with any dice_log Python reads as dice is one that should have waited", async () => {
+  const created = { seq: 1, type: "campaign_created", actor_id: 1, actor: "gm", payload: { gm: "gm", witnessed_rolls: "gm" } };
+  const roll = (dice_log) => ({ seq: 2, type: "roll", actor_id: 1, actor: "gm", session: 1,
+    payload: { command_id: "c2", dice_log, dice_scheme: "talekeeper-hmac-sha256-v3" } });
+  for (const log of [[[20, 17]], { 0: [20, 17] }, "20:17"]) {
+    assert.match((await problems([created, roll(log)])).out[0] ?? "", /^#2 is a roll by a member whose rolls this campaign witnesses/, JSON.stringify(log));
+  }
+  for (const log of [[], {}, "", null]) assert.deepEqual((await problems([created, roll(log)])).out, [], JSON.stringify(log));
 });
