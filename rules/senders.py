@@ -20,7 +20,8 @@ A member's command in the log is a signed command's first event (``command_id``,
 A character's owner and whether it is an NPC are what its ``character_created`` says. When a signed
 command made it, they are what that command says (the payload beside it is the server's to write, the
 action is the sender's): its sender owns it unless her action names an ``owner`` (a GM giving it to a
-player), and it is an NPC if her action says ``npc``; a payload saying otherwise is named.
+player: the member the log calls so), and it is an NPC if her action says ``npc``; a payload saying
+otherwise is named.
 
 A member is named by her id (``user_id``, a character's ``owner_id``): a username is no part of the
 chain. An event stored before events carried the id names her by username, read as
@@ -159,7 +160,12 @@ class Seats:
         action = p.get("action") if "signature" in p else None
         if isinstance(action, dict) and action.get("owner") is None:
             return Character(e.actor_id, action.get("npc") is True)  # her own, as she signed it
-        if type(p.get("owner_id")) is int:
+        # Given to a member: the one the log calls so (the name her sender signed), else the payload's.
+        given = self.names.get(action["owner"]) if isinstance(action, dict) and isinstance(action["owner"], str) \
+            else None
+        if given is not None:
+            owner = given
+        elif type(p.get("owner_id")) is int:
             owner = p["owner_id"]
         else:
             owner = self.names.get(p.get("owner")) if isinstance(p.get("owner"), str) else None

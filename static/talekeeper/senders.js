@@ -129,7 +129,9 @@ export class Seats {
   _made(ev, p) {
     const action = "signature" in p && p.action && typeof p.action === "object" ? p.action : null;
     if (action && nothing(action.owner)) return { owner: ev.actor_id ?? null, npc: action.npc === true }; // her own, as signed
-    const owner = isId(p.owner_id) ? p.owner_id : typeof p.owner === "string" ? this.names.get(p.owner) ?? null : null;
+    // Given to a member: the one the log calls so (the name her sender signed), else the payload's.
+    const given = action && typeof action.owner === "string" ? this.names.get(action.owner) ?? null : null;
+    const owner = given ?? (isId(p.owner_id) ? p.owner_id : typeof p.owner === "string" ? this.names.get(p.owner) ?? null : null);
     return { owner, npc: action ? action.npc === true : p.npc === true };
   }
 

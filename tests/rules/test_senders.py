@@ -86,6 +86,8 @@ CASES = {
                  roll(12, ALICE, 14)], [(12, MAY_NOT.format(14, "an NPC is the GM's"))]),
     "a creation whose payload is not what its signed command says": (
         TABLE + [make(9, ALICE, 15, payload_owner=GM), roll(10, ALICE, 15)], [(9, NOT_AS_SIGNED)]),
+    "a character given to a member, its owner rewritten as another's": (
+        TABLE + [make(9, GM, 15, owner=ALICE, payload_owner=WATCHER), roll(10, ALICE, 15)], [(9, NOT_AS_SIGNED)]),
     "a creation marked an NPC against its signed command": (
         TABLE + [{**make(9, GM, 15), "payload": {**make(9, GM, 15)["payload"], "npc": True}}], [(9, NOT_AS_SIGNED)]),
     "a log read from later than its first event names nobody": (TABLE[1:] + [roll(9, BOB), roll(10, ALICE, 11)], []),
