@@ -22,6 +22,7 @@ import re
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+import rules.senders as senders
 import rules.witness as witness
 
 from .canonical import jcs
@@ -206,13 +207,16 @@ def signature_problems(campaign: Campaign) -> list[tuple[int, str]]:
     standalone verifier's (docs/fair-dice.md, section 5 items 6 and 7), on the host's own database:
     from where signing is on, every event is server-made, a command's first event signed by a key
     the log registered live for its actor over the action stored in the session it was stored in,
-    or a later event naming its command's first; and no member's command id is stored twice."""
+    or a later event naming its command's first; no member's command id is stored twice; every member's
+    command is a member's, for characters she may act for (rules/senders.py); and witnessed rolls are
+    witnessed (rules/witness.py)."""
     events = list(Event.objects.filter(campaign=campaign).order_by("seq").select_related("actor")
-                  .only("seq", "type", "payload", "actor_id", "session", "actor__username"))
-    # Witnessed rolls (docs/fair-dice.md, "Witnessed rolls"): every contribution included, by its witnesses.
-    problems: list[tuple[int, str]] = witness.problems(
-        witness.Seen(e.seq, e.type, e.payload, e.actor_id, e.actor.username if e.actor else None, e.session)
-        for e in events)
+                  .only("seq", "type", "payload", "actor_id", "session", "character_id", "actor__username"))
+    seen = [witness.Seen(e.seq, e.type, e.payload, e.actor_id, e.actor.username if e.actor else None, e.session,
+                         e.character_id) for e in events]
+    # Witnessed rolls (docs/fair-dice.md, "Witnessed rolls"): every contribution included, by its witnesses;
+    # and every member's command sent by a member who may act for its characters ("Who may send a command").
+    problems: list[tuple[int, str]] = witness.problems(seen) + senders.problems(seen)
     seen_ids: dict = {}
     for event in events:
         command_id = event.payload.get("command_id")

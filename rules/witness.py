@@ -18,6 +18,10 @@ whose first event names the reveals it used (``witnessed_by``: their seqs) and t
 A session whose ``session_started`` says ``"witness_commits": true`` (:data:`COMMITS_MARK`) runs
 commit-then-reveal, and so does every later one; a roll of an earlier session was witnessed in one
 phase (the reveals alone, no commitments) and verifies as it did.
+
+Whose rolls wait for witnesses follows the members' roles and the characters' owners as rules/senders.py
+folds them from the log: a member's whose role the setting covers, and under ``"gm"`` also a roll for a
+character of a GM's (an NPC, or one a member who is a GM owns), whoever sent it.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ import binascii
 import hashlib
 import json
 from typing import Iterable, NamedTuple
+
+from .senders import Seats, character_of
 
 MODES = ("off", "gm", "everyone")
 PENDING, CALL, CONTRIBUTION = "roll_pending", "witness_call", "roll_witnessed"
@@ -96,6 +102,7 @@ class Seen(NamedTuple):
     actor_id: int | None
     actor: str | None  # the actor's username
     session: int | None
+    character: int | None = None  # the character it is about (None when sealed from the reader)
 
 
 def witness_list_ok(witnesses, sender) -> bool:
@@ -114,8 +121,9 @@ def problems(events: Iterable[Seen]) -> list[tuple[int, str]]:
     can see it: every contribution to a roll stored between its pending event and its decision is
     included, none other; the digest is theirs; a contribution is by a listed witness, once, before
     the decision; a roll is decided once, before its session ends (as far as the reader can tell: an event
-    sealed from her after it may be its decision); and where the campaign witnesses a
-    member's rolls, no roll of hers inside a session is stored without the pending step. Under
+    sealed from her after it may be its decision); and where the campaign witnesses a member's rolls, or
+    under "gm" a roll for a GM's character, no such roll inside a session is stored without the pending
+    step. Under
     commit-then-reveal (a session marked :data:`COMMITS_MARK`): a commitment is by a listed witness,
     once, before the close; the close names every commitment stored before it, none other; a reveal
     comes after the close, by a member whose commitment it names, and matches that commitment; a roll
@@ -124,42 +132,28 @@ def problems(events: Iterable[Seen]) -> list[tuple[int, str]]:
     mode = "off"
     marked: dict[int | None, bool] = {}  # session -> whether it commits before it reveals
     marked_from = None  # the earliest session_started carrying the marker: every later one must too
-    # Roles by member id: a username is no part of the chain, and a host could rename its GM's account.
-    roles: dict[int | None, str] = {}
-    names: dict[str, int | None] = {}  # a username as the log or an event's actor named her -> her id
+    # Roles by member id (a username is no part of the chain, and a host could rename its GM's account),
+    # the characters' owners, and who was a GM at any point of the session now read (GM at its start, or
+    # made one in it): under "gm" her rolls wait for witnesses to its end, whatever her role now. A removal
+    # and a new join as a player would otherwise step her down with no role change for :func:`steps_down`.
+    seats = Seats()
     pendings: dict[int, dict] = {}
-    # Who was a GM at any point of the session now read (GM at its start, or made one in it): under "gm"
-    # her rolls wait for witnesses to its end, whatever her role now. A removal and a new join as a
-    # player would otherwise step her down with no role change for :func:`steps_down` to see.
-    session, gm_this = None, set()
     last_sealed = None  # the last seq sealed from the reader: a decision may be sealed from her
     for e in events:
-        if e.actor is not None:
-            names.setdefault(e.actor, e.actor_id)
-        if e.session is not None and e.session != session:
-            session, gm_this = e.session, {member for member, role in roles.items() if role == "gm"}
+        change = seats.see(e).change
         p = e.payload
         if p is None:
             last_sealed = e.seq
             continue
         kind = e.type
         if kind == "campaign_created":  # its actor is the GM
-            roles[e.actor_id] = "gm"
-            names[p.get("gm")] = e.actor_id
             mode = p.get(SETTING, "off")
             if mode not in MODES:
                 out.append((e.seq, f"names no setting of whose rolls are witnessed ({', '.join(MODES)})"))
         elif kind in ("member_joined", "member_role_changed"):
-            who = _member_id(p, names)
-            was = "gm" if e.session is not None and who in gm_this else roles.get(who)
-            if e.session is not None and steps_down(mode, was, p.get("role")):
+            if e.session is not None and steps_down(mode, change.was, change.role):
                 out.append((e.seq, "changes who is a GM inside a session where the GM's rolls are witnessed: as a player "
                                    "her rolls would escape their witnesses"))
-            roles[who] = p.get("role")
-            if e.session is not None and roles[who] == "gm":
-                gm_this.add(who)
-        elif kind == "member_removed":
-            roles.pop(_member_id(p, names), None)  # she stays in gm_this: a GM who leaves and rejoins is one still
         elif kind == "campaign_configured" and (SETTING in p or SETTING in _changes(p)):
             if e.session is not None:  # the server writes the key only with a change
                 out.append((e.seq, "changes whose rolls are witnessed inside a session, where rolls could escape "
@@ -213,24 +207,28 @@ def problems(events: Iterable[Seen]) -> list[tuple[int, str]]:
             why = _resolution_problem(e, p, pendings)
             if why:
                 out.append((e.seq, why))
-        elif p.get("dice_log") and e.session is not None and "command_id" in p and (
-                applies(mode, roles.get(e.actor_id)) or applies(mode, "gm") and e.actor_id in gm_this):
-            out.append((e.seq, f"a roll by a member whose rolls this campaign witnesses ({mode}), stored without "
-                               "waiting for witnesses: its sender could have chosen its dice"))
+        elif p.get("dice_log") and e.session is not None and "command_id" in p:
+            why = _unwaited(mode, seats, e.actor_id, p)
+            if why:
+                out.append((e.seq, why))
     return out
+
+
+def _unwaited(mode, seats: Seats, actor, payload: dict) -> str:
+    """Why a roll inside a session stored without the pending step should have waited for witnesses ('' if
+    not): its sender's rolls wait (her role, or under "gm" a GM at any point of the session), or under "gm"
+    the character it is for is a GM's, whoever sent it (a sock-puppet player's roll for the GM's NPC)."""
+    if applies(mode, seats.roles.get(actor)) or applies(mode, "gm") and actor in seats.gm_this:
+        return (f"a roll by a member whose rolls this campaign witnesses ({mode}), stored without waiting for "
+                "witnesses: its sender could have chosen its dice")
+    if applies(mode, "gm") and seats.gms(character_of(payload)):
+        return (f"a roll for a character of a GM's (an NPC, or one a GM owns), whose rolls this campaign witnesses "
+                f"({mode}), stored without waiting for witnesses: its sender could have chosen its dice")
+    return ""
 
 
 def _changes(payload: dict) -> dict:
     return payload["changed"] if isinstance(payload.get("changed"), dict) else {}
-
-
-def _member_id(payload: dict, names: dict) -> int | None:
-    """The member a membership event names: by ``user_id``; an event stored before events carried it,
-    by the name the log knew her by (campaign/roster.py reads those the same way)."""
-    if type(payload.get("user_id")) is int:
-        names[payload.get("username")] = payload["user_id"]
-        return payload["user_id"]
-    return names.get(payload.get("username"))
 
 
 def _pending(witnesses, actor_id, session, commits: bool) -> dict:

@@ -413,6 +413,9 @@ def _test_settings(request):
         settings = request.getfixturevalue("settings")
         settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
         settings.WITNESS_TIMER = False  # a test resolves a witnessed roll itself, never a thread behind it
+        # Nor the sweep on the campaign's next command, once the windows (1 s) passed on a loaded machine
+        # between a roll and the test's own commit or reveal: a test of the windows sets its own.
+        settings.WITNESS_COMMIT_SECONDS = settings.WITNESS_REVEAL_SECONDS = 10**6
         # The test client speaks plain http; production redirects to https.
         settings.SECURE_SSL_REDIRECT = False
         from django.core.cache import cache

@@ -372,3 +372,25 @@ def test_the_browsers_witness_checks_name_what_rules_witness_names_in_its_words(
     missing = {g for g in given if len(g) > 12 and not any(r.startswith(g) for r in reasons)}
     assert not missing, missing
     assert len(given) > 20
+
+
+def test_who_could_send_each_command_reads_in_javascript_as_in_python():
+    """senders.js ``Seats`` names the same commands, with the same words, as rules/senders.py does, on every
+    log of tests/rules/test_senders.py (``CASES``), and agrees on whose character each is."""
+    from tests.rules.test_senders import CASES
+
+    said = json.loads(node("""
+        import { Seats } from "./static/talekeeper/senders.js";
+        let text = ""; for await (const chunk of process.stdin) text += chunk;
+        const out = {};
+        for (const [name, log] of Object.entries(JSON.parse(text))) {
+          const seats = new Seats();
+          out[name] = [];
+          for (const ev of log) {
+            const { problem } = seats.see(ev);
+            if (problem) out[name].push([ev.seq, problem]);
+          }
+        }
+        console.log(JSON.stringify(out));
+    """, json.dumps({name: log for name, (log, _) in CASES.items()})))
+    assert said == {name: [list(p) for p in expected] for name, (_, expected) in CASES.items()}

@@ -44,7 +44,7 @@ from rules.base import copy_json  # noqa: E402
 from rules.contests import fill  # noqa: E402
 from rules.fights import CHOSEN as FIGHT_CHOSEN  # noqa: E402
 from rules.replay import BUNDLE, FIGHT_ROUND, VOID, fold_one, outcome_problem  # noqa: E402
-from rules import witness  # noqa: E402
+from rules import senders, witness  # noqa: E402
 
 GENESIS = "0" * 64
 SCHEME_V1 = "talekeeper-hmac-sha256-v1"
@@ -545,13 +545,23 @@ class Verifier:
     def witnessed(self) -> None:
         """Every contribution stored between a roll's pending event and its decision is the decision's,
         none other, each by a listed witness, once; the digest is theirs (rules/witness.py)."""
-        seen = []
+        for seq, why in witness.problems(self.seen()):
+            self.bad(seq, why)
+
+    def senders(self) -> None:
+        """Every member's command was sent by a member, for characters she may act for (rules/senders.py)."""
+        for seq, why in senders.problems(self.seen()):
+            self.bad(seq, why)
+
+    def seen(self) -> list[witness.Seen]:
+        """The log as this member reads it (a sealed event's body once a reveal showed it), for rules/."""
+        out = []
         for event in self.events:
             body = self.body(event)
-            seen.append(witness.Seen(event["seq"], body["type"] if body else None, body["payload"] if body else None,
-                                     event.get("actor_id"), event.get("actor"), event.get("session")))
-        for seq, why in witness.problems(seen):
-            self.bad(seq, why)
+            out.append(witness.Seen(event["seq"], body["type"] if body else None, body["payload"] if body else None,
+                                    event.get("actor_id"), event.get("actor"), event.get("session"),
+                                    body["character"] if body else None))
+        return out
 
     # --- signed commands (docs/fair-dice.md, "Signed commands") -------------------------------
 
@@ -1059,6 +1069,7 @@ def main(argv=None) -> int:
     verifier.command_ids()
     verifier.signatures()
     verifier.witnessed()
+    verifier.senders()
     verifier.displayed_dice()
     replayed = verifier.replay(verifier.system)
     verifier.receipts(receipts, keys, slug)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..eventlog import Stream
-from ..models import SHOWN_FULL, SHOWN_HIDDEN, Campaign, Character, Membership
+from ..models import ROLE_SPECTATOR, SHOWN_FULL, SHOWN_HIDDEN, Campaign, Character, Membership
 from ..errors import ActionError, Forbidden, NotFound, Refused, Unauthenticated
 
 
@@ -46,7 +46,10 @@ def access_character(membership: Membership, character_id, read: Character | Non
     # for <its name>" (campaign/actions/npcs.py).
     if character is None or (character.npc and character.shown == SHOWN_HIDDEN and not membership.is_gm):
         raise NotFound(f"This campaign has no character {character_id}.")
-    if not membership.is_gm and character.owner_id != membership.user_id:
+    # As every verifier reads the log (rules/senders.py): a GM acts for any character, a player for her own
+    # player character (an NPC is the GM's, even one she made as a GM before), a spectator for none.
+    if not membership.is_gm and (character.npc or character.owner_id != membership.user_id
+                                 or membership.role == ROLE_SPECTATOR):
         raise Forbidden(f"You can't act for {character.name}: only their player and the GM can.")
     return character
 

@@ -24,6 +24,7 @@ from .. import member_keys
 from ..canonical import jcs
 from ..eventlog import STREAM_COLUMNS, Draft, Stream, canonical_json, lock_campaign, lock_stream, marks_after, record
 from ..models import (
+    ROLE_GM,
     ROLE_SPECTATOR,
     CHOSEN_VISIBILITIES,
     VISIBILITY_PUBLIC,
@@ -238,7 +239,7 @@ def _command(stream: Stream, client_id: str, action: dict, body: dict, dice,
     # campaign/actions/contests.py): they decide on a copy, and a signed command's event keeps
     # what was sent apart from what the server added (``filled``).
     decided = copy.deepcopy(action)
-    if dice is None and _witnessed(campaign, membership, stream.seed):
+    if dice is None and _witnessed(campaign, membership, stream.seed, stream.character):
         drafts = _decide_unless_it_rolls(campaign, membership, decided, stream.character)
         readers = command_readers(campaign, membership, action, stream.character)
         if drafts is None or (readers is not None and readers.hidden):
@@ -409,24 +410,36 @@ class _Probe:
         raise _RollsDice
 
 
-def _witnessed(campaign: Campaign, membership: Membership, seed: str | None) -> bool:
+def _witnessed(campaign: Campaign, membership: Membership, seed: str | None, character: Character | None = None
+               ) -> bool:
     """Whether this member's dice-drawing command waits for witnesses: in a signed campaign, inside a
     session whose seed the server holds, when the campaign's setting covers her role, or (under "gm")
-    she was a GM at any point of this session: every verifier witnesses her rolls to its end (rules/witness.py)."""
+    she was a GM at any point of this session: every verifier witnesses her rolls to its end; or (under
+    "gm") the character it names is a GM's, an NPC or one a GM owns, whoever sends it (rules/witness.py).
+    ``character``: the one the action names, as the lock read it (whether she may act for it is decided
+    after: a roll the server refuses waits for nothing)."""
     if campaign.signed_from is None or campaign.current_session is None or seed is None:
         return False
     if witnessed.applies(campaign.witnessed_rolls, membership.role):
         return True
-    return witnessed.applies(campaign.witnessed_rolls, "gm") and _was_gm_this_session(campaign, membership)
+    if not witnessed.applies(campaign.witnessed_rolls, "gm"):
+        return False
+    if _was_gm_this_session(campaign, membership.user_id):
+        return True
+    if character is None or character.owner_id == membership.user_id and not character.npc:
+        return False  # a roll of the table's, or for her own character: hers, whose role was read above
+    return character.npc or Membership.objects.filter(campaign=campaign, user_id=character.owner_id,
+                                                      role=ROLE_GM).exists() \
+        or _was_gm_this_session(campaign, character.owner_id)
 
 
-def _was_gm_this_session(campaign: Campaign, membership: Membership) -> bool:
+def _was_gm_this_session(campaign: Campaign, user_id: int | None) -> bool:
     """Whether a member who is no GM now was one in the current session: a GM now no longer one became
     something else in it (a role change from GM, a removal as GM) or was made GM in it, each an event of
     the session naming her with the role "gm" (``role`` or ``from``)."""
     mine = Event.objects.filter(campaign=campaign, session=campaign.current_session,
                                 type__in=("member_joined", "member_role_changed", "member_removed"),
-                                payload__user_id=membership.user_id)
+                                payload__user_id=user_id)
     return mine.filter(Q(payload__role="gm") | Q(payload__from="gm")).exists()
 
 

@@ -12,12 +12,15 @@
 //      verify_dice and the standalone verifier's: they run the rules, this browser does not);
 //   6. no member uses a command id twice;
 //   7. once signing is on it never goes off: no later session under an older dice scheme, no roll
-//      stored "not verifiable" inside a session.
+//      stored "not verifiable" inside a session;
+//   8. its sender could send it: a member at that point of the log, acting for characters she may act
+//      for (./senders.js; read from the log's first event only).
 // Before signing is on (older logs) member commands are counted as "not signed": the host could have
 // sent them in the member's name. A signature they carry anyway is checked like any other.
 
 import { DICE_V3, jcs } from "./chain.js";
 import { fromB64url, signedBytes } from "./keys.js";
+import { Seats } from "./senders.js";
 import * as ed25519 from "./vendor/noble-ed25519/index.js";
 
 export { DICE_V3 };
@@ -133,6 +136,7 @@ export class CommandCheck {
     this.counts = { signed: 0, unsigned: 0, sealed: 0, server: 0, bad: 0 };
     this.sealed = new Set(); // seqs this member received sealed
     this.from = null; // the first seq checked here: the table checks a window of the log, the verification page all of it
+    this.seats = new Seats(); // who is a member, and whose each character is (rule 8)
   }
 
   /** What happened before the first event this browser checks (the table's window): keys as listed by
@@ -150,6 +154,7 @@ export class CommandCheck {
 
   async check(ev) {
     const problems = [];
+    const sender = this.seats.see(ev).problem;
     const p = ev.payload || {};
     const on = this.signingOn(ev.seq);
     let state;
@@ -168,6 +173,7 @@ export class CommandCheck {
       const dice = diceShownProblem(ev.seq, p);
       if (dice) problems.push(dice);
     }
+    if (sender) problems.push(`#${ev.seq} is ${sender}.`);
     if (problems.length) state = "bad";
     this.counts[state === "part" ? "signed" : state] += 1;
     return { problems, state };

@@ -86,7 +86,8 @@ export function initState(data, csrf) {
   return state;
 }
 
-// A member may act for a character: their own, or any as the GM; a spectator for none.
+// A member may act for a character: their own player character, or any as the GM (an NPC is the GM's);
+// a spectator for none (campaign/actions/access.py, and every verifier: ./senders.js).
 export function canAct(c) {
-  return !!c && !state.isSpectator && (state.isGM || c.owner === state.me.username);
+  return !!c && !state.isSpectator && (state.isGM || (!c.npc && c.owner === state.me.username));
 }

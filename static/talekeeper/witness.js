@@ -8,6 +8,9 @@
 // revealed), stored as `roll_witnessed`; then its decision, whose first event names the reveals it used
 // (`witnessed_by`) and their digest (`witness_digest`), or says `"unwitnessed": true`. A session whose
 // `session_started` says `"witness_commits": true` commits before it reveals, and so does every later one.
+// Whose rolls wait follows the members' roles and the characters' owners, folded by ./senders.js.
+
+import { GM, Seats, characterOf } from "./senders.js";
 
 export const PENDING = "roll_pending";
 export const CALL = "witness_call";
@@ -77,29 +80,16 @@ export class WitnessBook {
     this.rolls = new Map();
     // Whose rolls wait for witnesses, as far as this page read the log from its start ("off" until then).
     this.mode = "off";
-    // Roles by member id: a username is no part of the chain, and a host could rename its GM's account.
-    this.roles = new Map(); // member id -> role
-    this.names = new Map(); // a username as the log or an event's actor named her -> her id
+    // Roles by member id (a username is no part of the chain, and a host could rename its GM's account),
+    // the characters' owners, and who was a GM at any point of the session now read (GM at its start, or
+    // made one in it): under "gm" her rolls wait for witnesses to its end, whatever her role now.
+    this.seats = new Seats();
     this.marked = new Map(); // session -> whether its witnessed rolls commit before they reveal
     this.markedFrom = null; // the earliest session_started carrying the marker: every later one must too
-    // Who was a GM at any point of the session now read (GM at its start, or made one in it): under "gm"
-    // her rolls wait for witnesses to its end, whatever her role now (rules/witness.py).
-    this.session = null;
-    this.gmThis = new Set();
     // The first seq this page read: a roll before it is outside its window (the table reads the log from where
     // it opened; the verification page from #1). A roll named at or after it was read here, or never stored.
     this.from = null;
     this.lastSealed = null; // the last seq read sealed: a decision may be sealed from this member
-  }
-
-  /** The member a membership event names: by `user_id`; one stored before events carried it, by the
-   *  name the log knew her by (as rules/witness.py reads it). */
-  _memberId(p) {
-    if (Number.isInteger(p.user_id)) {
-      this.names.set(p.username, p.user_id);
-      return p.user_id;
-    }
-    return this.names.get(p.username) ?? null;
   }
 
   /** The roll a pending seq names, once seen (null before). */
@@ -114,11 +104,7 @@ export class WitnessBook {
    */
   async see(ev) {
     if (this.from === null && Number.isInteger(ev.seq)) this.from = ev.seq;
-    if (ev.actor != null && !this.names.has(ev.actor)) this.names.set(ev.actor, ev.actor_id);
-    if (ev.session != null && ev.session !== this.session) {
-      this.session = ev.session;
-      this.gmThis = new Set([...this.roles].filter(([, role]) => role === "gm").map(([member]) => member));
-    }
+    const { change } = this.seats.see(ev);
     if (ev.hidden) {
       this.lastSealed = ev.seq;
       return [];
@@ -128,22 +114,14 @@ export class WitnessBook {
     const bad = (why, seq = ev.seq) => { if (why) out.push({ seq, why }); };
     const kind = ev.type;
     if (kind === "campaign_created") { // its actor is the GM
-      this.roles.set(ev.actor_id, "gm");
-      this.names.set(p.gm, ev.actor_id);
       this.mode = "witnessed_rolls" in p ? p.witnessed_rolls : "off";
       if (!MODES.includes(this.mode)) bad(`names no setting of whose rolls are witnessed (${MODES.join(", ")})`);
     } else if (kind === "member_joined" || kind === "member_role_changed") {
-      const who = this._memberId(p);
       // Inside a session a GM made a player for one roll would escape its witnesses (rules/witness.py steps_down).
-      const was = ev.session != null && this.gmThis.has(who) ? "gm" : this.roles.get(who);
-      if (ev.session != null && this.mode === "gm" && was === "gm" && p.role !== "gm") {
+      if (change && ev.session != null && this.mode === "gm" && change.was === GM && change.role !== GM) {
         bad("changes who is a GM inside a session where the GM's rolls are witnessed: as a player her rolls would "
           + "escape their witnesses");
       }
-      this.roles.set(who, p.role);
-      if (ev.session != null && p.role === "gm") this.gmThis.add(who);
-    } else if (kind === "member_removed") {
-      this.roles.delete(this._memberId(p)); // she stays in gmThis: a GM who leaves and rejoins is one still
     } else if (kind === "campaign_configured" && ("witnessed_rolls" in p || "witnessed_rolls" in changes(p))) {
       // The server writes the key only with a change, and only between sessions (rules/witness.py).
       if (ev.session != null) {
@@ -194,13 +172,26 @@ export class WitnessBook {
       bad(await this._contribution(ev, p));
     } else if (isResolution(p)) {
       bad(await this._resolution(ev, p));
-    } else if (truthy(p.dice_log) && ev.session != null && "command_id" in p &&
-               (this.mode === "everyone" || (this.mode === "gm" && (this.roles.get(ev.actor_id) === "gm" ||
-                                                                       this.gmThis.has(ev.actor_id))))) {
-      bad(`a roll by a member whose rolls this campaign witnesses (${this.mode}), stored without waiting for `
-        + "witnesses: its sender could have chosen its dice");
+    } else if (truthy(p.dice_log) && ev.session != null && "command_id" in p) {
+      bad(this._unwaited(ev, p));
     }
     return out;
+  }
+
+  /** Why a roll inside a session stored without the pending step should have waited ("" if not): its
+   *  sender's rolls wait (her role, or under "gm" a GM at any point of the session), or under "gm" the
+   *  character it is for is a GM's, whoever sent it (rules/witness.py _unwaited). */
+  _unwaited(ev, p) {
+    const { seats, mode } = this;
+    if (mode === "everyone" || (mode === "gm" && (seats.roles.get(ev.actor_id) === GM || seats.gmThis.has(ev.actor_id)))) {
+      return `a roll by a member whose rolls this campaign witnesses (${mode}), stored without waiting for `
+        + "witnesses: its sender could have chosen its dice";
+    }
+    if (mode === "gm" && seats.gms(characterOf(p))) {
+      return `a roll for a character of a GM's (an NPC, or one a GM owns), whose rolls this campaign witnesses `
+        + `(${mode}), stored without waiting for witnesses: its sender could have chosen its dice`;
+    }
+    return "";
   }
 
   // `commits`: its session commits before it reveals; `committed`: [[seq, member, commitment]] in seq order;

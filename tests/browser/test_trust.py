@@ -372,3 +372,31 @@ def test_a_table_open_when_the_gm_switches_signing_on_signs_from_then_on(table_o
 
     signatures = off_the_loop(stored)
     assert signatures["before"] is None and signatures["after"]["key"]
+
+
+def test_a_sock_puppets_roll_for_the_gms_npc_is_bad_on_the_table_and_the_verification_page(table_of, seats, real_dice,
+                                                                                         monkeypatch):
+    """The host's own server lets Bob, a player it holds, roll for the GM's NPC: signed by his key, its dice
+    the seed's, it is no command he could send (an NPC is the GM's; docs/fair-dice.md, "Who may send a
+    command"). Alice's table marks it BAD as it arrives, and her verification page names it."""
+    from campaign.actions import rolls
+    from campaign.models import Character
+    from tests.browser.test_chain import expect_first_bad
+
+    table = table_of("tote", signed=True)
+    ogre = table.command(table.gm, {"type": "create_character", "name": "Ogre", "npc": True, "shown": "full",
+                                    "sheet": table.campaign.rules.example_sheet}).events[0].character_id
+    table.command(table.gm, {"type": "start_session"})
+    alice = seats("alice")
+    with monkeypatch.context() as patched:
+        patched.setattr(rolls, "access_character", lambda membership, character_id, read=None:
+                        Character.objects.get(pk=character_id))
+        seq = table.command(table.bob, {"type": "roll", "notation": "1d20", "character": ogre}).events[0].seq
+    said = f"#{seq} is a command for character {ogre}, which its sender may not act for: an NPC is the GM's"
+    mark = alice.event(seq).locator(".trust-mark")
+    expect(mark).to_have_attribute("data-state", "bad")
+    expect(alice.page.locator("#chain-problems")).to_contain_text(said)
+    expect(alice.page.locator("#chain-alarm-title")).to_have_text("A member's command does not check out")
+    table.command(table.gm, {"type": "end_session"})
+    alice.page.goto(f"{alice.base}/campaigns/{table.campaign.slug}/verify/")
+    expect_first_bad(alice.page, seq, said)

@@ -509,14 +509,19 @@ def standalone(table, user, tmp_path) -> tuple[int, str]:
     return result.returncode, result.stdout + result.stderr
 
 
-def chain_problems(table, user) -> list[str]:
-    """What the table's chain check (static/talekeeper/chain.js) says of the log as ``user`` reads it."""
+def chain_problems(table, user, commands: bool = False) -> list[str]:
+    """What the table's chain check (static/talekeeper/chain.js) says of the log as ``user`` reads it from
+    #1; ``commands``: with its check of every member's command (static/talekeeper/signed.js), wired as
+    static/talekeeper/logcheck.js wires it (the verification page runs the same classes)."""
     events = client_for(user).get(f"/api/campaigns/{table.campaign.slug}/events?after=0&limit=500").json()["events"]
+    inspect = ", inspect: async (ev) => { for (const p of (await check.check(ev)).problems) problems.push(`#${ev.seq} ${p}`); }"
     script = f"""
 import {{ Chain }} from "./static/talekeeper/chain.js";
+import {{ CommandCheck }} from "./static/talekeeper/signed.js";
 const problems = [];
+const check = new CommandCheck({table.campaign.id});
 const chain = new Chain({{ slug: "t", campaignId: {table.campaign.id}, fetchEvents: async () => [],
-  onProblem: (p) => problems.push(`#${{p.seq}} ${{p.message}}`) }});
+  onProblem: (p) => problems.push(`#${{p.seq}} ${{p.message}}`){inspect if commands else ""} }});
 for (const ev of JSON.parse(process.argv[1])) await chain.event(ev);
 console.log(JSON.stringify(problems));
 """
