@@ -51,9 +51,12 @@ run: install
 # Hypothesis budget (tests/conftest.py): `make test` searches as hard as CI does.
 HYPOTHESIS_PROFILE ?= thorough
 
-# Both suites run on this many pytest-xdist workers, each with its own test database and Redis
-# database; a test file runs whole on one worker, the browser tests all on one (tests/workers.py).
-TEST_WORKERS ?= 2
+# The PostgreSQL part runs on this many pytest-xdist workers, each with its own test database and
+# Redis database; a test file runs whole on one worker (tests/workers.py). Three on two cores: a
+# third of the suite's time is spent waiting (on servers starting, sockets, pages), and a third
+# worker fills it. The SQLite pass beside it takes one.
+TEST_WORKERS ?= 3
+SQLITE_WORKERS ?= 1
 XDIST = -n $(TEST_WORKERS) --dist loadgroup
 
 # The whole suite on PostgreSQL + Redis (the 20 slowest tests listed at the end) and, at the same
@@ -70,7 +73,7 @@ test-postgres: install-dev
 # that the same code works on the other database, not the rules again, so it leaves out the modules
 # marked `one_database` (a verifier reading files, static files, declarations: nothing the engine changes).
 test-sqlite: install-dev
-	DATABASE_URL= REDIS_URL= HYPOTHESIS_PROFILE=quick $(PY) -m pytest -q $(XDIST) -m "not postgres and not redis and not browser and not one_database" tests/campaign tests/sessions tests/contract
+	DATABASE_URL= REDIS_URL= HYPOTHESIS_PROFILE=quick $(PY) -m pytest -q -n $(SQLITE_WORKERS) --dist loadgroup -m "not postgres and not redis and not browser and not one_database" tests/campaign tests/sessions tests/contract
 
 # Rules engines only (their tests, the shared rules contract, the import contracts): no database,
 # no Django, the quick hypothesis budget, no `slow` simulations. Under a minute on a loaded 2-core machine.

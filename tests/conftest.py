@@ -435,8 +435,6 @@ def _test_settings(request):
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (tests/workers.py)
 def pytest_collection_modifyitems(config, items):
-    """Under ``--dist loadgroup``, a test file runs whole on one worker and every browser test on
-    the same worker (tests/workers.py says why)."""
+    """Under ``--dist loadgroup``, a test file runs whole on one worker (tests/workers.py says why)."""
     for item in items:
-        group = "browser" if item.get_closest_marker("browser") else item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group(group))
+        item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))

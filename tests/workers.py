@@ -10,10 +10,10 @@ in every worker process before that worker reads its settings.
   ``REDIS_URL``'s (15, 14, ... for `make test`'s ``/15``). Servers a test starts get the worker's
   URL from the environment like everything else.
 * **Its own PostgreSQL database:** pytest-django already suffixes the test database (``_gw0``).
-* **A test file runs whole on one worker, and every browser test on the same one**
-  (``xdist_group``, set in ``tests/conftest.py``, with ``--dist loadgroup``): module-scoped servers
-  (a daphne and a Chromium per browser module, the fuzzers' daphne) start once, and two Chromiums
-  never share the two cores, which would slow the pages past their expectations' timeouts.
+* **A test file runs whole on one worker** (``xdist_group``, set in ``tests/conftest.py``, with
+  ``--dist loadgroup``): module-scoped servers (a browser module's daphne, the fuzzers' daphne)
+  start once. Browser modules spread over the workers like the rest: kept on one, they were the
+  run's long pole; the pages' expectations wait long enough for two Chromiums sharing the cores.
 """
 
 from __future__ import annotations
