@@ -23,6 +23,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 import rules.senders as senders
+import rules.vouching as vouching
 import rules.witness as witness
 
 from .canonical import jcs
@@ -31,6 +32,8 @@ from .models import Campaign, Event
 COMMAND_SCHEME = "talekeeper-command-v1"
 KEY_ADDED, KEY_REVOKED = "member_key_added", "member_key_revoked"
 ADD_KEY, REVOKE_KEY = "add_member_key", "revoke_member_key"
+# An older key of hers vouches for a newer one (rules/vouching.py; docs/fair-dice.md, "Vouching for a new key").
+ENDORSE_KEY, KEY_ENDORSED = vouching.ENDORSE, vouching.ENDORSED
 # The GM's switch that makes an existing campaign's members sign from here on, and its event: once,
 # between sessions, never off (docs/fair-dice.md, "Which campaigns").
 REQUIRE_SIGNING, SIGNING_REQUIRED = "require_signed_commands", "signed_commands_required"
@@ -202,14 +205,15 @@ def switch_problem(seq: int, on: int, payload, session, running) -> str:
     return ""
 
 
-def signature_problems(campaign: Campaign) -> list[tuple[int, str]]:
+def signature_problems(campaign: Campaign, warnings: list[str] | None = None) -> list[tuple[int, str]]:
     """``(seq, why)`` for every event of the stored log that breaks the rules of signed commands, the
     standalone verifier's (docs/fair-dice.md, section 5 items 6 and 7), on the host's own database:
     from where signing is on, every event is server-made, a command's first event signed by a key
     the log registered live for its actor over the action stored in the session it was stored in,
     or a later event naming its command's first; no member's command id is stored twice; every member's
     command is a member's, for characters she may act for (rules/senders.py); and witnessed rolls are
-    witnessed (rules/witness.py)."""
+    witnessed (rules/witness.py). ``warnings``, if given, gains a line for each key no earlier key of its
+    member vouched for (rules/vouching.py)."""
     events = list(Event.objects.filter(campaign=campaign).order_by("seq").select_related("actor")
                   .only("seq", "type", "payload", "actor_id", "session", "character_id", "actor__username"))
     seen = [witness.Seen(e.seq, e.type, e.payload, e.actor_id, e.actor.username if e.actor else None, e.session,
@@ -271,6 +275,8 @@ def signature_problems(campaign: Campaign) -> list[tuple[int, str]]:
         else:
             firsts[event.seq] = event
             problems.extend(_keep_key(event, keys))
+    if warnings is not None:
+        warnings.extend(vouching.warning(keys[key]["member"], key, added) for added, key in vouching.unvouched(keys))
     return sorted(problems, key=lambda p: p[0])
 
 
@@ -311,7 +317,8 @@ def _keep_key(event, keys: dict) -> list[tuple[int, str]]:
     action = event.payload["action"]
     if action.get("type") == ADD_KEY:
         live = sum(1 for k in keys.values() if k["actor"] == event.actor_id and k["revoked"] is None)
-        keys[action["key"]] = {"actor": event.actor_id, "added": event.seq, "revoked": None}
+        keys[action["key"]] = {"actor": event.actor_id, "added": event.seq, "revoked": None, "vouched": live == 0,
+                               "member": event.actor.username if event.actor else None}
         if live >= MAX_LIVE_KEYS:
             return [(event.seq, f"a {MAX_LIVE_KEYS + 1}st live key of this member")]
     elif action.get("type") == REVOKE_KEY:
@@ -320,4 +327,10 @@ def _keep_key(event, keys: dict) -> list[tuple[int, str]]:
             return [(event.seq, "revokes a key that is not one of this member's")]
         if target["revoked"] is None:
             target["revoked"] = event.seq
+    elif action.get("type") == ENDORSE_KEY:
+        signer = event.payload["signature"]["key"]
+        problem = vouching.endorsement_problem(keys, event.actor_id, signer, action, event.payload)
+        if problem:
+            return [(event.seq, problem)]
+        vouching.endorse(keys, signer, action["key"])
     return []

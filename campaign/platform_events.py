@@ -27,6 +27,8 @@ PLATFORM_EVENTS = EventBook([
     # Every member's table says each key added or revoked in a member's name (docs/fair-dice.md, "Keys").
     EventSpec("member_key_added", "added a key: {label}", payload={"key": "str", "label": "str"}),
     EventSpec("member_key_revoked", "revoked a key", payload={"key": "str"}),
+    # An older key of the member's vouches for a newer one (rules/vouching.py).
+    EventSpec("member_key_endorsed", "vouched for a key of theirs", payload={"key": "str"}),
     EventSpec("member_joined", "{username} joined the table as {role}",
               payload={"username": "str", "user_id": "int", "role": "str"}),
     EventSpec("member_removed", "removed {username} from the table",

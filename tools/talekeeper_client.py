@@ -7,6 +7,7 @@ signed bytes), nothing of Talekeeper's server.
     talekeeper_client.py ... send '{"type": "roll", "notation": "1d20"}'
     talekeeper_client.py ... keys
     talekeeper_client.py ... revoke KEY
+    talekeeper_client.py ... endorse KEY
 
 ``--token`` is an API token (``manage.py create_token`` or /profile/), or ``TALEKEEPER_TOKEN``.
 ``--key-file`` holds this script's Ed25519 key (made by ``register`` when missing, mode 0600): keep it
@@ -14,7 +15,9 @@ as you would a password, one per machine. ``register`` adds its public key to th
 signed by itself; ``send`` signs each command with it for the session running now (after a
 ``stale_session`` refusal it signs again for the running one, under a new id, as a browser does) and
 checks that the server stored exactly what was signed: the command id, the action and the signature.
-It prints the stored events as JSON.
+``endorse`` vouches for another key of yours with this one (docs/fair-dice.md, "Vouching for a new
+key"): run it from the machine that holds your earlier key, naming the new one. It prints the stored
+events as JSON.
 """
 
 from __future__ import annotations
@@ -110,6 +113,9 @@ class Client:
     def revoke(self, key: str) -> dict:
         return self.send({"type": "revoke_member_key", "key": key})
 
+    def endorse(self, key: str) -> dict:
+        return self.send({"type": "endorse_member_key", "key": key})
+
 
 def _check_stored(answer: dict, envelope: dict) -> None:
     """The first event holds the envelope as signed (a stored event sealed from its sender can't be
@@ -153,6 +159,8 @@ def main(argv=None) -> int:
     sub.add_parser("keys", help="list the campaign's member keys")
     revoke = sub.add_parser("revoke", help="revoke one of your keys")
     revoke.add_argument("key")
+    endorse = sub.add_parser("endorse", help="vouch for another key of yours, added on another device")
+    endorse.add_argument("key")
     args = parser.parse_args(argv)
     if not args.token:
         parser.error("--token (or TALEKEEPER_TOKEN) is required")
@@ -168,6 +176,8 @@ def main(argv=None) -> int:
             result = client.send(action)
         elif args.verb == "keys":
             result = client.keys()
+        elif args.verb == "endorse":
+            result = client.endorse(args.key)
         else:
             result = client.revoke(args.key)
     except Refused as e:

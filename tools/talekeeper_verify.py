@@ -13,7 +13,8 @@ answer of ``GET /api/key`` saved as a file (every key the server signed with, an
 valid), or one key in base64. An anchor is the line the table shows at a session's end
 (``Talekeeper <slug> #<seq> <24 hex digits in groups of 4>``), pasted from the group's own chat.
 
-It prints ``BAD seq N: why`` for each failure (exit status 1), ``OK ...`` otherwise; notes say what it
+It prints ``BAD seq N: why`` for each failure (exit status 1), ``OK ...`` otherwise; ``WARNING seq N: ...``
+for a member's key none of her earlier keys vouched for (not a failure); notes say what it
 could not check. What it checks is docs/fair-dice.md ("The standalone verifier"); this file is one
 reading of those pages, kept free of Talekeeper's server code on purpose (it replays the rules with
 ``rules/``, which is pure Python).
@@ -44,7 +45,7 @@ from rules.base import copy_json  # noqa: E402
 from rules.contests import fill  # noqa: E402
 from rules.fights import CHOSEN as FIGHT_CHOSEN  # noqa: E402
 from rules.replay import BUNDLE, FIGHT_ROUND, VOID, fold_one, outcome_problem  # noqa: E402
-from rules import senders, witness  # noqa: E402
+from rules import senders, vouching, witness  # noqa: E402
 
 GENESIS = "0" * 64
 SCHEME_V1 = "talekeeper-hmac-sha256-v1"
@@ -318,6 +319,7 @@ class Verifier:
         self.by_seq = {e["seq"]: e for e in events}
         self.problems: list[str] = []
         self.notes: list[str] = []
+        self.warnings: list[str] = []  # a key no earlier key of its member vouched for (rules/vouching.py)
         # seq of a sealed event -> its body as a later reveal showed it (checked against the digest)
         self.revealed: dict[int, dict] = {}
 
@@ -650,6 +652,7 @@ class Verifier:
             else:
                 firsts[seq] = event
                 self._keep_key(event, body, keys)
+        self.warnings.extend(vouching.warning(keys[key]["member"], key, added) for added, key in vouching.unvouched(keys))
         if sealed:
             self.notes.append(f"{sealed} event(s) sealed from you after signing came on: their signatures can't be "
                               "checked here (the GM's export can)")
@@ -697,13 +700,22 @@ class Verifier:
             live = sum(1 for k in keys.values() if k["actor"] == event["actor_id"] and k["revoked"] is None)
             if live >= MAX_LIVE_KEYS:
                 self.bad(event["seq"], f"a {MAX_LIVE_KEYS + 1}st live key of this member")
-            keys[action["key"]] = {"actor": event["actor_id"], "added": event["seq"], "revoked": None}
+            keys[action["key"]] = {"actor": event["actor_id"], "added": event["seq"], "revoked": None,
+                                   "vouched": vouching.on_first_use(keys, event["actor_id"]),
+                                   "member": event.get("actor")}
         elif action.get("type") == "revoke_member_key":
             target = keys.get(action.get("key"))
             if target is None or target["actor"] != event["actor_id"]:
                 self.bad(event["seq"], "revokes a key that is not one of this member's")
             elif target["revoked"] is None:
                 target["revoked"] = event["seq"]
+        elif action.get("type") == vouching.ENDORSE:
+            signer = body["payload"]["signature"]["key"]
+            problem = vouching.endorsement_problem(keys, event["actor_id"], signer, action, body["payload"])
+            if problem:
+                self.bad(event["seq"], problem)
+            else:
+                vouching.endorse(keys, signer, action["key"])
 
     # --- the rules, replayed ------------------------------------------------------------------
 
@@ -1076,6 +1088,8 @@ def main(argv=None) -> int:
     verifier.anchors(anchors, slug)
     for note in verifier.notes:
         print(f"note: {note}")
+    for warning in verifier.warnings:
+        print(warning)
     if verifier.problems:
         for problem in verifier.problems:
             print(problem)

@@ -11,7 +11,8 @@ leaves the log untouched:
   answer names the current ones (``session``, ``commitment``) so the client signs again, under a new id.
 
 ``add_member_key`` is signed by the key it adds (the proof the sender holds it); ``revoke_member_key``
-by any live key of hers. A member holds at most ``MAX_LIVE_KEYS`` live keys in a campaign.
+by any live key of hers; ``endorse_member_key`` by a live key of hers other than the one it vouches for
+(rules/vouching.py). A member holds at most ``MAX_LIVE_KEYS`` live keys in a campaign.
 """
 
 from __future__ import annotations
@@ -75,6 +76,8 @@ def check_signature(campaign: Campaign, membership: Membership, client_id: str, 
                                "(add_member_key, signed by that key).")
         if mine["revoked_seq"] is not None:
             raise BadSignature(f"That key was revoked at #{mine['revoked_seq']}: sign with a live key of yours.")
+        if action.get("type") == member_keys.ENDORSE_KEY and action.get("key") == key:
+            raise BadSignature("A key does not vouch for itself: sign endorse_member_key with an older key of yours.")
     message = member_keys.command_message(campaign.id, session, commitment, client_id, action)
     if not member_keys.verifies(key, signature["sig"], message):
         raise BadSignature("The signature does not verify over this campaign, session, command id and action.")
@@ -107,11 +110,11 @@ def decide_add_member_key(campaign: Campaign, membership: Membership, action: di
     return Draft(member_keys.KEY_ADDED, {"key": key, "label": label})
 
 
-@platform_action("revoke_member_key", title="Revoke a signing key", spectators=True,
-                 emits=(member_keys.KEY_REVOKED,), fields={"key": Text(64, label="Public key")})
-def decide_revoke_member_key(campaign: Campaign, membership: Membership, action: dict, *_) -> Draft:
+def _live_key_of_hers(campaign: Campaign, membership: Membership, action: dict, what: str) -> str:
+    """The key ``action`` names, once it is a live key of the sender's in a campaign whose members sign
+    (``what``: the action's verb, for its refusals)."""
     if campaign.signed_from is None:
-        raise Refused("This campaign's members do not sign their commands: there are no keys to revoke.",
+        raise Refused(f"This campaign's members do not sign their commands: there are no keys to {what}.",
                       "not_signed")
     key = action.get("key")
     if not member_keys.is_public_key(key):
@@ -120,8 +123,26 @@ def decide_revoke_member_key(campaign: Campaign, membership: Membership, action:
     if mine is None:
         raise Refused("That is not one of your keys in this campaign.")
     if mine["revoked_seq"] is not None:
-        raise Refused(f"That key was already revoked at #{mine['revoked_seq']}.")
-    return Draft(member_keys.KEY_REVOKED, {"key": key})
+        raise Refused(f"That key was already revoked at #{mine['revoked_seq']}: there is nothing to {what}.")
+    return key
+
+
+@platform_action("revoke_member_key", title="Revoke a signing key", spectators=True,
+                 emits=(member_keys.KEY_REVOKED,), fields={"key": Text(64, label="Public key")})
+def decide_revoke_member_key(campaign: Campaign, membership: Membership, action: dict, *_) -> Draft:
+    return Draft(member_keys.KEY_REVOKED, {"key": _live_key_of_hers(campaign, membership, action, "revoke")})
+
+
+@platform_action("endorse_member_key", title="Vouch for a signing key", spectators=True,
+                 emits=(member_keys.KEY_ENDORSED,),
+                 help="One of your keys, added on another device, vouched for by this device's older key.",
+                 fields={"key": Text(64, label="Public key")})
+def decide_endorse_member_key(campaign: Campaign, membership: Membership, action: dict, *_) -> Draft:
+    """An older key of hers vouches for a newer one (docs/fair-dice.md, "Vouching for a new key"): the
+    signature (checked by ``check_signature``, by a live key of hers other than this one) is the
+    endorsement. Whether the signing key is itself vouched for is the verifiers' to say, from the log, so a
+    key may be vouched for again (by a key that is)."""
+    return Draft(member_keys.KEY_ENDORSED, {"key": _live_key_of_hers(campaign, membership, action, "vouch for")})
 
 
 @platform_action("require_signed_commands", title="Make every member sign", by="gm",

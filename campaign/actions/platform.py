@@ -16,7 +16,8 @@ from .encounters import (
     decide_add_combatant, decide_advance_turn, decide_end_encounter, decide_set_turn_order, decide_start_encounter,
 )
 from .fights import decide_end_fight, decide_fight_choice, decide_start_fight
-from .keys import decide_add_member_key, decide_require_signed_commands, decide_revoke_member_key
+from .keys import (decide_add_member_key, decide_endorse_member_key, decide_require_signed_commands,
+                   decide_revoke_member_key)
 from .log_entries import decide_request_roll, decide_reveal, decide_void
 from .members import decide_add_member, decide_change_role, decide_remove_member
 from .messages import decide_post_message
@@ -37,8 +38,8 @@ PLATFORM_ACTIONS = actions_by_type(
     decide_start_encounter, decide_add_combatant, decide_set_turn_order, decide_advance_turn, decide_end_encounter,
     decide_start_fight, decide_fight_choice, decide_end_fight,
     # Signing, and witnessing a roll (a commitment, then its reveal).
-    decide_add_member_key, decide_revoke_member_key, decide_require_signed_commands, decide_witness_commit,
-    decide_witness_roll,
+    decide_add_member_key, decide_revoke_member_key, decide_endorse_member_key, decide_require_signed_commands,
+    decide_witness_commit, decide_witness_roll,
 )
 
 

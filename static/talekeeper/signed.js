@@ -14,7 +14,11 @@
 //   7. once signing is on it never goes off: no later session under an older dice scheme, no roll
 //      stored "not verifiable" inside a session;
 //   8. its sender could send it: a member at that point of the log, acting for characters she may act
-//      for (./senders.js; read from the log's first event only).
+//      for (./senders.js; read from the log's first event only);
+//   9. an endorsement (`endorse_member_key`, stored as `member_key_endorsed`) names a live key of the
+//      same member other than the one that signs it (rules/vouching.py reads the same rules). A key she
+//      adds while she holds a live key is `vouched: false` until a key of hers that is vouched for
+//      endorses it: not BAD, but said ("not vouched for by her earlier keys"); her first is taken on first use.
 // Before signing is on (older logs) member commands are counted as "not signed": the host could have
 // sent them in the member's name. A signature they carry anyway is checked like any other.
 
@@ -28,6 +32,9 @@ export { DICE_V3 };
 export const SERVER_MADE = new Set(["campaign_created", "member_joined"]);
 export const KEY_ADDED = "member_key_added";
 export const KEY_REVOKED = "member_key_revoked";
+export const ENDORSE_KEY = "endorse_member_key";
+export const KEY_ENDORSED = "member_key_endorsed";
+export const UNVOUCHED = "not vouched for by her earlier keys";
 // The GM's switch in a campaign made before signed commands: members sign from this event on, for good.
 export const SIGNING_REQUIRED = "signed_commands_required";
 
@@ -129,7 +136,7 @@ export class CommandCheck {
   constructor(campaignId) {
     this.campaignId = campaignId;
     this.signingFrom = null; // the first seq at which every member command must be signed
-    this.keys = new Map(); // public key -> {actor, member, label, added, revoked}
+    this.keys = new Map(); // public key -> {actor, member, label, added, revoked, vouched}
     this.firsts = new Map(); // seq of a command's first event -> {actor, session}
     this.ids = new Map(); // JSON [actor, command id] -> seq
     this.commitments = new Map(); // session -> its session_started dice commitment
@@ -147,7 +154,9 @@ export class CommandCheck {
     for (const [n, c] of Object.entries(commitments)) this.commitments.set(Number(n), c);
   }
 
-  /** The member keys known so far, oldest first: [{key, member, label, added, revoked}]. */
+  /** The member keys known so far, oldest first: [{key, member, label, added, revoked, vouched}]; `vouched`
+   *  is false for a key added while its member held a live key and no key of hers vouched for since
+   *  (undefined for a key primed from the server's list: the verification page reads every one from #1). */
   keyList() { return [...this.keys].map(([key, k]) => ({ key, ...k })).sort((a, b) => a.added - b.added); }
 
   signingOn(seq) { return this.signingFrom !== null && seq >= this.signingFrom; }
@@ -272,12 +281,30 @@ export class CommandCheck {
       problems.push(`#${ev.seq} was signed with a dice commitment outside any session.`);
     }
     if (adding && !problems.length) {
-      this.keys.set(s.key, { actor: ev.actor_id ?? null, member: ev.actor, label: p.label, added: ev.seq, revoked: null });
+      const actor = ev.actor_id ?? null;
+      const firstUse = ![...this.keys.values()].some((k) => k.actor === actor && nothing(k.revoked));
+      this.keys.set(s.key, { actor, member: ev.actor, label: p.label, added: ev.seq, revoked: null, vouched: firstUse });
     }
+    if (p.action.type === ENDORSE_KEY && !problems.length) this._endorse(ev, p, s.key, problems);
     if (ev.type === KEY_REVOKED) {
       const target = this.keys.get(p.action.key);
       if (!target || target.actor !== (ev.actor_id ?? null)) problems.push(`#${ev.seq} revokes a key that is not ${who}'s.`);
       else if (!problems.length && nothing(target.revoked)) target.revoked = ev.seq;
     }
   }
+
+  /** Rule 8: a signed endorsement by `signer` (a live key of the actor's, checked above). */
+  _endorse(ev, p, signer, problems) {
+    const target = this.keys.get(p.action.key);
+    const who = ev.actor || "this member";
+    if (p.key !== p.action.key) problems.push(`#${ev.seq} stores another key than the one its signed action vouches for.`);
+    else if (!target) problems.push(`#${ev.seq} vouches for a key the log never registered.`);
+    else if (target.actor !== (ev.actor_id ?? null)) problems.push(`#${ev.seq} vouches for ${target.member}'s key as ${who}'s.`);
+    else if (p.action.key === signer) problems.push(`#${ev.seq} is a key vouching for itself.`);
+    else if (!nothing(target.revoked)) problems.push(`#${ev.seq} vouches for a key revoked at #${target.revoked}.`);
+    else if (this.keys.get(signer)?.vouched !== false) target.vouched = true;
+  }
+
+  /** Whether `key` was added while its member held a live key and no key of hers vouched for it since. */
+  unvouched(key) { return this.keys.get(key)?.vouched === false; }
 }

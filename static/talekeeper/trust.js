@@ -8,7 +8,7 @@
 // refusal's. The command id is drawn after them, so the seed was committed before the id existed: no
 // host can choose a seed for a command it has seen (a refused one is signed again under a NEW id).
 
-import { CommandCheck, KEY_ADDED, SIGNING_REQUIRED } from "./signed.js";
+import { CommandCheck, ENDORSE_KEY, KEY_ADDED, SIGNING_REQUIRED, UNVOUCHED } from "./signed.js";
 import { Registration, campaignKeys, knownKeys, signCommand, staleNow } from "./keys.js";
 import { recomputeHash } from "./chain.js";
 import { anchorLine } from "./anchor.js";
@@ -86,10 +86,18 @@ export function setUpTrust({ data, csrf, notice, report }) {
     if (firstChecked === null) { firstChecked = ev.seq; primed = prime(ev.seq); }
     await primed;
     const verdict = await check.check(ev);
+    const p = ev.payload || {};
+    // A key added while its member held a live key, that none of hers vouched for (yet): said on its line
+    // until an endorsement the page checks vouches for it (docs/fair-dice.md, "Vouching for a new key").
+    if (ev.type === KEY_ADDED && check.unvouched(p.key)) verdict.unvouched = true;
+    const vouched = !verdict.problems.length && p.action?.type === ENDORSE_KEY ? check.keys.get(p.action.key) : null;
+    if (vouched && vouched.vouched && verdicts.get(vouched.added)?.unvouched) {
+      verdicts.get(vouched.added).unvouched = false;
+      showVerdict(vouched.added);
+    }
     verdicts.set(ev.seq, verdict);
     showVerdict(ev.seq);
     for (const problem of verdict.problems) report(ev.seq, problem);
-    const p = ev.payload || {};
     if (ev.type === "session_started" && !ev.hidden) where = { session: p.session ?? ev.session ?? null, commitment: p.dice_commitment ?? null };
     if (ev.type === "session_ended" && !ev.hidden) {
       where = { session: null, commitment: null };
@@ -123,6 +131,10 @@ export function setUpTrust({ data, csrf, notice, report }) {
     el.title = verdict.state === "bad" ? verdict.problems.join(" ") : title;
     el.textContent = text;
     el.setAttribute("aria-label", verdict.state === "bad" ? `BAD: ${el.title}` : title || "");
+    if (verdict.unvouched && verdict.state !== "bad") {
+      el.append(" ", h("span", { class: "unvouched", title: "Added while this member held a live key, and no earlier key of hers has endorsed it: a device she lost, or a key someone else added in her name. Ask her." }, UNVOUCHED));
+      el.setAttribute("aria-label", `${el.getAttribute("aria-label")} ${UNVOUCHED}`.trim());
+    }
   }
 
   function showVerdict(seq) {
@@ -135,7 +147,7 @@ export function setUpTrust({ data, csrf, notice, report }) {
     const strangers = keys.filter((k) => !known.has(k));
     if (!strangers.length) return;
     notice(`A key this device does not know was added in your name (${strangers.map((k) => `${k.slice(0, 8)}…`).join(", ")}). `
-      + "If you did not add it on another device, revoke it on the verification page.", "warning");
+      + "On the verification page: if you added it on another device, vouch for it from here (It is mine); if not, revoke it.", "warning");
   }
 
   // --- the anchor line --------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import {
 } from "./chain.js";
 import { receiptSigned } from "./receipt.js";
 import { fill, h, plural } from "./ui.js";
-import { CommandCheck } from "./signed.js";
+import { CommandCheck, ENDORSE_KEY, UNVOUCHED } from "./signed.js";
 import { checkDice, checkReveals, checkWitnessed, newReport, revealedPayloads } from "./logchecks.js";
 import { Registration, deviceKey, knownKeys, signCommand, staleNow, vouchFor } from "./keys.js";
 import { anchorProblem, parseAnchor } from "./anchor.js";
@@ -156,6 +156,11 @@ async function checkSigned(events, report) {
   const notes = [`${plural(c.signed, "event")} of members' commands signed by their registered keys`];
   if (c.unsigned) notes.push(`${plural(c.unsigned, "command")} from before members signed: not signed, so the host could have sent ${c.unsigned === 1 ? "it" : "them"} in a member's name`);
   if (c.sealed) notes.push(`${plural(c.sealed, "event")} sealed from you`);
+  const unvouched = check.keyList().filter((k) => k.vouched === false);
+  if (unvouched.length) {
+    notes.push(`warning: ${unvouched.map((k) => `${k.member}'s key ${k.label || k.key.slice(0, 8)} (#${k.added})`).join(", ")} `
+      + `${unvouched.length === 1 ? "is" : "are"} ${UNVOUCHED}: added while she held a live key that did not endorse ${unvouched.length === 1 ? "it" : "them"}`);
+  }
   report.check("Signed commands", report.problems.length === before, `${notes.join("; ")}.`);
   return check;
 }
@@ -216,11 +221,11 @@ async function post(envelope) {
   return json;
 }
 
-/** Revoke one of this member's keys, signed by this device's (registered first if it is not yet). */
-async function revoke(key, where) {
+/** Revoke one of this member's keys, or vouch for one (`endorse_member_key`), signed by this device's key
+ *  (registered first if it is not yet). */
+async function sendKeyCommand(action, where) {
   const registration = new Registration({ slug: data.slug, campaignId: data.campaignId, username: me, post, context: async () => where });
   const record = await registration.ready();
-  const action = { type: "revoke_member_key", key };
   for (let attempt = 0; ; attempt += 1) {
     const id = [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, "0")).join("");
     try {
@@ -239,6 +244,9 @@ async function showKeys(report) {
   const keys = report.keys.filter((k) => k.member === me);
   const live = keys.filter((k) => k.revoked === null);
   const strangers = live.filter((k) => !known.has(k.key));
+  // This device's live key vouches for another live key of hers (docs/fair-dice.md, "Vouching for a new key").
+  const vouches = live.some((k) => k.key === mine);
+  const unvouched = live.filter((k) => k.vouched === false && known.has(k.key));
   const status = document.getElementById("keys-status");
   const summary = document.getElementById("keys-summary");
   summary.dataset.state = strangers.length ? "warn" : "ok";
@@ -247,6 +255,11 @@ async function showKeys(report) {
       + "If you did not add it on another device, someone else (whoever runs the server) can sign in your name: revoke it."
     : keys.some((k) => k.key === mine) ? "This device's key is registered; every key in your name is one you know."
       : "This device's key is not registered in this campaign yet: the table registers it the first time you use it here.";
+  if (!strangers.length && unvouched.length) {
+    summary.dataset.state = "warn";
+    summary.textContent += ` ${plural(unvouched.length, "key")} of yours ${unvouched.length === 1 ? "is" : "are"} ${UNVOUCHED.replace("her", "your")}: `
+      + "every member's tools warn of it until a device holding an earlier key vouches for it.";
+  }
   const act = (label, aria, run) => h("button", { type: "button", class: "small secondary", "aria-label": aria, onclick: async (e) => {
     e.currentTarget.disabled = true;
     status.textContent = "";
@@ -259,14 +272,24 @@ async function showKeys(report) {
   } }, label);
   fill(document.getElementById("key-list"), ...(keys.length ? keys.map((k) => {
     const stranger = k.revoked === null && !known.has(k.key);
+    const unvouchedKey = k.vouched === false && k.revoked === null;
+    const endorse = () => sendKeyCommand({ type: ENDORSE_KEY, key: k.key }, report.where);
+    const canVouch = unvouchedKey && vouches && k.key !== mine;
     return h("li", { class: stranger ? "stranger" : "", dataset: { key: k.key } },
       h("strong", null, k.label || "(no label)"), h("code", { title: k.key }, `${k.key.slice(0, 12)}…`),
       h("span", { class: "muted small" }, `added #${k.added}`),
       k.key === mine ? h("span", { class: "badge" }, "this device") : null,
       k.revoked !== null ? h("span", { class: "badge void" }, `revoked #${k.revoked}`) : null,
       stranger ? h("span", { class: "badge bad" }, "not added here") : null,
-      stranger ? act("It is mine", `Confirm the key ${k.label} is yours`, async () => vouchFor(me, k.key)) : null,
-      k.revoked === null ? act("Revoke", `Revoke the key ${k.label}`, () => revoke(k.key, report.where)) : null);
+      unvouchedKey ? h("span", { class: "badge warn" }, UNVOUCHED) : null,
+      // Compare the label and the first characters with what the other device shows: "It is mine" vouches
+      // for it from here (an endorsement signed by this device's key) when it is not vouched for yet.
+      stranger ? act("It is mine", `Confirm the key ${k.label} is yours`, async () => {
+        vouchFor(me, k.key);
+        if (canVouch) await endorse();
+      }) : null,
+      !stranger && canVouch ? act("Vouch for it", `Vouch for the key ${k.label} with this device's key`, endorse) : null,
+      k.revoked === null ? act("Revoke", `Revoke the key ${k.label}`, () => sendKeyCommand({ type: "revoke_member_key", key: k.key }, report.where)) : null);
   }) : [h("li", { class: "muted" }, "No key in your name yet.")]));
 }
 
@@ -277,7 +300,8 @@ function showMemberKeys(report) {
   fill(document.getElementById("member-keys"), ...(byMember.size ? [...byMember].map(([member, keys]) =>
     h("li", { dataset: { member } }, h("strong", null, member || "(a former member)"), ": ",
       ...keys.flatMap((k, i) => [i ? "; " : "", h("span", { class: "member-key", dataset: { key: k.key } },
-        `${k.label || "(no label)"} (added #${k.added}${k.revoked !== null ? `, revoked #${k.revoked}` : ""})`)])))
+        `${k.label || "(no label)"} (added #${k.added}${k.revoked !== null ? `, revoked #${k.revoked}` : ""})`,
+        k.vouched === false ? [" ", h("span", { class: "badge warn" }, UNVOUCHED)] : null)])))
     : [h("li", { class: "muted" }, "No member has registered a key yet.")]));
 }
 

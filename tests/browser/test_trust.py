@@ -400,3 +400,47 @@ def test_a_sock_puppets_roll_for_the_gms_npc_is_bad_on_the_table_and_the_verific
     table.command(table.gm, {"type": "end_session"})
     alice.page.goto(f"{alice.base}/campaigns/{table.campaign.slug}/verify/")
     expect_first_bad(alice.page, seq, said)
+
+
+def test_a_key_added_in_her_name_is_not_vouched_for_until_her_browser_vouches_for_it(table_of, seats, real_dice):
+    """docs/fair-dice.md, "Vouching for a new key": a key added in Alice's name while her browser's key is
+    live is marked on every member's table and on her verification page; there she says it is hers, her
+    browser's key endorses it, and the marks go."""
+    import io
+
+    from django.core.management import call_command
+
+    from campaign.models import Event
+    from tests.browser.conftest import off_the_loop
+    from tests.signing import public_key
+
+    table = table_of("tote", signed=True, keyed=("gm",))
+    alice, bob = seats("alice", "bob")
+    alice.roll("1d20", label="first")
+    expect(bob.page.locator("#log")).to_contain_text("first")
+    added = off_the_loop(lambda: table.register(table.alice, device="phone", label="alice's phone").events[0])
+    line = bob.event(added.seq).locator(".trust-mark")
+    expect(line).to_contain_text("not vouched for by her earlier keys")
+    page = alice.page
+    page.get_by_role("link", name="Verify the log and the dice").click()
+    expect(page.locator("#verify-summary")).to_have_attribute("data-state", "ok", timeout=10000)
+    expect(page.locator("#verify-checks")).to_contain_text("not vouched for by her earlier keys")
+    phone = page.locator(f"#key-list li[data-key='{public_key('alice', 'phone')}']")
+    expect(phone).to_contain_text("not added here")
+    expect(phone).to_contain_text("not vouched for by her earlier keys")
+    expect(page.locator(f"#member-keys .member-key[data-key='{public_key('alice', 'phone')}']")).to_contain_text(
+        "not vouched for")
+    phone.get_by_role("button", name="Confirm the key alice's phone is yours").click()
+    expect(phone).not_to_contain_text("not added here", timeout=10000)
+    expect(phone).not_to_contain_text("not vouched for")
+    expect(page.locator("#verify-checks")).not_to_contain_text("not vouched for")
+    expect(line).not_to_contain_text("not vouched for")  # bob's table checked the endorsement as it arrived
+
+    def endorsed():
+        event = Event.objects.get(campaign=table.campaign, type="member_key_endorsed")
+        err = io.StringIO()
+        call_command("verify_log", table.campaign.slug, stdout=io.StringIO(), stderr=err)
+        return event.payload["key"], err.getvalue()
+
+    key, warnings = off_the_loop(endorsed)
+    assert key == public_key("alice", "phone") and "WARNING" not in warnings

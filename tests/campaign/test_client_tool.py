@@ -91,3 +91,34 @@ def test_the_bytes_it_signs_are_the_servers():
         assert talekeeper_client.command_message(7, 3, "ab" * 32, "c-1", action) == \
             command_message(7, 3, "ab" * 32, "c-1", action)
     assert isinstance(Refused(400, {"code": "x", "message": "y"}), Exception)
+
+
+def test_a_script_s_key_is_vouched_for_by_her_earlier_key(server, signed_table, tmp_path):
+    """docs/fair-dice.md, "Vouching for a new key": ``endorse`` run with her earlier key's file vouches for the
+    script's key, and verify_log's warning about it goes."""
+    import io
+    import json
+
+    from cryptography.hazmat.primitives import serialization
+    from django.core.management import call_command
+
+    from tests.signing import b64url, private_key
+
+    table = signed_table
+    bot = client(server, table, table.bob, tmp_path / "bot.key")
+    added = bot.register("dice bot")
+
+    def warnings() -> str:
+        err = io.StringIO()
+        call_command("verify_log", table.campaign.slug, stdout=io.StringIO(), stderr=err)
+        return err.getvalue()
+
+    assert f"WARNING seq {added['seq']}: bob's key" in warnings()
+    raw = private_key("bob").private_bytes(serialization.Encoding.Raw, serialization.PrivateFormat.Raw,
+                                           serialization.NoEncryption())
+    (tmp_path / "laptop.key").write_text(json.dumps({"algorithm": "ed25519", "private_key": b64url(raw)}))
+    token = ApiToken.objects.create(user=table.bob).key
+    args = ["--server", server.url, "--token", token, "--campaign", table.campaign.slug,
+            "--key-file", str(tmp_path / "laptop.key")]
+    assert talekeeper_client.main([*args, "endorse", bot.public_key]) == 0
+    assert "WARNING" not in warnings()

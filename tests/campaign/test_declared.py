@@ -588,6 +588,7 @@ def _the_rest_of_the_platform_s_events(system):
     hidden = table.command(table.gm, {"type": "roll", "notation": "4dF", "visibility": "gm"}).events[0]
     table.command(table.gm, {"type": "reveal", "seq": hidden.seq})
     table.register(table.alice, device="phone", label="phone")
+    table.command(table.alice, {"type": "endorse_member_key", "key": public_key("alice", "phone")})
     table.command(table.alice, {"type": "revoke_member_key", "key": public_key("alice", "phone")})
 
 

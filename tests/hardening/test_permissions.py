@@ -402,7 +402,8 @@ TABLE_ROWS = {
     "start_fight": "gm", "end_fight": "gm",
     "choose_in_fight": "owner",  # each side's choice is its controller's (tests/campaign/test_fights.py)
     "apply_damage": "gm",
-    "add_member_key": "member", "revoke_member_key": "member",  # each member's own keys, spectators' too
+    # each member's own keys, spectators' too
+    "add_member_key": "member", "revoke_member_key": "member", "endorse_member_key": "member",
     # Any member's table witnesses, spectators' too; who is a listed witness of which roll is
     # tests/campaign/test_witnessed_rolls.py's.
     "witness_commit": "member", "witness_roll": "member",

@@ -39,7 +39,11 @@ class Command(BaseCommand):
             raise CommandError(f"BAD seq {report.bad_seq}: {report.reason}")
         # Members' signatures (docs/fair-dice.md, "Signed commands"): a chain the host recomputed after
         # writing a command in a member's name, or changing what she signed, holds; her signature does not.
-        unsigned = signature_problems(campaign)
+        warnings: list[str] = []
+        unsigned = signature_problems(campaign, warnings)
+        # A key no earlier key of its member vouched for (rules/vouching.py): said, never a failure.
+        for warning in warnings:
+            self.stderr.write(warning)
         for seq, why in unsigned:
             self.stderr.write(f"BAD seq {seq}: {why}")
         if unsigned:
