@@ -89,10 +89,12 @@ def server(django_db_setup, dice_file):
     """A real daphne on the test database; heartbeats every second so gaps heal quickly."""
     if not os.path.exists(CHROMIUM):
         pytest.skip("Debian's chromium is not installed")
-    # A witnessed roll is decided when its last witness's table contributed: the timeout is only the
-    # fallback, long enough that a loaded machine never decides one without a table that is there.
+    # A witnessed roll is decided when its last witness's table contributed, or when the test lets its
+    # time run out (test_trust.py ``_host_decides``: every pending roll due now, then the sweep): the
+    # server's own timers never run, and its deadlines are out of any test's reach, so however slow a
+    # loaded machine makes a table, no roll is closed or decided behind the test's back.
     with daphne(TABLE_HEARTBEAT_SECONDS="1", DJANGO_ALLOW_ASYNC_UNSAFE="", TEST_DICE_FILE=str(dice_file),
-                WITNESS_COMMIT_SECONDS="30", WITNESS_REVEAL_SECONDS="30") as base:
+                WITNESS_TIMER="0", WITNESS_COMMIT_SECONDS="1000000", WITNESS_REVEAL_SECONDS="1000000") as base:
         yield f"http://{base}"
 
 
@@ -304,6 +306,19 @@ class Seat:
 
     def wait_live(self):
         expect(self.page.locator("#conn")).to_have_attribute("data-state", "online", timeout=10000)
+
+    def reconnect(self):
+        """The page's socket drops as a network drops it, and the page is live again on a new one (through
+        the socket route, once one is set): its presence at the table is back before this returns.
+        Not :meth:`wait_live` after the drop: the page reads "Live" until its old socket's close completes,
+        which a loaded server answers late, so the test would go on while the page has no socket (a GM's
+        roll then found no witness online) or while its command goes over HTTP, past the route."""
+        old = self.page.evaluate_handle("window.talekeeperTable.socket")
+        self.page.evaluate("window.talekeeperTable.drop()")
+        self.page.wait_for_function(
+            "(old) => window.talekeeperTable.socket !== old && document.getElementById('conn').dataset.state === 'online'",
+            arg=old, timeout=HANG * 1000)
+        old.dispose()
 
     # --- looking at the page
     def event(self, seq: int):
