@@ -12,8 +12,9 @@ in every worker process before that worker reads its settings.
 * **Its own PostgreSQL database:** pytest-django already suffixes the test database (``_gw0``).
 * **A test file runs whole on one worker, and every browser test on the same one**
   (``xdist_group``, set in ``tests/conftest.py``, with ``--dist loadgroup``): module-scoped servers
-  (a daphne and a Chromium per browser module, the fuzzers' daphne) start once, and two Chromiums
-  never share the two cores, which would slow the pages past their expectations' timeouts.
+  (the fuzzers' daphne) start once, the browser tests' one daphne and one Chromium (package-scoped,
+  ``tests/browser/conftest.py``) start once for all of them, and two Chromiums never share the two
+  cores, which would slow the pages past their expectations' timeouts.
 """
 
 from __future__ import annotations
