@@ -11,9 +11,10 @@ in every worker process before that worker reads its settings.
   URL from the environment like everything else.
 * **Its own PostgreSQL database:** pytest-django already suffixes the test database (``_gw0``).
 * **A test file runs whole on one worker** (``xdist_group``, set in ``tests/conftest.py``, with
-  ``--dist loadgroup``): module-scoped servers (a browser module's daphne, the fuzzers' daphne)
-  start once. Browser modules spread over the workers like the rest: kept on one, they were the
-  run's long pole; the pages' expectations wait long enough for two Chromiums sharing the cores.
+  ``--dist loadgroup``): module-scoped servers (the fuzzers' daphne) start once. Browser modules
+  spread over the workers like the rest (kept on one, they were the run's long pole); a worker's
+  browser tests share one daphne and one Chromium (package-scoped, ``tests/browser/conftest.py``),
+  and the pages' expectations wait long enough for two Chromiums sharing the cores.
 """
 
 from __future__ import annotations

@@ -1,8 +1,11 @@
 """Browser tests: Debian's Chromium, driven by Playwright (sync API), against a real daphne.
 
-One daphne and one Chromium per test module; every test gets a fresh database (transactional
-tests), fresh browser contexts (one per person at the table) and logs in through the real
-login form. A ``Seat`` is one person's browser tab at the table.
+One daphne and one Chromium for the whole package, started by its first test that needs them and
+stopped after its last (package-scoped fixtures: nothing of Playwright outlives the browser tests, so
+the tests after them on the same worker run without its event loop); every test gets an emptied
+database (transactional tests, :func:`_tables_emptied_not_truncated`), fresh browser contexts (one per
+person at the table) and logs in through the real login form. A ``Seat`` is one person's browser tab
+at the table.
 
 Scripted dice, every one: the daphne rolls what a test says, so rare paths (a critical, a failure
 Resolve can rescue, damage in a combat round) happen every run, and no outcome is left to luck.
@@ -73,7 +76,7 @@ PASSWORDS = {"gm": "pw-gm-123456", "alice": "pw-alice-123456", "bob": "pw-bob-12
 expect.set_options(timeout=5000)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def dice_file(tmp_path_factory) -> Path:
     """The dice script the server and the test's own commands read (``campaign.dice.QueuedDice``)."""
     path = tmp_path_factory.mktemp("dice") / "faces.json"
@@ -84,15 +87,21 @@ def dice_file(tmp_path_factory) -> Path:
 NO_SCRIPT = {"faces": []}  # no face scripted, and no real dice: a die is refused
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def server(django_db_setup, dice_file):
-    """A real daphne on the test database; heartbeats every second so gaps heal quickly."""
+    """A real daphne on the test database, shared by every browser test (each module's were started with
+    the same settings); heartbeats every second so gaps heal quickly. What it keeps in memory between
+    tests is keyed by what the emptied database never gives twice (campaign, user and socket ids; only
+    test_pages.py restarts the ids, and its every test starts from the same ones) or lapses on its own
+    (presence: its sockets close with their contexts, and an entry counts for seconds at most)."""
     if not os.path.exists(CHROMIUM):
         pytest.skip("Debian's chromium is not installed")
-    # A witnessed roll is decided when its last witness's table contributed: the timeout is only the
-    # fallback, long enough that a loaded machine never decides one without a table that is there.
+    # A witnessed roll is decided when its last witness's table contributed, or when the test lets its
+    # time run out (test_trust.py ``_host_decides``: every pending roll due now, then the sweep): the
+    # server's own timers never run, and its deadlines are out of any test's reach, so however slow a
+    # loaded machine makes a table, no roll is closed or decided behind the test's back.
     with daphne(TABLE_HEARTBEAT_SECONDS="1", DJANGO_ALLOW_ASYNC_UNSAFE="", TEST_DICE_FILE=str(dice_file),
-                WITNESS_COMMIT_SECONDS="30", WITNESS_REVEAL_SECONDS="30") as base:
+                WITNESS_TIMER="0", WITNESS_COMMIT_SECONDS="1000000", WITNESS_REVEAL_SECONDS="1000000") as base:
         yield f"http://{base}"
 
 
@@ -165,10 +174,12 @@ def faces_for(system: str, state: dict, action: dict, wanted, sides: int = 6, mo
     raise AssertionError(f"no {most} faces or fewer give {system} {action} the wanted outcome")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def browser():
+    """One Chromium for every browser test: each test opens contexts of its own (a ``Seat``), which it
+    closes (:func:`_contexts_closed` closes any it left), so no cookie, storage or page outlives it."""
     # Playwright's sync API keeps an asyncio loop running in this thread, so Django takes every
-    # ORM call here (the test's checks, pytest-django's flush between tests) for async code.
+    # ORM call here (the test's checks, the database emptied between tests) for async code.
     # They are plain synchronous calls between browser steps: allow them while the browser runs.
     previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
@@ -182,6 +193,66 @@ def browser():
             os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
         else:
             os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+@pytest.fixture(autouse=True)
+def _contexts_closed(request):
+    """A context a test left open is closed after it, with its pages: in the shared Chromium it would
+    go on running (heartbeats, reconnects) through the tests after it."""
+    yield
+    if "browser" in request.fixturenames:
+        for context in request.getfixturevalue("browser").contexts:
+            context.close()
+
+
+# Every table of the app's models but the two the ``post_migrate`` signal fills (content types and
+# permissions): no test changes them, and Django's flush would truncate them only to fill them again.
+KEPT_TABLES = {"django_content_type", "auth_permission"}
+
+
+def _empty_tables(connection) -> None:
+    """The database as Django's flush leaves it, without its cost. The flush TRUNCATEs every table (new
+    files for each table and index), drops and restores the event table's guard triggers, and fills the
+    content types and permissions again: about half a second a test on a loaded machine, against a few
+    milliseconds for DELETE of the few rows a browser test writes. The tables are locked as TRUNCATE
+    locks them (a transaction still writing, the server's included, ends before they are emptied), and
+    the guard triggers stay installed: ``session_replication_role = replica`` (a superuser's setting, as
+    the test database's owner is) skips them and the foreign-key checks for this transaction only, every
+    table being emptied in it."""
+    from django.apps import apps
+    from django.db import transaction
+
+    tables = [connection.ops.quote_name(table) for table in
+              sorted({model._meta.db_table for model in apps.get_models(include_auto_created=True)} - KEPT_TABLES)]
+    with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+        cursor.execute(f"LOCK TABLE {', '.join(tables)} IN ACCESS EXCLUSIVE MODE")
+        cursor.execute("SET LOCAL session_replication_role = replica")
+        for table in tables:
+            cursor.execute(f"DELETE FROM {table}")
+
+
+@pytest.fixture(scope="package", autouse=True)
+def _tables_emptied_not_truncated():
+    """Between browser tests (transactional: the daphne and the test share the committed database),
+    PostgreSQL's tables are emptied by :func:`_empty_tables` instead of Django's flush; other databases
+    keep the flush. tests/browser/test_cleanup.py checks that it leaves what the flush leaves."""
+    from django.db import connections
+    from django.test import TransactionTestCase
+
+    flush = TransactionTestCase._fixture_teardown
+
+    def teardown(self):
+        if self.available_apps is not None or self.serialized_rollback:
+            return flush(self)
+        for alias in self._databases_names(include_mirrors=False):
+            if connections[alias].vendor != "postgresql":
+                return flush(self)
+        for alias in self._databases_names(include_mirrors=False):
+            _empty_tables(connections[alias])
+
+    TransactionTestCase._fixture_teardown = teardown
+    yield
+    TransactionTestCase._fixture_teardown = flush
 
 
 def off_the_loop(fn, *args, **kwargs):
@@ -304,6 +375,19 @@ class Seat:
 
     def wait_live(self):
         expect(self.page.locator("#conn")).to_have_attribute("data-state", "online", timeout=10000)
+
+    def reconnect(self):
+        """The page's socket drops as a network drops it, and the page is live again on a new one (through
+        the socket route, once one is set): its presence at the table is back before this returns.
+        Not :meth:`wait_live` after the drop: the page reads "Live" until its old socket's close completes,
+        which a loaded server answers late, so the test would go on while the page has no socket (a GM's
+        roll then found no witness online) or while its command goes over HTTP, past the route."""
+        old = self.page.evaluate_handle("window.talekeeperTable.socket")
+        self.page.evaluate("window.talekeeperTable.drop()")
+        self.page.wait_for_function(
+            "(old) => window.talekeeperTable.socket !== old && document.getElementById('conn').dataset.state === 'online'",
+            arg=old, timeout=HANG * 1000)
+        old.dispose()
 
     # --- looking at the page
     def event(self, seq: int):

@@ -353,8 +353,7 @@ def test_a_roll_whose_outcome_is_in_doubt_is_resent_with_its_id_and_stored_once(
         return frame
 
     alice.tamper_sockets(from_page, losing_the_first_ack(lost))
-    alice.page.evaluate("window.talekeeperTable.drop()")  # the next socket goes through the route
-    alice.wait_live()
+    alice.reconnect()  # the next socket goes through the route
     start = head_seq(table)
     script_dice([1, 2, 4])  # rolled once: a resend of its id gets the stored roll
     alice.roll("3d6")
@@ -387,8 +386,7 @@ def test_a_roll_told_the_table_is_busy_is_sent_again_with_its_id_and_stored_once
         return frame
 
     alice.tamper_sockets(from_page)
-    alice.page.evaluate("window.talekeeperTable.drop()")  # the next socket goes through the route
-    alice.wait_live()
+    alice.reconnect()  # the next socket goes through the route
     start = head_seq(table)
     script_dice([1, 2, 4])  # rolled once: a resend of its id gets the stored roll
     alice.roll("3d6")
@@ -415,8 +413,7 @@ def test_a_roll_typed_while_the_last_is_in_flight_is_sent_once_it_lands(table_of
         return frame
 
     alice.tamper_sockets(from_server=from_server)
-    alice.page.evaluate("window.talekeeperTable.drop()")  # the next socket goes through the route
-    alice.wait_live()
+    alice.reconnect()  # the next socket goes through the route
     start = head_seq(table)
     script_dice([3, 4])
     alice.roll("1d6")
@@ -637,8 +634,7 @@ def test_a_resend_after_a_doubt_that_is_told_nothing_was_stored_stays_in_doubt(t
         return frame
 
     alice.tamper_sockets(from_page, losing_the_first_ack(lost))
-    alice.page.evaluate("window.talekeeperTable.drop()")  # the next socket goes through the route
-    alice.wait_live()
+    alice.reconnect()  # the next socket goes through the route
     start = head_seq(table)
     script_dice([1, 2, 4])  # rolled once: a resend of its id gets the stored roll
     alice.roll("3d6")

@@ -54,8 +54,7 @@ def test_a_die_shown_that_was_not_rolled_is_bad_on_the_table(table_of, seats, sc
         return frame
 
     bob.tamper_sockets(from_server=forge)
-    bob.page.evaluate("window.talekeeperTable.drop()")
-    bob.wait_live()
+    bob.reconnect()
     script_dice([1])
     table.command(table.alice, {"type": "roll", "notation": "1d6"})
     seq = head_seq(table)
@@ -230,8 +229,7 @@ def _alice_witnesses_the_gm(table_of, seats, **tamper):
     table.command(table.gm, {"type": "start_session"})
     gm, alice = seats("gm", "alice")
     alice.tamper_sockets(**tamper)
-    alice.page.evaluate("window.talekeeperTable.drop()")
-    alice.wait_live()
+    alice.reconnect()
     return table, gm, alice
 
 
