@@ -14,7 +14,7 @@ in every worker process before that worker reads its settings.
   ``--dist loadgroup``): module-scoped servers (the fuzzers' daphne) start once. Browser modules
   spread over the workers like the rest (kept on one, they were the run's long pole); a worker's
   browser tests share one daphne and one Chromium (package-scoped, ``tests/browser/conftest.py``),
-  and the pages' expectations wait long enough for two Chromiums sharing the cores.
+  and the pages' expectations wait long enough (10 s) for three Chromiums sharing the cores.
 """
 
 from __future__ import annotations

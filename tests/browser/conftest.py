@@ -73,7 +73,9 @@ SLUG = "torn-road"
 PASSWORDS = {"gm": "pw-gm-123456", "alice": "pw-alice-123456", "bob": "pw-bob-123456",
              "watcher": "pw-watcher-123456", "outsider": "pw-outsider-123456"}
 
-expect.set_options(timeout=5000)
+# How long an expectation waits for the page: a bound on a hang, never what is checked. Three workers
+# may each drive a Chromium on two cores, so a frame can take seconds on a busy machine.
+expect.set_options(timeout=10000)
 
 
 @pytest.fixture(scope="package")
