@@ -287,11 +287,12 @@ async function showKeys(report) {
       unvouchedKey ? h("span", { class: "badge warn" }, UNVOUCHED) : null,
       // Compare the label and the first characters with what the other device shows: "It is mine" vouches
       // for it from here (an endorsement signed by this device's key) when it is not vouched for yet.
-      stranger ? act("It is mine", `Confirm the key ${k.label} is yours`, async () => {
+      // Each button's name starts with the words it shows (WCAG 2.5.3, "Label in Name"), then names the key.
+      stranger ? act("It is mine", `It is mine: the key ${k.label}`, async () => {
         vouchFor(me, k.key);
         if (vouch) await endorse();
       }) : null,
-      !stranger && vouch ? act("Vouch for it", `Vouch for the key ${k.label} with this device's key`, endorse) : null,
+      !stranger && vouch ? act("Vouch for it", `Vouch for it: the key ${k.label}, with this device's key`, endorse) : null,
       // An endorsement signed by a key nobody vouched for vouches for nothing: say so instead of offering one.
       cannotVouch ? h("span", { class: "small cannot-vouch" }, CANNOT_VOUCH) : null,
       revoke ? act("Revoke", `Revoke the key ${k.label}`, () => sendKeyCommand({ type: "revoke_member_key", key: k.key }, report.where)) : null);
