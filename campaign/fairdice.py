@@ -198,6 +198,8 @@ class DiceReport:
     events: int = 0
     dice: int = 0
     problems: list[tuple[int | None, str]] = field(default_factory=list)
+    # A key no earlier key of its member vouched for (rules/vouching.py): said, never a problem.
+    warnings: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         if self.ok:
@@ -234,7 +236,7 @@ def verify_session(campaign: Campaign, session: int) -> DiceReport:
         # Members' signatures on the session's commands, checked on the whole log (a key is known from
         # where it was added): a command in a member's name she never signed is BAD, not "unverifiable".
         last = end.seq if end is not None else None
-        report.problems.extend((seq, why) for seq, why in signature_problems(campaign)
+        report.problems.extend((seq, why) for seq, why in signature_problems(campaign, report.warnings)
                                if seq >= start.seq and (last is None or seq <= last))
     report.problems.sort(key=lambda p: (p[0] is not None, p[0] or 0))
     report.ok = not report.problems

@@ -131,6 +131,21 @@ export function vouchFor(username, key) {
   try { localStorage.setItem(knownKey(username), JSON.stringify([...known])); } catch { /* storage off */ }
 }
 
+/** What this device may do about `k`, one of its member's keys as the log's check lists them ({key, revoked,
+ *  vouched}), given `mine`, this device's own key as listed there (undefined when the log holds none), and
+ *  `known` (knownKeys): {stranger: live but not known here, so "It is mine" is offered; vouch: this device's
+ *  key can vouch for it (an endorsement it signs counts); cannotVouch: it is not vouched for and this device
+ *  would sign for it, but this device's own key is not vouched for either; revoke: live}. An endorsement
+ *  counts only when the key signing it is vouched for itself (rules/vouching.py, signed.js rule 8), so a
+ *  device whose key is not vouched for offers none (docs/fair-dice.md, "Vouching for a new key"). */
+export function keyChoices(k, mine, known) {
+  const live = k.revoked === null;
+  const wanting = live && k.vouched === false && k.key !== mine?.key;
+  const signs = mine !== undefined && mine.revoked === null;
+  const vouched = signs && mine.vouched !== false;
+  return { stranger: live && !known.has(k.key), vouch: wanting && vouched, cannotVouch: wanting && signs && !vouched, revoke: live };
+}
+
 // --- registering in a campaign ------------------------------------------------------------------
 
 /** The campaign's member keys as the server lists them (GET .../keys: {signed_from, keys: [{member, key, label,

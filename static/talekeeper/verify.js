@@ -19,7 +19,7 @@ import { receiptSigned } from "./receipt.js";
 import { fill, h, plural } from "./ui.js";
 import { CommandCheck, ENDORSE_KEY, UNVOUCHED } from "./signed.js";
 import { checkDice, checkReveals, checkWitnessed, newReport, revealedPayloads } from "./logchecks.js";
-import { Registration, deviceKey, knownKeys, signCommand, staleNow, vouchFor } from "./keys.js";
+import { Registration, deviceKey, keyChoices, knownKeys, signCommand, staleNow, vouchFor } from "./keys.js";
 import { anchorProblem, parseAnchor } from "./anchor.js";
 
 const data = JSON.parse(document.getElementById("verify-data").textContent);
@@ -238,14 +238,18 @@ async function sendKeyCommand(action, where) {
   }
 }
 
+const CANNOT_VOUCH = "This device's key is not vouched for yet, so it can't vouch for this one: "
+  + "vouch for this device's key from an older device first.";
+
 async function showKeys(report) {
   const mine = (await deviceKey(me)).key;
   const known = knownKeys(me);
   const keys = report.keys.filter((k) => k.member === me);
   const live = keys.filter((k) => k.revoked === null);
   const strangers = live.filter((k) => !known.has(k.key));
-  // This device's live key vouches for another live key of hers (docs/fair-dice.md, "Vouching for a new key").
-  const vouches = live.some((k) => k.key === mine);
+  // This device's key as the log holds it: it vouches for another key of hers only if it is live and
+  // vouched for itself (docs/fair-dice.md, "Vouching for a new key").
+  const mineListed = live.find((k) => k.key === mine);
   const unvouched = live.filter((k) => k.vouched === false && known.has(k.key));
   const status = document.getElementById("keys-status");
   const summary = document.getElementById("keys-summary");
@@ -271,10 +275,9 @@ async function showKeys(report) {
     }
   } }, label);
   fill(document.getElementById("key-list"), ...(keys.length ? keys.map((k) => {
-    const stranger = k.revoked === null && !known.has(k.key);
+    const { stranger, vouch, cannotVouch, revoke } = keyChoices(k, mineListed, known);
     const unvouchedKey = k.vouched === false && k.revoked === null;
     const endorse = () => sendKeyCommand({ type: ENDORSE_KEY, key: k.key }, report.where);
-    const canVouch = unvouchedKey && vouches && k.key !== mine;
     return h("li", { class: stranger ? "stranger" : "", dataset: { key: k.key } },
       h("strong", null, k.label || "(no label)"), h("code", { title: k.key }, `${k.key.slice(0, 12)}…`),
       h("span", { class: "muted small" }, `added #${k.added}`),
@@ -284,12 +287,15 @@ async function showKeys(report) {
       unvouchedKey ? h("span", { class: "badge warn" }, UNVOUCHED) : null,
       // Compare the label and the first characters with what the other device shows: "It is mine" vouches
       // for it from here (an endorsement signed by this device's key) when it is not vouched for yet.
-      stranger ? act("It is mine", `Confirm the key ${k.label} is yours`, async () => {
+      // Each button's name starts with the words it shows (WCAG 2.5.3, "Label in Name"), then names the key.
+      stranger ? act("It is mine", `It is mine: the key ${k.label}`, async () => {
         vouchFor(me, k.key);
-        if (canVouch) await endorse();
+        if (vouch) await endorse();
       }) : null,
-      !stranger && canVouch ? act("Vouch for it", `Vouch for the key ${k.label} with this device's key`, endorse) : null,
-      k.revoked === null ? act("Revoke", `Revoke the key ${k.label}`, () => sendKeyCommand({ type: "revoke_member_key", key: k.key }, report.where)) : null);
+      !stranger && vouch ? act("Vouch for it", `Vouch for it: the key ${k.label}, with this device's key`, endorse) : null,
+      // An endorsement signed by a key nobody vouched for vouches for nothing: say so instead of offering one.
+      cannotVouch ? h("span", { class: "small cannot-vouch" }, CANNOT_VOUCH) : null,
+      revoke ? act("Revoke", `Revoke the key ${k.label}`, () => sendKeyCommand({ type: "revoke_member_key", key: k.key }, report.where)) : null);
   }) : [h("li", { class: "muted" }, "No key in your name yet.")]));
 }
 

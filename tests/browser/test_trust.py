@@ -428,7 +428,7 @@ def test_a_key_added_in_her_name_is_not_vouched_for_until_her_browser_vouches_fo
     expect(phone).to_contain_text("not vouched for by her earlier keys")
     expect(page.locator(f"#member-keys .member-key[data-key='{public_key('alice', 'phone')}']")).to_contain_text(
         "not vouched for")
-    phone.get_by_role("button", name="Confirm the key alice's phone is yours").click()
+    phone.get_by_role("button", name="It is mine: the key alice's phone").click()
     expect(phone).not_to_contain_text("not added here", timeout=10000)
     expect(phone).not_to_contain_text("not vouched for")
     expect(page.locator("#verify-checks")).not_to_contain_text("not vouched for")
@@ -442,3 +442,35 @@ def test_a_key_added_in_her_name_is_not_vouched_for_until_her_browser_vouches_fo
 
     key, warnings = off_the_loop(endorsed)
     assert key == public_key("alice", "phone") and "WARNING" not in warnings
+
+
+def test_a_device_whose_own_key_is_not_vouched_for_offers_no_vouching(table_of, seats, real_dice):
+    """docs/fair-dice.md, "Vouching for a new key": Alice's phone holds her first key, so the key her browser
+    adds is not vouched for, and an endorsement it signed would vouch for nothing. Its verification page
+    offers no "Vouch for it" for a later key of hers and says why, in a page axe still passes."""
+    from campaign.models import Event
+    from tests.browser.conftest import off_the_loop
+    from tests.browser.test_pages import axe_problems
+    from tests.signing import public_key
+
+    table = table_of("tote", signed=True, keyed=("gm",))
+    off_the_loop(lambda: table.register(table.alice, device="phone", label="alice's phone"))
+    alice = seats("alice")
+    alice.roll("1d20", label="first")
+    expect(alice.page.locator("#log")).to_contain_text("first")
+    off_the_loop(lambda: table.register(table.alice, device="tablet", label="alice's tablet"))
+    page = alice.page
+    page.get_by_role("link", name="Verify the log and the dice").click()
+    expect(page.locator("#verify-summary")).to_have_attribute("data-state", "ok", timeout=10000)
+    here = page.locator("#key-list li", has=page.locator(".badge", has_text="this device"))
+    expect(here).to_contain_text("not vouched for by her earlier keys")
+    tablet = page.locator(f"#key-list li[data-key='{public_key('alice', 'tablet')}']")
+    expect(tablet).to_contain_text("not vouched for by her earlier keys")
+    expect(tablet).to_contain_text("This device's key is not vouched for yet, so it can't vouch for this one")
+    expect(tablet.get_by_role("button", name="Vouch for it")).to_have_count(0)
+    assert axe_problems(page) == []
+    tablet.get_by_role("button", name="It is mine: the key alice's tablet").click()
+    expect(tablet).not_to_contain_text("not added here", timeout=10000)
+    expect(tablet).to_contain_text("This device's key is not vouched for yet")
+    expect(tablet.get_by_role("button", name="Vouch for it")).to_have_count(0)
+    assert off_the_loop(lambda: Event.objects.filter(campaign=table.campaign, type="member_key_endorsed").count()) == 0

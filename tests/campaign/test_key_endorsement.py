@@ -1,7 +1,7 @@
 """Vouching for a new key (docs/fair-dice.md, "Vouching for a new key"; rules/vouching.py): a member's
 first key is taken on first use; a key added while she holds one is vouched for by an
 ``endorse_member_key`` her older key signs. A key nobody vouched for (a host's key in her name) is a
-WARNING of ``verify_log`` and the standalone verifier, never BAD; a forged endorsement is BAD in
+WARNING of ``verify_log``, ``verify_dice`` and the standalone verifier, never BAD; a forged endorsement is BAD in
 ``verify_log``, ``verify_dice`` and the standalone verifier."""
 
 from __future__ import annotations
@@ -46,6 +46,16 @@ def verify_log(table) -> tuple[str, str]:
     except CommandError as e:
         return str(e), err.getvalue()
     return "", err.getvalue()
+
+
+def verify_dice(table, session: int) -> tuple[str, str, str]:
+    """``manage.py verify_dice``: (its failure, '' when it passed; its stdout; its stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        call_command("verify_dice", table.campaign.slug, "--session", str(session), stdout=out, stderr=err)
+    except CommandError as e:
+        return str(e), out.getvalue(), err.getvalue()
+    return "", out.getvalue(), err.getvalue()
 
 
 def standalone(table, tmp_path) -> tuple[int, str]:
@@ -114,6 +124,22 @@ def test_a_host_key_in_her_name_with_no_endorsement_is_warned_not_bad(table, tmp
     assert failure == "" and warned(rogue.seq) in said and public_key("alice", HOSTS)[:12] in said
     code, out = standalone(table, tmp_path)
     assert code == 0 and warned(rogue.seq) in out and "not vouched for by her earlier keys" in out, out
+
+
+def test_verify_dice_warns_of_a_key_nobody_vouched_for_and_passes(table):
+    """verify_dice says what verify_log says of a key nobody vouched for, in its words, and still says OK."""
+    table.command(table.gm, {"type": "start_session"})
+    rogue = table.register(table.alice, device=HOSTS, label="Firefox on Linux").events[0]
+    send(table, table.alice, ROLL, device=HOSTS)
+    table.command(table.gm, {"type": "end_session"})
+    failure, out, said = verify_dice(table, 1)
+    assert failure == "" and out.startswith("OK session 1"), (failure, said)
+    assert [line for line in said.splitlines() if line.startswith("WARNING")] == [
+        line for line in verify_log(table)[1].splitlines() if line.startswith("WARNING")]
+    assert warned(rogue.seq) in said and public_key("alice", HOSTS)[:12] in said
+    endorse(table, table.alice, public_key("alice", HOSTS))
+    failure, out, said = verify_dice(table, 1)
+    assert failure == "" and "WARNING" not in said, said
 
 
 def test_host_keys_vouching_for_each_other_vouch_for_nothing(table, tmp_path):

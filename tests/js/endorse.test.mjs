@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { createHash, createPrivateKey, sign } from "node:crypto";
 
 import { CommandCheck, ENDORSE_KEY, KEY_ADDED, KEY_REVOKED } from "../../static/talekeeper/signed.js";
-import { signedBytes, toB64url } from "../../static/talekeeper/keys.js";
+import { keyChoices, signedBytes, toB64url } from "../../static/talekeeper/keys.js";
 
 const CAMPAIGN = 7;
 const ACTORS = { alice: 2, bob: 3 };
@@ -89,5 +89,27 @@ test("a forged endorsement is BAD: by itself, another member's key, a revoked ke
     assert.equal(verdicts.at(-1).state, "bad", name);
     assert.match(verdicts.at(-1).problems.join(" "), said, name);
     assert.equal(vouched["host's"], false, `${name}: a forged endorsement vouches for nothing`);
+  }
+});
+
+test("the verification page offers to vouch only from a device whose own key is vouched for", () => {
+  const key = (name, vouched, revoked = null) => ({ key: pub(name), vouched, revoked });
+  const known = new Set([pub("laptop"), pub("phone")]);
+  const phone = key("phone", false);
+  // Her laptop's key, vouched for, vouches for her phone's (known here: "Vouch for it"; not known: "It is mine").
+  assert.deepEqual(keyChoices(phone, key("laptop", true), known), { stranger: false, vouch: true, cannotVouch: false, revoke: true });
+  assert.deepEqual(keyChoices(key("tablet", false), key("laptop", true), known),
+    { stranger: true, vouch: true, cannotVouch: false, revoke: true });
+  // On a device whose own key is not vouched for, an endorsement would vouch for nothing: none is offered, and it says why.
+  assert.deepEqual(keyChoices(phone, key("laptop", false), known), { stranger: false, vouch: false, cannotVouch: true, revoke: true });
+  assert.deepEqual(keyChoices(key("tablet", false), key("laptop", false), known),
+    { stranger: true, vouch: false, cannotVouch: true, revoke: true });
+  // Nothing to say: about the device's own key, a key already vouched for, a revoked one, or from a device
+  // whose key the log does not hold (or revoked): it signs nothing until it registers again.
+  assert.deepEqual(keyChoices(phone, phone, known), { stranger: false, vouch: false, cannotVouch: false, revoke: true });
+  assert.deepEqual(keyChoices(key("phone", true), key("laptop", false), known), { stranger: false, vouch: false, cannotVouch: false, revoke: true });
+  assert.deepEqual(keyChoices(key("old", false, 9), key("laptop", true), known), { stranger: false, vouch: false, cannotVouch: false, revoke: false });
+  for (const mine of [undefined, key("laptop", true, 9)]) {
+    assert.deepEqual(keyChoices(phone, mine, known), { stranger: false, vouch: false, cannotVouch: false, revoke: true });
   }
 });
