@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from tests.database import tables_emptied_not_truncated
+
 CI = os.environ.get("CI", "").lower() == "true"
 
 # Hypothesis budgets. Property tests name no example count of their own (only the slow
@@ -207,6 +209,9 @@ def _static_files_scanned_once() -> None:
 
 
 _static_files_scanned_once()
+
+# Between transactional tests the tables are emptied, not flushed (tests/database.py).
+tables_emptied_not_truncated()
 
 # How long a test's socket waits for the server (a frame, an accept, the end of a disconnect) before the
 # test gives up: a bound on a hang, never what a test checks. A loaded 2-core machine (two workers, the

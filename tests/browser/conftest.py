@@ -3,7 +3,7 @@
 One daphne and one Chromium for the whole package, started by its first test that needs them and
 stopped after its last (package-scoped fixtures: nothing of Playwright outlives the browser tests, so
 the tests after them on the same worker run without its event loop); every test gets an emptied
-database (transactional tests, :func:`_tables_emptied_not_truncated`), fresh browser contexts (one per
+database (transactional tests, emptied by tests/database.py), fresh browser contexts (one per
 person at the table) and logs in through the real login form. A ``Seat`` is one person's browser tab
 at the table.
 
@@ -205,56 +205,6 @@ def _contexts_closed(request):
     if "browser" in request.fixturenames:
         for context in request.getfixturevalue("browser").contexts:
             context.close()
-
-
-# Every table of the app's models but the two the ``post_migrate`` signal fills (content types and
-# permissions): no test changes them, and Django's flush would truncate them only to fill them again.
-KEPT_TABLES = {"django_content_type", "auth_permission"}
-
-
-def _empty_tables(connection) -> None:
-    """The database as Django's flush leaves it, without its cost. The flush TRUNCATEs every table (new
-    files for each table and index), drops and restores the event table's guard triggers, and fills the
-    content types and permissions again: about half a second a test on a loaded machine, against a few
-    milliseconds for DELETE of the few rows a browser test writes. The tables are locked as TRUNCATE
-    locks them (a transaction still writing, the server's included, ends before they are emptied), and
-    the guard triggers stay installed: ``session_replication_role = replica`` (a superuser's setting, as
-    the test database's owner is) skips them and the foreign-key checks for this transaction only, every
-    table being emptied in it."""
-    from django.apps import apps
-    from django.db import transaction
-
-    tables = [connection.ops.quote_name(table) for table in
-              sorted({model._meta.db_table for model in apps.get_models(include_auto_created=True)} - KEPT_TABLES)]
-    with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
-        cursor.execute(f"LOCK TABLE {', '.join(tables)} IN ACCESS EXCLUSIVE MODE")
-        cursor.execute("SET LOCAL session_replication_role = replica")
-        for table in tables:
-            cursor.execute(f"DELETE FROM {table}")
-
-
-@pytest.fixture(scope="package", autouse=True)
-def _tables_emptied_not_truncated():
-    """Between browser tests (transactional: the daphne and the test share the committed database),
-    PostgreSQL's tables are emptied by :func:`_empty_tables` instead of Django's flush; other databases
-    keep the flush. tests/browser/test_cleanup.py checks that it leaves what the flush leaves."""
-    from django.db import connections
-    from django.test import TransactionTestCase
-
-    flush = TransactionTestCase._fixture_teardown
-
-    def teardown(self):
-        if self.available_apps is not None or self.serialized_rollback:
-            return flush(self)
-        for alias in self._databases_names(include_mirrors=False):
-            if connections[alias].vendor != "postgresql":
-                return flush(self)
-        for alias in self._databases_names(include_mirrors=False):
-            _empty_tables(connections[alias])
-
-    TransactionTestCase._fixture_teardown = teardown
-    yield
-    TransactionTestCase._fixture_teardown = flush
 
 
 def off_the_loop(fn, *args, **kwargs):
