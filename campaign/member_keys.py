@@ -205,6 +205,16 @@ def switch_problem(seq: int, on: int, payload, session, running) -> str:
     return ""
 
 
+SEEN_FIELDS = ("seq", "type", "payload", "actor_id", "session", "character_id", "actor__username")
+
+
+def as_seen(event: Event) -> witness.Seen:
+    """A stored event as the verifiers read it (loaded with ``select_related("actor")`` and
+    :data:`SEEN_FIELDS`): its actor named as she is called now, as in a member's export."""
+    return witness.Seen(event.seq, event.type, event.payload, event.actor_id,
+                        event.actor.username if event.actor else None, event.session, event.character_id)
+
+
 def signature_problems(campaign: Campaign, warnings: list[str] | None = None) -> list[tuple[int, str]]:
     """``(seq, why)`` for every event of the stored log that breaks the rules of signed commands, the
     standalone verifier's (docs/fair-dice.md, section 5 items 6 and 7), on the host's own database:
@@ -215,9 +225,8 @@ def signature_problems(campaign: Campaign, warnings: list[str] | None = None) ->
     witnessed (rules/witness.py). ``warnings``, if given, gains a line for each key no earlier key of its
     member vouched for (rules/vouching.py)."""
     events = list(Event.objects.filter(campaign=campaign).order_by("seq").select_related("actor")
-                  .only("seq", "type", "payload", "actor_id", "session", "character_id", "actor__username"))
-    seen = [witness.Seen(e.seq, e.type, e.payload, e.actor_id, e.actor.username if e.actor else None, e.session,
-                         e.character_id) for e in events]
+                  .only(*SEEN_FIELDS))
+    seen = [as_seen(e) for e in events]
     # Witnessed rolls (docs/fair-dice.md, "Witnessed rolls"): every contribution included, by its witnesses;
     # and every member's command sent by a member who may act for its characters ("Who may send a command").
     problems: list[tuple[int, str]] = witness.problems(seen) + senders.problems(seen)

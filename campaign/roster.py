@@ -18,11 +18,17 @@ trip); the few events that change a membership or a character write their row wi
 link and the dice seeds are secrets, the command rows and checkpoints are records kept beside the log.
 
 A member is named in these events by ``user_id`` (and ``owner_id`` for a character's owner). An event
-stored before they carried the id names her by username only; the rebuild reads it as:
-the member who joined by the invite link is the event's actor; otherwise the name an earlier event of
-the log gave her, else the account called so now. A name no account has any more (an account deleted
-since, renamed to its pseudonym) can't be read: the rows it would decide are left as they stand, and
-the rebuild says so (:attr:`Roster.unread`). The dates of a row (``joined_at``, ``created_at``) are
+stored before they carried the id names her by username only. Which member a membership event names is
+read once, for the rebuild and every verifier alike: :class:`Roster` folds the log through
+rules/senders.py's :class:`~rules.senders.Seats` and keeps the member each event names, in the role it
+gives her. That reading: the member who joined by the invite link is the event's actor; otherwise the
+name an earlier event of the log (or its actor) gave her; where a verifier would wait for a later
+event's actor called so, the rebuild asks for the account called so now (``Seats(account=...)``), the
+same member. A character's owner named by username is read by the same names. A name no account has
+any more (an account deleted since, renamed to its pseudonym) can't be read: the rows it would decide
+are left as they stand, and the rebuild says so (:attr:`Roster.unread`). The owner a
+``character_created`` names (``owner_id``) is taken as it stands: whether a signed command could give
+it is the verifiers' question, not the rebuild's. The dates of a row (``joined_at``, ``created_at``) are
 its event's time when the rebuild makes the row again, and are otherwise left alone.
 """
 
@@ -33,7 +39,9 @@ from datetime import datetime
 
 from django.contrib.auth import get_user_model
 
-from .member_keys import SIGNING_REQUIRED, signs_from
+from rules.senders import Seats
+
+from .member_keys import SEEN_FIELDS, SIGNING_REQUIRED, as_seen, signs_from
 from .models import (GENESIS_HASH, ROLE_CHOICES, ROLE_GM, SHOWN_CHOICES, SHOWN_FULL, Campaign, Character, Event,
                      Membership)
 
@@ -179,64 +187,48 @@ class Roster:
     characters: dict[int, dict] = field(default_factory=dict)  # id -> name, owner_id, npc, shown
     created: dict[int, datetime] = field(default_factory=dict)
     unknown_owners: set[int] = field(default_factory=set)  # characters whose owner can't be read
-    names: dict[str, int] = field(default_factory=dict)  # a username as the log named her -> user id
     unread: list[str] = field(default_factory=list)  # events naming someone the log can't say who is
     members_unread: bool = False  # a membership event among them: the log can't say who all the members are
-    _accounts: dict[str, int | None] = field(default_factory=dict)
+    # Who a membership event names, as every verifier reads it, with this host's accounts where the log
+    # ties a username to no id (rules/senders.py).
+    seats: Seats = field(init=False, repr=False, compare=False)
+    _accounts: dict[str, int | None] = field(default_factory=dict, repr=False, compare=False)
 
-    def named(self, username) -> int | None:
-        """The user an event stored without her id names: as an earlier event named her, else the
-        account called so now."""
-        if not isinstance(username, str):
-            return None
-        if username in self.names:
-            return self.names[username]
+    def __post_init__(self):
+        self.seats = Seats(account=self.account)
+
+    def account(self, username: str) -> int | None:
+        """The id of the account called ``username`` now (None: no account is)."""
         if username not in self._accounts:
             self._accounts[username] = (get_user_model().objects.filter(username=username)
                                         .values_list("pk", flat=True).first())
         return self._accounts[username]
 
-    def who(self, event) -> int | None:
-        """The member a membership event is about (``user_id``; in an older event, read from its username)."""
-        payload = event.payload
-        user_id = payload.get("user_id")
-        if user_id is None and event.type == "member_joined" and event.actor_id is not None \
-                and event.actor_id not in self.members:
-            user_id = event.actor_id  # only a member adds another: an outsider joining joined by the invite link
-        if user_id is None:
-            user_id = self.named(payload.get("username"))
-        if user_id is None:
-            self.members_unread = True
-            self.unread.append(f"#{event.seq} {event.type} names {str(payload.get('username'))[:40]!r}, "
-                               "whom no account is called now")
-        elif isinstance(payload.get("username"), str):
-            self.names[payload["username"]] = user_id
-        return user_id
-
     def fold(self, event) -> None:
+        """Fold one stored event (loaded as :func:`fold` loads them: with its actor's username)."""
         open_session_or_scene(self, event.type)
         close_session_or_scene(self, event.type)
         fold_campaign(self, event)
+        change = self.seats.see(as_seen(event)).change
         payload, kind = event.payload, event.type
         if kind == "campaign_created" and event.actor_id is not None:
             self.members[event.actor_id], self.joined[event.actor_id] = ROLE_GM, event.created_at
-            if isinstance(payload.get("gm"), str):
-                self.names[payload["gm"]] = event.actor_id
-        elif kind in ("member_joined", "member_removed", "member_role_changed"):
-            user_id = self.who(event)
-            if user_id is None:
-                return
-            if kind == "member_removed":
-                self.members.pop(user_id, None)
-                self.joined.pop(user_id, None)
+        elif change is not None:
+            if change.who is None:
+                self.members_unread = True
+                self.unread.append(f"#{event.seq} {kind} names {str(payload.get('username'))[:40]!r}, "
+                                   "whom no account is called now")
+            elif change.role is None:
+                self.members.pop(change.who, None)
+                self.joined.pop(change.who, None)
             else:
-                self.members[user_id] = payload["role"]
+                self.members[change.who] = change.role
                 if kind == "member_joined":
-                    self.joined[user_id] = event.created_at
+                    self.joined[change.who] = event.created_at
         elif kind == "character_created" and event.character_id is not None:
             owner = payload.get("owner_id")
             if owner is None and "owner_id" not in payload:
-                owner = self.named(payload.get("owner"))
+                owner = self.seats.named(payload.get("owner"))
                 if owner is None:
                     self.unknown_owners.add(event.character_id)
                     self.unread.append(f"#{event.seq} character_created names the owner "
@@ -250,8 +242,8 @@ class Roster:
 def fold(campaign: Campaign) -> Roster:
     """The rows as the campaign's whole log says they are (read under its lock)."""
     roster = Roster()
-    events = (Event.objects.filter(campaign=campaign, type__in=FOLDED).order_by("seq")
-              .only("seq", "type", "payload", "actor_id", "character_id", "created_at"))
+    events = (Event.objects.filter(campaign=campaign, type__in=FOLDED).order_by("seq").select_related("actor")
+              .only(*SEEN_FIELDS, "created_at"))
     for event in events.iterator(chunk_size=2000):
         roster.fold(event)
     head = Event.objects.filter(campaign=campaign).order_by("-seq").values_list("seq", "hash").first()

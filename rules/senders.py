@@ -24,9 +24,13 @@ player: the member the log calls so), and it is an NPC if her action says ``npc`
 otherwise is named.
 
 A member is named by her id (``user_id``, a character's ``owner_id``): a username is no part of the
-chain. An event stored before events carried the id names her by username, read as
-campaign/roster.py reads it: a join by someone not yet a member is its actor's (the invite link); else
-the name an earlier event gave her, else the first later event whose actor is called so. What a verifier
+chain. An event stored before events carried the id names her by username. :class:`Seats` is the one
+reading of which member such a membership event names, for every verifier and for the server's rebuild
+of its rows from the log (campaign/roster.py folds the log through it): a join by someone not yet a
+member is its actor's (the invite link); else the name an earlier event, or an earlier event's actor,
+gave her; else a verifier waits for the first later event whose actor is called so, where the host asks
+its accounts for the one called so now (``Seats(account=...)``): the same member, as an event's actor is
+named as she is called now. What a verifier
 can't read it leaves alone: an event sealed from its reader; a log read from later than its first event
 (the table's window starts where it starts); a character whose owner the log names only by a username it
 never ties to an id; and, in a log whose membership events from before members signed name someone it
@@ -35,7 +39,7 @@ never ties to an id, a sender who is no member it knows of (who the members were
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 GM, SPECTATOR = "gm", "spectator"
 MEMBERSHIP = frozenset({"member_joined", "member_role_changed", "member_removed"})
@@ -68,9 +72,15 @@ class Read(NamedTuple):
 
 
 class Seats:
-    """The members and the characters' owners as the log says, event by event (:meth:`see`, in seq order)."""
+    """The members and the characters' owners as the log says, event by event (:meth:`see`, in seq order).
 
-    def __init__(self):
+    ``account``, if given, names the id of the account called so now (None: no account is), asked by
+    :meth:`named` only where the log ties a username to no id yet: the host's reading (campaign/roster.py,
+    for a membership event, and for a character's owner its rebuild reads by name). A verifier has none:
+    it waits for a later event's actor called so instead."""
+
+    def __init__(self, account: Callable[[str], int | None] | None = None):
+        self.account = account
         self.roles: dict[int, str] = {}  # member id -> role
         self.names: dict[str, int | None] = {}  # a username as the log or an event's actor named her -> her id
         # A username a membership event named without an id the log ties to her yet -> (the role it left
@@ -140,16 +150,26 @@ class Seats:
         else:
             self.roles[who] = role
 
+    def named(self, username) -> int | None:
+        """The id the log ties ``username`` to, else the ``account`` called so (None: neither says)."""
+        if not isinstance(username, str):
+            return None
+        who = self.names.get(username)
+        if who is None and self.account is not None:
+            who = self.account(username)
+        return who
+
     def _member(self, e) -> int | None:
         """The member a membership event names (see the module)."""
         p = e.payload
         if type(p.get("user_id")) is int:
-            self.names[p.get("username")] = p["user_id"]
+            if isinstance(p.get("username"), str):
+                self.names[p["username"]] = p["user_id"]
             return p["user_id"]
         if e.type == "member_joined" and e.actor_id is not None and e.actor_id not in self.roles:
             who = e.actor_id  # only a member adds another: an outsider joining joined by the invite link
         else:
-            who = self.names.get(p.get("username")) if isinstance(p.get("username"), str) else None
+            who = self.named(p.get("username"))
         if who is not None and isinstance(p.get("username"), str):
             self.names[p["username"]] = who
             self.unnamed.pop(p["username"], None)

@@ -9,12 +9,13 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import transaction
 
-from campaign import roster
+from campaign import member_keys, roster
 from campaign.accounts import delete_account
 from campaign.actions import do_add_member
 from campaign.eventlog import Draft, lock_campaign, record
 from campaign.models import Campaign, Character, Event, Membership
 from rules import get_system
+from rules.senders import Seats
 
 STREAM = ("name", "system", "signed_from", "witnessed_rolls", "last_seq", "head_hash", "session_count", "current_session",
           "scene_count", "current_scene")
@@ -146,3 +147,44 @@ def test_an_older_log_rebuilds_by_the_names_its_events_give(table):
     call_command("rebuild_projections")
     assert Membership.objects.filter(campaign=table.campaign, user=table.outsider).exists()
     assert Membership.objects.get(campaign=table.campaign, user=erin).role == "spectator"
+
+
+def test_the_rebuild_reads_an_older_logs_members_as_every_verifier_does(table):
+    """One reading of who a membership event names (rules/senders.py), the rebuild's and the verifiers':
+    on a log of events without ids, where a verifier ties a name to an id (an earlier event's, a later
+    event's actor) the rebuild reads the same member, and what neither can read (a renamed account, a
+    deleted one) both leave unread."""
+    User = get_user_model()
+    dora, erin, frank, gina = (User.objects.create_user(name) for name in ("dora", "erin", "frank", "gina"))
+
+    def said():
+        return Draft("message_posted", {"text": "Hello."})
+
+    _old(table, [Draft("member_joined", {"username": "dora", "role": "player"})], dora)  # by the invite link
+    _old(table, [Draft("member_joined", {"username": "erin", "role": "player"})], table.gm)  # the GM added her
+    _old(table, [Draft("member_joined", {"username": "frank", "role": "player"})], table.gm)
+    _old(table, [Draft("member_joined", {"username": "gina", "role": "spectator"})], table.gm)
+    _old(table, [said()], erin)  # the first event a verifier ties "erin" to her by
+    _old(table, [said()], frank)
+    User.objects.filter(pk=dora.pk).update(username="dorothy")  # renamed since: her old name is an event's
+    _old(table, [Draft("member_role_changed", {"username": "dora", "from": "player", "role": "spectator"})],
+         table.gm)
+    _old(table, [Draft("member_role_changed", {"username": "erin", "from": "player", "role": "gm"})], table.gm)
+    _old(table, [Draft("member_removed", {"username": "frank", "role": "player"})], table.gm)
+    User.objects.filter(pk=frank.pk).update(username="fred")  # no account is called "frank" now
+    delete_account(gina)
+
+    read = roster.fold(table.campaign)
+    events = (Event.objects.filter(campaign=table.campaign).order_by("seq").select_related("actor")
+              .only(*member_keys.SEEN_FIELDS))
+    verifier = Seats()
+    for event in events:
+        verifier.see(member_keys.as_seen(event))
+    assert read.members == verifier.roles == {
+        table.gm.pk: "gm", table.alice.pk: "player", table.bob.pk: "player", table.watcher.pk: "spectator",
+        dora.pk: "spectator", erin.pk: "gm"}
+    # Frank's and Gina's events: the verifier waits for an actor called so, the host has no account called so.
+    assert set(verifier.unnamed) == {"frank", "gina"}
+    assert [line.split(" ")[:2] for line in read.unread] == [
+        ["#7", "member_joined"], ["#8", "member_joined"], ["#13", "member_removed"]]
+    assert read.members_unread

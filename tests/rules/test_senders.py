@@ -141,3 +141,35 @@ def test_whose_rolls_wait_follows_the_characters_owner_under_gm():
     for e in seen(TABLE):
         seats.see(e)
     assert [seats.gms(c) for c in (10, 11, 12, 13, 99, None)] == [False, True, True, False, False, False]
+
+
+def test_the_hosts_accounts_name_only_whom_the_log_ties_to_no_id():
+    """``Seats(account=...)``, as the rebuild reads a log (campaign/roster.py): the account called so now
+    names whom a membership event names by a username the log ties to no id yet, and only her: an id, the
+    invite link and a name an earlier event gave come first, as every verifier reads them."""
+    asked = []
+
+    def account(username):
+        asked.append(username)
+        return {"zed": 7, "alice": 98, "bob": 99}.get(username)
+
+    log = seen([created(signed=False), joined(2, ALICE, by=ALICE, with_id=False),
+                event(3, "member_joined", {"username": "zed", "role": "player"}),
+                event(4, "member_role_changed", {"username": "alice", "from": "player", "role": "spectator"}),
+                joined(5, BOB), event(6, "member_removed", {"username": "bob", "role": "player"}),
+                event(7, "member_joined", {"username": "yan", "role": "player"})])
+    host, verifier = Seats(account=account), Seats()
+    read = [(host.see(e).change, verifier.see(e).change) for e in log]
+    assert [h.who if h else None for h, _ in read] == [None, ALICE, 7, ALICE, BOB, BOB, None]
+    assert [v.who if v else None for _, v in read] == [None, ALICE, None, ALICE, BOB, BOB, None]
+    assert asked == ["zed", "yan"]
+    assert host.roles == {GM: "gm", ALICE: "spectator", 7: "player"}
+    assert verifier.roles == {GM: "gm", ALICE: "spectator"} and set(verifier.unnamed) == {"zed", "yan"}
+
+
+def test_a_username_beside_an_id_that_is_no_text_names_nobody():
+    log = seen([created(), event(2, "member_joined", {"username": ["alice"], "user_id": ALICE, "role": "player"}),
+                roll(3, ALICE)])
+    seats = Seats()
+    assert [seats.see(e).problem for e in log] == ["", "", ""]
+    assert seats.roles == {GM: "gm", ALICE: "player"} and seats.names == {"gm": GM, "alice": ALICE}  # #3's actor
