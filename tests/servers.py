@@ -48,25 +48,33 @@ def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 120.0) -> 
     raise RuntimeError(f"server on port {port} did not start within {timeout}s")
 
 
+# The servers' key: a test makes a session they read with it (tests/browser/conftest.py).
+SERVER_SECRET_KEY = "test-secret-key-for-servers"
+
 DAPHNE = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p"]  # + the port, the application
 
 
 def server_environment(database_url: str | None = None, redis_url: str | None = None, **env) -> dict[str, str]:
     """The environment of a test server: this run's database (or ``database_url``), plain http
-    on loopback, warnings only, and the channel layer of ``redis_url`` (none: in memory); the
-    app's settings with the suite's fast password hasher (tests/server_settings.py)."""
+    on loopback, warnings only, a small database pool, and the channel layer of ``redis_url`` (none: in
+    memory); the app's settings with the suite's fast password hasher (tests/server_settings.py)."""
     environment = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "tests.server_settings",
         "DATABASE_URL": database_url or test_database_url(),
         "DEBUG": "0",
-        "SECRET_KEY": "test-secret-key-for-servers",
+        "SECRET_KEY": SERVER_SECRET_KEY,
         "SECURE_COOKIES": "0",  # plain http on loopback
         "SECURE_SSL_REDIRECT": "0",
         "SECURE_HSTS_SECONDS": "0",
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         "LOG_LEVEL": "WARNING",
         "PYTHONUNBUFFERED": "1",  # its log is read while it runs
+        # A few pooled connections each (a table or two of test seats needs no more): the run's servers,
+        # workers and fault tests share one PostgreSQL and its 100 connections, and a pool keeps what it
+        # opened for minutes.
+        "DB_POOL_MAX": "6",
+        "DB_SOCKET_THREADS": "4",
         **env,
     }
     environment.pop("REDIS_URL", None)

@@ -4,8 +4,8 @@ One daphne and one Chromium for the whole package, started by its first test tha
 stopped after its last (package-scoped fixtures: nothing of Playwright outlives the browser tests, so
 the tests after them on the same worker run without its event loop); every test gets an emptied
 database (transactional tests, emptied by tests/database.py), fresh browser contexts (one per
-person at the table) and logs in through the real login form. A ``Seat`` is one person's browser tab
-at the table.
+person at the table) and logs in with a session cookie (the login form has its own tests,
+test_invite.py). A ``Seat`` is one person's browser tab at the table.
 
 Scripted dice, every one: the daphne rolls what a test says, so rare paths (a critical, a failure
 Resolve can rescue, damage in a combat round) happen every run, and no outcome is left to luck.
@@ -45,7 +45,7 @@ from playwright.sync_api import Browser, expect, sync_playwright
 from rules import get_system
 from rules.base import DiceExhausted, RuleError, ScriptedDice
 from tests.conftest import HANG, Table
-from tests.servers import daphne
+from tests.servers import SERVER_SECRET_KEY, daphne
 
 CHROMIUM = "/usr/bin/chromium"
 # New headless is the whole browser: for every context (a window nobody sees) it builds browser UI
@@ -207,6 +207,24 @@ def _contexts_closed(request):
             context.close()
 
 
+def logged_in_session(username: str) -> str:
+    """The key of a session in which ``username`` is logged in, as Django's ``login`` stores it, signed
+    with the test servers' secret key (tests/servers.py) so that the daphne reads it."""
+    from importlib import import_module
+
+    from django.conf import settings
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
+    from django.test import override_settings
+
+    user = get_user_model().objects.get(username=username)
+    with override_settings(SECRET_KEY=SERVER_SECRET_KEY):
+        session = import_module(settings.SESSION_ENGINE).SessionStore()
+        session.update({SESSION_KEY: str(user.pk), BACKEND_SESSION_KEY: settings.AUTHENTICATION_BACKENDS[0],
+                        HASH_SESSION_KEY: user.get_session_auth_hash()})
+        session.create()
+    return session.session_key
+
+
 def off_the_loop(fn, *args, **kwargs):
     """Run ``fn`` in a worker thread (no asyncio loop there), e.g. commands whose on-commit
     broadcast uses async_to_sync; the thread's database connection is closed afterwards."""
@@ -268,11 +286,11 @@ class Seat:
         self.frames.append(payload if isinstance(payload, str) else payload.decode())
 
     def login(self, slug: str = SLUG):
-        page = self.page
-        page.goto(f"{self.base}/login/?next=/campaigns/{slug}/")
-        page.get_by_label("Username").fill(self.username)
-        page.get_by_label("Password").fill(PASSWORDS[self.username])
-        page.get_by_role("button", name="Log in").click()
+        """Logged in and live at the table: the session the login form would make, given as its cookie
+        (the form is test_invite.py's), saving each seat the login page and its post."""
+        self.context.add_cookies([{"name": "sessionid", "value": off_the_loop(logged_in_session, self.username),
+                                   "url": self.base}])
+        self.page.goto(f"{self.base}/campaigns/{slug}/")
         self.wait_live()
         return self
 
