@@ -266,3 +266,19 @@ def test_import_refuses_session_stamps_the_log_s_own_sessions_do_not_give(played
     with pytest.raises(CommandError, match=f"Event {stamped['seq']} says session {stamped['session']}"):
         run("import_log", path)
     assert not Campaign.objects.exists()
+
+
+def test_import_into_a_database_never_migrated_says_so_in_one_line(played_export, tmp_path):
+    """A host who forgets ``migrate`` gets one line naming it, not a traceback of a missing table."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    path, _ = played_export
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'new.sqlite3'}", "DEBUG": "1"}
+    done = subprocess.run([sys.executable, "manage.py", "import_log", str(path)], cwd=Path(__file__).parents[2],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert done.stderr.strip() == ("CommandError: The database is not migrated: run `manage.py migrate` first. "
+                                   "Nothing was imported."), done.stderr

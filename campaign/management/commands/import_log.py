@@ -33,6 +33,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.core.management.color import no_style
 from django.db import DatabaseError, connection, transaction
+from django.db.migrations.executor import MigrationExecutor
 
 from campaign import projections, roster
 from campaign.accounts import is_pseudonym
@@ -194,6 +195,10 @@ class Command(BaseCommand):
             raise CommandError(f"Can't read {path}: {e.strerror}.")
 
     def _refuse_unless_empty(self):
+        # An unmigrated database has no tables to count (or lacks a column): said as one line, not a traceback.
+        executor = MigrationExecutor(connection)
+        if executor.migration_plan(executor.loader.graph.leaf_nodes()):
+            raise CommandError("The database is not migrated: run `manage.py migrate` first. Nothing was imported.")
         User = get_user_model()
         found = {
             "users": User.objects.count(),
