@@ -11,6 +11,7 @@ import uuid
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.utils.html import escape
 
 from campaign.actions import ActionError, do_command
 from campaign.models import Event
@@ -140,6 +141,24 @@ def test_verify_dice_warns_of_a_key_nobody_vouched_for_and_passes(table):
     endorse(table, table.alice, public_key("alice", HOSTS))
     failure, out, said = verify_dice(table, 1)
     assert failure == "" and "WARNING" not in said, said
+
+
+def test_the_audit_pages_dice_check_shows_the_same_warnings(table):
+    """The GM's "Verify dice" on the audit page says what verify_dice says of a key nobody vouched for."""
+    from django.test import Client
+
+    table.command(table.gm, {"type": "start_session"})
+    table.register(table.alice, device=HOSTS, label="Firefox on Linux")
+    send(table, table.alice, ROLL, device=HOSTS)
+    table.command(table.gm, {"type": "end_session"})
+    gm = Client()
+    gm.force_login(table.gm)
+    page = gm.get(f"/campaigns/{table.campaign.slug}/audit/?verify_dice=1").content.decode()
+    said = [line for line in verify_dice(table, 1)[2].splitlines() if line.startswith("WARNING")]
+    assert said and all(f'<p class="warn small">{escape(line)}</p>' in page for line in said), page
+    endorse(table, table.alice, public_key("alice", HOSTS))
+    page = gm.get(f"/campaigns/{table.campaign.slug}/audit/?verify_dice=1").content.decode()
+    assert 'class="warn small"' not in page and 'id="dice-result-1"' in page
 
 
 def test_host_keys_vouching_for_each_other_vouch_for_nothing(table, tmp_path):
