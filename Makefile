@@ -54,11 +54,10 @@ HYPOTHESIS_PROFILE ?= thorough
 # The PostgreSQL part runs on this many pytest-xdist workers, each with its own test database and
 # Redis database; a test file runs whole on one worker (tests/workers.py). Three on two cores: a
 # third of the suite's time is spent waiting (on servers starting, sockets, pages), and a third
-# worker fills it. The SQLite pass beside it takes one. Workers take the longest files first
-# (tests/durations.py), not the files with most tests, which left a few long files for the end.
+# worker fills it. The SQLite pass beside it takes one.
 TEST_WORKERS ?= 3
 SQLITE_WORKERS ?= 1
-XDIST = -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
+XDIST = -n $(TEST_WORKERS) --dist loadgroup
 
 # The whole suite on PostgreSQL + Redis (the 20 slowest tests listed at the end) and, at the same
 # time, the database suites again on SQLite (what `make run` uses): the SQLite pass shares nothing
@@ -68,7 +67,7 @@ test: install-dev
 	$(MAKE) --no-print-directory -j2 --output-sync=target test-postgres test-sqlite
 
 test-postgres: install-dev
-	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) HYPOTHESIS_PROFILE=$(HYPOTHESIS_PROFILE) $(PY) -m pytest -q --durations=20 $(XDIST) $(PYTEST_ARGS)
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) HYPOTHESIS_PROFILE=$(HYPOTHESIS_PROFILE) $(PY) -m pytest -q --durations=20 $(XDIST)
 
 # The quick Hypothesis budget: the searches already ran thoroughly on PostgreSQL; this pass checks
 # that the same code works on the other database, not the rules again, so it leaves out the modules

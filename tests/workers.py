@@ -36,16 +36,3 @@ def redis_url_for_worker(url: str, worker: str) -> str:
 _worker = os.environ.get("PYTEST_XDIST_WORKER")
 if _worker and os.environ.get("REDIS_URL"):
     os.environ["REDIS_URL"] = redis_url_for_worker(os.environ["REDIS_URL"], _worker)
-
-
-def pytest_collection_modifyitems(config, items):
-    """The files longest first, as a quiet run recorded them (tests/durations.py): each keeps its tests'
-    order, and a file not recorded goes after them in collection order. Every worker collects the same
-    order, which the Makefile's ``--no-loadscope-reorder`` has pytest-xdist hand out as it is."""
-    from tests.durations import recorded
-
-    seconds = recorded()
-    first = {}
-    for index, item in enumerate(items):
-        first.setdefault(item.nodeid.split("::")[0], index)
-    items.sort(key=lambda item: (-seconds.get(item.nodeid.split("::")[0], 0.0), first[item.nodeid.split("::")[0]]))
