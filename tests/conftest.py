@@ -440,6 +440,8 @@ def _test_settings(request):
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (tests/workers.py)
 def pytest_collection_modifyitems(config, items):
-    """Under ``--dist loadgroup``, a test file runs whole on one worker (tests/workers.py says why)."""
+    """Under ``--dist loadgroup``, a test file runs whole on one worker (tests/workers.py says why),
+    but a test of a file marked ``spread`` runs wherever a worker is free."""
     for item in items:
-        item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+        spread = item.get_closest_marker("spread") is not None
+        item.add_marker(pytest.mark.xdist_group(item.nodeid if spread else item.nodeid.split("::")[0]))

@@ -14,7 +14,10 @@ in every worker process before that worker reads its settings.
   ``--dist loadgroup``): module-scoped servers (the fuzzers' daphne) start once. Browser modules
   spread over the workers like the rest (kept on one, they were the run's long pole); a worker's
   browser tests share one daphne and one Chromium (package-scoped, ``tests/browser/conftest.py``),
-  and the pages' expectations wait long enough (10 s) for three Chromiums sharing the cores.
+  and the pages' expectations wait long enough (10 s) for three Chromiums sharing the cores. A file
+  marked ``spread`` (the two-worlds searches: a few long tests sharing nothing module-scoped) is the
+  exception: each of its tests goes to whichever worker is free, instead of the whole file running on
+  alone at the end of the run, which pytest-xdist's order (files with most tests first) gives it.
 """
 
 from __future__ import annotations

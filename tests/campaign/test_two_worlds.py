@@ -36,7 +36,8 @@ from rules import get_system
 from tests.campaign import served
 from tests.signing import add_key_envelope
 
-pytestmark = pytest.mark.django_db
+# Each system's search is long and shares nothing with the others: each may run on its own worker.
+pytestmark = [pytest.mark.django_db, pytest.mark.spread]
 
 # A tenth of the active profile's examples (each plays two campaigns, slowly): a
 # few by default, many under the thorough profile; the known leaks are

@@ -41,7 +41,7 @@ from tests.signing import signed
 
 # Does not depend on the database engine (tests/campaign/test_two_worlds.py keeps the visibility queries'
 # check on SQLite): the SQLite pass leaves it out.
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.one_database]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.one_database, pytest.mark.spread]
 
 FOE = "FOE"  # in an action: the hidden NPC's id in each world
 
