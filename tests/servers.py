@@ -70,11 +70,11 @@ def server_environment(database_url: str | None = None, redis_url: str | None = 
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         "LOG_LEVEL": "WARNING",
         "PYTHONUNBUFFERED": "1",  # its log is read while it runs
-        # A few pooled connections each (a table or two of test seats needs no more): the run's servers,
-        # workers and fault tests share one PostgreSQL and its 100 connections, and a pool keeps what it
-        # opened for minutes.
-        "DB_POOL_MAX": "6",
-        "DB_SOCKET_THREADS": "4",
+        # Half the app's pool each (a table or two of test seats needs no more, even slowed by a loaded
+        # machine): the run's servers, workers and fault tests share one PostgreSQL and its 100
+        # connections, and a pool keeps what it opened for minutes.
+        "DB_POOL_MAX": "10",
+        "DB_SOCKET_THREADS": "8",
         **env,
     }
     environment.pop("REDIS_URL", None)
