@@ -1,4 +1,4 @@
-"""The suite on several pytest-xdist workers (`make test` runs two): what each worker must not share.
+"""The suite on several pytest-xdist workers (`make test` runs three): what each worker must not share.
 
 Loaded with ``-p tests.workers`` (pytest.ini), so it runs before pytest-django sets Django up, and
 in every worker process before that worker reads its settings.
